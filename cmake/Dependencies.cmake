@@ -1,0 +1,11 @@
+# Every dependency comes from a Debian package (see scripts/setup.sh).
+include(GNUInstallDirs)
+find_package(Threads REQUIRED)
+find_package(absl REQUIRED)
+find_package(fmt REQUIRED)
+
+set(DATAECHO_ABSL_TARGETS
+  absl::status absl::statusor absl::strings absl::str_format absl::synchronization
+  absl::time absl::span absl::inlined_vector absl::random_random absl::flat_hash_map
+  absl::cleanup)
+set(DATAECHO_PRIVATE_LIBS)

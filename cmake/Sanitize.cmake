@@ -1,0 +1,10 @@
+# DATAECHO_SANITIZE=address -> ASan + UBSan (halt on error); thread -> TSan.
+if(DATAECHO_SANITIZE STREQUAL "address")
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=address,undefined)
+elseif(DATAECHO_SANITIZE STREQUAL "thread")
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+elseif(NOT DATAECHO_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "DATAECHO_SANITIZE must be '', 'address' or 'thread', got '${DATAECHO_SANITIZE}'")
+endif()

@@ -1,0 +1,2 @@
+# The one place the semantic version lives.
+set(DATAECHO_VERSION 0.1.0)

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages dataecho needs, if any are missing. Safe to run repeatedly.
+set -euo pipefail
+PACKAGES=(build-essential cmake pkg-config git
+  libabsl-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+  zlib1g-dev libcurl4-openssl-dev libturbojpeg0-dev libjpeg-dev libmicrohttpd-dev
+  dataset-fashion-mnist curl nodejs npm clang)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# nodejs from another repository may bundle npm; accept any working npm.
+if [ ${#missing[@]} -gt 0 ] && command -v npm >/dev/null; then
+  filtered=(); for p in "${missing[@]}"; do [ "$p" = npm ] || filtered+=("$p"); done
+  missing=("${filtered[@]+"${filtered[@]}"}")
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

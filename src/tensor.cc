@@ -1,0 +1,65 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+#include "dataecho/tensor.h"
+
+#include <limits>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "fmt/format.h"
+
+namespace dataecho {
+
+size_t DTypeSize(DType dtype) {
+  switch (dtype) {
+    case DType::kUInt8: return 1;
+    case DType::kInt32: return 4;
+    case DType::kInt64: return 8;
+    case DType::kFloat32: return 4;
+    case DType::kFloat16: return 2;
+    case DType::kBFloat16: return 2;
+  }
+  return 0;
+}
+
+std::string_view DTypeName(DType dtype) {
+  switch (dtype) {
+    case DType::kUInt8: return "uint8";
+    case DType::kInt32: return "int32";
+    case DType::kInt64: return "int64";
+    case DType::kFloat32: return "float32";
+    case DType::kFloat16: return "float16";
+    case DType::kBFloat16: return "bfloat16";
+  }
+  return "unknown";
+}
+
+int64_t NumElements(absl::Span<const int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string ShapeString(absl::Span<const int64_t> shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
+
+absl::StatusOr<Tensor> Tensor::Make(DType dtype, Shape shape, Buffer buffer) {
+  // Overflow-checked element count.
+  uint64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return absl::InvalidArgumentError(absl::StrCat("negative dimension in shape ", ShapeString(shape)));
+    if (d != 0 && n > std::numeric_limits<uint64_t>::max() / 16 / static_cast<uint64_t>(d)) {
+      return absl::InvalidArgumentError(absl::StrCat("shape ", ShapeString(shape), " overflows"));
+    }
+    n *= static_cast<uint64_t>(d);
+  }
+  const uint64_t want = n * DTypeSize(dtype);
+  if (want != buffer.size()) {
+    return absl::InvalidArgumentError(fmt::format("tensor {}{} needs {} bytes, buffer has {}", DTypeName(dtype),
+                                                  ShapeString(shape), want, buffer.size()));
+  }
+  return Tensor(dtype, std::move(shape), std::move(buffer));
+}
+
+}  // namespace dataecho

@@ -1,0 +1,118 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "dataecho/buffer.h"
+#include "dataecho/example.h"
+#include "dataecho/float16.h"
+#include "dataecho/tensor.h"
+#include "gtest/gtest.h"
+
+namespace dataecho {
+namespace {
+
+TEST(BufferTest, SlicesShareStorageAndBytes) {
+  const char text[] = "0123456789";
+  Buffer b = Buffer::CopyOf(text, 10);
+  Buffer s = b.Slice(3, 4);
+  EXPECT_EQ(s.view(), "3456");
+  EXPECT_TRUE(s.SharesStorageWith(b));
+  EXPECT_EQ(b.use_count(), 2);
+  Buffer copy = s;
+  EXPECT_EQ(copy.data(), s.data());
+  EXPECT_EQ(b.use_count(), 3);
+  EXPECT_FALSE(Buffer::CopyOf(text, 10).SharesStorageWith(b));
+}
+
+TEST(BufferTest, MutableBufferIsAlignedAndFreezes) {
+  MutableBuffer mb(100, 64);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(mb.data()) % 64, 0u);
+  std::memset(mb.data(), 7, 100);
+  mb.Truncate(50);
+  Buffer b = std::move(mb).Freeze();
+  EXPECT_EQ(b.size(), 50u);
+  EXPECT_EQ(b.data()[49], 7);
+  EXPECT_EQ(mb.size(), 0u);
+}
+
+TEST(TensorTest, MakeChecksSize) {
+  EXPECT_TRUE(Tensor::Make(DType::kFloat32, {2, 3}, Buffer::CopyOf(std::string(24, 'x'))).ok());
+  auto bad = Tensor::Make(DType::kFloat32, {2, 3}, Buffer::CopyOf(std::string(23, 'x')));
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("needs 24 bytes"), std::string::npos);
+  EXPECT_EQ(Tensor::Make(DType::kUInt8, {-1}, Buffer()).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Tensor::Make(DType::kUInt8, {int64_t{1} << 40, int64_t{1} << 40}, Buffer()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ExampleTest, TraitsMarkRepeats) {
+  Example e;
+  EXPECT_EQ(ElementTraits<Example>::FreshCount(e), 1);
+  ElementTraits<Example>::MarkRepeat(e, 2);
+  EXPECT_EQ(e.repeat_index, 2u);
+  EXPECT_EQ(ElementTraits<Example>::FreshCount(e), 0);
+  Batch b;
+  b.num_rows = 8;
+  b.fresh_rows = 5;
+  EXPECT_EQ(ElementTraits<Batch>::FreshCount(b), 5);
+  ElementTraits<Batch>::MarkRepeat(b, 1);
+  EXPECT_EQ(b.fresh_rows, 0);
+  EXPECT_EQ(b.num_rows, 8);
+}
+
+// Known bit patterns (IEEE 754 binary16 and bfloat16).
+TEST(Float16Test, HalfKnownPatterns) {
+  EXPECT_EQ(FloatToHalf(0.0f), 0x0000);
+  EXPECT_EQ(FloatToHalf(-0.0f), 0x8000);
+  EXPECT_EQ(FloatToHalf(1.0f), 0x3C00);
+  EXPECT_EQ(FloatToHalf(-2.0f), 0xC000);
+  EXPECT_EQ(FloatToHalf(0.1f), 0x2E66);
+  EXPECT_EQ(FloatToHalf(65504.0f), 0x7BFF);
+  EXPECT_EQ(FloatToHalf(65520.0f), 0x7C00);  // halfway to 65536 rounds to even: Inf
+  EXPECT_EQ(FloatToHalf(65519.0f), 0x7BFF);
+  EXPECT_EQ(FloatToHalf(1e6f), 0x7C00);
+  EXPECT_EQ(FloatToHalf(std::numeric_limits<float>::infinity()), 0x7C00);
+  EXPECT_EQ(FloatToHalf(-std::numeric_limits<float>::infinity()), 0xFC00);
+  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -14)), 0x0400);  // smallest normal
+  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -24)), 0x0001);  // smallest subnormal
+  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -25)), 0x0000);  // tie -> even (0)
+  EXPECT_EQ(FloatToHalf(std::ldexp(1.5f, -25)), 0x0001);  // above the tie
+  EXPECT_EQ(FloatToHalf(std::ldexp(3.0f, -25)), 0x0002);  // 1.5 ulp tie -> even (2)
+  EXPECT_EQ(FloatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3C00);  // tie -> even
+  EXPECT_EQ(FloatToHalf(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3C02);  // tie -> even (up)
+  const uint16_t nan = FloatToHalf(std::numeric_limits<float>::quiet_NaN());
+  EXPECT_EQ(nan & 0x7C00, 0x7C00);
+  EXPECT_NE(nan & 0x03FF, 0);
+  EXPECT_TRUE(std::isnan(HalfToFloat(nan)));
+}
+
+TEST(Float16Test, HalfRoundTripsEveryPattern) {
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    const float f = HalfToFloat(static_cast<uint16_t>(h));
+    if (std::isnan(f)) {
+      EXPECT_TRUE(std::isnan(HalfToFloat(FloatToHalf(f))));
+      continue;
+    }
+    ASSERT_EQ(FloatToHalf(f), h) << "pattern " << h;
+  }
+  EXPECT_EQ(HalfToFloat(0x0001), std::ldexp(1.0f, -24));
+  EXPECT_EQ(HalfToFloat(0x7BFF), 65504.0f);
+}
+
+TEST(Float16Test, BFloat16KnownPatterns) {
+  EXPECT_EQ(FloatToBFloat16(1.0f), 0x3F80);
+  EXPECT_EQ(FloatToBFloat16(-2.0f), 0xC000);
+  EXPECT_EQ(FloatToBFloat16(3.14159265f), 0x4049);
+  EXPECT_EQ(FloatToBFloat16(std::bit_cast<float>(0x3F808000u)), 0x3F80);  // tie -> even
+  EXPECT_EQ(FloatToBFloat16(std::bit_cast<float>(0x3F818000u)), 0x3F82);  // tie -> even (up)
+  EXPECT_EQ(FloatToBFloat16(std::bit_cast<float>(0x3F808001u)), 0x3F81);
+  EXPECT_EQ(FloatToBFloat16(std::numeric_limits<float>::infinity()), 0x7F80);
+  EXPECT_EQ(FloatToBFloat16(std::numeric_limits<float>::max()), 0x7F80);  // rounds to Inf
+  EXPECT_EQ(FloatToBFloat16(std::bit_cast<float>(0x7F800001u)) & 0x7FC0, 0x7FC0);  // sNaN stays NaN
+  EXPECT_TRUE(std::isnan(BFloat16ToFloat(FloatToBFloat16(std::numeric_limits<float>::quiet_NaN()))));
+  EXPECT_EQ(BFloat16ToFloat(0x3F80), 1.0f);
+}
+
+}  // namespace
+}  // namespace dataecho
