@@ -19,6 +19,9 @@
 // (retries exhausted), FAILED_PRECONDITION (object changed mid-read),
 // CANCELLED. See docs/storage.md.
 //
+// Returned and listed URIs keep the form they were asked for: "data/x" stays
+// relative, "file:///data/x" keeps its scheme.
+//
 // Thread safety: an ObjectStore is thread-safe. An ObjectReader is used by one
 // thread at a time, except Cancel(), which any thread may call.
 #ifndef DATAECHO_OBJECT_STORE_H_
@@ -34,6 +37,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "dataecho/buffer.h"
+#include "dataecho/store_options.h"
 
 namespace dataecho {
 
@@ -85,9 +89,16 @@ class ObjectStore {
   virtual absl::StatusOr<std::unique_ptr<ObjectReader>> Open(std::string_view uri,
                                                              const ReadOptions& options) = 0;
 
-  // Objects whose URI starts with `prefix`, sorted by URI.
+  // Objects whose URI starts with `prefix`, sorted by URI. For local paths
+  // the listing is recursive, like an object store's (no directories).
   virtual absl::StatusOr<std::vector<ObjectInfo>> List(std::string_view prefix) = 0;
 };
+
+// The store for every scheme: plain paths and file://, http://, https://,
+// gs://bucket/key, s3://bucket/key. Remote stores start (their network
+// thread, environment look-ups) on first use. An unknown scheme gives
+// INVALID_ARGUMENT at the call that names it. Readers may outlive the store.
+std::unique_ptr<ObjectStore> OpenObjectStore(const ObjectStoreOptions& options = {});
 
 }  // namespace dataecho
 

@@ -1,0 +1,268 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+#include "dataecho/local_store.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <fstream>
+#include <string>
+
+#include "dataecho/glob.h"
+#include "dataecho/object_store.h"
+#include "dataecho/sharding.h"
+#include "gtest/gtest.h"
+
+namespace dataecho {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Pattern(size_t n, uint32_t seed = 1) {
+  std::string s(n, '\0');
+  uint32_t x = seed;
+  for (size_t i = 0; i < n; ++i) {
+    x = x * 1664525u + 1013904223u;
+    s[i] = static_cast<char>(x >> 24);
+  }
+  return s;
+}
+
+class LocalStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           fmt_name(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  static std::string fmt_name(const char* name) {
+    return std::string("dataecho_local_") + name + "_" + std::to_string(getpid());
+  }
+  std::string Write(const std::string& rel, const std::string& bytes) {
+    fs::path p = dir_ / rel;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << bytes;
+    return p.string();
+  }
+  std::string ReadAll(ObjectReader& r, size_t step) {
+    std::string out;
+    std::string buf(step, '\0');
+    while (true) {
+      absl::StatusOr<size_t> n = r.Read(absl::MakeSpan(reinterpret_cast<uint8_t*>(buf.data()), step));
+      EXPECT_TRUE(n.ok()) << n.status();
+      if (!n.ok() || *n == 0) break;
+      out.append(buf.data(), *n);
+    }
+    return out;
+  }
+  fs::path dir_;
+  std::unique_ptr<ObjectStore> store_ = OpenObjectStore();
+};
+
+TEST_F(LocalStoreTest, StatGivesSizeAndVersionThatChangesWithContent) {
+  std::string path = Write("a.bin", Pattern(1000));
+  absl::StatusOr<ObjectInfo> info = store_->Stat(path);
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->size, 1000u);
+  EXPECT_EQ(info->uri, path);
+  EXPECT_FALSE(info->version.empty());
+  Write("a.bin", Pattern(1001));
+  absl::StatusOr<ObjectInfo> again = store_->Stat(path);
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE(again->version, info->version);
+}
+
+TEST_F(LocalStoreTest, FileUriAndPlainPathAreTheSameObject) {
+  std::string path = Write("b.bin", Pattern(77));
+  absl::StatusOr<ObjectInfo> info = store_->Stat("file://" + path);
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->size, 77u);
+  EXPECT_EQ(info->uri, "file://" + path);
+  absl::StatusOr<Buffer> range = store_->ReadRange("file://localhost" + path, 7, 10);
+  ASSERT_TRUE(range.ok()) << range.status();
+  EXPECT_EQ(range->view(), Pattern(77).substr(7, 10));
+  EXPECT_EQ(store_->Stat("file://otherhost/x").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(LocalStoreTest, ErrorsNameThePathAndUseTheRightCode) {
+  std::string missing = (dir_ / "missing.bin").string();
+  absl::Status s = store_->Stat(missing).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(s.message().find(missing), std::string::npos) << s;
+  EXPECT_EQ(store_->Open(missing, {}).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->Stat(dir_.string()).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->Stat("ftp://host/x").status().code(), absl::StatusCode::kInvalidArgument);
+  if (geteuid() != 0) {  // root reads everything
+    std::string secret = Write("secret.bin", "x");
+    chmod(secret.c_str(), 0);
+    absl::Status denied = store_->Open(secret, {}).status();
+    EXPECT_EQ(denied.code(), absl::StatusCode::kPermissionDenied) << denied;
+    EXPECT_NE(denied.message().find(secret), std::string::npos);
+  }
+}
+
+TEST_F(LocalStoreTest, ReaderReturnsEveryByteOnceWhateverTheReadSize) {
+  std::string bytes = Pattern(300000);
+  std::string path = Write("c.bin", bytes);
+  for (size_t step : {1u, 7u, 4096u, 65536u, 1000000u}) {
+    ReadOptions opts;
+    opts.read_ahead = 10000;
+    absl::StatusOr<std::unique_ptr<ObjectReader>> r = store_->Open(path, opts);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(ReadAll(**r, step), bytes) << "step " << step;
+    EXPECT_EQ((*r)->offset(), bytes.size());
+  }
+}
+
+TEST_F(LocalStoreTest, ReaderHonoursOffsetAndLength) {
+  std::string bytes = Pattern(5000);
+  std::string path = Write("d.bin", bytes);
+  ReadOptions opts;
+  opts.offset = 1234;
+  opts.length = 2000;
+  opts.read_ahead = 512;
+  auto r = store_->Open(path, opts);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)->offset(), 1234u);
+  EXPECT_EQ(ReadAll(**r, 300), bytes.substr(1234, 2000));
+  opts.offset = 9999;  // past the end: a clean, empty stream
+  auto past = store_->Open(path, opts);
+  ASSERT_TRUE(past.ok());
+  EXPECT_EQ(ReadAll(**past, 10), "");
+  absl::StatusOr<Buffer> tail = store_->ReadRange(path, 4990, 100);
+  ASSERT_TRUE(tail.ok());
+  EXPECT_EQ(tail->view(), bytes.substr(4990));
+}
+
+TEST_F(LocalStoreTest, ReaderSeesAFileChangingUnderIt) {
+  std::string path = Write("e.bin", Pattern(100000));
+  ReadOptions opts;
+  opts.read_ahead = 4096;
+  auto r = store_->Open(path, opts);
+  ASSERT_TRUE(r.ok());
+  uint8_t buf[100];
+  ASSERT_TRUE((*r)->Read(absl::MakeSpan(buf)).ok());
+  ASSERT_EQ(truncate(path.c_str(), 50000), 0);
+  absl::Status s;
+  while (s.ok()) {
+    absl::StatusOr<size_t> n = (*r)->Read(absl::MakeSpan(buf));
+    if (!n.ok()) s = n.status();
+    else if (*n == 0) break;
+  }
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+}
+
+TEST_F(LocalStoreTest, CancelledReaderReturnsCancelled) {
+  std::string path = Write("f.bin", Pattern(1000));
+  auto r = store_->Open(path, {});
+  ASSERT_TRUE(r.ok());
+  (*r)->Cancel();
+  uint8_t buf[10];
+  EXPECT_EQ((*r)->Read(absl::MakeSpan(buf)).status().code(), absl::StatusCode::kCancelled);
+}
+
+TEST_F(LocalStoreTest, ListIsRecursiveSortedAndKeepsTheUriForm) {
+  Write("train-1", "a");
+  Write("train-0", "bb");
+  Write("train-dir/x", "ccc");
+  Write("test-0", "d");
+  std::string prefix = (dir_ / "train").string();
+  auto listed = store_->List(prefix);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 3u);
+  EXPECT_EQ((*listed)[0].uri, prefix + "-0");
+  EXPECT_EQ((*listed)[0].size, 2u);
+  EXPECT_EQ((*listed)[1].uri, prefix + "-1");
+  EXPECT_EQ((*listed)[2].uri, prefix + "-dir/x");
+  auto as_uri = store_->List("file://" + dir_.string() + "/");
+  ASSERT_TRUE(as_uri.ok());
+  ASSERT_EQ(as_uri->size(), 4u);
+  EXPECT_EQ((*as_uri)[0].uri, "file://" + dir_.string() + "/test-0");
+  auto none = store_->List((dir_ / "nothing-here/x").string());
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+TEST_F(LocalStoreTest, GlobAndPrefixExpansion) {
+  for (const char* name : {"part-02", "part-00", "part-01", "part-10", "other", "sub/part-03"}) {
+    Write(name, name);
+  }
+  std::string d = dir_.string();
+  auto glob = ExpandUris(*store_, d + "/part-0?");
+  ASSERT_TRUE(glob.ok()) << glob.status();
+  EXPECT_EQ(*glob, (std::vector<std::string>{d + "/part-00", d + "/part-01", d + "/part-02"}));
+  auto star = ExpandUris(*store_, d + "/*/part-*");  // '*' does not cross '/'
+  ASSERT_TRUE(star.ok());
+  EXPECT_EQ(*star, std::vector<std::string>{d + "/sub/part-03"});
+  auto prefix = ExpandUris(*store_, d + "/");
+  ASSERT_TRUE(prefix.ok());
+  EXPECT_EQ(prefix->size(), 6u);
+  auto multi = ExpandUris(*store_, std::vector<std::string>{d + "/part-1*", d + "/other",
+                                                            d + "/part-10"});
+  ASSERT_TRUE(multi.ok());
+  EXPECT_EQ(*multi, (std::vector<std::string>{d + "/other", d + "/part-10"}));
+  EXPECT_EQ(ExpandUris(*store_, d + "/nope-*").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ExpandUris(*store_, d + "/nope").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(GlobMatch("gs://b/x-[0-9]", "gs://b/x-7"));
+  EXPECT_FALSE(GlobMatch("gs://b/*", "gs://b/d/x"));
+}
+
+class ShardingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* v : kVars) unsetenv(v);
+  }
+  void TearDown() override { SetUp(); }
+  static constexpr const char* kVars[] = {"RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
+                                          "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS"};
+};
+
+TEST_F(ShardingTest, EveryFileLandsInExactlyOneShard) {
+  std::vector<std::string> files;
+  for (int i = 0; i < 23; ++i) files.push_back("f" + std::to_string(100 + i));
+  std::map<std::string, int> seen;
+  for (int rank = 0; rank < 4; ++rank) {
+    auto shard = ResolveShard({.rank = rank, .world_size = 4});
+    ASSERT_TRUE(shard.ok());
+    std::vector<std::string> mine = ShardUris(files, *shard);
+    EXPECT_GE(mine.size(), 5u);
+    EXPECT_LE(mine.size(), 6u);
+    for (const auto& f : mine) ++seen[f];
+  }
+  ASSERT_EQ(seen.size(), files.size());
+  for (const auto& [f, n] : seen) EXPECT_EQ(n, 1) << f;
+}
+
+TEST_F(ShardingTest, EnvironmentOfEachLauncher) {
+  auto none = ResolveShard({});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->world_size, 1);
+  setenv("SLURM_PROCID", "2", 1);
+  setenv("SLURM_NTASKS", "3", 1);
+  auto slurm = ResolveShard({});
+  ASSERT_TRUE(slurm.ok());
+  EXPECT_EQ(slurm->rank, 2);
+  EXPECT_EQ(slurm->source, "SLURM_PROCID");
+  setenv("OMPI_COMM_WORLD_RANK", "1", 1);
+  setenv("OMPI_COMM_WORLD_SIZE", "8", 1);
+  EXPECT_EQ(ResolveShard({})->world_size, 8);
+  setenv("RANK", "5", 1);
+  setenv("WORLD_SIZE", "6", 1);
+  EXPECT_EQ(ResolveShard({})->rank, 5);
+  EXPECT_EQ(ResolveShard({.rank = 0, .world_size = 2})->source, "options");  // options win
+  setenv("RANK", "6", 1);
+  EXPECT_EQ(ResolveShard({}).status().code(), absl::StatusCode::kInvalidArgument);
+  setenv("RANK", "x", 1);
+  EXPECT_EQ(ResolveShard({}).status().code(), absl::StatusCode::kInvalidArgument);
+  unsetenv("WORLD_SIZE");
+  EXPECT_EQ(ResolveShard({}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ResolveShard({.rank = 1}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace dataecho
