@@ -9,3 +9,10 @@ set(DATAECHO_ABSL_TARGETS
   absl::time absl::span absl::inlined_vector absl::random_random absl::flat_hash_map
   absl::cleanup)
 set(DATAECHO_PRIVATE_LIBS)
+
+# Network stores (libcurl) and the test HTTP server (libmicrohttpd).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)
+list(APPEND DATAECHO_PRIVATE_LIBS PkgConfig::CURL)
+pkg_check_modules(MICROHTTPD REQUIRED IMPORTED_TARGET libmicrohttpd)
+list(APPEND DATAECHO_TEST_SUPPORT_LIBS PkgConfig::MICROHTTPD)
