@@ -16,3 +16,9 @@ pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)
 list(APPEND DATAECHO_PRIVATE_LIBS PkgConfig::CURL)
 pkg_check_modules(MICROHTTPD REQUIRED IMPORTED_TARGET libmicrohttpd)
 list(APPEND DATAECHO_TEST_SUPPORT_LIBS PkgConfig::MICROHTTPD)
+
+# Compressed record files (zlib) and JPEG through TurboJPEG (libturbojpeg0-dev).
+find_package(ZLIB REQUIRED)
+list(APPEND DATAECHO_PRIVATE_LIBS ZLIB::ZLIB)
+pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)
+list(APPEND DATAECHO_PRIVATE_LIBS PkgConfig::TURBOJPEG)

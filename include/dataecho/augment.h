@@ -1,0 +1,123 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// augment.h: image augmenters and conversions, as Map functions.
+//
+// Each augmenter is a small immutable function object taking an Example and
+// returning a new one (`absl::StatusOr<Example>(Example)`), so it plugs into
+// a Map stage. It transforms one component (default 0: the image, shaped
+// [height, width, channels] or [height, width]) and writes a new buffer; the
+// input's payload is never modified, so echoed copies that share it are safe.
+//
+// Randomness is seeded and deterministic per (seed, source_index,
+// repeat_index): the same example gets the same crop on every run, while its
+// echoed copies (repeat_index 1, 2, ...) get different ones. That is what
+// makes "echo before augmentation" useful and runs reproducible.
+//
+//   dataecho::RandomCrop crop({.height = 28, .width = 28, .padding = 4, .seed = 1});
+//   dataecho::RandomFlip flip({.seed = 2});
+//   dataecho::Normalize norm({.mean = {0.286f}, .stddev = {0.353f}, .dtype = DType::kBFloat16});
+//   absl::StatusOr<Example> out = crop(example);   // then flip(*out), norm(...)
+//
+// Thread safety: all augmenters are immutable and thread-safe.
+#ifndef DATAECHO_AUGMENT_H_
+#define DATAECHO_AUGMENT_H_
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dataecho/example.h"
+#include "dataecho/tensor.h"
+
+namespace dataecho {
+
+// A SplitMix64 stream seeded from (seed, source_index, repeat_index). Exposed
+// so that custom augmenters draw the same way. Not thread-safe (a value).
+class AugmentRng {
+ public:
+  AugmentRng(uint64_t seed, uint64_t source_index, uint32_t repeat_index);
+  uint64_t Next();
+  // Uniform in [0, n); 0 if n == 0.
+  uint64_t Uniform(uint64_t n);
+  // Uniform in [0, 1).
+  double UniformDouble();
+
+ private:
+  uint64_t state_;
+};
+
+struct RandomCropOptions {
+  int64_t height = 0;    // output height (REQUIRED, > 0)
+  int64_t width = 0;     // output width (REQUIRED, > 0)
+  int64_t padding = 0;   // zero pixels added on every side before cropping
+  uint64_t seed = 0;
+  int component = 0;     // which component of the Example
+};
+
+// A uniformly placed height x width window of the (padded) image. INVALID_ARGUMENT
+// if the padded image is smaller than the window.
+class RandomCrop {
+ public:
+  explicit RandomCrop(RandomCropOptions options) : options_(options) {}
+  absl::StatusOr<Example> operator()(Example example) const;
+
+ private:
+  RandomCropOptions options_;
+};
+
+struct RandomFlipOptions {
+  double probability = 0.5;  // chance of a horizontal (left-right) flip
+  uint64_t seed = 0;
+  int component = 0;
+};
+
+// Mirrors the image left-right with the given probability (an unflipped
+// example is returned as is: no copy).
+class RandomFlip {
+ public:
+  explicit RandomFlip(RandomFlipOptions options) : options_(options) {}
+  absl::StatusOr<Example> operator()(Example example) const;
+
+ private:
+  RandomFlipOptions options_;
+};
+
+struct NormalizeOptions {
+  // Per channel (or one value for all channels): out = (in * scale - mean) / stddev.
+  std::vector<float> mean = {0.0f};
+  std::vector<float> stddev = {1.0f};
+  float scale = 1.0f / 255.0f;      // applied first (uint8 -> [0, 1])
+  DType dtype = DType::kFloat32;    // kFloat32, kFloat16 or kBFloat16
+  int component = 0;
+};
+
+// Converts a uint8/float32/float16/bfloat16 image to normalized floats.
+class Normalize {
+ public:
+  explicit Normalize(NormalizeOptions options) : options_(std::move(options)) {}
+  absl::StatusOr<Example> operator()(Example example) const;
+
+ private:
+  NormalizeOptions options_;
+};
+
+struct CastOptions {
+  DType dtype = DType::kFloat32;  // kFloat32, kFloat16 or kBFloat16
+  float scale = 1.0f;             // out = in * scale
+  int component = 0;
+};
+
+// Converts a component's values to float32, FP16 or BF16 (round to nearest even).
+class Cast {
+ public:
+  explicit Cast(CastOptions options) : options_(options) {}
+  absl::StatusOr<Example> operator()(Example example) const;
+
+ private:
+  CastOptions options_;
+};
+
+}  // namespace dataecho
+
+#endif  // DATAECHO_AUGMENT_H_
