@@ -49,6 +49,15 @@ class Stage {
   // The next element, std::nullopt at end of stream, or an error.
   virtual absl::StatusOr<std::optional<T>> Next() = 0;
 
+  // Like Next(), but never waits for work running on other threads: returns
+  // false (leaving `out` untouched) if no element is ready yet. Stages with a
+  // queue (Prefetch) override it; synchronous stages compute the element in
+  // the caller's thread, which counts as ready. Used by adaptive echo.
+  virtual bool TryNext(absl::StatusOr<std::optional<T>>* out) {
+    *out = Next();
+    return true;
+  }
+
   // Thread-safe; idempotent. See the file comment.
   virtual void Cancel() = 0;
 

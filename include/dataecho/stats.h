@@ -53,6 +53,7 @@ namespace internal {
 class Counter {
  public:
   void Add(int64_t n) { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+  void Set(int64_t n) { v_.store(n, std::memory_order_relaxed); }
   int64_t Get() const { return v_.load(std::memory_order_relaxed); }
 
  private:

@@ -1,0 +1,95 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// batch.h: group Examples into fused Batches.
+//
+// BatchStage copies each Example's components once into one contiguous,
+// aligned buffer per component (shape [rows, ...]): the fused buffer a trainer
+// transfers to the accelerator in one copy. Optionally, in the same pass, it
+// casts to float32 / FP16 / BF16 and normalizes per channel:
+//   y = (x * scale - mean[c]) / stddev[c],  c = index along the last dimension.
+// Labels, source indices and repeat indices become per-row tensors, and the
+// Batch counts its fresh rows. Buffers come from a pool and return to it when
+// the last Batch viewing them is gone, so a batch costs O(1) allocations
+// whatever its size (65,536 rows included).
+//
+//   auto batches = dataecho::BatchStage::Make(std::move(shuffled), {
+//       .batch_size = 256, .drop_remainder = true, .cast = dataecho::DType::kFloat16,
+//       .scale = 1.0f / 255, .mean = {0.286f}, .stddev = {0.353f}});
+//   if (!batches.ok()) return batches.status();
+//
+// Every row must have the first row's component count, dtypes and shapes
+// (else INVALID_ARGUMENT naming the row's source index). An input error comes
+// after a batch of the rows read before it (unless drop_remainder), then stays.
+//
+// Stats: input_wait = time pulling rows (includes copying them); extra
+// "fresh_rows", "buffer_allocations" (pool misses; flat once warm).
+//
+// Thread safety: as every stage (stage.h). Batches may outlive the stage.
+#ifndef DATAECHO_BATCH_H_
+#define DATAECHO_BATCH_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dataecho/example.h"
+#include "dataecho/stage.h"
+
+namespace dataecho {
+
+struct BatchOptions {
+  // Rows per batch. >= 1.
+  int64_t batch_size = 32;
+  // Drop a final batch with fewer than batch_size rows.
+  bool drop_remainder = false;
+  // Output dtype of every component: std::nullopt keeps the input dtype;
+  // kFloat32, kFloat16 or kBFloat16 converts (from uint8, int32, float32,
+  // float16 or bfloat16).
+  std::optional<DType> cast;
+  // Normalization applied with the cast (requires `cast`); empty mean/stddev
+  // mean 0 / 1. mean and stddev have one value per channel (or one for all).
+  float scale = 1.0f;
+  std::vector<float> mean;
+  std::vector<float> stddev;
+  // Alignment of every fused buffer.
+  size_t alignment = 64;
+  std::string name = "batch";
+
+  absl::Status Validate() const;
+};
+
+namespace internal {
+class BufferPool;
+}  // namespace internal
+
+class BatchStage final : public UnaryStage<Batch, Example> {
+ public:
+  static absl::StatusOr<StagePtr<Batch>> Make(StagePtr<Example> input, BatchOptions options);
+  ~BatchStage() override;
+
+  absl::StatusOr<std::optional<Batch>> Next() override;
+
+ protected:
+  StageStats OwnStats() const override;
+
+ private:
+  struct Layout;  // per-component shapes and conversion of the current batch
+  BatchStage(StagePtr<Example> input, BatchOptions options);
+  absl::Status StartBatch(const Example& first);
+  absl::Status AddRow(const Example& row);
+  absl::StatusOr<Batch> FinishBatch();
+
+  const BatchOptions options_;
+  std::shared_ptr<internal::BufferPool> pool_;
+  std::unique_ptr<Layout> layout_;
+  absl::Status error_;  // sticky input error
+  bool done_ = false;
+  internal::Counter batches_, rows_, bytes_, fresh_rows_, input_wait_ns_;
+};
+
+}  // namespace dataecho
+
+#endif  // DATAECHO_BATCH_H_

@@ -1,0 +1,137 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// echo.h: data echoing — emit every upstream item e times.
+//
+// With factor e >= 1, each fresh item from the input is emitted floor(e)
+// times, plus once more with probability e - floor(e), drawn per item from the
+// stage's seeded generator; over many items the realized factor converges to
+// e. Copies are emitted back to back (put a Shuffle after example echoing so
+// they spread) and share payload bytes. Each copy is marked through
+// ElementTraits<T>::MarkRepeat: repeat index 0 is the fresh read, k the k-th
+// repeat (for a Batch, a repeat has fresh_rows = 0).
+//
+// Place Echo after a Prefetch boundary so the upstream keeps reading while
+// repeats are served:
+//
+//   auto echoed = dataecho::EchoStage<Example>::Make(
+//       dataecho::PrefetchStage<Example>::Make(std::move(decoded), {.depth = 64}),
+//       {.factor = 2.5, .seed = 42});
+//   if (!echoed.ok()) return echoed.status();   // INVALID_ARGUMENT for e < 1, NaN, inf
+//
+// Stats: "fresh" (items read from upstream), elements (emitted),
+// "realized_factor" = emitted / fresh, input_wait = time spent waiting for
+// upstream.
+//
+// Adaptive mode (emit repeats only while the upstream has nothing ready) is in
+// adaptive_echo.h.
+//
+// Thread safety: as every stage (stage.h).
+#ifndef DATAECHO_ECHO_H_
+#define DATAECHO_ECHO_H_
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "dataecho/example.h"
+#include "dataecho/internal/random.h"
+#include "dataecho/stage.h"
+#include "fmt/format.h"
+
+namespace dataecho {
+
+struct EchoOptions {
+  // Echo factor e: finite, >= 1. Fractional factors are realized per item.
+  double factor = 2.0;
+  // Seed of the per-item draw for fractional factors.
+  uint64_t seed = 0;
+  // Name shown in stats.
+  std::string name = "echo";
+
+  absl::Status Validate() const {
+    if (!std::isfinite(factor) || factor < 1.0) {
+      return absl::InvalidArgumentError(fmt::format("echo factor must be a finite number >= 1, got {}", factor));
+    }
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+class EchoStage final : public UnaryStage<T, T> {
+ public:
+  static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, EchoOptions options) {
+    if (absl::Status s = options.Validate(); !s.ok()) return s;
+    return StagePtr<T>(new EchoStage(std::move(input), std::move(options)));
+  }
+
+  absl::StatusOr<std::optional<T>> Next() override {
+    if (this->cancelled()) return CancelledError();
+    if (remaining_ > 0) {
+      --remaining_;
+      const uint32_t k = ++repeat_;
+      emitted_.Add(1);
+      bytes_.Add(current_bytes_);
+      if (remaining_ == 0) {  // last copy: hand over the held item itself
+        T out = std::move(*current_);
+        current_.reset();
+        ElementTraits<T>::MarkRepeat(out, k);
+        return out;
+      }
+      T out = *current_;
+      ElementTraits<T>::MarkRepeat(out, k);
+      return out;
+    }
+    const int64_t t0 = internal::NowNanos();
+    absl::StatusOr<std::optional<T>> r = this->input().Next();
+    input_wait_ns_.Add(internal::NowNanos() - t0);
+    if (!r.ok() || !r->has_value()) return r;
+    current_bytes_ = static_cast<int64_t>(ElementTraits<T>::ByteSize(**r));
+    fresh_.Add(1);
+    emitted_.Add(1);
+    bytes_.Add(current_bytes_);
+    uint32_t copies = whole_;
+    if (fraction_ > 0 && rng_.Uniform() < fraction_) ++copies;
+    remaining_ = copies - 1;
+    repeat_ = 0;
+    if (remaining_ > 0) current_ = **r;
+    return r;
+  }
+
+ protected:
+  StageStats OwnStats() const override {
+    StageStats s;
+    s.name = options_.name;
+    s.elements = emitted_.Get();
+    s.bytes = bytes_.Get();
+    s.input_wait = absl::Nanoseconds(input_wait_ns_.Get());
+    const double fresh = static_cast<double>(fresh_.Get());
+    s.extra = {{"factor", options_.factor},
+               {"fresh", fresh},
+               {"repeats", static_cast<double>(emitted_.Get()) - fresh},
+               {"realized_factor", fresh > 0 ? static_cast<double>(emitted_.Get()) / fresh : 0.0}};
+    return s;
+  }
+
+ private:
+  EchoStage(StagePtr<T> input, EchoOptions options)
+      : UnaryStage<T, T>(std::move(input)),
+        options_(std::move(options)),
+        whole_(static_cast<uint32_t>(std::floor(options_.factor))),
+        fraction_(options_.factor - std::floor(options_.factor)),
+        rng_(options_.seed) {}
+
+  const EchoOptions options_;
+  const uint32_t whole_;
+  const double fraction_;
+  internal::Rng rng_;
+  std::optional<T> current_;  // the item being repeated
+  uint32_t remaining_ = 0;    // copies of current_ still to emit
+  uint32_t repeat_ = 0;       // repeat index of the last copy emitted
+  int64_t current_bytes_ = 0;
+  internal::Counter fresh_, emitted_, bytes_, input_wait_ns_;
+};
+
+}  // namespace dataecho
+
+#endif  // DATAECHO_ECHO_H_

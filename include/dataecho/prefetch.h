@@ -1,0 +1,157 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// prefetch.h: run the upstream ahead on its own thread.
+//
+// Prefetch has one producer thread that pulls from its input into a bounded
+// queue of `depth` elements; the consumer takes from the queue. This is the
+// boundary that lets Echo serve repeats while the upstream keeps reading the
+// next fresh items. Every element is queued together with its status, so an
+// error arrives after every element produced before it, and stays.
+//
+//   auto p = dataecho::PrefetchStage<Example>::Make(std::move(decoded), {.depth = 64});
+//
+// Stats: input_wait = producer time inside the input's Next(); consumer_wait =
+// consumer time blocked on an empty queue; extra "producer_blocked_s" = time
+// the producer waited on a full queue; "queued" = elements in the queue.
+//
+// Thread safety: as every stage (stage.h). The producer starts on the first
+// Next() or TryNext(); destruction cancels and joins it.
+#ifndef DATAECHO_PREFETCH_H_
+#define DATAECHO_PREFETCH_H_
+
+#include <cstdint>
+#include <deque>
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
+#include "dataecho/example.h"
+#include "dataecho/stage.h"
+
+namespace dataecho {
+
+struct PrefetchOptions {
+  // Elements buffered ahead of the consumer. >= 1.
+  int depth = 16;
+  // Name shown in stats.
+  std::string name = "prefetch";
+};
+
+template <typename T>
+class PrefetchStage final : public UnaryStage<T, T> {
+ public:
+  PrefetchStage(StagePtr<T> input, PrefetchOptions options)
+      : UnaryStage<T, T>(std::move(input)), options_(std::move(options)) {
+    if (options_.depth < 1) options_.depth = 1;
+  }
+  static StagePtr<T> Make(StagePtr<T> input, PrefetchOptions options = {}) {
+    return std::make_unique<PrefetchStage>(std::move(input), std::move(options));
+  }
+
+  ~PrefetchStage() override {
+    this->Cancel();
+    if (producer_.joinable()) producer_.join();
+  }
+
+  absl::StatusOr<std::optional<T>> Next() override {
+    StartOnce();
+    const int64_t t0 = internal::NowNanos();
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(this, &PrefetchStage::ReadyOrCancelled));
+    consumer_wait_ns_ += internal::NowNanos() - t0;
+    return PopLocked();
+  }
+
+  bool TryNext(absl::StatusOr<std::optional<T>>* out) override {
+    StartOnce();
+    absl::MutexLock lock(&mu_);
+    if (!ReadyOrCancelled()) return false;
+    *out = PopLocked();
+    return true;
+  }
+
+ protected:
+  void OnCancel() override {
+    absl::MutexLock lock(&mu_);
+    cancel_ = true;
+  }
+
+  StageStats OwnStats() const override {
+    absl::MutexLock lock(&mu_);
+    StageStats s;
+    s.name = options_.name;
+    s.elements = emitted_;
+    s.bytes = bytes_;
+    s.input_wait = absl::Nanoseconds(input_wait_ns_);
+    s.consumer_wait = absl::Nanoseconds(consumer_wait_ns_);
+    s.extra = {{"depth", options_.depth},
+               {"queued", static_cast<double>(queue_.size())},
+               {"producer_blocked_s", static_cast<double>(producer_blocked_ns_) * 1e-9}};
+    return s;
+  }
+
+ private:
+  using Item = absl::StatusOr<std::optional<T>>;
+
+  void StartOnce() {
+    if (!started_) {
+      started_ = true;
+      producer_ = std::thread([this] { Produce(); });
+    }
+  }
+
+  bool ReadyOrCancelled() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return cancel_ || !queue_.empty() || terminal_.has_value();
+  }
+  bool HasRoomOrCancelled() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return cancel_ || static_cast<int>(queue_.size()) < options_.depth;
+  }
+
+  Item PopLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (cancel_) return CancelledError();
+    if (queue_.empty()) return *terminal_;  // sticky end or error
+    Item item = std::move(queue_.front());
+    queue_.pop_front();
+    ++emitted_;
+    bytes_ += static_cast<int64_t>(ElementTraits<T>::ByteSize(**item));
+    return item;
+  }
+
+  void Produce() {
+    while (true) {
+      {
+        const int64_t t0 = internal::NowNanos();
+        absl::MutexLock lock(&mu_);
+        mu_.Await(absl::Condition(this, &PrefetchStage::HasRoomOrCancelled));
+        producer_blocked_ns_ += internal::NowNanos() - t0;
+        if (cancel_) return;
+      }
+      const int64_t t0 = internal::NowNanos();
+      Item item = this->input().Next();
+      const int64_t waited = internal::NowNanos() - t0;
+      absl::MutexLock lock(&mu_);
+      input_wait_ns_ += waited;
+      if (!item.ok() || !item->has_value()) {
+        terminal_ = std::move(item);
+        return;
+      }
+      queue_.push_back(std::move(item));
+    }
+  }
+
+  PrefetchOptions options_;
+  bool started_ = false;  // consumer thread only
+  mutable absl::Mutex mu_;
+  std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);  // values only
+  std::optional<Item> terminal_ ABSL_GUARDED_BY(mu_);  // end of stream or the error
+  bool cancel_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t emitted_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t input_wait_ns_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t consumer_wait_ns_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t producer_blocked_ns_ ABSL_GUARDED_BY(mu_) = 0;
+  std::thread producer_;  // last: joined (in the destructor) before anything above goes
+};
+
+}  // namespace dataecho
+
+#endif  // DATAECHO_PREFETCH_H_

@@ -1,0 +1,145 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// shuffle.h: a seeded shuffle buffer.
+//
+// The stage fills a buffer of `buffer_size` elements; once full, each input
+// element replaces a uniformly chosen buffered element, which is emitted. At
+// the end of the input the rest drains in random order. After example echoing
+// it spreads the copies of one item apart (mean distance ~ buffer_size).
+// The same seed and input give the same order.
+//
+//   auto shuffled = dataecho::ShuffleStage<Example>::Make(
+//       std::move(echoed), {.buffer_size = 10000, .seed = 7, .max_bytes = 1 << 30});
+//   if (!shuffled.ok()) return shuffled.status();
+//
+// An input error is returned after the buffered elements (produced before the
+// error) have drained; it then stays. If the bytes held would exceed
+// `max_bytes`, Next() fails with RESOURCE_EXHAUSTED.
+//
+// Stats: input_wait = time in the input's Next(); extra "bytes_held" and
+// "buffered" (elements), "peak_bytes_held".
+//
+// Thread safety: as every stage (stage.h).
+#ifndef DATAECHO_SHUFFLE_H_
+#define DATAECHO_SHUFFLE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "dataecho/example.h"
+#include "dataecho/internal/random.h"
+#include "dataecho/stage.h"
+#include "fmt/format.h"
+
+namespace dataecho {
+
+struct ShuffleOptions {
+  // Elements held. >= 1 (1 = no shuffling).
+  int64_t buffer_size = 10000;
+  uint64_t seed = 0;
+  // Cap on payload bytes held (ElementTraits<T>::ByteSize); 0 = no cap.
+  int64_t max_bytes = 0;
+  std::string name = "shuffle";
+
+  absl::Status Validate() const {
+    if (buffer_size < 1) {
+      return absl::InvalidArgumentError(fmt::format("shuffle buffer_size must be >= 1, got {}", buffer_size));
+    }
+    if (max_bytes < 0) return absl::InvalidArgumentError("shuffle max_bytes must be >= 0");
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+class ShuffleStage final : public UnaryStage<T, T> {
+ public:
+  static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, ShuffleOptions options) {
+    if (absl::Status s = options.Validate(); !s.ok()) return s;
+    return StagePtr<T>(new ShuffleStage(std::move(input), std::move(options)));
+  }
+
+  absl::StatusOr<std::optional<T>> Next() override {
+    if (this->cancelled()) return CancelledError();
+    if (!error_.ok() && buffer_.empty()) return error_;
+    // Fill (first call) or refill the slot emitted last time.
+    while (!input_done_ && static_cast<int64_t>(buffer_.size()) < options_.buffer_size) {
+      if (this->cancelled()) return CancelledError();
+      absl::Status s = Pull();
+      if (!s.ok()) return s;
+    }
+    if (buffer_.empty()) return error_.ok() ? absl::StatusOr<std::optional<T>>(std::nullopt) : error_;
+    // Emit a uniformly chosen element; its slot is refilled on the next call.
+    const size_t i = rng_.Below(buffer_.size());
+    T out = std::move(buffer_[i]);
+    if (i + 1 != buffer_.size()) buffer_[i] = std::move(buffer_.back());
+    buffer_.pop_back();
+    buffered_.Set(static_cast<int64_t>(buffer_.size()));
+    const int64_t b = static_cast<int64_t>(ElementTraits<T>::ByteSize(out));
+    bytes_held_.Add(-b);
+    emitted_.Add(1);
+    bytes_out_.Add(b);
+    return out;
+  }
+
+ protected:
+  StageStats OwnStats() const override {
+    StageStats s;
+    s.name = options_.name;
+    s.elements = emitted_.Get();
+    s.bytes = bytes_out_.Get();
+    s.input_wait = absl::Nanoseconds(input_wait_ns_.Get());
+    s.extra = {{"buffer_size", static_cast<double>(options_.buffer_size)},
+               {"buffered", static_cast<double>(buffered_.Get())},
+               {"bytes_held", static_cast<double>(bytes_held_.Get())},
+               {"peak_bytes_held", static_cast<double>(peak_bytes_held_.Get())}};
+    return s;
+  }
+
+ private:
+  ShuffleStage(StagePtr<T> input, ShuffleOptions options)
+      : UnaryStage<T, T>(std::move(input)), options_(std::move(options)), rng_(options_.seed) {
+    buffer_.reserve(static_cast<size_t>(std::min<int64_t>(options_.buffer_size, int64_t{1} << 20)));
+  }
+
+  // Moves one input element into the buffer. A non-OK return is a memory-cap
+  // failure; input errors are kept in error_ and returned after the drain.
+  absl::Status Pull() {
+    const int64_t t0 = internal::NowNanos();
+    absl::StatusOr<std::optional<T>> r = this->input().Next();
+    input_wait_ns_.Add(internal::NowNanos() - t0);
+    if (!r.ok() || !r->has_value()) {
+      input_done_ = true;
+      if (!r.ok()) error_ = r.status();
+      buffered_.Set(static_cast<int64_t>(buffer_.size()));
+      return absl::OkStatus();
+    }
+    const int64_t b = static_cast<int64_t>(ElementTraits<T>::ByteSize(**r));
+    if (options_.max_bytes > 0 && bytes_held_.Get() + b > options_.max_bytes) {
+      error_ = absl::ResourceExhaustedError(
+          fmt::format("{}: buffering {} more bytes would exceed max_bytes = {} ({} elements, {} bytes held)",
+                      options_.name, b, options_.max_bytes, buffer_.size(), bytes_held_.Get()));
+      input_done_ = true;
+      buffer_.clear();
+      bytes_held_.Set(0);
+      return error_;
+    }
+    buffer_.push_back(std::move(**r));
+    bytes_held_.Add(b);
+    if (bytes_held_.Get() > peak_bytes_held_.Get()) peak_bytes_held_.Set(bytes_held_.Get());
+    buffered_.Set(static_cast<int64_t>(buffer_.size()));
+    return absl::OkStatus();
+  }
+
+  const ShuffleOptions options_;
+  internal::Rng rng_;
+  std::vector<T> buffer_;
+  bool input_done_ = false;
+  absl::Status error_;  // input error, returned once the buffer has drained
+  internal::Counter emitted_, bytes_out_, bytes_held_, peak_bytes_held_, buffered_, input_wait_ns_;
+};
+
+}  // namespace dataecho
+
+#endif  // DATAECHO_SHUFFLE_H_

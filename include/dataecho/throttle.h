@@ -1,0 +1,140 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// throttle.h: make an upstream slow on purpose.
+//
+// Throttle delays each element of its input by a fixed `latency` and/or the
+// time `bytes_per_second` needs for its bytes (ElementTraits<T>::ByteSize).
+// It is how benches and tests put a pipeline into the upstream-bound regime:
+// put it before a Prefetch and the upstream delivers at most one element per
+// (latency + bytes / bytes_per_second).
+//
+//   auto slow = dataecho::ThrottleStage<Example>::Make(
+//       std::move(source), {.latency = absl::Milliseconds(2)});
+//
+// Pacing follows a schedule: element n is released at (release of n-1) + its
+// cost when it is requested right after n-1 was released (within `spin`), else
+// at (request time) + its cost; so wake-up delays do not accumulate and a
+// busy consumer is not credited for its pauses. Waits sleep until shortly
+// before the deadline, then spin the rest (`spin` option) for precision, and
+// are cancelled promptly.
+//
+// Stats: input_wait = time in the input's Next(); extra "throttled_s" = time
+// spent delaying.
+//
+// Thread safety: as every stage (stage.h).
+#ifndef DATAECHO_THROTTLE_H_
+#define DATAECHO_THROTTLE_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "dataecho/example.h"
+#include "dataecho/stage.h"
+
+namespace dataecho {
+
+struct ThrottleOptions {
+  // Added delay per element.
+  absl::Duration latency = absl::ZeroDuration();
+  // Bandwidth cap; 0 = none.
+  double bytes_per_second = 0;
+  // The last part of every wait is a busy-wait of at most this long; a plain
+  // sleep overshoots by tens of microseconds.
+  absl::Duration spin = absl::Microseconds(200);
+  std::string name = "throttle";
+
+  absl::Status Validate() const {
+    if (latency < absl::ZeroDuration() || bytes_per_second < 0 || spin < absl::ZeroDuration()) {
+      return absl::InvalidArgumentError("throttle latency, bytes_per_second and spin must be >= 0");
+    }
+    return absl::OkStatus();
+  }
+};
+
+namespace internal {
+
+// Waits until `deadline_ns` (NowNanos clock) unless `*cancelled` becomes true
+// (checked under `mu`; whoever sets it must hold `mu`). Sleeps until `spin_ns`
+// before the deadline, then busy-waits. Returns false if cancelled.
+inline bool WaitUntil(absl::Mutex& mu, const bool& cancelled, int64_t deadline_ns, int64_t spin_ns) {
+  {
+    absl::MutexLock lock(&mu);
+    const int64_t sleep_ns = deadline_ns - spin_ns - NowNanos();
+    if (sleep_ns > 0) {
+      mu.AwaitWithTimeout(absl::Condition(&cancelled), absl::Nanoseconds(sleep_ns));
+    }
+    if (cancelled) return false;
+  }
+  while (NowNanos() < deadline_ns) {
+  }
+  return true;
+}
+
+}  // namespace internal
+
+template <typename T>
+class ThrottleStage final : public UnaryStage<T, T> {
+ public:
+  static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, ThrottleOptions options) {
+    if (absl::Status s = options.Validate(); !s.ok()) return s;
+    return StagePtr<T>(new ThrottleStage(std::move(input), std::move(options)));
+  }
+
+  absl::StatusOr<std::optional<T>> Next() override {
+    const int64_t start = internal::NowNanos();
+    absl::StatusOr<std::optional<T>> r = this->input().Next();
+    const int64_t got = internal::NowNanos();
+    input_wait_ns_.Add(got - start);
+    if (!r.ok() || !r->has_value()) return r;
+    double cost_ns = static_cast<double>(absl::ToInt64Nanoseconds(options_.latency));
+    if (options_.bytes_per_second > 0) {
+      cost_ns += 1e9 * static_cast<double>(ElementTraits<T>::ByteSize(**r)) / options_.bytes_per_second;
+    }
+    // Continue the schedule if asked again right after the last release (the
+    // gap is then our own wake-up latency); start afresh after a real pause.
+    const int64_t spin_ns = absl::ToInt64Nanoseconds(options_.spin);
+    const int64_t base = start - release_ns_ <= spin_ns ? release_ns_ : start;
+    release_ns_ = base + static_cast<int64_t>(cost_ns);
+    if (!internal::WaitUntil(mu_, cancel_, release_ns_, spin_ns)) {
+      return CancelledError();
+    }
+    throttled_ns_.Add(internal::NowNanos() - got);
+    elements_.Add(1);
+    bytes_.Add(static_cast<int64_t>(ElementTraits<T>::ByteSize(**r)));
+    return r;
+  }
+
+ protected:
+  void OnCancel() override {
+    absl::MutexLock lock(&mu_);
+    cancel_ = true;
+  }
+
+  StageStats OwnStats() const override {
+    StageStats s;
+    s.name = options_.name;
+    s.elements = elements_.Get();
+    s.bytes = bytes_.Get();
+    s.input_wait = absl::Nanoseconds(input_wait_ns_.Get());
+    s.extra = {{"throttled_s", static_cast<double>(throttled_ns_.Get()) * 1e-9}};
+    return s;
+  }
+
+ private:
+  ThrottleStage(StagePtr<T> input, ThrottleOptions options)
+      : UnaryStage<T, T>(std::move(input)), options_(std::move(options)) {}
+
+  const ThrottleOptions options_;
+  int64_t release_ns_ = INT64_MIN / 2;  // scheduled release of the previous element
+  absl::Mutex mu_;
+  bool cancel_ ABSL_GUARDED_BY(mu_) = false;
+  internal::Counter elements_, bytes_, input_wait_ns_, throttled_ns_;
+};
+
+}  // namespace dataecho
+
+#endif  // DATAECHO_THROTTLE_H_

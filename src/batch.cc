@@ -1,0 +1,267 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+#include "dataecho/batch.h"
+
+#include <cstring>
+
+#include "buffer_pool.h"
+#include "dataecho/float16.h"
+#include "fmt/format.h"
+
+namespace dataecho {
+namespace {
+
+bool IsFloatType(DType t) { return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16; }
+
+float Load(const uint8_t* p, DType t) {
+  switch (t) {
+    case DType::kUInt8: return static_cast<float>(*p);
+    case DType::kInt32: { int32_t v; std::memcpy(&v, p, 4); return static_cast<float>(v); }
+    case DType::kInt64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<float>(v); }
+    case DType::kFloat32: { float v; std::memcpy(&v, p, 4); return v; }
+    case DType::kFloat16: { uint16_t v; std::memcpy(&v, p, 2); return HalfToFloat(v); }
+    case DType::kBFloat16: { uint16_t v; std::memcpy(&v, p, 2); return BFloat16ToFloat(v); }
+  }
+  return 0;
+}
+
+// y[i] = load(x[i]) * a[c] + b[c], c = i % channels, stored as `Out`.
+template <typename Out, typename LoadFn, typename StoreFn>
+void AffineRow(const uint8_t* src, size_t in_size, Out* dst, int64_t n, int64_t channels, const float* a,
+               const float* b, LoadFn load, StoreFn store) {
+  if (channels == 1) {
+    const float a0 = a[0], b0 = b[0];
+    for (int64_t i = 0; i < n; ++i) dst[i] = store(load(src + i * in_size) * a0 + b0);
+    return;
+  }
+  for (int64_t i = 0; i < n; i += channels) {
+    for (int64_t c = 0; c < channels; ++c) dst[i + c] = store(load(src + (i + c) * in_size) * a[c] + b[c]);
+  }
+}
+
+template <typename Out, typename StoreFn>
+void ConvertRow(const uint8_t* src, DType in, Out* dst, int64_t n, int64_t channels, const float* a, const float* b,
+                StoreFn store) {
+  if (in == DType::kUInt8) {  // the common case (images): keep the load inlinable
+    AffineRow(src, 1, dst, n, channels, a, b, [](const uint8_t* p) { return static_cast<float>(*p); }, store);
+  } else {
+    AffineRow(src, DTypeSize(in), dst, n, channels, a, b, [in](const uint8_t* p) { return Load(p, in); }, store);
+  }
+}
+
+}  // namespace
+
+absl::Status BatchOptions::Validate() const {
+  if (batch_size < 1) return absl::InvalidArgumentError(fmt::format("batch_size must be >= 1, got {}", batch_size));
+  if (cast.has_value() && !IsFloatType(*cast)) {
+    return absl::InvalidArgumentError(fmt::format("batch cast must be float32, float16 or bfloat16, got {}",
+                                                  DTypeName(*cast)));
+  }
+  const bool normalizes = scale != 1.0f || !mean.empty() || !stddev.empty();
+  if (normalizes && !cast.has_value()) return absl::InvalidArgumentError("batch normalization requires a cast");
+  if (!mean.empty() && !stddev.empty() && mean.size() != stddev.size() && mean.size() != 1 && stddev.size() != 1) {
+    return absl::InvalidArgumentError("batch mean and stddev must have the same number of channels");
+  }
+  for (float s : stddev) {
+    if (!(s > 0)) return absl::InvalidArgumentError(fmt::format("batch stddev must be > 0, got {}", s));
+  }
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+    return absl::InvalidArgumentError("batch alignment must be a power of two");
+  }
+  return absl::OkStatus();
+}
+
+struct BatchStage::Layout {
+  struct Component {
+    DType in = DType::kUInt8;
+    DType out = DType::kUInt8;
+    Shape shape;  // of one row
+    int64_t elements = 0;
+    size_t in_bytes = 0;
+    size_t out_bytes = 0;
+    int64_t channels = 1;
+    std::vector<float> a, b;  // per-channel affine of the normalization
+    MutableBuffer data;
+  };
+  absl::InlinedVector<Component, 1> components;
+  MutableBuffer labels, sources, repeats;
+  int64_t rows = 0;
+  int64_t fresh = 0;
+};
+
+BatchStage::BatchStage(StagePtr<Example> input, BatchOptions options)
+    : UnaryStage<Batch, Example>(std::move(input)),
+      options_(std::move(options)),
+      pool_(internal::BufferPool::Create(options_.alignment)),
+      layout_(std::make_unique<Layout>()) {}
+
+BatchStage::~BatchStage() = default;
+
+absl::StatusOr<StagePtr<Batch>> BatchStage::Make(StagePtr<Example> input, BatchOptions options) {
+  if (absl::Status s = options.Validate(); !s.ok()) return s;
+  return StagePtr<Batch>(new BatchStage(std::move(input), std::move(options)));
+}
+
+absl::Status BatchStage::StartBatch(const Example& first) {
+  Layout& l = *layout_;
+  l.rows = 0;
+  l.fresh = 0;
+  l.components.resize(first.components.size());
+  const size_t n = static_cast<size_t>(options_.batch_size);
+  for (size_t i = 0; i < first.components.size(); ++i) {
+    const Tensor& t = first.components[i];
+    Layout::Component& c = l.components[i];
+    c.in = t.dtype();
+    c.out = options_.cast.value_or(t.dtype());
+    c.shape = t.shape();
+    c.elements = t.num_elements();
+    c.in_bytes = t.byte_size();
+    c.out_bytes = static_cast<size_t>(c.elements) * DTypeSize(c.out);
+    c.channels = 1;
+    const size_t nm = options_.mean.size(), ns = options_.stddev.size();
+    if ((nm > 1 || ns > 1) && t.rank() > 0) c.channels = t.shape().back();
+    const size_t want = static_cast<size_t>(c.channels);
+    if ((nm > 1 && nm != want) || (ns > 1 && ns != want)) {
+      return absl::InvalidArgumentError(fmt::format("{}: component {} has {} channels but mean/stddev have {}/{}",
+                                                    options_.name, i, want, nm, ns));
+    }
+    c.a.assign(want, options_.scale);
+    c.b.assign(want, 0.0f);
+    for (size_t ch = 0; ch < want; ++ch) {
+      const float mean = nm == 0 ? 0.0f : options_.mean[nm == 1 ? 0 : ch];
+      const float sd = ns == 0 ? 1.0f : options_.stddev[ns == 1 ? 0 : ch];
+      c.a[ch] = options_.scale / sd;
+      c.b[ch] = -mean / sd;
+    }
+    c.data = pool_->Get(c.out_bytes * n);
+  }
+  l.labels = pool_->Get(n * sizeof(int64_t));
+  l.sources = pool_->Get(n * sizeof(int64_t));
+  l.repeats = pool_->Get(n * sizeof(int32_t));
+  return absl::OkStatus();
+}
+
+absl::Status BatchStage::AddRow(const Example& row) {
+  Layout& l = *layout_;
+  if (row.components.size() != l.components.size()) {
+    return absl::InvalidArgumentError(fmt::format("{}: example {} has {} components, the batch's first row has {}",
+                                                  options_.name, row.source_index, row.components.size(),
+                                                  l.components.size()));
+  }
+  for (size_t i = 0; i < l.components.size(); ++i) {
+    const Tensor& t = row.components[i];
+    Layout::Component& c = l.components[i];
+    if (t.dtype() != c.in || t.shape() != c.shape) {
+      return absl::InvalidArgumentError(fmt::format(
+          "{}: example {} component {} is {}{}, the batch's first row has {}{}", options_.name, row.source_index, i,
+          DTypeName(t.dtype()), ShapeString(t.shape()), DTypeName(c.in), ShapeString(c.shape)));
+    }
+    uint8_t* dst = c.data.data() + static_cast<size_t>(l.rows) * c.out_bytes;
+    const uint8_t* src = t.buffer().data();
+    if (!options_.cast.has_value()) {
+      std::memcpy(dst, src, c.in_bytes);
+    } else if (c.out == DType::kFloat32) {
+      ConvertRow(src, c.in, reinterpret_cast<float*>(dst), c.elements, c.channels, c.a.data(), c.b.data(),
+                 [](float v) { return v; });
+    } else if (c.out == DType::kFloat16) {
+      ConvertRow(src, c.in, reinterpret_cast<uint16_t*>(dst), c.elements, c.channels, c.a.data(), c.b.data(),
+                 FloatToHalf);
+    } else {
+      ConvertRow(src, c.in, reinterpret_cast<uint16_t*>(dst), c.elements, c.channels, c.a.data(), c.b.data(),
+                 FloatToBFloat16);
+    }
+  }
+  const int64_t label = row.label;
+  const int64_t source = static_cast<int64_t>(row.source_index);
+  const int32_t repeat = static_cast<int32_t>(row.repeat_index);
+  const size_t r = static_cast<size_t>(l.rows);
+  std::memcpy(l.labels.data() + r * sizeof(int64_t), &label, sizeof(label));
+  std::memcpy(l.sources.data() + r * sizeof(int64_t), &source, sizeof(source));
+  std::memcpy(l.repeats.data() + r * sizeof(int32_t), &repeat, sizeof(repeat));
+  ++l.rows;
+  if (row.fresh()) ++l.fresh;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Batch> BatchStage::FinishBatch() {
+  Layout& l = *layout_;
+  const size_t rows = static_cast<size_t>(l.rows);
+  Batch b;
+  b.num_rows = l.rows;
+  b.fresh_rows = l.fresh;
+  for (Layout::Component& c : l.components) {
+    Shape shape;
+    shape.push_back(l.rows);
+    shape.insert(shape.end(), c.shape.begin(), c.shape.end());
+    c.data.Truncate(rows * c.out_bytes);
+    absl::StatusOr<Tensor> t = Tensor::Make(c.out, std::move(shape), std::move(c.data).Freeze());
+    if (!t.ok()) return t.status();
+    b.components.push_back(*std::move(t));
+  }
+  auto column = [&](MutableBuffer& m, DType dtype) -> absl::StatusOr<Tensor> {
+    m.Truncate(rows * DTypeSize(dtype));
+    return Tensor::Make(dtype, {l.rows}, std::move(m).Freeze());
+  };
+  absl::StatusOr<Tensor> labels = column(l.labels, DType::kInt64);
+  absl::StatusOr<Tensor> sources = column(l.sources, DType::kInt64);
+  absl::StatusOr<Tensor> repeats = column(l.repeats, DType::kInt32);
+  if (!labels.ok()) return labels.status();
+  if (!sources.ok()) return sources.status();
+  if (!repeats.ok()) return repeats.status();
+  b.labels = *std::move(labels);
+  b.source_indices = *std::move(sources);
+  b.repeat_indices = *std::move(repeats);
+  l.rows = 0;
+  batches_.Add(1);
+  rows_.Add(b.num_rows);
+  fresh_rows_.Add(b.fresh_rows);
+  bytes_.Add(static_cast<int64_t>(b.ByteSize()));
+  return b;
+}
+
+absl::StatusOr<std::optional<Batch>> BatchStage::Next() {
+  if (cancelled()) return CancelledError();
+  if (!error_.ok()) return error_;
+  if (done_) return std::nullopt;
+  const int64_t t0 = internal::NowNanos();
+  int64_t rows = 0;
+  while (rows < options_.batch_size) {
+    absl::StatusOr<std::optional<Example>> r = input().Next();
+    if (!r.ok() || !r->has_value()) {
+      if (!r.ok()) {
+        error_ = r.status();
+      } else {
+        done_ = true;
+      }
+      break;
+    }
+    absl::Status s = rows == 0 ? StartBatch(**r) : absl::OkStatus();
+    if (s.ok()) s = AddRow(**r);
+    if (!s.ok()) {
+      error_ = s;
+      return s;
+    }
+    ++rows;
+  }
+  input_wait_ns_.Add(internal::NowNanos() - t0);
+  if (rows == 0 || (rows < options_.batch_size && options_.drop_remainder)) {
+    if (!error_.ok()) return error_;
+    return std::nullopt;
+  }
+  absl::StatusOr<Batch> b = FinishBatch();
+  if (!b.ok()) return error_ = b.status();
+  return std::optional<Batch>(*std::move(b));
+}
+
+StageStats BatchStage::OwnStats() const {
+  StageStats s;
+  s.name = options_.name;
+  s.elements = batches_.Get();
+  s.bytes = bytes_.Get();
+  s.input_wait = absl::Nanoseconds(input_wait_ns_.Get());
+  s.extra = {{"rows", static_cast<double>(rows_.Get())},
+             {"fresh_rows", static_cast<double>(fresh_rows_.Get())},
+             {"buffer_allocations", static_cast<double>(pool_->allocations())}};
+  return s;
+}
+
+}  // namespace dataecho
