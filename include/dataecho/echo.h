@@ -67,35 +67,25 @@ class EchoStage final : public UnaryStage<T, T> {
 
   absl::StatusOr<std::optional<T>> Next() override {
     if (this->cancelled()) return CancelledError();
-    if (remaining_ > 0) {
-      --remaining_;
-      const uint32_t k = ++repeat_;
-      emitted_.Add(1);
-      bytes_.Add(current_bytes_);
-      if (remaining_ == 0) {  // last copy: hand over the held item itself
-        T out = std::move(*current_);
-        current_.reset();
-        ElementTraits<T>::MarkRepeat(out, k);
-        return out;
-      }
-      T out = *current_;
-      ElementTraits<T>::MarkRepeat(out, k);
-      return out;
-    }
+    if (remaining_ > 0) return EmitRepeat();
     const int64_t t0 = internal::NowNanos();
     absl::StatusOr<std::optional<T>> r = this->input().Next();
     input_wait_ns_.Add(internal::NowNanos() - t0);
-    if (!r.ok() || !r->has_value()) return r;
-    current_bytes_ = static_cast<int64_t>(ElementTraits<T>::ByteSize(**r));
-    fresh_.Add(1);
-    emitted_.Add(1);
-    bytes_.Add(current_bytes_);
-    uint32_t copies = whole_;
-    if (fraction_ > 0 && rng_.Uniform() < fraction_) ++copies;
-    remaining_ = copies - 1;
-    repeat_ = 0;
-    if (remaining_ > 0) current_ = **r;
-    return r;
+    return AcceptFresh(std::move(r));
+  }
+
+  // Ready when a copy is pending or the input has an element ready.
+  bool TryNext(absl::StatusOr<std::optional<T>>* out) override {
+    if (this->cancelled()) {
+      *out = CancelledError();
+    } else if (remaining_ > 0) {
+      *out = EmitRepeat();
+    } else {
+      absl::StatusOr<std::optional<T>> r;
+      if (!this->input().TryNext(&r)) return false;
+      *out = AcceptFresh(std::move(r));
+    }
+    return true;
   }
 
  protected:
@@ -120,6 +110,37 @@ class EchoStage final : public UnaryStage<T, T> {
         whole_(static_cast<uint32_t>(std::floor(options_.factor))),
         fraction_(options_.factor - std::floor(options_.factor)),
         rng_(options_.seed) {}
+
+  absl::StatusOr<std::optional<T>> EmitRepeat() {
+    --remaining_;
+    const uint32_t k = ++repeat_;
+    emitted_.Add(1);
+    bytes_.Add(current_bytes_);
+    if (remaining_ == 0) {  // last copy: hand over the held item itself
+      T out = std::move(*current_);
+      current_.reset();
+      ElementTraits<T>::MarkRepeat(out, k);
+      return out;
+    }
+    T out = *current_;
+    ElementTraits<T>::MarkRepeat(out, k);
+    return out;
+  }
+
+  // Emits a fresh element and decides how many copies of it follow.
+  absl::StatusOr<std::optional<T>> AcceptFresh(absl::StatusOr<std::optional<T>> r) {
+    if (!r.ok() || !r->has_value()) return r;
+    current_bytes_ = static_cast<int64_t>(ElementTraits<T>::ByteSize(**r));
+    fresh_.Add(1);
+    emitted_.Add(1);
+    bytes_.Add(current_bytes_);
+    uint32_t copies = whole_;
+    if (fraction_ > 0 && rng_.Uniform() < fraction_) ++copies;
+    remaining_ = copies - 1;
+    repeat_ = 0;
+    if (remaining_ > 0) current_ = **r;
+    return r;
+  }
 
   const EchoOptions options_;
   const uint32_t whole_;

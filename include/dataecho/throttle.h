@@ -12,9 +12,10 @@
 //       std::move(source), {.latency = absl::Milliseconds(2)});
 //
 // Pacing follows a schedule: element n is released at (release of n-1) + its
-// cost when it is requested right after n-1 was released (within `spin`), else
-// at (request time) + its cost; so wake-up delays do not accumulate and a
-// busy consumer is not credited for its pauses. Waits sleep until shortly
+// cost when it is requested within one cost of n-1's release, else at
+// (request time) + its cost. So thread wake-up delays do not accumulate (the
+// long-run rate is exact), while a consumer that pauses for longer gets no
+// burst of saved-up elements afterwards. Waits sleep until shortly
 // before the deadline, then spin the rest (`spin` option) for precision, and
 // are cancelled promptly.
 //
@@ -94,11 +95,14 @@ class ThrottleStage final : public UnaryStage<T, T> {
     if (options_.bytes_per_second > 0) {
       cost_ns += 1e9 * static_cast<double>(ElementTraits<T>::ByteSize(**r)) / options_.bytes_per_second;
     }
-    // Continue the schedule if asked again right after the last release (the
-    // gap is then our own wake-up latency); start afresh after a real pause.
+    // Continue the schedule if asked again within one cost of the last
+    // release: the gap is then thread wake-up and hand-off latency, which a
+    // real upstream would have overlapped with its work. After a longer pause
+    // (the consumer did not want more), start afresh.
     const int64_t spin_ns = absl::ToInt64Nanoseconds(options_.spin);
-    const int64_t base = start - release_ns_ <= spin_ns ? release_ns_ : start;
-    release_ns_ = base + static_cast<int64_t>(cost_ns);
+    const int64_t cost = static_cast<int64_t>(cost_ns);
+    const int64_t base = start - release_ns_ <= std::max(cost, spin_ns) ? release_ns_ : start;
+    release_ns_ = base + cost;
     if (!internal::WaitUntil(mu_, cancel_, release_ns_, spin_ns)) {
       return CancelledError();
     }

@@ -1,0 +1,23 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+#include "support/examples.h"
+
+namespace dataecho::testing {
+
+Example MakeExample(uint64_t i, int64_t bytes) {
+  MutableBuffer mb(static_cast<size_t>(bytes));
+  for (int64_t j = 0; j < bytes; ++j) mb.data()[j] = static_cast<uint8_t>((i * 31 + static_cast<uint64_t>(j)) % 251);
+  Example e;
+  e.components.push_back(*Tensor::Make(DType::kUInt8, {bytes}, std::move(mb).Freeze()));
+  e.label = static_cast<int64_t>(i % 10);
+  e.source_index = i;
+  return e;
+}
+
+std::vector<Example> MakeExamples(int64_t n, int64_t bytes) {
+  std::vector<Example> v;
+  v.reserve(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v.push_back(MakeExample(static_cast<uint64_t>(i), bytes));
+  return v;
+}
+
+}  // namespace dataecho::testing

@@ -1,0 +1,47 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// Test data: Examples with known payloads, and pipeline draining helpers.
+#ifndef DATAECHO_TESTS_SUPPORT_EXAMPLES_H_
+#define DATAECHO_TESTS_SUPPORT_EXAMPLES_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dataecho/example.h"
+#include "dataecho/stage.h"
+
+namespace dataecho::testing {
+
+// Example i has one uint8 component of `bytes` bytes, byte j = (i * 31 + j) % 251,
+// shape [bytes], label i % 10, source_index i.
+Example MakeExample(uint64_t i, int64_t bytes = 16);
+std::vector<Example> MakeExamples(int64_t n, int64_t bytes = 16);
+
+// Reads until end of stream or error; returns the elements or the error.
+template <typename T>
+absl::StatusOr<std::vector<T>> Drain(Stage<T>& stage) {
+  std::vector<T> out;
+  while (true) {
+    absl::StatusOr<std::optional<T>> r = stage.Next();
+    if (!r.ok()) return r.status();
+    if (!r->has_value()) return out;
+    out.push_back(std::move(**r));
+  }
+}
+
+// Reads until end of stream or error; the elements before it and the final status.
+template <typename T>
+std::pair<std::vector<T>, absl::Status> DrainWithStatus(Stage<T>& stage) {
+  std::vector<T> out;
+  while (true) {
+    absl::StatusOr<std::optional<T>> r = stage.Next();
+    if (!r.ok()) return {std::move(out), r.status()};
+    if (!r->has_value()) return {std::move(out), absl::OkStatus()};
+    out.push_back(std::move(**r));
+  }
+}
+
+}  // namespace dataecho::testing
+
+#endif  // DATAECHO_TESTS_SUPPORT_EXAMPLES_H_
