@@ -1,0 +1,162 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// Runs the built `dataecho` binary and checks its output and exit status.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "dataecho/crc32c.h"
+#include "dataecho/image_record.h"
+#include "dataecho/object_store.h"
+#include "dataecho/tfrecord.h"
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+#include "support/temp_files.h"
+
+namespace dataecho {
+namespace {
+
+using ::dataecho::testing::TempDir;
+
+struct ToolRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+ToolRun Tool(const TempDir& dir, const std::string& args) {
+  const std::string err_path = dir.File("stderr.txt");
+  const std::string cmd = fmt::format("'{}' {} 2>'{}'", DATAECHO_TOOL_PATH, args, err_path);
+  ToolRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = testing::ReadFileOrDie(err_path);
+  return r;
+}
+
+TEST(DataechoToolTest, StatPrintsTheExactJson) {
+  TempDir dir;
+  uint64_t records = 0, bytes = 0, sum = 0;
+  for (int f = 0; f < 2; ++f) {
+    auto w = TFRecordWriter::Create(dir.File(fmt::format("part-{}.tfrecord", f)));
+    ASSERT_TRUE(w.ok());
+    for (int i = 0; i < 100 + f; ++i) {
+      const std::string payload(static_cast<size_t>(i * 7 % 300), static_cast<char>(i));
+      ASSERT_TRUE((*w)->Write(payload).ok());
+      ++records;
+      bytes += payload.size();
+      sum += Crc32c(payload);
+    }
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  const std::string want =
+      fmt::format("{{\"records\": {}, \"bytes\": {}, \"crc32c_sum\": {}, \"skipped_corrupt\": 0}}\n", records, bytes, sum);
+  ToolRun glob = Tool(dir, "stat '" + dir.File("part-*.tfrecord") + "'");
+  ToolRun r = Tool(dir, "stat " + dir.File("part-0.tfrecord") + " " + dir.File("part-1.tfrecord"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, want);
+  EXPECT_EQ(glob.exit_code, 0) << glob.err;
+  EXPECT_EQ(glob.out, want);
+}
+
+TEST(DataechoToolTest, StatErrorsGoToStderrWithTheCodeName) {
+  TempDir dir;
+  std::string bytes;
+  for (int i = 0; i < 3; ++i) AppendTFRecord(&bytes, "record" + std::to_string(i));
+  bytes[(7 + 16) + 12] ^= 1;  // payload of record 1 (records are 7 + 16 bytes)
+  testing::WriteFileOrDie(dir.File("bad"), bytes);
+  ToolRun r = Tool(dir, "stat " + dir.File("bad"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("DATA_LOSS: corrupted record at " + dir.File("bad") + ":23"), std::string::npos) << r.err;
+
+  ToolRun skip = Tool(dir, "stat --skip_corrupt " + dir.File("bad"));
+  EXPECT_EQ(skip.exit_code, 0) << skip.err;
+  const uint64_t sum = uint64_t{Crc32c("record0")} + Crc32c("record2");
+  EXPECT_EQ(skip.out, fmt::format("{{\"records\": 2, \"bytes\": 14, \"crc32c_sum\": {}, \"skipped_corrupt\": 1}}\n", sum));
+  EXPECT_EQ(Tool(dir, "stat --skip_corrupt --max_skipped=0 " + dir.File("bad")).exit_code, 1);
+
+  testing::WriteFileOrDie(dir.File("cut"), bytes.substr(0, 30));
+  ToolRun cut = Tool(dir, "stat " + dir.File("cut"));
+  EXPECT_EQ(cut.exit_code, 1);
+  EXPECT_NE(cut.err.find("DATA_LOSS: truncated record at " + dir.File("cut") + ":23"), std::string::npos) << cut.err;
+
+  ToolRun missing = Tool(dir, "stat " + dir.File("missing"));
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("NOT_FOUND"), std::string::npos) << missing.err;
+}
+
+TEST(DataechoToolTest, UsageAndHelp) {
+  TempDir dir;
+  for (const char* args : {"--help", "stat --help", "convert --help", "stat -h"}) {
+    ToolRun r = Tool(dir, args);
+    EXPECT_EQ(r.exit_code, 0) << args;
+    EXPECT_EQ(r.out.rfind("Usage: dataecho", 0), 0u) << args;
+  }
+  for (const char* args : {"", "frobnicate", "stat", "stat --format=bogus x", "stat --bogus x",
+                           "stat --format=fixed:0 x", "stat --format=idx --skip_corrupt x", "convert",
+                           "convert --images=a --labels=b --output=c --shards=0"}) {
+    ToolRun r = Tool(dir, args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_FALSE(r.err.empty()) << args;
+  }
+}
+
+TEST(DataechoToolTest, StatFixedAndIdx) {
+  TempDir dir;
+  testing::WriteFileOrDie(dir.File("fixed"), "aaaabbbbcccc");
+  ToolRun r = Tool(dir, "stat --format=fixed:4 " + dir.File("fixed"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, fmt::format("{{\"records\": 3, \"bytes\": 12, \"crc32c_sum\": {}, \"skipped_corrupt\": 0}}\n",
+                               uint64_t{Crc32c("aaaa")} + Crc32c("bbbb") + Crc32c("cccc")));
+  EXPECT_EQ(Tool(dir, "stat --format=fixed:5 " + dir.File("fixed")).exit_code, 1);
+  testing::WriteFileOrDie(dir.File("labels.idx"), std::string("\0\0\x08\x01\0\0\0\x03\x01\x02\x03", 11));
+  ToolRun idx = Tool(dir, "stat --format=idx " + dir.File("labels.idx"));
+  EXPECT_EQ(idx.exit_code, 0) << idx.err;
+  EXPECT_EQ(idx.out.rfind("{\"records\": 3, \"bytes\": 3,", 0), 0u) << idx.out;
+}
+
+TEST(DataechoToolTest, ConvertIdxToShardsReadableByDecodeImageRecord) {
+  TempDir dir;
+  // 7 images of 3x2 and labels.
+  std::string images("\0\0\x08\x03\0\0\0\x07\0\0\0\x03\0\0\0\x02", 16), labels("\0\0\x08\x01\0\0\0\x07", 8);
+  for (int r = 0; r < 7; ++r) {
+    for (int i = 0; i < 6; ++i) images += static_cast<char>(r * 10 + i);
+    labels += static_cast<char>(r % 10);
+  }
+  testing::WriteFileOrDie(dir.File("images"), images);
+  testing::WriteFileOrDie(dir.File("labels.gz"), testing::Gzip(labels));
+  for (const char* encoding : {"raw", "jpeg"}) {
+    ToolRun r = Tool(dir, fmt::format("convert --images={} --labels={} --output={} --shards=3 --encoding={}",
+                                  dir.File("images"), dir.File("labels.gz"), dir.File(encoding), encoding));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("{\"records\": 7, \"shards\": 3,", 0), 0u) << r.out;
+    std::vector<std::string> shards;
+    for (int s = 0; s < 3; ++s) shards.push_back(dir.File(fmt::format("{}-{:05d}-of-00003.tfrecord", encoding, s)));
+    auto source = MakeTFRecordSource(OpenObjectStore(), shards);
+    std::vector<int64_t> labels_seen;
+    while (true) {
+      auto next = source->Next();
+      ASSERT_TRUE(next.ok()) << next.status();
+      if (!next->has_value()) break;
+      auto ex = DecodeImageRecord(**next);
+      ASSERT_TRUE(ex.ok()) << ex.status();
+      EXPECT_EQ(ex->components[0].shape(), Shape({3, 2, 1}));
+      if (std::string(encoding) == "raw") {
+        EXPECT_EQ(ex->components[0].buffer().data()[1], ex->label * 10 + 1);
+      }
+      labels_seen.push_back(ex->label);
+    }
+    // Example i went to shard i % 3: shard 0 holds 0, 3, 6; shard 1 holds 1, 4; shard 2 holds 2, 5.
+    EXPECT_EQ(labels_seen, (std::vector<int64_t>{0, 3, 6, 1, 4, 2, 5})) << encoding;
+  }
+}
+
+}  // namespace
+}  // namespace dataecho
