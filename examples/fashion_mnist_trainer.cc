@@ -1,0 +1,131 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// fashion_mnist_trainer: trains a small MLP on Fashion-MNIST through a dataecho
+// pipeline, with data echoing, and reports how many fresh examples it needed
+// to reach a test accuracy (the data-echoing paper's measure).
+//
+//   fashion_mnist_trainer --echo=2 --insert=before_augment --fresh_budget=600000 \
+//       --json=/tmp/e2.json
+//   # upstream 4x slower than a step: shards made by `dataecho convert`, read
+//   # over loopback HTTP through a throttled store
+//   fashion_mnist_trainer --train_shards='/tmp/fmnist/train-*.tfrecord' \
+//       --upstream_ratio=4 --echo=2 --stop_at_target
+//
+// See docs/results.md for the measurements made with it.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "fmt/format.h"
+#include "trainer/trainer.h"
+
+ABSL_FLAG(std::string, idx_dir, "/usr/share/datasets/fashion-mnist",
+          "Directory of the Fashion-MNIST IDX files (the test set is always read from here)");
+ABSL_FLAG(std::string, train_shards, "",
+          "TFRecord shards for training (glob); empty: the IDX training files");
+ABSL_FLAG(int64_t, train_limit, 0, "Use only the first N training examples (0 = all)");
+ABSL_FLAG(int64_t, test_limit, 0, "Evaluate on the first N test examples (0 = all 10,000)");
+ABSL_FLAG(double, echo, 1.0, "Echo factor e >= 1 (fractional: per-item draw)");
+ABSL_FLAG(std::string, insert, "before_augment", "Echo placement: before_augment, after_augment or batch");
+ABSL_FLAG(double, upstream_ratio, 0.0,
+          "Upstream R times slower than a training step (shards over loopback HTTP through a "
+          "throttled store); 0 = local files at full speed");
+ABSL_FLAG(int, batch_size, 128, "Rows per training batch");
+ABSL_FLAG(int, shuffle_buffer, 2048, "Shuffle buffer (elements) after example echoing");
+ABSL_FLAG(int64_t, fresh_budget, 600000, "Stop after this many fresh examples");
+ABSL_FLAG(int64_t, eval_every, 20000, "Evaluate test accuracy every N fresh examples");
+ABSL_FLAG(double, target_accuracy, 0.85, "Record the fresh examples needed to reach this");
+ABSL_FLAG(bool, stop_at_target, false, "Stop once the target accuracy is reached");
+ABSL_FLAG(double, learning_rate, 0.02, "SGD learning rate");
+ABSL_FLAG(double, momentum, 0.9, "SGD momentum");
+ABSL_FLAG(std::string, lr_schedule, "constant", "constant, or cosine (to 0 at --fresh_budget)");
+ABSL_FLAG(uint64_t, seed, 1, "Seed of the model and of every random stage");
+ABSL_FLAG(std::string, json, "", "Write the result as JSON to this file");
+ABSL_FLAG(bool, no_progress, false, "No progress bar (none is drawn when stderr is not a terminal)");
+
+namespace {
+
+// One line, redrawn in place on stderr.
+void DrawProgress(int64_t fresh, int64_t budget, double accuracy) {
+  static int last_permille = -1;
+  const int permille = static_cast<int>(1000 * std::min<int64_t>(fresh, budget) / budget);
+  if (permille == last_permille) return;
+  last_permille = permille;
+  constexpr int kWidth = 30;
+  const int filled = permille * kWidth / 1000;
+  std::string bar(static_cast<size_t>(filled), '#');
+  bar.resize(kWidth, '.');
+  const std::string acc = accuracy < 0 ? "-" : fmt::format("{:.4f}", accuracy);
+  std::fprintf(stderr, "\r[%s] %5.1f%%  fresh %lld/%lld  test acc %s ", bar.c_str(), permille / 10.0,
+               static_cast<long long>(fresh), static_cast<long long>(budget), acc.c_str());
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("Trains an MLP on Fashion-MNIST through a data-echoing pipeline.");
+  absl::ParseCommandLine(argc, argv);
+
+  trainer::TrainOptions o;
+  o.idx_dir = absl::GetFlag(FLAGS_idx_dir);
+  o.train_shards = absl::GetFlag(FLAGS_train_shards);
+  o.train_limit = absl::GetFlag(FLAGS_train_limit);
+  o.test_limit = absl::GetFlag(FLAGS_test_limit);
+  o.echo = absl::GetFlag(FLAGS_echo);
+  absl::StatusOr<trainer::EchoInsert> insert = trainer::ParseEchoInsert(absl::GetFlag(FLAGS_insert));
+  if (!insert.ok()) {
+    std::fprintf(stderr, "%s\n", insert.status().ToString().c_str());
+    return 2;
+  }
+  o.insert = *insert;
+  o.upstream_ratio = absl::GetFlag(FLAGS_upstream_ratio);
+  o.batch_size = absl::GetFlag(FLAGS_batch_size);
+  o.shuffle_buffer = absl::GetFlag(FLAGS_shuffle_buffer);
+  o.fresh_budget = absl::GetFlag(FLAGS_fresh_budget);
+  o.eval_every = absl::GetFlag(FLAGS_eval_every);
+  o.target_accuracy = absl::GetFlag(FLAGS_target_accuracy);
+  o.stop_at_target = absl::GetFlag(FLAGS_stop_at_target);
+  o.learning_rate = static_cast<float>(absl::GetFlag(FLAGS_learning_rate));
+  o.momentum = static_cast<float>(absl::GetFlag(FLAGS_momentum));
+  o.lr_schedule = absl::GetFlag(FLAGS_lr_schedule);
+  o.seed = absl::GetFlag(FLAGS_seed);
+
+  const bool progress = !absl::GetFlag(FLAGS_no_progress) && isatty(STDERR_FILENO);
+  absl::StatusOr<trainer::TrainResult> result =
+      trainer::Train(o, progress ? trainer::ProgressFn(DrawProgress) : trainer::ProgressFn());
+  if (progress) std::fprintf(stderr, "\n");
+  if (!result.ok()) {
+    std::fprintf(stderr, "training failed: %s\n", result.status().ToString().c_str());
+    return 1;
+  }
+  const trainer::TrainResult& r = *result;
+  std::printf("echo %g (%s): final test accuracy %.4f after %lld fresh examples, %lld steps, %.1f s "
+              "(%.0f examples/s; evaluation %.1f s extra)\n",
+              r.echo, std::string(trainer::EchoInsertName(r.insert)).c_str(), r.final_test_accuracy,
+              static_cast<long long>(r.fresh_examples_total), static_cast<long long>(r.steps_total),
+              r.seconds_total, r.seconds_total > 0 ? r.examples_total / r.seconds_total : 0.0,
+              r.eval_seconds);
+  if (r.fresh_examples_to_target) {
+    std::printf("reached %.3f after %lld fresh examples, %lld steps, %.1f s\n", o.target_accuracy,
+                static_cast<long long>(*r.fresh_examples_to_target),
+                static_cast<long long>(*r.steps_to_target), *r.seconds_to_target);
+  } else {
+    std::printf("did not reach %.3f\n", o.target_accuracy);
+  }
+  const std::string json_path = absl::GetFlag(FLAGS_json);
+  if (!json_path.empty()) {
+    std::ofstream out(json_path);
+    out << trainer::ResultToJson(r);
+    if (!out.good()) {
+      std::fprintf(stderr, "cannot write %s\n", json_path.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,74 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// data.h: the example trainer's data: the Fashion-MNIST test set in memory,
+// and the training pipeline built with the dataecho library.
+//
+// The training pipeline, for each insertion point of Echo:
+//
+//   source (IDX in memory, or TFRecord shards; repeated epoch after epoch)
+//     -> Map(decode) -> Prefetch                      (the upstream)
+//     -> [Echo]  before_augment
+//     -> Map(random crop, padding 2 + horizontal flip)
+//     -> [Echo]  after_augment
+//     -> Shuffle(shuffle_buffer)
+//     -> Batch(float32, standardized)
+//     -> [Echo]  batch
+//     -> Prefetch(2)                                  (the trainer's input)
+//
+// With upstream_ratio > 0 the shards are served by a loopback HTTP server and
+// read through a throttled store capped so that the upstream delivers one
+// batch of fresh examples per `upstream_ratio` training steps.
+//
+//   absl::StatusOr<trainer::TestSet> test = trainer::LoadTestSet(options);
+//   auto data = trainer::MakeTrainData(options, /*upstream_examples_per_second=*/0);
+//   auto batch = (*data)->Next();
+//
+// Thread safety: TrainData is used by one thread (it wraps a pipeline).
+#ifndef DATAECHO_EXAMPLES_TRAINER_DATA_H_
+#define DATAECHO_EXAMPLES_TRAINER_DATA_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dataecho/example.h"
+#include "dataecho/stats.h"
+#include "trainer/trainer.h"
+
+namespace trainer {
+
+// The network: 28 x 28 pixels in, 10 classes out.
+inline const std::vector<int> kLayerSizes = {784, 256, 128, 10};
+// Fashion-MNIST pixel statistics (of x / 255 over the training set), used to
+// standardize inputs: x' = (x / 255 - mean) / stddev.
+inline constexpr float kPixelMean = 0.2860f;
+inline constexpr float kPixelStddev = 0.3530f;
+
+struct TestSet {
+  std::vector<float> images;  // [size, 784], standardized
+  std::vector<int64_t> labels;
+  int64_t size = 0;
+};
+
+// The test set from `options.idx_dir` (first `test_limit` images if set).
+absl::StatusOr<TestSet> LoadTestSet(const TrainOptions& options);
+
+// The training batches, endless (epochs repeat).
+class TrainData {
+ public:
+  virtual ~TrainData() = default;
+  virtual absl::StatusOr<std::optional<dataecho::Batch>> Next() = 0;
+  virtual std::vector<dataecho::StageStats> Stats() const = 0;
+};
+
+// `upstream_examples_per_second` > 0 caps the upstream (shards over HTTP);
+// 0 reads at full speed.
+absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& options,
+                                                        double upstream_examples_per_second);
+
+}  // namespace trainer
+
+#endif  // DATAECHO_EXAMPLES_TRAINER_DATA_H_

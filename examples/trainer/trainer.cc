@@ -1,0 +1,171 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+#include "trainer/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <numbers>
+#include <utility>
+
+#include "dataecho/internal/json.h"
+#include "fmt/format.h"
+#include "trainer/data.h"
+#include "trainer/mlp.h"
+
+namespace trainer {
+
+std::string_view EchoInsertName(EchoInsert insert) {
+  switch (insert) {
+    case EchoInsert::kBeforeAugment:
+      return "before_augment";
+    case EchoInsert::kAfterAugment:
+      return "after_augment";
+    case EchoInsert::kBatch:
+      return "batch";
+  }
+  return "?";
+}
+
+absl::StatusOr<EchoInsert> ParseEchoInsert(std::string_view name) {
+  for (EchoInsert insert : {EchoInsert::kBeforeAugment, EchoInsert::kAfterAugment, EchoInsert::kBatch}) {
+    if (name == EchoInsertName(insert)) return insert;
+  }
+  return absl::InvalidArgumentError(
+      fmt::format("--insert must be before_augment, after_augment or batch, got '{}'", name));
+}
+
+namespace {
+
+absl::Status Validate(const TrainOptions& o) {
+  auto bad = [](std::string message) { return absl::InvalidArgumentError(std::move(message)); };
+  if (!(o.echo >= 1.0) || !std::isfinite(o.echo)) return bad(fmt::format("echo must be >= 1, got {}", o.echo));
+  if (!(o.upstream_ratio >= 0.0) || !std::isfinite(o.upstream_ratio)) {
+    return bad(fmt::format("upstream_ratio must be >= 0, got {}", o.upstream_ratio));
+  }
+  if (o.upstream_ratio > 0 && o.train_shards.empty()) {
+    return bad("upstream_ratio > 0 reads TFRecord shards over HTTP: set train_shards");
+  }
+  if (o.batch_size < 1 || o.shuffle_buffer < 1 || o.prefetch_depth < 1 || o.decode_parallelism < 1) {
+    return bad("batch_size, shuffle_buffer, prefetch_depth and decode_parallelism must be >= 1");
+  }
+  if (o.fresh_budget < 1 || o.eval_every < 1) return bad("fresh_budget and eval_every must be >= 1");
+  if (o.train_limit < 0 || o.test_limit < 0) return bad("train_limit and test_limit must be >= 0");
+  if (!(o.learning_rate > 0) || !(o.momentum >= 0 && o.momentum < 1) || !(o.weight_decay >= 0)) {
+    return bad("learning_rate must be > 0, momentum in [0, 1), weight_decay >= 0");
+  }
+  if (o.lr_schedule != "constant" && o.lr_schedule != "cosine") {
+    return bad(fmt::format("lr_schedule must be constant or cosine, got '{}'", o.lr_schedule));
+  }
+  return absl::OkStatus();
+}
+
+float LearningRate(const TrainOptions& o, int64_t fresh) {
+  if (o.lr_schedule == "constant") return o.learning_rate;
+  const double progress = std::min(1.0, static_cast<double>(fresh) / static_cast<double>(o.fresh_budget));
+  return static_cast<float>(o.learning_rate * 0.5 * (1.0 + std::cos(std::numbers::pi * progress)));
+}
+
+// Seconds of one training step of `model` on a batch of `rows` rows (median
+// of a few, on synthetic data): what "upstream R times slower than a step"
+// is measured against.
+double MeasureStepSeconds(const TrainOptions& o, const TestSet& test) {
+  Mlp model(kLayerSizes, o.seed);
+  Sgd sgd(model, {.learning_rate = o.learning_rate, .momentum = o.momentum});
+  const int rows = static_cast<int>(std::min<int64_t>(o.batch_size, test.size));
+  std::vector<double> seconds;
+  for (int i = 0; i < 25; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    model.ComputeGradients(test.images.data(), test.labels.data(), rows);
+    sgd.Step(model);
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(seconds.begin() + 5, seconds.end());
+  return seconds[5 + (seconds.size() - 5) / 2] * o.batch_size / rows;
+}
+
+}  // namespace
+
+absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progress) {
+  if (absl::Status s = Validate(o); !s.ok()) return s;
+  absl::StatusOr<TestSet> test = LoadTestSet(o);
+  if (!test.ok()) return test.status();
+
+  // The upstream rate: R times slower than a step means one batch of fresh
+  // examples every R step times.
+  double upstream_examples_per_second = 0;
+  if (o.upstream_ratio > 0) {
+    upstream_examples_per_second = o.batch_size / (o.upstream_ratio * MeasureStepSeconds(o, *test));
+  }
+  absl::StatusOr<std::unique_ptr<TrainData>> data = MakeTrainData(o, upstream_examples_per_second);
+  if (!data.ok()) return data.status();
+
+  Mlp model(kLayerSizes, o.seed);
+  Sgd sgd(model, {.learning_rate = o.learning_rate, .momentum = o.momentum, .weight_decay = o.weight_decay});
+  TrainResult result;
+  result.echo = o.echo;
+  result.insert = o.insert;
+
+  using Clock = std::chrono::steady_clock;
+  double train_seconds = 0;  // excludes evaluations
+  Clock::time_point resumed = Clock::now();
+  double accuracy = -1;
+  auto evaluate = [&] {
+    train_seconds += std::chrono::duration<double>(Clock::now() - resumed).count();
+    const auto t0 = Clock::now();
+    accuracy = model.Accuracy(test->images.data(), test->labels.data(), static_cast<int>(test->size));
+    result.eval_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    result.curve.push_back({result.fresh_examples_total, accuracy});
+    if (!result.fresh_examples_to_target && accuracy >= o.target_accuracy) {
+      result.fresh_examples_to_target = result.fresh_examples_total;
+      result.steps_to_target = result.steps_total;
+      result.seconds_to_target = train_seconds;
+    }
+    resumed = Clock::now();
+  };
+
+  int64_t next_eval = o.eval_every;
+  while (result.fresh_examples_total < o.fresh_budget) {
+    absl::StatusOr<std::optional<dataecho::Batch>> batch = (*data)->Next();
+    if (!batch.ok()) return batch.status();
+    if (!batch->has_value()) break;  // the source ran dry (it repeats, so only with tiny budgets)
+    const dataecho::Batch& b = **batch;
+    const int rows = static_cast<int>(b.num_rows);
+    model.ComputeGradients(b.components[0].data<float>().data(), b.labels.data<int64_t>().data(), rows);
+    sgd.Step(model, LearningRate(o, result.fresh_examples_total));
+    ++result.steps_total;
+    result.examples_total += rows;
+    result.fresh_examples_total += b.fresh_rows;
+    const bool done = result.fresh_examples_total >= o.fresh_budget;
+    if (result.fresh_examples_total >= next_eval || done) {
+      evaluate();
+      while (next_eval <= result.fresh_examples_total) next_eval += o.eval_every;
+      if (o.stop_at_target && result.fresh_examples_to_target) break;
+    }
+    if (progress) progress(result.fresh_examples_total, o.fresh_budget, accuracy);
+  }
+  if (result.curve.empty() || result.curve.back().fresh_examples != result.fresh_examples_total) {
+    evaluate();
+  }
+  result.final_test_accuracy = accuracy;
+  result.seconds_total = train_seconds;
+  return result;
+}
+
+std::string ResultToJson(const TrainResult& r) {
+  using dataecho::internal::JsonNumber;
+  auto optional_number = [](const auto& v) { return v ? JsonNumber(static_cast<double>(*v)) : "null"; };
+  std::string curve;
+  for (const CurvePoint& p : r.curve) {
+    if (!curve.empty()) curve += ", ";
+    curve += fmt::format("[{}, {}]", p.fresh_examples, JsonNumber(p.test_accuracy));
+  }
+  return fmt::format(
+      "{{\"echo\": {}, \"insert\": {}, \"fresh_examples_to_target\": {}, \"steps_to_target\": {}, "
+      "\"seconds_to_target\": {}, \"final_test_accuracy\": {}, \"fresh_examples_total\": {}, "
+      "\"curve\": [{}]}}\n",
+      JsonNumber(r.echo), dataecho::internal::JsonQuote(EchoInsertName(r.insert)),
+      optional_number(r.fresh_examples_to_target), optional_number(r.steps_to_target),
+      optional_number(r.seconds_to_target), JsonNumber(r.final_test_accuracy), r.fresh_examples_total,
+      curve);
+}
+
+}  // namespace trainer

@@ -1,0 +1,128 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// trainer.h: trains the example MLP on Fashion-MNIST through a dataecho
+// pipeline and measures how many *fresh* examples it needs.
+//
+// The training data flows through the library: records are read (IDX files or
+// TFRecord shards, locally or over HTTP from a throttled store), decoded,
+// prefetched, echoed at the chosen insertion point, augmented (random crop with
+// 2-pixel padding + horizontal flip), shuffled, batched as float32 and
+// prefetched again. Test accuracy on the 10,000-image test set is measured
+// every `eval_every` fresh examples; the run records when it first reaches
+// `target_accuracy`.
+//
+//   trainer::TrainOptions options;
+//   options.echo = 2.0;
+//   options.insert = trainer::EchoInsert::kBeforeAugment;
+//   absl::StatusOr<trainer::TrainResult> result = trainer::Train(options);
+//   if (!result.ok()) return result.status();
+//   std::string json = trainer::ResultToJson(*result);
+//
+// Thread safety: Train() may run concurrently with itself (no shared state).
+#ifndef DATAECHO_EXAMPLES_TRAINER_TRAINER_H_
+#define DATAECHO_EXAMPLES_TRAINER_TRAINER_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace trainer {
+
+// Where Echo sits in the pipeline (the paper's three insertion points).
+enum class EchoInsert {
+  kBeforeAugment,  // example echoing, then augmentation: each copy is cropped anew
+  kAfterAugment,   // augmentation, then example echoing: copies are identical
+  kBatch,          // batch echoing: whole batches repeated after Batch
+};
+// "before_augment", "after_augment", "batch".
+std::string_view EchoInsertName(EchoInsert insert);
+// Parses a name above; INVALID_ARGUMENT otherwise.
+absl::StatusOr<EchoInsert> ParseEchoInsert(std::string_view name);
+
+struct TrainOptions {
+  // Directory with the four Fashion-MNIST IDX files (train-images-idx3-ubyte.gz, ...).
+  // The test set is always read from here.
+  std::string idx_dir = "/usr/share/datasets/fashion-mnist";
+  // TFRecord shards for training (a glob such as "/data/fmnist/train-*.tfrecord",
+  // or "" to read the IDX training files). With `upstream_ratio` > 0 they are
+  // served over loopback HTTP from a throttled store.
+  std::string train_shards;
+  // Use only the first this many training / test examples; 0 = all.
+  int64_t train_limit = 0;
+  int64_t test_limit = 0;
+
+  // Echo factor e >= 1 and where it applies.
+  double echo = 1.0;
+  EchoInsert insert = EchoInsert::kBeforeAugment;
+  // Upstream R times slower than one training step (R > 0 needs
+  // `train_shards`); 0 = read as fast as the files allow.
+  double upstream_ratio = 0.0;
+
+  int batch_size = 128;
+  int shuffle_buffer = 2048;  // elements; follows example echoing
+  int prefetch_depth = 4096;  // examples buffered at the prefetch boundary before Echo
+  int decode_parallelism = 1;
+
+  // Training ends after this many fresh examples (distinct upstream reads).
+  int64_t fresh_budget = 600000;
+  // Test accuracy every this many fresh examples (and at the end).
+  int64_t eval_every = 20000;
+  double target_accuracy = 0.85;
+  bool stop_at_target = false;
+
+  // SGD with momentum. `lr_schedule`: "constant", or "cosine" (decays to 0 at
+  // `fresh_budget` fresh examples: the schedule follows fresh data, not steps).
+  float learning_rate = 0.02f;
+  float momentum = 0.9f;
+  float weight_decay = 0.0f;
+  std::string lr_schedule = "constant";
+
+  // Seeds the model's initialization and every random stage.
+  uint64_t seed = 1;
+};
+
+// One evaluation: fresh examples seen so far and test accuracy.
+struct CurvePoint {
+  int64_t fresh_examples = 0;
+  double test_accuracy = 0.0;
+};
+
+struct TrainResult {
+  double echo = 1.0;
+  EchoInsert insert = EchoInsert::kBeforeAugment;
+  // First evaluation at or above the target; nullopt if never reached.
+  std::optional<int64_t> fresh_examples_to_target;
+  std::optional<int64_t> steps_to_target;
+  std::optional<double> seconds_to_target;  // training wall clock, evaluations excluded
+  double final_test_accuracy = 0.0;
+  int64_t fresh_examples_total = 0;
+  int64_t steps_total = 0;
+  int64_t examples_total = 0;  // rows trained on, repeats included
+  double seconds_total = 0.0;  // training wall clock, evaluations excluded
+  double eval_seconds = 0.0;
+  std::vector<CurvePoint> curve;
+};
+
+// Progress reports: called after every step with fresh examples so far, the
+// budget, and the latest test accuracy (negative before the first evaluation).
+using ProgressFn = std::function<void(int64_t fresh, int64_t budget, double accuracy)>;
+
+// Runs one training as `options` says. INVALID_ARGUMENT for bad options,
+// otherwise whatever reading the data returns.
+absl::StatusOr<TrainResult> Train(const TrainOptions& options, const ProgressFn& progress = {});
+
+// The result as one JSON object with exactly the fields
+// {"echo", "insert", "fresh_examples_to_target", "steps_to_target",
+//  "seconds_to_target", "final_test_accuracy", "fresh_examples_total", "curve"}
+// (values not reached are null; curve = [[fresh_examples, test_accuracy], ...]).
+std::string ResultToJson(const TrainResult& result);
+
+}  // namespace trainer
+
+#endif  // DATAECHO_EXAMPLES_TRAINER_TRAINER_H_

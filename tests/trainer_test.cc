@@ -1,0 +1,178 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// Tests of the example trainer (examples/trainer/trainer.h): short real
+// training runs on a subset of Fashion-MNIST (Debian's dataset-fashion-mnist)
+// through the library pipeline, locally and over loopback HTTP.
+#include "trainer/trainer.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "dataecho/image_record.h"
+#include "dataecho/tfrecord.h"
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+#include "trainer/data.h"
+
+namespace trainer {
+namespace {
+
+TrainOptions SmallRun() {
+  TrainOptions o;
+  o.train_limit = 3000;
+  o.test_limit = 1000;
+  o.fresh_budget = 15000;
+  o.eval_every = 5000;
+  o.shuffle_buffer = 512;
+  o.prefetch_depth = 256;
+  o.learning_rate = 0.05f;
+  return o;
+}
+
+TEST(TrainerTest, ShortRunLearnsWellAboveChance) {
+  absl::StatusOr<TrainResult> r = Train(SmallRun());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_GE(r->final_test_accuracy, 0.6);  // chance is 0.1
+  EXPECT_GE(r->fresh_examples_total, 15000);
+  EXPECT_LT(r->fresh_examples_total, 15000 + 128);
+  EXPECT_EQ(r->examples_total, r->fresh_examples_total);  // e = 1: every row fresh
+  ASSERT_EQ(r->curve.size(), 3u);
+  for (size_t i = 0; i < r->curve.size(); ++i) {
+    EXPECT_GE(r->curve[i].fresh_examples, static_cast<int64_t>(5000 * (i + 1)));
+    EXPECT_LT(r->curve[i].fresh_examples, static_cast<int64_t>(5000 * (i + 1) + 128));
+  }
+  EXPECT_EQ(r->curve.back().test_accuracy, r->final_test_accuracy);
+}
+
+TEST(TrainerTest, SameSeedSameRunOtherSeedOtherRun) {
+  TrainOptions o = SmallRun();
+  o.fresh_budget = 4000;
+  o.eval_every = 2000;
+  o.echo = 1.5;
+  absl::StatusOr<TrainResult> a = Train(o);
+  absl::StatusOr<TrainResult> b = Train(o);
+  o.seed = 2;
+  absl::StatusOr<TrainResult> c = Train(o);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(a->steps_total, b->steps_total);
+  EXPECT_EQ(a->final_test_accuracy, b->final_test_accuracy);
+  EXPECT_NE(a->final_test_accuracy, c->final_test_accuracy);
+}
+
+// Every insertion point repeats data e times: e times the rows per fresh example.
+TEST(TrainerTest, EchoMultipliesRowsPerFreshExample) {
+  for (EchoInsert insert : {EchoInsert::kBeforeAugment, EchoInsert::kAfterAugment, EchoInsert::kBatch}) {
+    TrainOptions o = SmallRun();
+    o.fresh_budget = 8000;
+    o.eval_every = 8000;
+    o.echo = 3.0;
+    o.insert = insert;
+    absl::StatusOr<TrainResult> r = Train(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    const double ratio = static_cast<double>(r->examples_total) / r->fresh_examples_total;
+    EXPECT_NEAR(ratio, 3.0, 0.1) << EchoInsertName(insert);
+    EXPECT_EQ(r->insert, insert);
+  }
+}
+
+TEST(TrainerTest, StopsAtTarget) {
+  TrainOptions o = SmallRun();
+  o.target_accuracy = 0.3;
+  o.eval_every = 1000;
+  o.stop_at_target = true;
+  absl::StatusOr<TrainResult> r = Train(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->fresh_examples_to_target.has_value());
+  EXPECT_EQ(*r->fresh_examples_to_target, r->fresh_examples_total);
+  EXPECT_LT(r->fresh_examples_total, o.fresh_budget);
+  EXPECT_GT(*r->steps_to_target, 0);
+  EXPECT_GE(*r->seconds_to_target, 0.0);
+  EXPECT_GE(r->final_test_accuracy, 0.3);
+}
+
+TEST(TrainerTest, JsonHasExactlyTheFields) {
+  TrainResult r;
+  r.echo = 1.5;
+  r.insert = EchoInsert::kAfterAugment;
+  r.final_test_accuracy = 0.8612;
+  r.fresh_examples_total = 600064;
+  r.curve = {{20000, 0.75}, {40000, 0.8}};
+  EXPECT_EQ(ResultToJson(r),
+            "{\"echo\": 1.5, \"insert\": \"after_augment\", \"fresh_examples_to_target\": null, "
+            "\"steps_to_target\": null, \"seconds_to_target\": null, \"final_test_accuracy\": 0.8612, "
+            "\"fresh_examples_total\": 600064, \"curve\": [[20000, 0.75], [40000, 0.8]]}\n");
+  r.fresh_examples_to_target = 40000;
+  r.steps_to_target = 313;
+  r.seconds_to_target = 2.5;
+  const std::string json = ResultToJson(r);
+  EXPECT_NE(json.find("\"fresh_examples_to_target\": 40000, \"steps_to_target\": 313, "
+                      "\"seconds_to_target\": 2.5,"),
+            std::string::npos)
+      << json;
+}
+
+TEST(TrainerTest, RejectsBadOptions) {
+  TrainOptions o = SmallRun();
+  o.echo = 0.5;
+  EXPECT_EQ(Train(o).status().code(), absl::StatusCode::kInvalidArgument);
+  o = SmallRun();
+  o.upstream_ratio = 2;  // needs shards
+  EXPECT_EQ(Train(o).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseEchoInsert("middle").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(*ParseEchoInsert("batch"), EchoInsert::kBatch);
+  o = SmallRun();
+  o.idx_dir = "/nonexistent";
+  EXPECT_EQ(Train(o).status().code(), absl::StatusCode::kNotFound);
+}
+
+// Shards written from the IDX subset, read back over loopback HTTP through
+// the throttled store: the run trains on them and counts fresh examples the same.
+TEST(TrainerTest, TrainsFromShardsOverHttp) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("trainer_test_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  TrainOptions o = SmallRun();
+  o.test_limit = 3000;  // the shards hold the first 3,000 test images
+  absl::StatusOr<TestSet> images = LoadTestSet(o);
+  ASSERT_TRUE(images.ok()) << images.status();
+  // Undo the standardization: the records hold raw pixels.
+  for (int shard = 0; shard < 2; ++shard) {
+    auto writer = dataecho::TFRecordWriter::Create((dir / fmt::format("train-{}.tfrecord", shard)).string());
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    for (int64_t i = shard; i < images->size; i += 2) {
+      dataecho::MutableBuffer pixels(784);
+      for (int p = 0; p < 784; ++p) {
+        const float raw = (images->images[i * 784 + p] * kPixelStddev + kPixelMean) * 255.0f;
+        pixels.data()[p] = static_cast<uint8_t>(std::lround(raw));
+      }
+      auto tensor = dataecho::Tensor::Make(dataecho::DType::kUInt8, {28, 28, 1}, std::move(pixels).Freeze());
+      ASSERT_TRUE(tensor.ok());
+      auto payload = dataecho::EncodeImageRecord(*tensor, images->labels[i]);
+      ASSERT_TRUE(payload.ok()) << payload.status();
+      ASSERT_TRUE((*writer)->Write(*payload).ok());
+    }
+    ASSERT_TRUE((*writer)->Close().ok());
+  }
+  o.train_shards = (dir / "train-*.tfrecord").string();
+  o.test_limit = 1000;
+  o.fresh_budget = 8000;
+  o.eval_every = 4000;
+  o.echo = 2.0;
+  o.upstream_ratio = 2.0;
+  absl::StatusOr<TrainResult> r = Train(o);
+  std::filesystem::remove_all(dir);
+  if (r.status().code() == absl::StatusCode::kUnimplemented) {
+    GTEST_SKIP() << "this build has no HTTP object store: " << r.status();
+  }
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_GE(r->fresh_examples_total, 8000);
+  EXPECT_NEAR(static_cast<double>(r->examples_total) / r->fresh_examples_total, 2.0, 0.1);
+  EXPECT_GE(r->final_test_accuracy, 0.5);  // trained on the test images themselves
+}
+
+}  // namespace
+}  // namespace trainer
