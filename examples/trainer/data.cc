@@ -1,8 +1,6 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "trainer/data.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -11,6 +9,7 @@
 
 #include "dataecho/augment.h"
 #include "dataecho/glob.h"
+#include "dataecho/idx.h"
 #include "dataecho/image_record.h"
 #include "dataecho/object_store.h"
 #include "dataecho/pipeline.h"
@@ -33,67 +32,23 @@ uint64_t DeriveSeed(uint64_t seed, uint64_t stage) {
   return z ^ (z >> 31);
 }
 
-// An IDX file (gzip-compressed or not): the bytes after its header, and its
-// dimensions.
-struct Idx {
-  std::vector<int64_t> dims;
-  std::string data;
-};
-
-absl::StatusOr<Idx> ReadIdx(const std::string& path, int expected_rank, int64_t limit) {
-  gzFile f = gzopen(path.c_str(), "rb");  // reads plain files as they are, too
-  if (f == nullptr) return absl::NotFoundError(fmt::format("cannot open {}", path));
-  std::string bytes;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof(buf))) > 0) bytes.append(buf, static_cast<size_t>(n));
-  const bool failed = n < 0;
-  gzclose(f);
-  if (failed) return absl::DataLossError(fmt::format("{}: corrupt gzip stream", path));
-  auto be32 = [&](size_t off) {
-    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + off);
-    return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
-  };
-  if (bytes.size() < 4 || be32(0) != 0x800u + static_cast<uint32_t>(expected_rank) ||
-      bytes.size() < 4 + 4 * static_cast<size_t>(expected_rank)) {
-    return absl::DataLossError(fmt::format("{}:0: not a uint8 IDX file of rank {}", path, expected_rank));
+// The first `limit` (0 = all) examples of an IDX image/label file pair, read
+// through the library's IDX source: uint8 [28, 28, 1] images and labels.
+absl::StatusOr<std::vector<dataecho::Example>> ReadIdxExamples(const std::string& dir,
+                                                               const std::string& prefix, int64_t limit) {
+  dataecho::StagePtr<dataecho::Example> source =
+      dataecho::MakeIdxSource(dataecho::OpenObjectStore(), fmt::format("{}/{}-images-idx3-ubyte.gz", dir, prefix),
+                              fmt::format("{}/{}-labels-idx1-ubyte.gz", dir, prefix));
+  std::vector<dataecho::Example> out;
+  while (limit == 0 || static_cast<int64_t>(out.size()) < limit) {
+    absl::StatusOr<std::optional<dataecho::Example>> ex = source->Next();
+    if (!ex.ok()) return ex.status();
+    if (!ex->has_value()) break;
+    if ((*ex)->components.size() != 1 || (*ex)->components[0].num_elements() != kPixels) {
+      return absl::InvalidArgumentError(fmt::format("{}/{}: expected 28x28 images", dir, prefix));
+    }
+    out.push_back(**std::move(ex));
   }
-  Idx idx;
-  int64_t count = 1;
-  for (int i = 0; i < expected_rank; ++i) {
-    idx.dims.push_back(be32(4 + 4 * static_cast<size_t>(i)));
-    count *= idx.dims.back();
-  }
-  const size_t header = 4 + 4 * static_cast<size_t>(expected_rank);
-  if (bytes.size() - header != static_cast<size_t>(count)) {
-    return absl::DataLossError(fmt::format("{}:{}: {} data bytes, header promises {}", path, header,
-                                           bytes.size() - header, count));
-  }
-  if (limit > 0 && limit < idx.dims[0]) {
-    count = count / idx.dims[0] * limit;
-    idx.dims[0] = limit;
-  }
-  idx.data = bytes.substr(header, static_cast<size_t>(count));
-  return idx;
-}
-
-struct ImagesAndLabels {
-  dataecho::Buffer pixels;  // [n, 28, 28] uint8
-  std::vector<int64_t> labels;
-};
-
-absl::StatusOr<ImagesAndLabels> ReadImagesAndLabels(const std::string& dir, const std::string& prefix,
-                                                    int64_t limit) {
-  absl::StatusOr<Idx> images = ReadIdx(fmt::format("{}/{}-images-idx3-ubyte.gz", dir, prefix), 3, limit);
-  if (!images.ok()) return images.status();
-  absl::StatusOr<Idx> labels = ReadIdx(fmt::format("{}/{}-labels-idx1-ubyte.gz", dir, prefix), 1, limit);
-  if (!labels.ok()) return labels.status();
-  if (images->dims[1] != kSide || images->dims[2] != kSide || labels->dims[0] != images->dims[0]) {
-    return absl::InvalidArgumentError(fmt::format("{}/{}: expected N 28x28 images and N labels", dir, prefix));
-  }
-  ImagesAndLabels out;
-  out.pixels = dataecho::Buffer::CopyOf(images->data);
-  for (char c : labels->data) out.labels.push_back(static_cast<unsigned char>(c));
   return out;
 }
 
@@ -113,38 +68,35 @@ class PipelineData final : public TrainData {
 // The IDX training set in memory, as an endless stream of Examples: each
 // epoch in a new seeded order, and with source indices unique across epochs
 // (epoch * N + i) so that augmentations differ from epoch to epoch.
-dataecho::StagePtr<dataecho::Example> IdxSource(ImagesAndLabels train, uint64_t seed) {
-  const int64_t n = static_cast<int64_t>(train.labels.size());
+dataecho::StagePtr<dataecho::Example> IdxSource(std::vector<dataecho::Example> train, uint64_t seed) {
   struct State {
-    ImagesAndLabels data;
-    std::vector<int64_t> order;
+    std::vector<dataecho::Example> examples;
+    std::vector<size_t> order;
     std::mt19937_64 gen;
-    int64_t epoch = -1;
-    int64_t pos = 0;
+    uint64_t epoch = 0;
+    bool started = false;
+    size_t pos = 0;
   };
   auto state = std::make_shared<State>();
-  state->data = std::move(train);
-  state->order.resize(static_cast<size_t>(n));
+  state->examples = std::move(train);
+  state->order.resize(state->examples.size());
   state->gen.seed(seed);
-  state->pos = n;
+  state->pos = state->order.size();
   return dataecho::GeneratorSource<dataecho::Example>(
-      [state, n]() -> absl::StatusOr<std::optional<dataecho::Example>> {
+      [state]() -> absl::StatusOr<std::optional<dataecho::Example>> {
         State& s = *state;
+        const size_t n = s.order.size();
         if (n == 0) return std::nullopt;
-        if (s.pos == n) {
-          std::iota(s.order.begin(), s.order.end(), 0);
+        if (s.pos == n) {  // a new epoch, in a new order
+          s.epoch = s.started ? s.epoch + 1 : 0;
+          s.started = true;
+          std::iota(s.order.begin(), s.order.end(), size_t{0});
           std::shuffle(s.order.begin(), s.order.end(), s.gen);
-          ++s.epoch;
           s.pos = 0;
         }
-        const int64_t i = s.order[static_cast<size_t>(s.pos++)];
-        absl::StatusOr<dataecho::Tensor> image = dataecho::Tensor::Make(
-            dataecho::DType::kUInt8, {kSide, kSide, 1}, s.data.pixels.Slice(static_cast<size_t>(i) * kPixels, kPixels));
-        if (!image.ok()) return image.status();
-        dataecho::Example ex;
-        ex.components.push_back(*std::move(image));
-        ex.label = s.data.labels[static_cast<size_t>(i)];
-        ex.source_index = static_cast<uint64_t>(s.epoch * n + i);
+        const size_t i = s.order[s.pos++];
+        dataecho::Example ex = s.examples[i];  // shares the pixels
+        ex.source_index = s.epoch * n + i;
         return ex;
       });
 }
@@ -173,15 +125,16 @@ dataecho::StagePtr<dataecho::Record> ShardSource(std::shared_ptr<dataecho::Objec
 }  // namespace
 
 absl::StatusOr<TestSet> LoadTestSet(const TrainOptions& o) {
-  absl::StatusOr<ImagesAndLabels> test = ReadImagesAndLabels(o.idx_dir, "t10k", o.test_limit);
+  absl::StatusOr<std::vector<dataecho::Example>> test = ReadIdxExamples(o.idx_dir, "t10k", o.test_limit);
   if (!test.ok()) return test.status();
   TestSet out;
-  out.size = static_cast<int64_t>(test->labels.size());
-  out.labels = std::move(test->labels);
-  out.images.resize(test->pixels.size());
-  const uint8_t* p = test->pixels.data();
-  for (size_t i = 0; i < out.images.size(); ++i) {
-    out.images[i] = (p[i] * (1.0f / 255.0f) - kPixelMean) / kPixelStddev;
+  out.size = static_cast<int64_t>(test->size());
+  out.images.reserve(test->size() * kPixels);
+  for (const dataecho::Example& ex : *test) {
+    for (uint8_t p : ex.components[0].data<uint8_t>()) {
+      out.images.push_back((p * (1.0f / 255.0f) - kPixelMean) / kPixelStddev);
+    }
+    out.labels.push_back(ex.label);
   }
   return out;
 }
@@ -192,7 +145,7 @@ absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
   std::unique_ptr<dataecho::testing::HttpServer> server;
   dataecho::Pipeline<Example> upstream(absl::UnknownError("unset"));
   if (o.train_shards.empty()) {
-    absl::StatusOr<ImagesAndLabels> train = ReadImagesAndLabels(o.idx_dir, "train", o.train_limit);
+    absl::StatusOr<std::vector<dataecho::Example>> train = ReadIdxExamples(o.idx_dir, "train", o.train_limit);
     if (!train.ok()) return train.status();
     upstream = dataecho::From(IdxSource(*std::move(train), DeriveSeed(o.seed, 1)));
   } else {
