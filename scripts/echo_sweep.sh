@@ -18,9 +18,11 @@ run() {  # insert echo seed
     --batch_size=128 --shuffle_buffer=2048 --no_progress --json="$f.tmp" | tee -a "$OUT/log.txt"
   mv "$f.tmp" "$f"
 }
-for seed in $SEEDS; do
-  run before_augment 1 "$seed"
-  for insert in before_augment after_augment batch; do
+# Insertion point by insertion point, so that a partial sweep has every seed
+# of the first ones.
+for seed in $SEEDS; do run before_augment 1 "$seed"; done
+for insert in before_augment after_augment batch; do
+  for seed in $SEEDS; do
     for e in 2 4 1.5 3; do run "$insert" "$e" "$seed"; done
   done
 done

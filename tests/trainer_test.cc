@@ -50,8 +50,8 @@ TEST(TrainerTest, ShortRunLearnsWellAboveChance) {
 
 TEST(TrainerTest, SameSeedSameRunOtherSeedOtherRun) {
   TrainOptions o = SmallRun();
-  o.fresh_budget = 4000;
-  o.eval_every = 2000;
+  o.fresh_budget = 3000;
+  o.eval_every = 1500;
   o.echo = 1.5;
   absl::StatusOr<TrainResult> a = Train(o);
   absl::StatusOr<TrainResult> b = Train(o);
@@ -67,8 +67,8 @@ TEST(TrainerTest, SameSeedSameRunOtherSeedOtherRun) {
 TEST(TrainerTest, EchoMultipliesRowsPerFreshExample) {
   for (EchoInsert insert : {EchoInsert::kBeforeAugment, EchoInsert::kAfterAugment, EchoInsert::kBatch}) {
     TrainOptions o = SmallRun();
-    o.fresh_budget = 8000;
-    o.eval_every = 8000;
+    o.fresh_budget = 3000;
+    o.eval_every = 3000;
     o.echo = 3.0;
     o.insert = insert;
     absl::StatusOr<TrainResult> r = Train(o);

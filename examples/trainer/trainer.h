@@ -66,7 +66,9 @@ struct TrainOptions {
 
   int batch_size = 128;
   int shuffle_buffer = 2048;  // elements; follows example echoing
-  int prefetch_depth = 4096;  // examples buffered at the prefetch boundary before Echo
+  // Examples buffered at the prefetch boundary before Echo. Small, so that the
+  // upstream cannot bank much work while the trainer evaluates.
+  int prefetch_depth = 256;
   int decode_parallelism = 1;
 
   // Training ends after this many fresh examples (distinct upstream reads).
