@@ -35,6 +35,11 @@ ABSL_FLAG(std::string, insert, "before_augment", "Echo placement: before_augment
 ABSL_FLAG(double, upstream_ratio, 0.0,
           "Upstream R times slower than a training step (shards over loopback HTTP through a "
           "throttled store); 0 = local files at full speed");
+ABSL_FLAG(bool, upstream_http, true,
+          "With --upstream_ratio: serve the shards over loopback HTTP (else the throttled store "
+          "reads the local files)");
+ABSL_FLAG(double, step_ms, 0,
+          "With --upstream_ratio: the step time R refers to, in ms (0 = measure it at start)");
 ABSL_FLAG(int, batch_size, 128, "Rows per training batch");
 ABSL_FLAG(int, shuffle_buffer, 2048, "Shuffle buffer (elements) after example echoing");
 ABSL_FLAG(int64_t, fresh_budget, 600000, "Stop after this many fresh examples");
@@ -85,6 +90,8 @@ int main(int argc, char** argv) {
   }
   o.insert = *insert;
   o.upstream_ratio = absl::GetFlag(FLAGS_upstream_ratio);
+  o.upstream_over_http = absl::GetFlag(FLAGS_upstream_http);
+  o.step_seconds = absl::GetFlag(FLAGS_step_ms) * 1e-3;
   o.batch_size = absl::GetFlag(FLAGS_batch_size);
   o.shuffle_buffer = absl::GetFlag(FLAGS_shuffle_buffer);
   o.fresh_budget = absl::GetFlag(FLAGS_fresh_budget);
@@ -111,6 +118,10 @@ int main(int argc, char** argv) {
               static_cast<long long>(r.fresh_examples_total), static_cast<long long>(r.steps_total),
               r.seconds_total, r.seconds_total > 0 ? r.examples_total / r.seconds_total : 0.0,
               r.eval_seconds);
+  if (r.upstream_examples_per_second > 0) {
+    std::printf("upstream capped at %.0f fresh examples/s (%.2f ms per step measured, ratio %g)\n",
+                r.upstream_examples_per_second, r.step_seconds * 1e3, o.upstream_ratio);
+  }
   if (r.fresh_examples_to_target) {
     std::printf("reached %.3f after %lld fresh examples, %lld steps, %.1f s\n", o.target_accuracy,
                 static_cast<long long>(*r.fresh_examples_to_target),

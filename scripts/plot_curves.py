@@ -36,17 +36,18 @@ def svg(curves, title, target, y_min, y_max):
     pw, ph = w - left - right, h - top - bottom
     x_max = max(p[0] for _, pts in curves.values() for p in pts)
     x_step = 100000 if x_max > 300000 else 50000 if x_max > 100000 else 10000
-    x_max = ((x_max + x_step - 1) // x_step) * x_step
+    x_max = ((int(x_max) - 1000 + x_step - 1) // x_step) * x_step  # 600,064 -> 600k
 
     def px(x):
         return left + pw * x / x_max
 
     def py(y):
-        return top + ph * (1 - (min(max(y, y_min), y_max) - y_min) / (y_max - y_min))
+        return top + ph * (1 - (y - y_min) / (y_max - y_min))
 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
            f'viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">',
            f'<rect width="{w}" height="{h}" fill="white"/>',
+           f'<clipPath id="plot"><rect x="{left}" y="{top}" width="{pw}" height="{ph}"/></clipPath>',
            f'<text x="{left + pw / 2}" y="22" text-anchor="middle" font-size="14">{title}</text>']
     # Grid and ticks.
     y = y_min
@@ -73,7 +74,8 @@ def svg(curves, title, target, y_min, y_max):
         seeds, pts = curves[echo]
         color = COLORS[i % len(COLORS)]
         path = " ".join(f"{px(a):.1f},{py(b):.1f}" for a, b in pts)
-        out.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"/>')
+        out.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2" '
+                   f'clip-path="url(#plot)"/>')
         ly = top + 10 + 20 * i
         out.append(f'<line x1="{left + pw + 12}" y1="{ly}" x2="{left + pw + 36}" y2="{ly}" '
                    f'stroke="{color}" stroke-width="2"/>')

@@ -155,7 +155,7 @@ absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
     std::shared_ptr<dataecho::ObjectStore> store = local;
     std::vector<std::string> uris = *files;
     if (upstream_examples_per_second > 0) {
-      absl::StatusOr<SlowUpstream> slow = ServeThrottled(local, *files, upstream_examples_per_second);
+      absl::StatusOr<SlowUpstream> slow = ServeThrottled(local, *files, upstream_examples_per_second, o.upstream_over_http);
       if (!slow.ok()) return slow.status();
       server = std::move(slow->server);
       store = std::move(slow->store);

@@ -12,7 +12,7 @@ namespace trainer {
 
 absl::StatusOr<SlowUpstream> ServeThrottled(std::shared_ptr<dataecho::ObjectStore> local,
                                             const std::vector<std::string>& shards,
-                                            double examples_per_second) {
+                                            double examples_per_second, bool over_http) {
   if (shards.empty()) return absl::InvalidArgumentError("no shards to serve");
   const std::string dir = shards.front().substr(0, shards.front().rfind('/') + 1);
   uint64_t bytes = 0;
@@ -35,13 +35,18 @@ absl::StatusOr<SlowUpstream> ServeThrottled(std::shared_ptr<dataecho::ObjectStor
   if (records == 0) return absl::InvalidArgumentError(fmt::format("{}...: no records", shards.front()));
 
   SlowUpstream out;
+  dataecho::ThrottleOptions throttle;
+  throttle.bytes_per_second = examples_per_second * static_cast<double>(bytes) / static_cast<double>(records);
+  if (!over_http) {
+    out.uris = shards;
+    out.store = dataecho::NewThrottledStore(std::move(local), throttle);
+    return out;
+  }
   absl::StatusOr<std::unique_ptr<dataecho::testing::HttpServer>> server =
       dataecho::testing::HttpServer::Start({.directory = dir.empty() ? "." : dir});
   if (!server.ok()) return server.status();
   out.server = *std::move(server);
   for (const std::string& f : shards) out.uris.push_back(out.server->url() + "/" + f.substr(dir.size()));
-  dataecho::ThrottleOptions throttle;
-  throttle.bytes_per_second = examples_per_second * static_cast<double>(bytes) / static_cast<double>(records);
   out.store = dataecho::NewThrottledStore(dataecho::OpenObjectStore(), throttle);
   return out;
 }

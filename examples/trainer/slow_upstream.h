@@ -29,9 +29,10 @@ struct SlowUpstream {
 // Serves the directory of `shards` (local paths, all in one directory) and
 // caps the store's bandwidth to `examples_per_second` times the shards'
 // mean bytes per record (counted by reading them once through `local`).
+// Without `over_http`, no server: the throttled store wraps `local`.
 absl::StatusOr<SlowUpstream> ServeThrottled(std::shared_ptr<dataecho::ObjectStore> local,
                                             const std::vector<std::string>& shards,
-                                            double examples_per_second);
+                                            double examples_per_second, bool over_http = true);
 
 }  // namespace trainer
 

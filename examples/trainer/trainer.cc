@@ -44,6 +44,7 @@ absl::Status Validate(const TrainOptions& o) {
   if (o.upstream_ratio > 0 && o.train_shards.empty()) {
     return bad("upstream_ratio > 0 reads TFRecord shards over HTTP: set train_shards");
   }
+  if (!(o.step_seconds >= 0)) return bad("step_seconds must be >= 0");
   if (o.batch_size < 1 || o.shuffle_buffer < 1 || o.prefetch_depth < 1 || o.decode_parallelism < 1) {
     return bad("batch_size, shuffle_buffer, prefetch_depth and decode_parallelism must be >= 1");
   }
@@ -91,9 +92,11 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
 
   // The upstream rate: R times slower than a step means one batch of fresh
   // examples every R step times.
+  double step_seconds = 0;
   double upstream_examples_per_second = 0;
   if (o.upstream_ratio > 0) {
-    upstream_examples_per_second = o.batch_size / (o.upstream_ratio * MeasureStepSeconds(o, *test));
+    step_seconds = o.step_seconds > 0 ? o.step_seconds : MeasureStepSeconds(o, *test);
+    upstream_examples_per_second = o.batch_size / (o.upstream_ratio * step_seconds);
   }
   absl::StatusOr<std::unique_ptr<TrainData>> data = MakeTrainData(o, upstream_examples_per_second);
   if (!data.ok()) return data.status();
@@ -103,6 +106,8 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
   TrainResult result;
   result.echo = o.echo;
   result.insert = o.insert;
+  result.step_seconds = step_seconds;
+  result.upstream_examples_per_second = upstream_examples_per_second;
 
   using Clock = std::chrono::steady_clock;
   double train_seconds = 0;  // excludes evaluations

@@ -63,6 +63,12 @@ struct TrainOptions {
   // Upstream R times slower than one training step (R > 0 needs
   // `train_shards`); 0 = read as fast as the files allow.
   double upstream_ratio = 0.0;
+  // With upstream_ratio > 0: serve the shards over loopback HTTP (true), or
+  // read the local files through the throttled store directly (false).
+  bool upstream_over_http = true;
+  // The step time R is relative to; 0 = measure it before training (a median
+  // of a few steps). Set it to compare runs on a busy machine fairly.
+  double step_seconds = 0.0;
 
   int batch_size = 128;
   int shuffle_buffer = 2048;  // elements; follows example echoing
@@ -108,6 +114,9 @@ struct TrainResult {
   int64_t examples_total = 0;  // rows trained on, repeats included
   double seconds_total = 0.0;  // training wall clock, evaluations excluded
   double eval_seconds = 0.0;
+  // With upstream_ratio > 0: the measured step time and the upstream cap.
+  double step_seconds = 0.0;
+  double upstream_examples_per_second = 0.0;
   std::vector<CurvePoint> curve;
 };
 
