@@ -7,6 +7,8 @@
 #ifndef DATAECHO_DATAECHO_H_
 #define DATAECHO_DATAECHO_H_
 
+#include "dataecho/adaptive_echo.h"
+#include "dataecho/auto_echo.h"
 #include "dataecho/batch.h"
 #include "dataecho/buffer.h"
 #include "dataecho/echo.h"

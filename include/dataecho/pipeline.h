@@ -25,7 +25,9 @@
 //   }
 //   std::cout << dataecho::FormatStatsTable(pipeline.Stats());
 //
-// Batch echoing is `.Batch(...).Echo(...)`. For a stage of your own, pass a
+// Batch echoing is `.Batch(...).Echo(...)`. `.AdaptiveEcho(...)` repeats only
+// while the upstream has nothing ready; `.AutoEcho(...)` picks a fixed factor
+// from a warm-up measurement. For a stage of your own, pass a
 // factory to Apply(): `.Apply([](dataecho::StagePtr<T> in) { return Wrap(std::move(in)); })`.
 //
 // Thread safety: as for a stage (stage.h): one consumer thread calls Next();
@@ -41,6 +43,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "dataecho/adaptive_echo.h"
+#include "dataecho/auto_echo.h"
 #include "dataecho/batch.h"
 #include "dataecho/echo.h"
 #include "dataecho/example.h"
@@ -105,6 +109,14 @@ class Pipeline {
   }
   Pipeline Echo(EchoOptions options) && {
     return Then([&](StagePtr<T> in) { return EchoStage<T>::Make(std::move(in), std::move(options)); });
+  }
+  // Echo only while the upstream has nothing ready (adaptive_echo.h).
+  Pipeline AdaptiveEcho(AdaptiveEchoOptions options) && {
+    return Then([&](StagePtr<T> in) { return AdaptiveEchoStage<T>::Make(std::move(in), std::move(options)); });
+  }
+  // Fixed echo with the factor measured during a warm-up (auto_echo.h).
+  Pipeline AutoEcho(AutoEchoOptions options) && {
+    return Then([&](StagePtr<T> in) { return AutoEchoStage<T>::Make(std::move(in), std::move(options)); });
   }
   Pipeline Shuffle(ShuffleOptions options) && {
     return Then([&](StagePtr<T> in) { return ShuffleStage<T>::Make(std::move(in), std::move(options)); });
