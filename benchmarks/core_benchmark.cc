@@ -1,0 +1,128 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// Core stage throughput. Every benchmark reports items_per_second, where an
+// item is one emitted element (Echo, Shuffle, Prefetch) or one batch row.
+//
+//   build/benchmarks/core_benchmark --benchmark_min_time=1
+#include <cstring>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "dataecho/pipeline.h"
+#include "dataecho/internal/random.h"
+
+namespace dataecho {
+namespace {
+
+constexpr int64_t kDatasetRows = 60000;  // Fashion-MNIST-sized
+
+// Fashion-MNIST-like examples: one uint8 [bytes] component each.
+const std::vector<Example>& Dataset(int64_t bytes) {
+  static auto* cache = new std::vector<std::vector<Example>>(4096);
+  std::vector<Example>& d = (*cache)[static_cast<size_t>(bytes)];
+  if (d.empty()) {
+    for (int64_t i = 0; i < kDatasetRows; ++i) {
+      MutableBuffer mb(static_cast<size_t>(bytes));
+      std::memset(mb.data(), static_cast<int>(i), static_cast<size_t>(bytes));
+      Example e;
+      e.components.push_back(*Tensor::Make(DType::kUInt8, {bytes}, std::move(mb).Freeze()));
+      e.source_index = static_cast<uint64_t>(i);
+      d.push_back(std::move(e));
+    }
+  }
+  return d;
+}
+
+// An endless source cycling through the dataset (copies share payloads).
+class CycleSource final : public Stage<Example> {
+ public:
+  explicit CycleSource(const std::vector<Example>& d) : d_(d) {}
+  absl::StatusOr<std::optional<Example>> Next() override {
+    if (i_ == d_.size()) i_ = 0;
+    return d_[i_++];
+  }
+  void Cancel() override {}
+  void AppendStats(std::vector<StageStats>*) const override {}
+
+ private:
+  const std::vector<Example>& d_;
+  size_t i_ = 0;
+};
+
+void BM_Echo(benchmark::State& state) {
+  auto p = From<Example>(std::make_unique<CycleSource>(Dataset(784))).Echo({.factor = 4});
+  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Echo);
+
+void BM_Shuffle(benchmark::State& state) {
+  auto p = From<Example>(std::make_unique<CycleSource>(Dataset(784))).Shuffle({.buffer_size = 10000});
+  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Shuffle);
+
+void BM_Batch(benchmark::State& state) {
+  auto p = From<Example>(std::make_unique<CycleSource>(Dataset(state.range(0)))).Batch({.batch_size = 256});
+  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
+  state.SetItemsProcessed(state.iterations() * 256);
+  state.SetBytesProcessed(state.iterations() * 256 * state.range(0));
+}
+BENCHMARK(BM_Batch)->Arg(784);
+
+void BM_BatchCastFP16(benchmark::State& state) {
+  auto p = From<Example>(std::make_unique<CycleSource>(Dataset(state.range(0))))
+               .Batch({.batch_size = 256, .cast = DType::kFloat16, .scale = 1.0f / 255, .mean = {0.286f},
+                       .stddev = {0.353f}});
+  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
+  state.SetItemsProcessed(state.iterations() * 256);
+}
+BENCHMARK(BM_BatchCastFP16)->Arg(784);
+
+// The reference pipeline: echo 2, shuffle 10,000, batch 256, one thread.
+void BM_EchoShuffleBatch(benchmark::State& state) {
+  auto p = From<Example>(std::make_unique<CycleSource>(Dataset(state.range(0))))
+               .Echo({.factor = 2})
+               .Shuffle({.buffer_size = 10000})
+               .Batch({.batch_size = 256});
+  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
+  state.SetItemsProcessed(state.iterations() * 256);
+}
+BENCHMARK(BM_EchoShuffleBatch)->Arg(784);
+
+// The physical limit: memcpy-gather 256 randomly chosen rows of the same
+// dataset into one batch buffer.
+void BM_GatherBaseline(benchmark::State& state) {
+  const std::vector<Example>& d = Dataset(state.range(0));
+  const size_t row = static_cast<size_t>(state.range(0));
+  std::vector<uint8_t> batch(256 * row);
+  internal::Rng rng(1);
+  for (auto _ : state) {
+    for (size_t r = 0; r < 256; ++r) {
+      const Example& e = d[rng.Below(d.size())];
+      std::memcpy(batch.data() + r * row, e.components[0].buffer().data(), row);
+    }
+    benchmark::DoNotOptimize(batch.data());
+  }
+  state.SetItemsProcessed(state.iterations() * 256);
+}
+BENCHMARK(BM_GatherBaseline)->Arg(784);
+
+// Cost of moving one element across the Prefetch thread boundary.
+void BM_PrefetchHandoff(benchmark::State& state) {
+  auto p = FromRange(0, INT64_MAX).Prefetch({.depth = static_cast<int>(state.range(0))});
+  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_PrefetchHandoff)->Arg(64);
+
+void BM_MapParallel(benchmark::State& state) {
+  auto p = FromRange(0, INT64_MAX).Map([](int64_t x) { return x + 1; }, {.parallelism = static_cast<int>(state.range(0))});
+  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_MapParallel)->Arg(1)->Arg(2);
+
+}  // namespace
+}  // namespace dataecho
