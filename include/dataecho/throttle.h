@@ -11,11 +11,12 @@
 //   auto slow = dataecho::ThrottleStage<Example>::Make(
 //       std::move(source), {.latency = absl::Milliseconds(2)});
 //
-// Pacing follows a schedule: element n is released at (release of n-1) + its
-// cost when it is requested within one cost of n-1's release, else at
-// (request time) + its cost. So thread wake-up delays do not accumulate (the
-// long-run rate is exact), while a consumer that pauses for longer gets no
-// burst of saved-up elements afterwards. Waits sleep until shortly
+// Pacing follows a schedule: element n is released at (scheduled release of
+// n-1) + its cost when it is requested within `catch_up` (or one cost, if
+// longer) of that release, else at (request time) + its cost. So sleep
+// overshoot and thread wake-up delays do not accumulate (the long-run rate is
+// exact), while a consumer that pauses for longer gets no burst of saved-up
+// elements afterwards. Waits sleep until shortly
 // before the deadline, then spin the rest (`spin` option) for precision, and
 // are cancelled promptly.
 //
@@ -44,13 +45,18 @@ struct ThrottleOptions {
   // Bandwidth cap; 0 = none.
   double bytes_per_second = 0;
   // The last part of every wait is a busy-wait of at most this long; a plain
-  // sleep overshoots by tens of microseconds.
+  // sleep overshoots by tens of microseconds. 0 = sleep only (the schedule
+  // still makes up for oversleeping; see the file comment).
   absl::Duration spin = absl::Microseconds(200);
+  // A request this soon after the previous scheduled release continues the
+  // schedule (see the file comment); at least one element's cost.
+  absl::Duration catch_up = absl::Milliseconds(1);
   std::string name = "throttle";
 
   absl::Status Validate() const {
-    if (latency < absl::ZeroDuration() || bytes_per_second < 0 || spin < absl::ZeroDuration()) {
-      return absl::InvalidArgumentError("throttle latency, bytes_per_second and spin must be >= 0");
+    if (latency < absl::ZeroDuration() || bytes_per_second < 0 || spin < absl::ZeroDuration() ||
+        catch_up < absl::ZeroDuration()) {
+      return absl::InvalidArgumentError("throttle latency, bytes_per_second, spin and catch_up must be >= 0");
     }
     return absl::OkStatus();
   }
@@ -101,7 +107,8 @@ class ThrottleStage final : public UnaryStage<T, T> {
     // (the consumer did not want more), start afresh.
     const int64_t spin_ns = absl::ToInt64Nanoseconds(options_.spin);
     const int64_t cost = static_cast<int64_t>(cost_ns);
-    const int64_t base = start - release_ns_ <= std::max(cost, spin_ns) ? release_ns_ : start;
+    const int64_t catch_up = std::max(cost, absl::ToInt64Nanoseconds(options_.catch_up));
+    const int64_t base = start - release_ns_ <= catch_up ? release_ns_ : start;
     release_ns_ = base + cost;
     if (!internal::WaitUntil(mu_, cancel_, release_ns_, spin_ns)) {
       return CancelledError();

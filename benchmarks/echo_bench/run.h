@@ -1,0 +1,61 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// echo_bench's measurement: build the pipeline for one echo factor, emulate a
+// trainer on it and report what it saw.
+#ifndef DATAECHO_BENCHMARKS_ECHO_BENCH_RUN_H_
+#define DATAECHO_BENCHMARKS_ECHO_BENCH_RUN_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "config.h"
+#include "dataecho/object_store.h"
+#include "dataecho/stage.h"
+
+namespace dataecho::bench {
+
+// Where the records come from, resolved once for all runs.
+struct Source {
+  std::shared_ptr<ObjectStore> store;
+  std::vector<std::string> uris;  // tfrecord shards, or {images, labels} for idx
+  std::string format;
+  std::shared_ptr<void> keep_alive;  // e.g. the embedded HTTP server
+};
+
+// Resolves --source (or prepares and serves the embedded default) and checks
+// that the first object can be read.
+absl::StatusOr<Source> OpenSource(const BenchConfig& config);
+
+struct RunResult {
+  double echo = 1;
+  std::string insert;
+  int64_t steps = 0;
+  double seconds = 0;
+  double steps_per_sec = 0;
+  double speedup = 0;        // vs the e=1 run
+  double ideal_speedup = 0;  // min(e, R)
+  double efficiency = 0;     // speedup / ideal
+  int64_t fresh_examples = 0;
+  int64_t repeated_examples = 0;
+  double realized_echo_factor = 0;
+  int64_t upstream_bytes = 0;
+  double consumer_idle_fraction = 0;
+};
+
+// Runs `config.steps` emulated steps with echo factor `echo` (after one
+// warm-up batch). `progress(step)` is called after every step.
+absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& source, double echo,
+                                  const std::function<void(int64_t)>& progress);
+
+// The upstream alone (read, decode, throttle, prefetch), drained as fast as
+// possible: its time per batch divided by the step time, i.e. the R it
+// actually delivers.
+absl::StatusOr<double> MeasureUpstreamRatio(const BenchConfig& config, const Source& source);
+
+}  // namespace dataecho::bench
+
+#endif  // DATAECHO_BENCHMARKS_ECHO_BENCH_RUN_H_
