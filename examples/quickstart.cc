@@ -1,13 +1,54 @@
-#include "dataecho/dataecho.h"
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// Quick start: wrap a slow reader with an echo stage.
+//
+// `SlowReader` stands for any upstream that is slower than a training step
+// (a remote object store, JPEG decoding, ...). Five lines of pipeline put it
+// behind a prefetch boundary, echo every item twice, spread the copies with a
+// shuffle buffer and batch them, then print what each stage did.
 #include <cstdio>
+#include <thread>
+
+#include "dataecho/dataecho.h"
+
+// Your reader: here, 4,000 small "images" at 0.2 ms each.
+absl::StatusOr<std::optional<dataecho::Example>> SlowReader() {
+  static uint64_t next = 0;
+  if (next == 4000) return std::nullopt;  // end of the data
+  std::this_thread::sleep_for(std::chrono::microseconds(200));
+  dataecho::MutableBuffer pixels(28 * 28);
+  std::fill(pixels.data(), pixels.data() + pixels.size(), static_cast<uint8_t>(next));
+  dataecho::Example e;
+  e.components.push_back(*dataecho::Tensor::Make(dataecho::DType::kUInt8, {28, 28, 1}, std::move(pixels).Freeze()));
+  e.label = static_cast<int64_t>(next % 10);
+  e.source_index = next++;
+  return e;
+}
+
 int main() {
-  using namespace dataecho;
-  std::vector<Example> v;
-  for (int i = 0; i < 1000; ++i) { Example e; e.components.push_back(*Tensor::Make(DType::kUInt8, {4}, Buffer::CopyOf("abcd"))); e.source_index = i; e.label = i % 10; v.push_back(e); }
-  auto p = FromVector(std::move(v)).Map([](Example e) { return e; }, {.parallelism = 2}).Prefetch({.depth = 8}).Echo({.factor = 2.5, .seed = 1})
-     .Shuffle({.buffer_size = 100, .seed = 2}).Batch({.batch_size = 64, .cast = DType::kFloat16}).Echo({.factor = 2});
-  if (!p.status().ok()) { std::puts(p.status().ToString().c_str()); return 1; }
-  int n = 0;
-  while (true) { auto b = p.Next(); if (!b.ok()) { std::puts(b.status().ToString().c_str()); return 1;} if (!b->has_value()) break; n++; }
-  std::printf("%d batches\n%s", n, FormatStatsTable(p.Stats()).c_str());
+  auto pipeline = dataecho::FromGenerator<dataecho::Example>(SlowReader)
+                      .Prefetch({.depth = 256})                      // the reader runs ahead on its own thread
+                      .Echo({.factor = 2.0, .seed = 1})              // every item twice
+                      .Shuffle({.buffer_size = 1000, .seed = 2})     // copies land in different batches
+                      .Batch({.batch_size = 64, .cast = dataecho::DType::kFloat16, .scale = 1.0f / 255});
+  if (!pipeline.status().ok()) {
+    std::fprintf(stderr, "%s\n", pipeline.status().ToString().c_str());
+    return 1;
+  }
+  int64_t batches = 0, rows = 0, fresh = 0;
+  while (true) {
+    absl::StatusOr<std::optional<dataecho::Batch>> batch = pipeline.Next();
+    if (!batch.ok()) {
+      std::fprintf(stderr, "%s\n", batch.status().ToString().c_str());
+      return 1;
+    }
+    if (!batch->has_value()) break;
+    ++batches;
+    rows += (*batch)->num_rows;
+    fresh += (*batch)->fresh_rows;
+  }
+  std::printf("%lld batches, %lld rows, %lld fresh (realized echo factor %.2f)\n\n%s", static_cast<long long>(batches),
+              static_cast<long long>(rows), static_cast<long long>(fresh), static_cast<double>(rows) / fresh,
+              dataecho::FormatStatsTable(pipeline.Stats()).c_str());
+  return 0;
 }
