@@ -117,6 +117,16 @@ absl::StatusOr<std::unique_ptr<IdxFileReader>> OpenIdx(ObjectStore& store, const
           isize));
     }
   }
+  if (want > (*in)->max_stream_bytes()) {
+    return absl::DataLossError(fmt::format("IDX header of {} describes {} bytes ({} elements), more than its {} "
+                                           "compressed bytes can hold",
+                                           uri, want, dims, (*in)->object_size()));
+  }
+  if (header->row_bytes == 0 && header->rows() > 0) {
+    // [N, 0, ...]: N empty rows, a header that costs N reads and holds nothing.
+    return absl::DataLossError(fmt::format("IDX file {} has {} rows of zero bytes ({} elements)", uri,
+                                           header->rows(), dims));
+  }
   if (header->row_bytes > kMaxRowBytes) {
     return absl::DataLossError(fmt::format("IDX file {} has rows of {} bytes (limit {})", uri, header->row_bytes,
                                            kMaxRowBytes));

@@ -40,6 +40,14 @@ RecordInput::RecordInput(std::unique_ptr<ObjectReader> reader, std::shared_ptr<c
   if (compressed()) in_.resize(buffer_size);
 }
 
+uint64_t RecordInput::max_stream_bytes() const {
+  const uint64_t size = object_size();
+  if (!compressed()) return size;
+  constexpr uint64_t kMaxDeflateRatio = 1032;
+  if (size > UINT64_MAX / kMaxDeflateRatio - 1) return UINT64_MAX;
+  return size * kMaxDeflateRatio + 1024;
+}
+
 RecordInput::~RecordInput() {
   if (z_init_) inflateEnd(&z_);
 }

@@ -41,6 +41,10 @@ class RecordInput {
   // Size of the stored object (compressed size for a compressed stream).
   uint64_t object_size() const { return reader_->info().size; }
   bool compressed() const { return compression_ != Compression::kNone; }
+  // An upper bound on the stream's (uncompressed) size: the object size, or
+  // for a compressed object the most deflate can expand it (1032:1). Lets
+  // readers reject impossible lengths before allocating them.
+  uint64_t max_stream_bytes() const;
 
   // Thread-safe.
   void Cancel() { reader_->Cancel(); }

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -55,7 +56,7 @@ class TFRecordFileReader final : public RecordFileReader {
         return SkipRestOfFile(start, fmt::format("length {} exceeds max_record_bytes {}", length,
                                                  options_.max_record_bytes));
       }
-      if (!in_->compressed() && length + kTFRecordFooterBytes > in_->object_size() - in_->position()) {
+      if (length + kTFRecordFooterBytes > in_->max_stream_bytes() - std::min(in_->max_stream_bytes(), in_->position())) {
         return Truncated(start, fmt::format("payload of {} bytes", length));
       }
       MutableBuffer payload(static_cast<size_t>(length));

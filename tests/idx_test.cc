@@ -101,6 +101,7 @@ TEST(IdxTest, HeaderLiesAreDataLoss) {
       {"bad magic", "\x01\x00\x08\x03" + BE32(2) + BE32(2) + BE32(2) + pixels, absl::StatusCode::kDataLoss},
       {"unknown type", IdxHeaderBytes(0x07, {2, 2, 2}) + pixels, absl::StatusCode::kDataLoss},
       {"no dims", IdxHeaderBytes(0x08, {}), absl::StatusCode::kDataLoss},
+      {"a billion empty rows", IdxHeaderBytes(0x08, {0x40000000u, 0, 28}), absl::StatusCode::kDataLoss},
       {"truncated header", IdxHeaderBytes(0x08, {2, 2, 2}).substr(0, 10), absl::StatusCode::kDataLoss},
       {"empty file", "", absl::StatusCode::kDataLoss},
       {"float type", IdxHeaderBytes(0x0D, {2, 1, 1}) + pixels, absl::StatusCode::kUnimplemented},
