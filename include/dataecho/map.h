@@ -73,31 +73,26 @@ class MapStage final : public UnaryStage<Out, In> {
 
   absl::StatusOr<std::optional<Out>> Next() override {
     if (options_.parallelism == 0) return NextInline();
-    if (workers_.empty()) {
-      for (int i = 0; i < options_.parallelism; ++i) workers_.emplace_back([this] { Work(); });
-    }
-    const int64_t t0 = internal::NowNanos();
+    StartWorkers();
     absl::MutexLock lock(&mu_);
-    mu_.Await(absl::Condition(this, &MapStage::ResultReadyOrCancelled));
-    consumer_wait_ns_ += internal::NowNanos() - t0;
-    if (cancel_) return CancelledError();
-    if (!failed_.ok()) return failed_;
-    // Deterministic: the next in order. Otherwise any finished result (the
-    // terminal one, always the last sequence number, only once all others are out).
-    auto it = results_.begin();
-    const int64_t seq = it->first;
-    if (seq == terminal_seq_) return it->second;  // end of stream or input error: sticky
-    Item item = std::move(it->second);
-    results_.erase(it);
-    if (!item.ok()) {  // fn failed for this element: sticky from here on
-      failed_ = item.status();
-      results_.clear();
-      return failed_;
+    if (!ResultReadyOrCancelled()) {  // clock reads only when actually waiting
+      const int64_t t0 = internal::NowNanos();
+      mu_.Await(absl::Condition(this, &MapStage::ResultReadyOrCancelled));
+      consumer_wait_ns_ += internal::NowNanos() - t0;
     }
-    ++next_out_;
-    ++emitted_;
-    bytes_ += static_cast<int64_t>(ElementTraits<Out>::ByteSize(**item));
-    return item;
+    return TakeLocked();
+  }
+
+  bool TryNext(absl::StatusOr<std::optional<Out>>* out) override {
+    if (options_.parallelism == 0) {
+      *out = NextInline();
+      return true;
+    }
+    StartWorkers();
+    absl::MutexLock lock(&mu_);
+    if (!ResultReadyOrCancelled()) return false;
+    *out = TakeLocked();
+    return true;
   }
 
  protected:
@@ -125,19 +120,52 @@ class MapStage final : public UnaryStage<Out, In> {
   MapStage(StagePtr<In> input, Fn fn, MapOptions options)
       : UnaryStage<Out, In>(std::move(input)), fn_(std::move(fn)), options_(std::move(options)) {}
 
+  void StartWorkers() {
+    if (workers_.empty()) {
+      for (int i = 0; i < options_.parallelism; ++i) workers_.emplace_back([this] { Work(); });
+    }
+  }
+
+  // Returns the result the consumer may take. REQUIRES: ResultReadyOrCancelled().
+  absl::StatusOr<std::optional<Out>> TakeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (cancel_) return CancelledError();
+    if (!failed_.ok()) return failed_;
+    // Deterministic: the next in order. Otherwise any finished result (the
+    // terminal one, always the last sequence number, only once all others are out).
+    auto it = results_.begin();
+    const int64_t seq = it->first;
+    if (seq == terminal_seq_) return it->second;  // end of stream or input error: sticky
+    Item item = std::move(it->second);
+    results_.erase(it);
+    if (!item.ok()) {  // fn failed for this element: sticky from here on
+      failed_ = item.status();
+      results_.clear();
+      return failed_;
+    }
+    ++next_out_;
+    ++emitted_;
+    bytes_ += static_cast<int64_t>(ElementTraits<Out>::ByteSize(**item));
+    return item;
+  }
+
+  // parallelism == 0: fn runs in the consumer's thread; only real waits on
+  // the input are timed (busy_s stays 0).
   absl::StatusOr<std::optional<Out>> NextInline() {
     if (this->cancelled()) return CancelledError();
     if (!inline_status_.ok()) return inline_status_;
-    const int64_t t0 = internal::NowNanos();
-    absl::StatusOr<std::optional<In>> in = this->input().Next();
-    const int64_t t1 = internal::NowNanos();
+    absl::StatusOr<std::optional<In>> in;
+    if (!this->input().TryNext(&in)) {
+      const int64_t t0 = internal::NowNanos();
+      in = this->input().Next();
+      const int64_t waited = internal::NowNanos() - t0;
+      absl::MutexLock lock(&mu_);
+      input_wait_ns_ += waited;
+    }
     if (!in.ok()) return inline_status_ = in.status();
     if (!in->has_value()) return std::nullopt;
     absl::StatusOr<Out> out = fn_(std::move(**in));
-    absl::MutexLock lock(&mu_);
-    input_wait_ns_ += t1 - t0;
-    busy_ns_ += internal::NowNanos() - t1;
     if (!out.ok()) return inline_status_ = out.status();
+    absl::MutexLock lock(&mu_);
     ++emitted_;
     bytes_ += static_cast<int64_t>(ElementTraits<Out>::ByteSize(*out));
     return std::optional<Out>(std::move(*out));

@@ -54,10 +54,12 @@ class PrefetchStage final : public UnaryStage<T, T> {
 
   absl::StatusOr<std::optional<T>> Next() override {
     StartOnce();
-    const int64_t t0 = internal::NowNanos();
     absl::MutexLock lock(&mu_);
-    mu_.Await(absl::Condition(this, &PrefetchStage::ReadyOrCancelled));
-    consumer_wait_ns_ += internal::NowNanos() - t0;
+    if (!ReadyOrCancelled()) {  // clock reads only when actually waiting
+      const int64_t t0 = internal::NowNanos();
+      mu_.Await(absl::Condition(this, &PrefetchStage::ReadyOrCancelled));
+      consumer_wait_ns_ += internal::NowNanos() - t0;
+    }
     return PopLocked();
   }
 
@@ -119,10 +121,12 @@ class PrefetchStage final : public UnaryStage<T, T> {
   void Produce() {
     while (true) {
       {
-        const int64_t t0 = internal::NowNanos();
         absl::MutexLock lock(&mu_);
-        mu_.Await(absl::Condition(this, &PrefetchStage::HasRoomOrCancelled));
-        producer_blocked_ns_ += internal::NowNanos() - t0;
+        if (!HasRoomOrCancelled()) {
+          const int64_t t0 = internal::NowNanos();
+          mu_.Await(absl::Condition(this, &PrefetchStage::HasRoomOrCancelled));
+          producer_blocked_ns_ += internal::NowNanos() - t0;
+        }
         if (cancel_) return;
       }
       const int64_t t0 = internal::NowNanos();
