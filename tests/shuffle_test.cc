@@ -65,7 +65,8 @@ TEST(ShuffleTest, ReportsBytesHeldAndEnforcesCap) {
   auto p = FromVector(testing::MakeExamples(100, 100)).Shuffle({.buffer_size = 10, .seed = 1});
   ASSERT_TRUE(p.Next().ok());
   const StageStats s = p.Stats().back();
-  EXPECT_EQ(s.Extra("bytes_held"), 9 * 100);
+  EXPECT_EQ(s.Extra("bytes_held"), 10 * 100);  // the next input took the emitted one's slot
+  EXPECT_EQ(s.Extra("buffered"), 10);
   EXPECT_EQ(s.Extra("peak_bytes_held"), 10 * 100);
 
   auto capped = FromVector(testing::MakeExamples(100, 100)).Shuffle({.buffer_size = 50, .max_bytes = 2000});

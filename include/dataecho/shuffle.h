@@ -64,21 +64,30 @@ class ShuffleStage final : public UnaryStage<T, T> {
   absl::StatusOr<std::optional<T>> Next() override {
     if (this->cancelled()) return CancelledError();
     if (!error_.ok() && buffer_.empty()) return error_;
-    // Fill (first call) or refill the slot emitted last time.
-    while (!input_done_ && static_cast<int64_t>(buffer_.size()) < options_.buffer_size) {
+    while (!input_done_ && static_cast<int64_t>(buffer_.size()) < options_.buffer_size) {  // fill
       if (this->cancelled()) return CancelledError();
-      absl::Status s = Pull();
-      if (!s.ok()) return s;
+      std::optional<T> v;
+      if (absl::Status s = Pull(&v); !s.ok()) return s;
+      if (v.has_value()) buffer_.push_back(*std::move(v));
+      buffered_.Set(static_cast<int64_t>(buffer_.size()));
     }
     if (buffer_.empty()) return error_.ok() ? absl::StatusOr<std::optional<T>>(std::nullopt) : error_;
-    // Emit a uniformly chosen element; its slot is refilled on the next call.
+    // Emit a uniformly chosen element; the next input takes its slot.
     const size_t i = rng_.Below(buffer_.size());
     T out = std::move(buffer_[i]);
-    if (i + 1 != buffer_.size()) buffer_[i] = std::move(buffer_.back());
-    buffer_.pop_back();
-    buffered_.Set(static_cast<int64_t>(buffer_.size()));
     const int64_t b = static_cast<int64_t>(ElementTraits<T>::ByteSize(out));
     bytes_held_.Add(-b);
+    std::optional<T> next;
+    if (!input_done_) {
+      if (absl::Status s = Pull(&next); !s.ok()) return s;
+    }
+    if (next.has_value()) {
+      buffer_[i] = *std::move(next);
+    } else {  // draining
+      if (i + 1 != buffer_.size()) buffer_[i] = std::move(buffer_.back());
+      buffer_.pop_back();
+      buffered_.Set(static_cast<int64_t>(buffer_.size()));
+    }
     emitted_.Add(1);
     bytes_out_.Add(b);
     return out;
@@ -104,9 +113,10 @@ class ShuffleStage final : public UnaryStage<T, T> {
     buffer_.reserve(static_cast<size_t>(std::min<int64_t>(options_.buffer_size, int64_t{1} << 20)));
   }
 
-  // Moves one input element into the buffer. A non-OK return is a memory-cap
-  // failure; input errors are kept in error_ and returned after the drain.
-  absl::Status Pull() {
+  // Reads one input element into `*v` (left empty at the end of the input or
+  // on an input error, which is kept in error_ and returned after the drain)
+  // and accounts for its bytes. A non-OK return is a memory-cap failure.
+  absl::Status Pull(std::optional<T>* v) {
     absl::StatusOr<std::optional<T>> r;
     if (!this->input().TryNext(&r)) {  // time only real waits (a clock read is not free)
       const int64_t t0 = internal::NowNanos();
@@ -116,7 +126,6 @@ class ShuffleStage final : public UnaryStage<T, T> {
     if (!r.ok() || !r->has_value()) {
       input_done_ = true;
       if (!r.ok()) error_ = r.status();
-      buffered_.Set(static_cast<int64_t>(buffer_.size()));
       return absl::OkStatus();
     }
     const int64_t b = static_cast<int64_t>(ElementTraits<T>::ByteSize(**r));
@@ -129,10 +138,9 @@ class ShuffleStage final : public UnaryStage<T, T> {
       bytes_held_.Set(0);
       return error_;
     }
-    buffer_.push_back(std::move(**r));
+    *v = std::move(**r);
     bytes_held_.Add(b);
     if (bytes_held_.Get() > peak_bytes_held_.Get()) peak_bytes_held_.Set(bytes_held_.Get());
-    buffered_.Set(static_cast<int64_t>(buffer_.size()));
     return absl::OkStatus();
   }
 
