@@ -18,11 +18,15 @@ run() {  # insert echo seed
     --batch_size=128 --shuffle_buffer=2048 --no_progress --json="$f.tmp" | tee -a "$OUT/log.txt"
   mv "$f.tmp" "$f"
 }
-# Insertion point by insertion point, so that a partial sweep has every seed
-# of the first ones.
+# Order: the baselines, example echoing before augmentation for every seed,
+# then the other two insertion points seed by seed, so that a partial sweep
+# has at least one seed of everything.
 for seed in $SEEDS; do run before_augment 1 "$seed"; done
-for insert in before_augment after_augment batch; do
-  for seed in $SEEDS; do
+for seed in $SEEDS; do
+  for e in 2 4 1.5 3; do run before_augment "$e" "$seed"; done
+done
+for seed in $SEEDS; do
+  for insert in after_augment batch; do
     for e in 2 4 1.5 3; do run "$insert" "$e" "$seed"; done
   done
 done
