@@ -1,4 +1,15 @@
 # Every dependency comes from a Debian package (see scripts/setup.sh).
+#
+# For the installed package (cmake/Install.cmake), each dependency is also
+# recorded in:
+#   DATAECHO_FIND_DEPENDENCIES      package names dataechoConfig.cmake finds
+#                                   with find_dependency()
+#   DATAECHO_PC_REQUIRES            pkg-config modules of public dependencies
+#   DATAECHO_PC_REQUIRES_PRIVATE    pkg-config modules of private (link-only)
+#                                   dependencies
+# A new private library: find it with find_package() so that it has a target
+# a consumer's find_dependency() recreates, append the target to
+# DATAECHO_PRIVATE_LIBS and its names to the lists above.
 include(GNUInstallDirs)
 find_package(Threads REQUIRED)
 find_package(absl REQUIRED)
@@ -9,16 +20,29 @@ set(DATAECHO_ABSL_TARGETS
   absl::time absl::span absl::inlined_vector absl::random_random absl::flat_hash_map
   absl::cleanup)
 set(DATAECHO_PRIVATE_LIBS)
+set(DATAECHO_FIND_DEPENDENCIES Threads absl fmt)
+set(DATAECHO_PC_REQUIRES fmt)
+foreach(absl_target ${DATAECHO_ABSL_TARGETS})
+  string(REPLACE "absl::" "absl_" absl_module ${absl_target})
+  list(APPEND DATAECHO_PC_REQUIRES ${absl_module})
+endforeach()
+set(DATAECHO_PC_REQUIRES_PRIVATE)
 
 # Network stores (libcurl) and the test HTTP server (libmicrohttpd).
+find_package(CURL REQUIRED)
+list(APPEND DATAECHO_PRIVATE_LIBS CURL::libcurl)
+list(APPEND DATAECHO_FIND_DEPENDENCIES CURL)
+list(APPEND DATAECHO_PC_REQUIRES_PRIVATE libcurl)
 find_package(PkgConfig REQUIRED)
-pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)
-list(APPEND DATAECHO_PRIVATE_LIBS PkgConfig::CURL)
 pkg_check_modules(MICROHTTPD REQUIRED IMPORTED_TARGET libmicrohttpd)
 list(APPEND DATAECHO_TEST_SUPPORT_LIBS PkgConfig::MICROHTTPD)
 
 # Compressed record files (zlib) and JPEG through TurboJPEG (libturbojpeg0-dev).
 find_package(ZLIB REQUIRED)
 list(APPEND DATAECHO_PRIVATE_LIBS ZLIB::ZLIB)
-pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)
-list(APPEND DATAECHO_PRIVATE_LIBS PkgConfig::TURBOJPEG)
+list(APPEND DATAECHO_FIND_DEPENDENCIES ZLIB)
+list(APPEND DATAECHO_PC_REQUIRES_PRIVATE zlib)
+find_package(libjpeg-turbo CONFIG REQUIRED)
+list(APPEND DATAECHO_PRIVATE_LIBS libjpeg-turbo::turbojpeg)
+list(APPEND DATAECHO_FIND_DEPENDENCIES libjpeg-turbo)
+list(APPEND DATAECHO_PC_REQUIRES_PRIVATE libturbojpeg)

@@ -56,7 +56,7 @@ class Waiter {
 class ThrottledReader : public ObjectReader {
  public:
   ThrottledReader(std::unique_ptr<ObjectReader> base, std::shared_ptr<Link> link,
-                  const ThrottleOptions& options)
+                  const ThrottledStoreOptions& options)
       : base_(std::move(base)), link_(std::move(link)), options_(options) {}
 
   absl::StatusOr<size_t> Read(absl::Span<uint8_t> dst) override {
@@ -94,14 +94,14 @@ class ThrottledReader : public ObjectReader {
  private:
   const std::unique_ptr<ObjectReader> base_;
   const std::shared_ptr<Link> link_;
-  const ThrottleOptions options_;
+  const ThrottledStoreOptions options_;
   uint64_t since_request_ = 0;
   Waiter waiter_;
 };
 
 class ThrottledStore : public ObjectStore {
  public:
-  ThrottledStore(std::shared_ptr<ObjectStore> base, const ThrottleOptions& options)
+  ThrottledStore(std::shared_ptr<ObjectStore> base, const ThrottledStoreOptions& options)
       : base_(std::move(base)),
         options_(options),
         link_(std::make_shared<Link>(options.bytes_per_second)) {}
@@ -145,14 +145,14 @@ class ThrottledStore : public ObjectStore {
 
  private:
   const std::shared_ptr<ObjectStore> base_;
-  const ThrottleOptions options_;
+  const ThrottledStoreOptions options_;
   const std::shared_ptr<Link> link_;
 };
 
 }  // namespace
 
 std::unique_ptr<ObjectStore> NewThrottledStore(std::shared_ptr<ObjectStore> base,
-                                               const ThrottleOptions& options) {
+                                               const ThrottledStoreOptions& options) {
   return std::make_unique<ThrottledStore>(std::move(base), options);
 }
 

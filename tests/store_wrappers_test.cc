@@ -47,7 +47,7 @@ TEST_F(WrappersTest, ThrottledStoreAddsLatencyPerRequest) {
 }
 
 TEST_F(WrappersTest, ThrottledReaderPacesBytesAndPaysLatencyPerRequest) {
-  ThrottleOptions opts;
+  ThrottledStoreOptions opts;
   opts.latency = absl::Milliseconds(20);
   opts.bytes_per_second = 4 << 20;
   opts.request_bytes = 256 << 10;
@@ -69,7 +69,7 @@ TEST_F(WrappersTest, ThrottledReaderPacesBytesAndPaysLatencyPerRequest) {
 }
 
 TEST_F(WrappersTest, ThrottledReaderCancelEndsAWaitPromptly) {
-  ThrottleOptions opts;
+  ThrottledStoreOptions opts;
   opts.bytes_per_second = 1000;  // 1 MiB would take ~17 minutes
   auto store = NewThrottledStore(OpenObjectStore(), opts);
   auto r = store->Open(path_, {});

@@ -35,7 +35,7 @@ absl::StatusOr<SlowUpstream> ServeThrottled(std::shared_ptr<dataecho::ObjectStor
   if (records == 0) return absl::InvalidArgumentError(fmt::format("{}...: no records", shards.front()));
 
   SlowUpstream out;
-  dataecho::ThrottleOptions throttle;
+  dataecho::ThrottledStoreOptions throttle;
   throttle.bytes_per_second = examples_per_second * static_cast<double>(bytes) / static_cast<double>(records);
   if (!over_http) {
     out.uris = shards;

@@ -6,7 +6,7 @@
 // requests, to emulate a remote object store over local files and put a
 // pipeline into the upstream-bound regime that data echoing is for.
 //
-//   dataecho::ThrottleOptions throttle;
+//   dataecho::ThrottledStoreOptions throttle;
 //   throttle.latency = absl::Milliseconds(20);
 //   throttle.bytes_per_second = 100e6;
 //   auto slow = dataecho::NewThrottledStore(dataecho::OpenObjectStore(), throttle);
@@ -29,7 +29,7 @@
 
 namespace dataecho {
 
-struct ThrottleOptions {
+struct ThrottledStoreOptions {
   // Added to every request before its first byte.
   absl::Duration latency = absl::ZeroDuration();
   // Cap on the bytes per second of all transfers together; 0 = no cap.
@@ -40,7 +40,7 @@ struct ThrottleOptions {
 };
 
 std::unique_ptr<ObjectStore> NewThrottledStore(std::shared_ptr<ObjectStore> base,
-                                               const ThrottleOptions& options);
+                                               const ThrottledStoreOptions& options);
 
 }  // namespace dataecho
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "dataecho/version.h"
 #include "flags.h"
 
 namespace {
@@ -42,7 +43,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "--version") {
-    std::printf("dataecho %s\n", DATAECHO_VERSION_STRING);
+    std::printf("dataecho %s\n", std::string(dataecho::Version()).c_str());
     return 0;
   }
   if (command == "stat") return dataecho::tool::StatCommand(args);
