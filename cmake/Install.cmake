@@ -11,6 +11,12 @@ include(CMakePackageConfigHelpers)
 
 set(DATAECHO_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/dataecho)
 
+# Installed programs find a shared libdataecho next to them, wherever the
+# prefix is (applies to targets created after this file is included).
+if(BUILD_SHARED_LIBS AND NOT DEFINED CMAKE_INSTALL_RPATH)
+  set(CMAKE_INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+endif()
+
 # Every public header, internal/ included (templates use it), and the
 # generated version header.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/dataecho

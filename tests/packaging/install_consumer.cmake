@@ -34,6 +34,11 @@ list(LENGTH config_files n)
 if(NOT n EQUAL 3)
   message(FATAL_ERROR "expected dataechoConfig.cmake, dataechoConfigVersion.cmake, dataecho.pc; got: ${config_files}")
 endif()
+# The installed tool runs from the prefix (a shared library found through its RPATH).
+run(${prefix}/bin/dataecho --version)
+if(NOT last_output STREQUAL "dataecho ${EXPECTED_VERSION}\n")
+  message(FATAL_ERROR "installed dataecho --version printed: ${last_output}")
+endif()
 list(FILTER config_files INCLUDE REGEX "dataecho\\.pc$")
 get_filename_component(pc_dir ${config_files} DIRECTORY)
 
