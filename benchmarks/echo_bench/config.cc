@@ -69,6 +69,7 @@ Emulated trainer:
 Output:
   --json=PATH         write the results as JSON
   --plot=PATH         write speedup vs echo factor as SVG
+  --stats             print every stage's statistics after each run
   --no_progress       no progress bar (also off when stderr is not a terminal)
   --help              this text
 )";
@@ -82,6 +83,10 @@ absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
     if (arg == "--help" || arg == "-h") return absl::CancelledError("help");
     if (arg == "--no_progress") {
       c.progress = false;
+      continue;
+    }
+    if (arg == "--stats") {
+      c.stats = true;
       continue;
     }
     if (arg.substr(0, 2) != "--" || arg.find('=') == std::string_view::npos) {

@@ -31,6 +31,7 @@ struct BenchConfig {
   std::string json;            // write results as JSON here
   std::string plot;            // write the speedup plot (SVG) here
   bool progress = true;
+  bool stats = false;          // print every stage's statistics after each run
 };
 
 std::string_view InsertName(Insert insert);

@@ -65,6 +65,7 @@ int Main(int argc, char** argv) {
     const double base = runs.empty() ? r->steps_per_sec : runs[0].steps_per_sec;
     r->speedup = r->steps_per_sec / base;
     r->efficiency = r->speedup / r->ideal_speedup;
+    if (config->stats) std::printf("e=%g:\n%s\n", e, r->stage_stats.c_str());
     runs.push_back(*r);
   }
   std::fputs(FormatTable(runs).c_str(), stdout);

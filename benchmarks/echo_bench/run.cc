@@ -212,6 +212,7 @@ absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& sourc
   r.upstream_bytes = bytes->load() - bytes0;
   r.consumer_idle_fraction = static_cast<double>(idle_ns) / static_cast<double>(elapsed);
   r.ideal_speedup = config.upstream_ratio > 0 ? std::min(echo, config.upstream_ratio) : 1.0;
+  r.stage_stats = FormatStatsTable(p.Stats());
   return r;
 }
 

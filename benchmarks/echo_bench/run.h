@@ -44,6 +44,7 @@ struct RunResult {
   double realized_echo_factor = 0;
   int64_t upstream_bytes = 0;
   double consumer_idle_fraction = 0;
+  std::string stage_stats;  // FormatStatsTable() of the pipeline at the end
 };
 
 // Runs `config.steps` emulated steps with echo factor `echo` (after one
