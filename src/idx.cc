@@ -1,6 +1,7 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "dataecho/idx.h"
 
+#include <mutex>
 #include <utility>
 
 #include "absl/strings/str_join.h"
@@ -152,7 +153,7 @@ class IdxExampleSource final : public Stage<Example> {
   }
 
   void Cancel() override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     cancelled_ = true;
     if (images_) images_->Cancel();
     if (labels_) labels_->Cancel();
@@ -208,7 +209,7 @@ class IdxExampleSource final : public Stage<Example> {
     }
     shape_.assign(ih.dims.begin() + 1, ih.dims.end());
     if (shape_.size() == 2) shape_.push_back(1);
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     images_ = std::move(*images);
     labels_ = std::move(*labels);
     if (cancelled_) {
@@ -220,7 +221,7 @@ class IdxExampleSource final : public Stage<Example> {
   }
 
   bool IsCancelled() {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return cancelled_;
   }
 
@@ -230,7 +231,7 @@ class IdxExampleSource final : public Stage<Example> {
   absl::Status status_;
   bool opened_ = false;
   Shape shape_;
-  absl::Mutex mu_;
+  std::mutex mu_;  // std::mutex: visible to ThreadSanitizer
   // Owned by the consumer thread, which sets them once while holding mu_;
   // Cancel() reads them under mu_.
   std::unique_ptr<IdxFileReader> images_;

@@ -19,8 +19,9 @@
 // Decoding gives an Example with one uint8 component [height, width,
 // channels], the label, and the record's source and repeat indices:
 //
-//   auto source = dataecho::MakeTFRecordSource(store, shards);
-//   // as a Map function: absl::StatusOr<Example>(Record)
+//   auto pipeline = dataecho::From(dataecho::MakeTFRecordSource(store, shards))
+//       .Map([](const dataecho::Record& r) { return dataecho::DecodeImageRecord(r); },
+//            {.parallelism = 4});   // a lambda picks the overload
 //   absl::StatusOr<dataecho::Example> ex = dataecho::DecodeImageRecord(record);
 //
 // A malformed payload (bad magic, sizes that do not add up, corrupt JPEG, a
