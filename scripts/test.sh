@@ -1,9 +1,38 @@
 #!/usr/bin/env bash
-# Sets up a fresh Debian machine, builds dataecho and runs its whole test suite.
+# Sets up a fresh Debian machine, builds dataecho and runs its whole test suite:
+#   1. the normal build (build/) and every test;
+#   2. clang-tidy on src/ and include/ (scripts/lint.sh);
+#   3. the suite again under ASan+UBSan (build-asan/) and TSan (build-tsan/):
+#      any sanitizer report fails its test and so the run;
+#   4. a 30-second run of each fuzz target on its seed corpus (scripts/fuzz.sh),
+#      when the fuzz targets are there.
+# Set DATAECHO_TEST_QUICK=1 to run only step 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 jobs=$(nproc)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+start=$(date +%s)
+step() { echo "== test.sh: $* (at $(($(date +%s) - start)) s)"; }
+
+step "build and test"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
+if [ "${DATAECHO_TEST_QUICK:-0}" = 1 ]; then
+  step "done (quick)"
+  exit 0
+fi
+
+step "clang-tidy"
+scripts/lint.sh build
+
+for sanitizer in address thread; do
+  step "sanitizer: $sanitizer"
+  scripts/sanitize.sh "$sanitizer"
+done
+
+if [ -x scripts/fuzz.sh ]; then
+  step "fuzz (30 s per target)"
+  scripts/fuzz.sh 30
+fi
+step "all passed"

@@ -171,6 +171,7 @@ class InterleavedSource final : public RecordSourceBase {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (!status_.ok()) return status_;
     const size_t n = slots_.size();
+    if (n == 0) return std::nullopt;
     while (true) {
       if (cancelled_) return CancelledError();
       bool all_done = true;

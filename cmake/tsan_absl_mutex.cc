@@ -1,0 +1,142 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// ThreadSanitizer support for an uninstrumented Abseil (TSan builds only).
+//
+// Debian's libabsl is not built with -fsanitize=thread, so TSan cannot see
+// absl::Mutex acquire or release memory (its fast path is an atomic in the
+// shared library, its slow path a futex) and reports every access guarded by
+// an absl::Mutex as a race. This file wraps the Mutex and CondVar entry
+// points (the linker's --wrap, set up by cmake/Sanitize.cmake) and tells TSan
+// about each lock (acquire) and unlock (release), which restores the
+// happens-before edges the mutex provides. Real races (unguarded accesses)
+// are still reported. Readers are treated like writers, which can only hide
+// a race between two readers (there is none: readers only read).
+//
+// The symbol names depend on Abseil's inline namespace;
+// DATAECHO_ABSL_MANGLED_NS is its mangled form, e.g. "7debian3" (empty when
+// Abseil uses no inline namespace).
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+extern "C" void __tsan_acquire(void* addr);  // NOLINT(bugprone-reserved-identifier)
+extern "C" void __tsan_release(void* addr);  // NOLINT(bugprone-reserved-identifier)
+
+#define DE_SYM(prefix, name) prefix "_ZN4absl" DATAECHO_ABSL_MANGLED_NS name
+#define DE_WRAP(ret, id, name, ...)                                  \
+  extern "C" ret Real##id(__VA_ARGS__) __asm__(DE_SYM("__real_", name)); \
+  extern "C" ret Wrap##id(__VA_ARGS__) __asm__(DE_SYM("__wrap_", name))
+
+using absl::Condition;
+using absl::CondVar;
+using absl::Duration;
+using absl::Mutex;
+using absl::Time;
+
+namespace {
+void Acquired(Mutex* mu) { __tsan_acquire(mu); }
+void Releasing(Mutex* mu) { __tsan_release(mu); }
+}  // namespace
+
+DE_WRAP(void, Lock, "5Mutex4LockEv", Mutex*);
+DE_WRAP(void, Unlock, "5Mutex6UnlockEv", Mutex*);
+DE_WRAP(bool, TryLock, "5Mutex7TryLockEv", Mutex*);
+DE_WRAP(void, ReaderLock, "5Mutex10ReaderLockEv", Mutex*);
+DE_WRAP(void, ReaderUnlock, "5Mutex12ReaderUnlockEv", Mutex*);
+DE_WRAP(bool, ReaderTryLock, "5Mutex13ReaderTryLockEv", Mutex*);
+DE_WRAP(void, LockWhen, "5Mutex8LockWhenERKNS0_9ConditionE", Mutex*, const Condition&);
+DE_WRAP(void, ReaderLockWhen, "5Mutex14ReaderLockWhenERKNS0_9ConditionE", Mutex*, const Condition&);
+DE_WRAP(bool, LockWhenWithTimeout, "5Mutex19LockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE", Mutex*,
+        const Condition&, Duration);
+DE_WRAP(bool, LockWhenWithDeadline, "5Mutex20LockWhenWithDeadlineERKNS0_9ConditionENS0_4TimeE", Mutex*,
+        const Condition&, Time);
+DE_WRAP(bool, ReaderLockWhenWithTimeout, "5Mutex25ReaderLockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE",
+        Mutex*, const Condition&, Duration);
+DE_WRAP(bool, ReaderLockWhenWithDeadline, "5Mutex26ReaderLockWhenWithDeadlineERKNS0_9ConditionENS0_4TimeE",
+        Mutex*, const Condition&, Time);
+DE_WRAP(void, Await, "5Mutex5AwaitERKNS0_9ConditionE", Mutex*, const Condition&);
+DE_WRAP(bool, AwaitWithTimeout, "5Mutex16AwaitWithTimeoutERKNS0_9ConditionENS0_8DurationE", Mutex*,
+        const Condition&, Duration);
+DE_WRAP(bool, AwaitWithDeadline, "5Mutex17AwaitWithDeadlineERKNS0_9ConditionENS0_4TimeE", Mutex*,
+        const Condition&, Time);
+DE_WRAP(void, CondVarWait, "7CondVar4WaitEPNS0_5MutexE", CondVar*, Mutex*);
+DE_WRAP(bool, CondVarWaitWithTimeout, "7CondVar15WaitWithTimeoutEPNS0_5MutexENS0_8DurationE", CondVar*, Mutex*,
+        Duration);
+DE_WRAP(bool, CondVarWaitWithDeadline, "7CondVar16WaitWithDeadlineEPNS0_5MutexENS0_4TimeE", CondVar*, Mutex*,
+        Time);
+
+// Locks: acquire once held. The *When / Await forms hold the mutex on return
+// whatever they return.
+void WrapLock(Mutex* mu) { RealLock(mu), Acquired(mu); }
+void WrapReaderLock(Mutex* mu) { RealReaderLock(mu), Acquired(mu); }
+bool WrapTryLock(Mutex* mu) {
+  const bool held = RealTryLock(mu);
+  if (held) Acquired(mu);
+  return held;
+}
+bool WrapReaderTryLock(Mutex* mu) {
+  const bool held = RealReaderTryLock(mu);
+  if (held) Acquired(mu);
+  return held;
+}
+void WrapLockWhen(Mutex* mu, const Condition& c) { RealLockWhen(mu, c), Acquired(mu); }
+void WrapReaderLockWhen(Mutex* mu, const Condition& c) { RealReaderLockWhen(mu, c), Acquired(mu); }
+bool WrapLockWhenWithTimeout(Mutex* mu, const Condition& c, Duration d) {
+  const bool r = RealLockWhenWithTimeout(mu, c, d);
+  Acquired(mu);
+  return r;
+}
+bool WrapLockWhenWithDeadline(Mutex* mu, const Condition& c, Time t) {
+  const bool r = RealLockWhenWithDeadline(mu, c, t);
+  Acquired(mu);
+  return r;
+}
+bool WrapReaderLockWhenWithTimeout(Mutex* mu, const Condition& c, Duration d) {
+  const bool r = RealReaderLockWhenWithTimeout(mu, c, d);
+  Acquired(mu);
+  return r;
+}
+bool WrapReaderLockWhenWithDeadline(Mutex* mu, const Condition& c, Time t) {
+  const bool r = RealReaderLockWhenWithDeadline(mu, c, t);
+  Acquired(mu);
+  return r;
+}
+
+// Unlocks: release before letting go.
+void WrapUnlock(Mutex* mu) { Releasing(mu), RealUnlock(mu); }
+void WrapReaderUnlock(Mutex* mu) { Releasing(mu), RealReaderUnlock(mu); }
+
+// Waits release the mutex while blocked and hold it again on return.
+void WrapAwait(Mutex* mu, const Condition& c) {
+  Releasing(mu);
+  RealAwait(mu, c);
+  Acquired(mu);
+}
+bool WrapAwaitWithTimeout(Mutex* mu, const Condition& c, Duration d) {
+  Releasing(mu);
+  const bool r = RealAwaitWithTimeout(mu, c, d);
+  Acquired(mu);
+  return r;
+}
+bool WrapAwaitWithDeadline(Mutex* mu, const Condition& c, Time t) {
+  Releasing(mu);
+  const bool r = RealAwaitWithDeadline(mu, c, t);
+  Acquired(mu);
+  return r;
+}
+void WrapCondVarWait(CondVar* cv, Mutex* mu) {
+  Releasing(mu);
+  RealCondVarWait(cv, mu);
+  Acquired(mu);
+}
+bool WrapCondVarWaitWithTimeout(CondVar* cv, Mutex* mu, Duration d) {
+  Releasing(mu);
+  const bool r = RealCondVarWaitWithTimeout(cv, mu, d);
+  Acquired(mu);
+  return r;
+}
+bool WrapCondVarWaitWithDeadline(CondVar* cv, Mutex* mu, Time t) {
+  Releasing(mu);
+  const bool r = RealCondVarWaitWithDeadline(cv, mu, t);
+  Acquired(mu);
+  return r;
+}

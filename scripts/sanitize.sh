@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds the library and its tests with a sanitizer and runs the whole suite.
+#   scripts/sanitize.sh address   # ASan + UBSan, in build-asan/
+#   scripts/sanitize.sh thread    # TSan, in build-tsan/
+# Any report halts the test process with a non-zero status, so the test (and
+# this script) fails. Benchmarks are not built (tests that need echo_bench are
+# left out by the build); examples and the tool are.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sanitizer=${1:?usage: scripts/sanitize.sh address|thread}
+case "$sanitizer" in
+  address) dir=build-asan ;;
+  thread) dir=build-tsan ;;
+  *) echo "sanitize: unknown sanitizer '$sanitizer'" >&2; exit 2 ;;
+esac
+jobs=${JOBS:-$(nproc)}
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDATAECHO_SANITIZE="$sanitizer" \
+  -DDATAECHO_BUILD_BENCHMARKS=OFF >/dev/null
+cmake --build "$dir" -j"$jobs"
+export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_init_order=1"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+export LSAN_OPTIONS="report_objects=0"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+ctest --test-dir "$dir" --output-on-failure -j"$jobs"
