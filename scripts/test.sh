@@ -33,6 +33,6 @@ done
 
 if [ -x scripts/fuzz.sh ]; then
   step "fuzz (30 s per target)"
-  scripts/fuzz.sh 30
+  FUZZ_SECONDS=30 scripts/fuzz.sh
 fi
 step "all passed"
