@@ -35,6 +35,20 @@ using absl::Time;
 namespace {
 void Acquired(Mutex* mu) { __tsan_acquire(mu); }
 void Releasing(Mutex* mu) { __tsan_release(mu); }
+
+// A condition is evaluated with the mutex held, by the waiter or by whichever
+// thread releases the mutex: each evaluation acquires and releases it.
+struct Guarded {
+  const Condition* cond;
+  Mutex* mu;
+  static bool Eval(void* arg) {
+    auto* g = static_cast<Guarded*>(arg);
+    Acquired(g->mu);
+    const bool r = g->cond->Eval();
+    Releasing(g->mu);
+    return r;
+  }
+};
 }  // namespace
 
 DE_WRAP(void, Lock, "5Mutex4LockEv", Mutex*);
@@ -78,25 +92,37 @@ bool WrapReaderTryLock(Mutex* mu) {
   if (held) Acquired(mu);
   return held;
 }
-void WrapLockWhen(Mutex* mu, const Condition& c) { RealLockWhen(mu, c), Acquired(mu); }
-void WrapReaderLockWhen(Mutex* mu, const Condition& c) { RealReaderLockWhen(mu, c), Acquired(mu); }
+void WrapLockWhen(Mutex* mu, const Condition& c) {
+  Guarded g{&c, mu};
+  RealLockWhen(mu, Condition(&Guarded::Eval, &g));
+  Acquired(mu);
+}
+void WrapReaderLockWhen(Mutex* mu, const Condition& c) {
+  Guarded g{&c, mu};
+  RealReaderLockWhen(mu, Condition(&Guarded::Eval, &g));
+  Acquired(mu);
+}
 bool WrapLockWhenWithTimeout(Mutex* mu, const Condition& c, Duration d) {
-  const bool r = RealLockWhenWithTimeout(mu, c, d);
+  Guarded g{&c, mu};
+  const bool r = RealLockWhenWithTimeout(mu, Condition(&Guarded::Eval, &g), d);
   Acquired(mu);
   return r;
 }
 bool WrapLockWhenWithDeadline(Mutex* mu, const Condition& c, Time t) {
-  const bool r = RealLockWhenWithDeadline(mu, c, t);
+  Guarded g{&c, mu};
+  const bool r = RealLockWhenWithDeadline(mu, Condition(&Guarded::Eval, &g), t);
   Acquired(mu);
   return r;
 }
 bool WrapReaderLockWhenWithTimeout(Mutex* mu, const Condition& c, Duration d) {
-  const bool r = RealReaderLockWhenWithTimeout(mu, c, d);
+  Guarded g{&c, mu};
+  const bool r = RealReaderLockWhenWithTimeout(mu, Condition(&Guarded::Eval, &g), d);
   Acquired(mu);
   return r;
 }
 bool WrapReaderLockWhenWithDeadline(Mutex* mu, const Condition& c, Time t) {
-  const bool r = RealReaderLockWhenWithDeadline(mu, c, t);
+  Guarded g{&c, mu};
+  const bool r = RealReaderLockWhenWithDeadline(mu, Condition(&Guarded::Eval, &g), t);
   Acquired(mu);
   return r;
 }
@@ -107,19 +133,22 @@ void WrapReaderUnlock(Mutex* mu) { Releasing(mu), RealReaderUnlock(mu); }
 
 // Waits release the mutex while blocked and hold it again on return.
 void WrapAwait(Mutex* mu, const Condition& c) {
+  Guarded g{&c, mu};
   Releasing(mu);
-  RealAwait(mu, c);
+  RealAwait(mu, Condition(&Guarded::Eval, &g));
   Acquired(mu);
 }
 bool WrapAwaitWithTimeout(Mutex* mu, const Condition& c, Duration d) {
+  Guarded g{&c, mu};
   Releasing(mu);
-  const bool r = RealAwaitWithTimeout(mu, c, d);
+  const bool r = RealAwaitWithTimeout(mu, Condition(&Guarded::Eval, &g), d);
   Acquired(mu);
   return r;
 }
 bool WrapAwaitWithDeadline(Mutex* mu, const Condition& c, Time t) {
+  Guarded g{&c, mu};
   Releasing(mu);
-  const bool r = RealAwaitWithDeadline(mu, c, t);
+  const bool r = RealAwaitWithDeadline(mu, Condition(&Guarded::Eval, &g), t);
   Acquired(mu);
   return r;
 }
