@@ -122,5 +122,25 @@ TEST(EchoBenchRunTest, ShortRunWritesJsonAndPlot) {
   EXPECT_NE(svg_text.str().find("ideal min(e, R)"), std::string::npos);
 }
 
+TEST(EchoBenchRunTest, AdaptiveRunsTheBaselineThenTheCap) {
+  const std::string dir = ::testing::TempDir() + "/echo_bench_adaptive";
+  const std::string data = WriteTinyDataset(dir, 200);
+  const std::string json = dir + "/out.json";
+  Result r = RunBench("--no_progress --source=" + data + " --insert=adaptive --max_echo=3 --steps=20 --batch_size=16 "
+                      "--shuffle_buffer=64 --step_ms=0.5 --upstream_ratio=3 --json=" + json);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream f(json);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string j = ss.str();
+  for (const char* key : {"\"echo\": 1,", "\"echo\": 3,", "\"insert\": \"adaptive\"", "\"realized_echo_factor\": ",
+                          "\"rate_ratio_estimate\": ", "\"ideal_speedup\": 3"}) {
+    EXPECT_NE(j.find(key), std::string::npos) << key << "\n" << j;
+  }
+  // The baseline (m = 1) never repeats.
+  EXPECT_NE(j.find("\"fresh_examples\": 320, \"repeated_examples\": 0"), std::string::npos) << j;
+  EXPECT_EQ(j.find("\"echo\": 4,"), std::string::npos) << j;  // only e = 1 and m = 3
+}
+
 }  // namespace
 }  // namespace dataecho::bench

@@ -58,7 +58,8 @@ Pipeline:
   --echo=E1,E2,...    echo factors to run (e=1 always runs first)   [1,2,3,4,6,8]
   --insert=WHERE      before_augment | after_augment | batch | adaptive
                                                               [before_augment]
-  --max_echo=M        adaptive: at most M emissions per item              [4]
+  --max_echo=M        adaptive: at most M emissions per item (one run per
+                      --echo value too, e=1 runs first as the baseline)   [4]
   --batch_size=N      rows per batch                                    [128]
   --shuffle_buffer=N  shuffle buffer after example echoing             [2048]
   --seed=N            seed of every random stage                          [1]

@@ -4,6 +4,7 @@
 // See `echo_bench --help` and docs/benchmarks.md.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -46,9 +47,14 @@ int Main(int argc, char** argv) {
   std::printf("upstream alone: %.2f steps of %.3g ms per batch of %lld (target R = %g)\n", *measured,
               config->step_ms, static_cast<long long>(config->batch_size), config->upstream_ratio);
 
+  // Adaptive: e = 1 (no echoing), then one run per cap m (--echo values and --max_echo).
   std::vector<double> factors = {1.0};
   for (double e : config->echo) {
     if (e != 1.0) factors.push_back(e);
+  }
+  if (config->insert == Insert::kAdaptive && config->max_echo != 1.0 &&
+      std::find(factors.begin(), factors.end(), config->max_echo) == factors.end()) {
+    factors.push_back(config->max_echo);
   }
   std::vector<RunResult> runs;
   for (double e : factors) {

@@ -35,11 +35,13 @@ std::string ToJson(const BenchConfig& config, double measured_ratio, const std::
     out += fmt::format(
         "{}\n  {{\"echo\": {}, \"insert\": {}, \"steps\": {}, \"steps_per_sec\": {}, \"speedup\": {}, "
         "\"ideal_speedup\": {}, \"efficiency\": {}, \"fresh_examples\": {}, \"repeated_examples\": {}, "
-        "\"realized_echo_factor\": {}, \"upstream_bytes\": {}, \"consumer_idle_fraction\": {}}}",
+        "\"realized_echo_factor\": {}, \"upstream_bytes\": {}, \"consumer_idle_fraction\": {}{}}}",
         i == 0 ? "" : ",", JsonNumber(r.echo), JsonQuote(r.insert), r.steps, JsonNumber(r.steps_per_sec),
         JsonNumber(r.speedup), JsonNumber(r.ideal_speedup), JsonNumber(r.efficiency), r.fresh_examples,
         r.repeated_examples, JsonNumber(r.realized_echo_factor), r.upstream_bytes,
-        JsonNumber(r.consumer_idle_fraction));
+        JsonNumber(r.consumer_idle_fraction),
+        r.insert == "adaptive" ? fmt::format(", \"rate_ratio_estimate\": {}", JsonNumber(r.rate_ratio_estimate))
+                               : std::string());
   }
   return out + "\n]}\n";
 }

@@ -172,9 +172,14 @@ absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& sourc
         return std::move(upstream).Map(Augmenter(seed), {.parallelism = 0}).Shuffle(shuffle)
             .Batch(TrainerBatch(config)).Echo(echo_options);
       case Insert::kAdaptive:
-        break;
+        // Example echoing before augmentation, repeating only while the
+        // upstream has nothing ready; `echo` is the cap m (1 = no echoing).
+        return std::move(upstream)
+            .AdaptiveEcho({.max_factor = echo, .pool_size = 2 * config.batch_size, .seed = seed + 7})
+            .Map(Augmenter(seed), {.parallelism = 0})
+            .Shuffle(shuffle).Batch(TrainerBatch(config));
     }
-    return Pipeline<Batch>(absl::UnimplementedError("--insert=adaptive is not available in this build"));
+    return Pipeline<Batch>(absl::InternalError("unknown insertion point"));
   }();
   Pipeline<Batch> p = std::move(batches).Prefetch({.depth = 4, .name = "trainer_prefetch"});
   if (!p.status().ok()) return p.status();
@@ -213,6 +218,9 @@ absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& sourc
   r.consumer_idle_fraction = static_cast<double>(idle_ns) / static_cast<double>(elapsed);
   r.ideal_speedup = config.upstream_ratio > 0 ? std::min(echo, config.upstream_ratio) : 1.0;
   r.stage_stats = FormatStatsTable(p.Stats());
+  for (const StageStats& s : p.Stats()) {
+    if (s.name == "adaptive_echo") r.rate_ratio_estimate = s.Extra("rate_ratio");
+  }
   return r;
 }
 

@@ -45,10 +45,11 @@ struct RunResult {
   int64_t upstream_bytes = 0;
   double consumer_idle_fraction = 0;
   std::string stage_stats;  // FormatStatsTable() of the pipeline at the end
+  double rate_ratio_estimate = 0;  // adaptive echo's R̂ at the end of the run (0 otherwise)
 };
 
 // Runs `config.steps` emulated steps with echo factor `echo` (after one
-// warm-up batch). `progress(step)` is called after every step.
+// warm-up batch); for --insert=adaptive, `echo` is the cap m. `progress(step)` is called after every step.
 absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& source, double echo,
                                   const std::function<void(int64_t)>& progress);
 

@@ -50,7 +50,11 @@
 // fresh, "repeat_fraction" = repeats / emitted (requests served by repeats),
 // "rate_ratio" = R̂, the moving estimate of (upstream time per fresh item) /
 // (consumer time per element) (see internal/echo_pool.h; about 1 while the
-// upstream keeps up, 0 until `rate_window` fresh items arrived), "stalls" =
+// upstream keeps up, 0 until `rate_window` fresh items arrived; the consumer's
+// time is the time between its requests minus the time this stage waited, so
+// when the consumer is a queue's producer (a Prefetch later in the pipeline)
+// that the upstream starves even with m-fold echoing, R̂ overstates R: it is
+// then > m as R is, and clamp(R̂, 1, m) is still min(R, m)), "stalls" =
 // waits with no eligible item, "floor_waits" = waits forced by
 // min_fresh_fraction, "evicted" = items that left the full pool with budget
 // left, "pooled" = items in the pool; input_wait = time blocked on the input.
