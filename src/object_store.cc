@@ -58,12 +58,18 @@ class SchemeStore : public ObjectStore {
     }
     if (scheme == "gs") {
       if (!gcs_) gcs_ = internal::NewGcsStore(options_);
+      if (!gcs_) return absl::UnimplementedError("gs:// is not available yet");
       return gcs_.get();
     }
     if (scheme == "s3") {
       if (!s3_) s3_ = internal::NewS3Store(options_);
+      if (!s3_) return absl::UnimplementedError("s3:// is not available yet");
       return s3_.get();
     }
+    return UnknownScheme(uri, scheme);
+  }
+
+  static absl::Status UnknownScheme(std::string_view uri, std::string_view scheme) {
     return absl::InvalidArgumentError(fmt::format(
         "{}: unsupported URI scheme '{}' (expected a path, file://, http://, https://, gs:// or "
         "s3://)",

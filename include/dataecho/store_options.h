@@ -56,8 +56,8 @@ struct HttpOptions {
   size_t chunk_size = size_t{4} << 20;
   // Limit to establish a TCP (and TLS) connection.
   absl::Duration connect_timeout = absl::Seconds(10);
-  // A transfer that receives no byte for this long is aborted and retried.
-  // Rounded up to whole seconds (libcurl's granularity); at least 1 s.
+  // A transfer that receives no byte for this long (connecting, waiting for
+  // the response, or mid-body) is aborted and retried.
   absl::Duration stall_timeout = absl::Seconds(30);
   // Verify TLS certificates (https).
   bool verify_tls = true;

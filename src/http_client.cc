@@ -1,0 +1,526 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+#include "http_client.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+
+#include "absl/random/random.h"
+#include "absl/strings/numbers.h"
+#include "fmt/format.h"
+#include "uri.h"
+
+namespace dataecho::internal {
+namespace {
+
+constexpr size_t kMaxBody = size_t{64} << 20;
+constexpr size_t kMaxErrorBody = 4096;
+
+std::string Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return std::string(s);
+}
+
+// "bytes a-b/total" or "bytes */total"; -1 for a missing part.
+bool ParseContentRange(const std::string& v, int64_t* first, int64_t* total) {
+  if (v.rfind("bytes ", 0) != 0) return false;
+  std::string_view rest = std::string_view(v).substr(6);
+  size_t slash = rest.find('/');
+  if (slash == std::string_view::npos) return false;
+  std::string_view range = rest.substr(0, slash), size = rest.substr(slash + 1);
+  *first = -1;
+  *total = -1;
+  if (range != "*") {
+    size_t dash = range.find('-');
+    if (dash == std::string_view::npos) return false;
+    uint64_t a;
+    if (!absl::SimpleAtoi(std::string(range.substr(0, dash)), &a)) return false;
+    *first = static_cast<int64_t>(a);
+  }
+  if (size != "*") {
+    uint64_t t;
+    if (!absl::SimpleAtoi(std::string(size), &t)) return false;
+    *total = static_cast<int64_t>(t);
+  }
+  return true;
+}
+
+std::string Redact(std::string text, const std::vector<std::string>& secrets) {
+  for (const std::string& s : secrets) {
+    if (s.empty()) continue;
+    for (size_t p = text.find(s); p != std::string::npos; p = text.find(s, p)) {
+      text.replace(p, s.size(), "[redacted]");
+    }
+  }
+  return text;
+}
+
+// A short, safe detail from an error body: an XML <Code>/<Message> or a
+// JSON "message", else the first line.
+std::string ErrorDetail(const std::string& body, const std::vector<std::string>& secrets) {
+  auto tag = [&](const char* name) -> std::string {
+    std::string open = fmt::format("<{}>", name), close = fmt::format("</{}>", name);
+    size_t a = body.find(open);
+    if (a == std::string::npos) return "";
+    size_t b = body.find(close, a);
+    if (b == std::string::npos) return "";
+    return body.substr(a + open.size(), b - a - open.size());
+  };
+  std::string detail;
+  if (std::string code = tag("Code"); !code.empty()) {
+    detail = code;
+    if (std::string msg = tag("Message"); !msg.empty()) detail += ": " + msg;
+  } else if (size_t m = body.find("\"message\""); m != std::string::npos) {
+    size_t q1 = body.find('"', body.find(':', m) + 1);
+    size_t q2 = q1 == std::string::npos ? q1 : body.find('"', q1 + 1);
+    if (q2 != std::string::npos) detail = body.substr(q1 + 1, q2 - q1 - 1);
+  } else {
+    detail = Trim(body.substr(0, body.find('\n')));
+  }
+  if (detail.size() > 200) detail = detail.substr(0, 200) + "...";
+  detail = Redact(detail, secrets);
+  return detail.empty() ? "" : " (" + detail + ")";
+}
+
+std::string Where(const HttpJob& job) {
+  if (!job.ranged) return "";
+  return fmt::format(" at offset {} (range {}-{})", job.begin + job.received, job.begin,
+                     job.end - 1);
+}
+
+}  // namespace
+
+HttpClient::HttpClient(const HttpOptions& http, const RetryOptions& retry)
+    : http_(http), retry_(retry) {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  multi_ = curl_multi_init();
+  thread_ = std::thread([this] { Loop(); });
+}
+
+HttpClient::~HttpClient() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  curl_multi_wakeup(multi_);
+  thread_.join();
+  for (void* easy : idle_easies_) curl_easy_cleanup(easy);
+  curl_multi_cleanup(multi_);
+}
+
+void HttpClient::Submit(std::shared_ptr<HttpJob> job) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) {
+      job->status = absl::CancelledError(fmt::format("{}: client shut down", job->request.display));
+      absl::MutexLock job_lock(&job->mu_);
+      job->done_ = true;
+      return;
+    }
+    submitted_.push_back(std::move(job));
+  }
+  curl_multi_wakeup(multi_);
+}
+
+void HttpClient::Cancel(const std::shared_ptr<HttpJob>& job) {
+  if (job->done()) return;
+  {
+    absl::MutexLock lock(&mu_);
+    cancelled_.push_back(job);
+  }
+  curl_multi_wakeup(multi_);
+}
+
+absl::Status HttpClient::Wait(HttpJob& job) {
+  absl::MutexLock lock(&job.mu_);
+  job.mu_.Await(absl::Condition(&job.done_));
+  return job.status;
+}
+
+absl::Status HttpClient::Run(const std::shared_ptr<HttpJob>& job) {
+  Submit(job);
+  return Wait(*job);
+}
+
+size_t HttpClient::OnHeader(char* data, size_t size, size_t n, void* ptr) {
+  auto* job = static_cast<HttpJob*>(ptr);
+  job->last_progress_ = absl::Now();
+  std::string_view line(data, size * n);
+  if (line.rfind("HTTP/", 0) == 0) {
+    job->headers.clear();  // a new response (after a redirect or a 100)
+    return size * n;
+  }
+  size_t colon = line.find(':');
+  if (colon != std::string_view::npos) {
+    std::string name(line.substr(0, colon));
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    job->headers[name] = Trim(line.substr(colon + 1));
+  }
+  return size * n;
+}
+
+size_t HttpClient::OnBody(char* data, size_t size, size_t n, void* ptr) {
+  auto* job = static_cast<HttpJob*>(ptr);
+  const size_t total = size * n;
+  job->last_progress_ = absl::Now();
+  if (!job->attempt_checked_) {
+    job->attempt_checked_ = true;
+    long code = 0;
+    curl_easy_getinfo(static_cast<CURL*>(job->easy_), CURLINFO_RESPONSE_CODE, &code);
+    job->attempt_accepts_body_ = code >= 200 && code < 300;
+    if (!job->attempt_accepts_body_) job->body.clear();
+    if (job->attempt_accepts_body_) {
+      auto version = job->headers.find(job->version_header);
+      if (version != job->headers.end() && !job->pinned_version.empty() &&
+          version->second != job->pinned_version) {
+        job->fatal_ = absl::FailedPreconditionError(fmt::format(
+            "{}: object changed while being read{} (version {} is now {})", job->request.display,
+            Where(*job), job->pinned_version, version->second));
+        return 0;
+      }
+      if (version != job->headers.end() && job->pinned_version.empty()) {
+        job->pinned_version = version->second;
+      }
+    }
+    if (job->attempt_accepts_body_ && job->ranged) {
+      const uint64_t want = job->begin + job->received;
+      if (code == 206) {
+        int64_t first, object_size;
+        auto cr = job->headers.find("content-range");
+        if (cr == job->headers.end() || !ParseContentRange(cr->second, &first, &object_size) ||
+            first < 0) {
+          job->attempt_error_ = "206 without a valid Content-Range";
+          return 0;
+        }
+        if (object_size >= 0) job->object_size = object_size;
+        if (static_cast<uint64_t>(first) > want) {
+          job->attempt_error_ =
+              fmt::format("Content-Range starts at byte {}, asked for {}", first, want);
+          return 0;
+        }
+        job->attempt_skip_ = want - static_cast<uint64_t>(first);
+      } else {  // a 200 carries the whole object: skip to the wanted byte
+        curl_off_t length = -1;
+        curl_easy_getinfo(static_cast<CURL*>(job->easy_), CURLINFO_CONTENT_LENGTH_DOWNLOAD_T,
+                          &length);
+        if (length >= 0) job->object_size = length;
+        job->attempt_skip_ = want;
+      }
+    }
+  }
+  if (!job->attempt_accepts_body_) {
+    if (job->body.size() < kMaxErrorBody) job->body.append(data, std::min(total, kMaxErrorBody));
+    return total;
+  }
+  if (!job->ranged) {
+    if (job->body.size() + total > kMaxBody) {
+      job->fatal_ = absl::ResourceExhaustedError(
+          fmt::format("{}: response body larger than {} bytes", job->request.display, kMaxBody));
+      return 0;
+    }
+    job->body.append(data, total);
+    return total;
+  }
+  size_t skip = static_cast<size_t>(std::min<uint64_t>(job->attempt_skip_, total));
+  job->attempt_skip_ -= skip;
+  size_t len = total - skip;
+  uint64_t room = (job->end - job->begin) - job->received;
+  size_t take = static_cast<size_t>(std::min<uint64_t>(len, room));
+  std::memcpy(job->data.data() + job->received, data + skip, take);
+  job->received += take;
+  if (job->received == job->end - job->begin) {
+    job->complete_ = true;
+    if (take < len) return 0;  // more than asked for (a 200): stop, we have it all
+  }
+  return total;
+}
+
+void HttpClient::StartAttempt(const std::shared_ptr<HttpJob>& job) {
+  CURL* easy;
+  if (!idle_easies_.empty()) {
+    easy = static_cast<CURL*>(idle_easies_.back());
+    idle_easies_.pop_back();
+    curl_easy_reset(easy);
+  } else {
+    easy = curl_easy_init();
+  }
+  HttpJob& j = *job;
+  j.easy_ = easy;
+  j.attempt_checked_ = false;
+  j.attempt_accepts_body_ = false;
+  j.attempt_skip_ = 0;
+  j.attempt_error_.clear();
+  j.attempt_start_received_ = j.received;
+  j.last_progress_ = absl::Now();
+  j.stalled_ = false;
+  j.headers.clear();
+  j.body.clear();
+  ++j.attempts;
+  if (j.ranged && j.data.size() < j.end - j.begin) {
+    j.data = MutableBuffer(static_cast<size_t>(j.end - j.begin));
+  }
+  curl_slist* list = nullptr;
+  for (const std::string& h : j.request.headers) list = curl_slist_append(list, h.c_str());
+  if (j.ranged) {
+    list = curl_slist_append(
+        list, fmt::format("Range: bytes={}-{}", j.begin + j.received, j.end - 1).c_str());
+  }
+  j.header_list_ = list;
+  curl_easy_setopt(easy, CURLOPT_URL, j.request.url.c_str());
+  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, list);
+  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(absl::ToInt64Milliseconds(http_.connect_timeout)));
+  curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 5L);
+  curl_easy_setopt(easy, CURLOPT_USERAGENT, http_.user_agent.c_str());
+  curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, 512L * 1024);
+  curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, http_.verify_tls ? 1L : 0L);
+  curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, http_.verify_tls ? 2L : 0L);
+  if (j.request.head) curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
+  if (!j.request.aws_sigv4.empty()) {
+    curl_easy_setopt(easy, CURLOPT_AWS_SIGV4, j.request.aws_sigv4.c_str());
+    curl_easy_setopt(easy, CURLOPT_USERPWD, j.request.userpwd.c_str());
+  }
+  curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &HttpClient::OnHeader);
+  curl_easy_setopt(easy, CURLOPT_HEADERDATA, &j);
+  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &HttpClient::OnBody);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &j);
+  curl_easy_setopt(easy, CURLOPT_PRIVATE, &j);
+  j.state_ = HttpJob::State::kActive;
+  active_[&j] = job;
+  curl_multi_add_handle(static_cast<CURLM*>(multi_), easy);
+}
+
+void HttpClient::Detach(HttpJob& job) {
+  if (job.easy_ == nullptr) return;
+  curl_multi_remove_handle(static_cast<CURLM*>(multi_), static_cast<CURL*>(job.easy_));
+  curl_slist_free_all(static_cast<curl_slist*>(job.header_list_));
+  job.header_list_ = nullptr;
+  idle_easies_.push_back(job.easy_);
+  job.easy_ = nullptr;
+  active_.erase(&job);
+}
+
+void HttpClient::Finish(const std::shared_ptr<HttpJob>& job, absl::Status status) {
+  if (job->state_ == HttpJob::State::kDone) return;
+  Detach(*job);
+  job->state_ = HttpJob::State::kDone;
+  job->status = std::move(status);
+  absl::MutexLock lock(&job->mu_);
+  job->done_ = true;
+}
+
+absl::Duration HttpClient::Backoff(HttpJob& job) {
+  static thread_local absl::BitGen gen;
+  double base = absl::ToDoubleSeconds(retry_.initial_backoff) *
+                std::pow(2.0, std::min(job.failures_in_row_ - 1, 30));
+  base = std::min(base, absl::ToDoubleSeconds(retry_.max_backoff));
+  absl::Duration delay = absl::Seconds(absl::Uniform(gen, base / 2, base + 1e-9));
+  auto ra = job.headers.find("retry-after");
+  if (ra != job.headers.end()) {
+    absl::Duration asked = absl::ZeroDuration();
+    int64_t seconds;
+    if (absl::SimpleAtoi(ra->second, &seconds)) {
+      asked = absl::Seconds(std::max<int64_t>(seconds, 0));
+    } else if (time_t when = curl_getdate(ra->second.c_str(), nullptr); when > 0) {
+      asked = absl::FromTimeT(when) - absl::Now();
+    }
+    delay = std::max(delay, std::min(asked, retry_.max_retry_after));
+  }
+  return delay;
+}
+
+void HttpClient::OnAttemptDone(const std::shared_ptr<HttpJob>& job, int curl_code) {
+  HttpJob& j = *job;
+  long code = 0;
+  curl_easy_getinfo(static_cast<CURL*>(j.easy_), CURLINFO_RESPONSE_CODE, &code);
+  Detach(j);
+  j.http_code = static_cast<int>(code);
+  if (!j.fatal_.ok()) return Finish(job, j.fatal_);
+  if (j.complete_) return Finish(job, absl::OkStatus());
+  const std::string& who = j.request.display;
+  std::string cause;
+  if (!j.attempt_error_.empty()) {
+    cause = j.attempt_error_;
+  } else if (curl_code != CURLE_OK) {
+    auto err = static_cast<CURLcode>(curl_code);
+    std::string what = curl_easy_strerror(err);
+    switch (err) {
+      case CURLE_COULDNT_RESOLVE_HOST:
+      case CURLE_COULDNT_RESOLVE_PROXY:
+      case CURLE_COULDNT_CONNECT:
+        if (!retry_.retry_connect_errors) {
+          return Finish(job, absl::UnavailableError(
+                                 fmt::format("{}: {} (not retried)", who, what)));
+        }
+        break;
+      case CURLE_URL_MALFORMAT:
+      case CURLE_UNSUPPORTED_PROTOCOL:
+        return Finish(job, absl::InvalidArgumentError(fmt::format("{}: {}", who, what)));
+      case CURLE_PEER_FAILED_VERIFICATION:
+      case CURLE_SSL_CACERT_BADFILE:
+      case CURLE_SSL_CERTPROBLEM:
+        return Finish(job, absl::UnavailableError(fmt::format("{}: {}", who, what)));
+      case CURLE_OPERATION_TIMEDOUT:
+        if (j.stalled_) {
+          what = fmt::format("stalled: no data for {}", absl::FormatDuration(http_.stall_timeout));
+        }
+        break;
+      default:
+        break;
+    }
+    cause = j.ranged ? fmt::format("{} after {} bytes", what, j.received) : what;
+  } else if (code >= 200 && code < 300) {
+    if (!j.ranged) return Finish(job, absl::OkStatus());
+    if (j.object_size >= 0 && j.begin + j.received >= static_cast<uint64_t>(j.object_size)) {
+      return Finish(job, absl::OkStatus());  // the object ends before the range does
+    }
+    cause = fmt::format("short body: {} of {} bytes", j.received, j.end - j.begin);
+  } else if (code == 416 && j.ranged) {
+    int64_t first, size = -1;
+    auto cr = j.headers.find("content-range");
+    if (cr != j.headers.end()) ParseContentRange(cr->second, &first, &size);
+    if (size >= 0) j.object_size = size;
+    if (size < 0 || j.begin + j.received >= static_cast<uint64_t>(size)) {
+      return Finish(job, absl::OkStatus());  // at the end: a clean, empty read
+    }
+    return Finish(job, absl::FailedPreconditionError(fmt::format(
+                           "{}: object shrank to {} bytes while being read{}", who, size,
+                           Where(j))));
+  } else if (code == 408 || code == 429 || code >= 500) {
+    cause = fmt::format("HTTP {}{}", code, ErrorDetail(j.body, j.request.secrets));
+  } else {
+    std::string msg = fmt::format("{}: HTTP {}{}{}", who, code,
+                                  ErrorDetail(j.body, j.request.secrets), Where(j));
+    switch (code) {
+      case 404:
+        return Finish(job, absl::NotFoundError(msg));
+      case 401:
+      case 403:
+        return Finish(job, absl::PermissionDeniedError(msg));
+      case 412:
+        return Finish(job, absl::FailedPreconditionError(msg + ": object changed"));
+      default:
+        if (code >= 400) return Finish(job, absl::InvalidArgumentError(msg));
+        return Finish(job, absl::UnknownError(msg));
+    }
+  }
+  bool progressed = j.received > j.attempt_start_received_;
+  j.failures_in_row_ = progressed ? 1 : j.failures_in_row_ + 1;
+  j.last_cause_ = cause;
+  if (j.failures_in_row_ >= retry_.max_attempts) {
+    return Finish(job, absl::UnavailableError(fmt::format(
+                           "{}{}: giving up after {} attempts ({} in a row without progress); "
+                           "last cause: {}",
+                           who, Where(j), j.attempts, j.failures_in_row_, cause)));
+  }
+  j.retry_at_ = absl::Now() + Backoff(j);
+  j.state_ = HttpJob::State::kWaiting;
+  waiting_.push_back(job);
+}
+
+absl::Time HttpClient::AbortStalled() {
+  absl::Time now = absl::Now();
+  absl::Time next = absl::InfiniteFuture();
+  std::vector<std::shared_ptr<HttpJob>> stalled;
+  for (const auto& [raw, job] : active_) {
+    absl::Time deadline = job->last_progress_ + http_.stall_timeout;
+    if (deadline <= now) {
+      stalled.push_back(job);
+    } else {
+      next = std::min(next, deadline);
+    }
+  }
+  for (const auto& job : stalled) {
+    job->stalled_ = true;
+    OnAttemptDone(job, CURLE_OPERATION_TIMEDOUT);
+  }
+  return stalled.empty() ? next : now;
+}
+
+void HttpClient::Loop() {
+  CURLM* multi = static_cast<CURLM*>(multi_);
+  while (true) {
+    std::vector<std::shared_ptr<HttpJob>> submitted, cancelled;
+    bool stopping;
+    {
+      absl::MutexLock lock(&mu_);
+      submitted.swap(submitted_);
+      cancelled.swap(cancelled_);
+      stopping = stopping_;
+    }
+    for (auto& job : submitted) {
+      job->state_ = HttpJob::State::kQueued;
+      queued_.push_back(std::move(job));
+    }
+    if (stopping) {
+      auto stop = [&](const std::shared_ptr<HttpJob>& job) {
+        Finish(job, absl::CancelledError(
+                        fmt::format("{}: cancelled (client shut down)", job->request.display)));
+      };
+      while (!active_.empty()) stop(active_.begin()->second);
+      for (auto& job : queued_) stop(job);
+      for (auto& job : waiting_) stop(job);
+      return;
+    }
+    for (auto& job : cancelled) {
+      Finish(job, absl::CancelledError(fmt::format("{}: cancelled", job->request.display)));
+    }
+    absl::Time now = absl::Now();
+    absl::Time next_retry = absl::InfiniteFuture();
+    std::vector<std::shared_ptr<HttpJob>> still_waiting;
+    for (auto& job : waiting_) {
+      if (job->state_ == HttpJob::State::kDone) continue;
+      if (job->retry_at_ <= now) {
+        job->state_ = HttpJob::State::kQueued;
+        queued_.push_back(std::move(job));
+      } else {
+        next_retry = std::min(next_retry, job->retry_at_);
+        still_waiting.push_back(std::move(job));
+      }
+    }
+    waiting_.swap(still_waiting);
+    while (!queued_.empty() && static_cast<int>(active_.size()) < http_.max_concurrency) {
+      std::shared_ptr<HttpJob> job = std::move(queued_.front());
+      queued_.pop_front();
+      if (job->state_ != HttpJob::State::kDone) StartAttempt(job);
+    }
+    int running = 0;
+    curl_multi_perform(multi, &running);
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      HttpJob* raw = nullptr;
+      curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &raw);
+      auto it = active_.find(raw);
+      if (it == active_.end()) continue;
+      std::shared_ptr<HttpJob> job = it->second;
+      OnAttemptDone(job, msg->data.result);
+    }
+    absl::Time next_stall = AbortStalled();
+    int timeout_ms = 1000;
+    if (!queued_.empty() && static_cast<int>(active_.size()) < http_.max_concurrency) {
+      timeout_ms = 0;
+    } else if (next_retry != absl::InfiniteFuture() || !waiting_.empty()) {
+      for (auto& job : waiting_) next_retry = std::min(next_retry, job->retry_at_);
+      int64_t ms = absl::ToInt64Milliseconds(next_retry - absl::Now()) + 1;
+      timeout_ms = static_cast<int>(std::clamp<int64_t>(ms, 0, 1000));
+    }
+    if (next_stall != absl::InfiniteFuture()) {
+      int64_t ms = absl::ToInt64Milliseconds(next_stall - absl::Now()) + 1;
+      timeout_ms = std::min(timeout_ms, static_cast<int>(std::clamp<int64_t>(ms, 0, 1000)));
+    }
+    if (timeout_ms > 0) curl_multi_poll(multi, nullptr, 0, timeout_ms, nullptr);
+  }
+}
+
+}  // namespace dataecho::internal
