@@ -35,7 +35,7 @@ list(APPEND DATAECHO_FIND_DEPENDENCIES CURL)
 list(APPEND DATAECHO_PC_REQUIRES_PRIVATE libcurl)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(MICROHTTPD REQUIRED IMPORTED_TARGET libmicrohttpd)
-list(APPEND DATAECHO_TEST_SUPPORT_LIBS PkgConfig::MICROHTTPD)
+list(APPEND DATAECHO_TEST_SUPPORT_LIBS PkgConfig::MICROHTTPD CURL::libcurl)
 
 # Compressed record files (zlib) and JPEG through TurboJPEG (libturbojpeg0-dev).
 find_package(ZLIB REQUIRED)

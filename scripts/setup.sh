@@ -21,3 +21,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# The S3 emulator the storage tests run (npm s3rver), in a project-local folder.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+if [ ! -x "$root/tests/s3rver/node_modules/.bin/s3rver" ]; then
+  echo "setup: installing s3rver into tests/s3rver"
+  npm install --prefix "$root/tests/s3rver" --no-audit --no-fund --loglevel=error
+fi
