@@ -1,0 +1,148 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// Storage throughput over loopback HTTP (the in-process test server):
+//
+//   BM_HttpSequentialRead  one reader streaming a 128 MiB object
+//   BM_CurlCliSequential   the `curl` program fetching the same object
+//   BM_HttpConcurrency/C   20 ms added per request, 1 MiB ranges, C ranges
+//                          in flight; counter `bound` = C x 1 MiB / 20 ms
+//   BM_LocalSequentialRead the local file store on a 128 MiB file
+//
+//   build/benchmarks/storage_benchmark --benchmark_counters_tabular=true
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "dataecho/object_store.h"
+#include "support/http_server.h"
+
+namespace dataecho {
+namespace {
+
+constexpr size_t kMiB = size_t{1} << 20;
+constexpr size_t kObjectSize = 128 * kMiB;
+
+std::string Bytes(size_t n) {
+  std::string s(n, '\0');
+  uint64_t x = 88172645463325252ull;
+  for (size_t i = 0; i + 8 <= n; i += 8) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    std::memcpy(&s[i], &x, 8);
+  }
+  return s;
+}
+
+// One server per configuration, kept for the whole run.
+testing::HttpServer& Server(absl::Duration latency) {
+  static auto* plain = [] {
+    auto s = testing::HttpServer::Start({.block_size = 1 * kMiB});
+    (*s)->Put("/obj", Bytes(kObjectSize));
+    return s->release();
+  }();
+  static auto* slow = [] {
+    auto s = testing::HttpServer::Start({.latency = absl::Milliseconds(20)});
+    (*s)->Put("/obj", Bytes(kObjectSize));
+    return s->release();
+  }();
+  return latency > absl::ZeroDuration() ? *slow : *plain;
+}
+
+// Reads `uri` from `store` to the end; returns the bytes read.
+size_t Drain(ObjectStore& store, const std::string& uri, const ReadOptions& options,
+             benchmark::State& state) {
+  state.PauseTiming();
+  auto reader = store.Open(uri, options);  // the stat (HEAD) is not timed
+  state.ResumeTiming();
+  if (!reader.ok()) {
+    state.SkipWithError(std::string(reader.status().message()).c_str());
+    return 0;
+  }
+  static std::vector<uint8_t> buf(4 * kMiB);
+  size_t total = 0;
+  while (true) {
+    auto n = (*reader)->Read(absl::MakeSpan(buf));
+    if (!n.ok()) {
+      state.SkipWithError(std::string(n.status().message()).c_str());
+      return total;
+    }
+    if (*n == 0) return total;
+    total += *n;
+  }
+}
+
+void BM_HttpSequentialRead(benchmark::State& state) {
+  std::string url = Server(absl::ZeroDuration()).url() + "/obj";
+  ObjectStoreOptions options;
+  options.http.chunk_size = static_cast<size_t>(state.range(0)) * kMiB;
+  auto store = OpenObjectStore(options);
+  ReadOptions ro;
+  ro.read_ahead = 4 * options.http.chunk_size;
+  size_t bytes = 0;
+  for (auto _ : state) bytes += Drain(*store, url, ro, state);
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+}
+BENCHMARK(BM_HttpSequentialRead)->Arg(4)->Arg(16)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_CurlCliSequential(benchmark::State& state) {
+  std::string cmd = "curl -s -f -o /dev/null " + Server(absl::ZeroDuration()).url() + "/obj";
+  for (auto _ : state) {
+    if (std::system(cmd.c_str()) != 0) {
+      state.SkipWithError("curl failed (is the curl program installed?)");
+      return;
+    }
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kObjectSize));
+}
+BENCHMARK(BM_CurlCliSequential)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_HttpConcurrency(benchmark::State& state) {
+  const int concurrency = static_cast<int>(state.range(0));
+  std::string url = Server(absl::Milliseconds(20)).url() + "/obj";
+  ObjectStoreOptions options;
+  options.http.chunk_size = kMiB;
+  options.http.max_concurrency = concurrency;
+  auto store = OpenObjectStore(options);
+  ReadOptions ro;
+  ro.read_ahead = static_cast<size_t>(concurrency) * kMiB;
+  // Enough ranges for ~10 rounds of requests per iteration.
+  ro.length = static_cast<uint64_t>(std::min<size_t>(10 * concurrency, 128)) * kMiB;
+  size_t bytes = 0;
+  for (auto _ : state) bytes += Drain(*store, url, ro, state);
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  double bound = concurrency * static_cast<double>(kMiB) / 0.020;  // bytes/s
+  state.counters["bound_MiBps"] = bound / kMiB;
+  state.counters["of_bound"] = benchmark::Counter(
+      static_cast<double>(bytes) / bound, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_HttpConcurrency)
+    ->RangeMultiplier(2)
+    ->Range(1, 32)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_LocalSequentialRead(benchmark::State& state) {
+  struct TempFile {
+    std::string path = "/tmp/dataecho_storage_bench_" + std::to_string(getpid());
+    TempFile() { std::ofstream(path, std::ios::binary) << Bytes(kObjectSize); }
+    ~TempFile() { unlink(path.c_str()); }
+  };
+  static TempFile file;
+  auto store = OpenObjectStore();
+  size_t bytes = 0;
+  for (auto _ : state) bytes += Drain(*store, file.path, {}, state);
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+}
+BENCHMARK(BM_LocalSequentialRead)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace dataecho
