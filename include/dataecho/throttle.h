@@ -97,7 +97,7 @@ class ThrottleStage final : public UnaryStage<T, T> {
     const int64_t got = internal::NowNanos();
     input_wait_ns_.Add(got - start);
     if (!r.ok() || !r->has_value()) return r;
-    double cost_ns = static_cast<double>(absl::ToInt64Nanoseconds(options_.latency));
+    double cost_ns = absl::ToDoubleNanoseconds(options_.latency);
     if (options_.bytes_per_second > 0) {
       cost_ns += 1e9 * static_cast<double>(ElementTraits<T>::ByteSize(**r)) / options_.bytes_per_second;
     }
