@@ -208,3 +208,38 @@ TEST(PipelineEchoTest, ThrottledUpstreamGivesMinOfFactorAndRatioMoreElements) {
 
 }  // namespace
 }  // namespace dataecho
+
+namespace dataecho {
+namespace {
+
+double ThrottledSeconds(const Pipeline<int64_t>& p) {
+  for (const StageStats& s : p.Stats()) {
+    if (s.name == "throttle") return s.Extra("throttled_s", -1);
+  }
+  return -1;
+}
+
+// min_sleep: elements due less than min_sleep ahead pass without a sleep, and
+// the schedule still advances, so the average rate holds (elapsed time is at
+// least the schedule minus one min_sleep; a lower bound, safe on a busy machine).
+TEST(ThrottleTest, MinSleepReleasesBurstsAndKeepsTheRate) {
+  constexpr int kN = 100;
+  const absl::Duration latency = absl::Microseconds(200);
+  {
+    auto p = FromRange(0, kN).Throttle({.latency = latency, .min_sleep = absl::Hours(1)});
+    for (int i = 0; i < kN; ++i) ASSERT_TRUE(p.Next().ok());
+    EXPECT_EQ(ThrottledSeconds(p), 0.0);  // never slept: every element was due within the hour
+  }
+  {
+    const absl::Duration min_sleep = absl::Milliseconds(2);
+    auto p = FromRange(0, kN).Throttle({.latency = latency, .min_sleep = min_sleep});
+    const absl::Time start = absl::Now();
+    for (int i = 0; i < kN; ++i) ASSERT_TRUE(p.Next().ok());
+    EXPECT_GE(absl::Now() - start, latency * kN - min_sleep);
+    EXPECT_GT(ThrottledSeconds(p), 0.0);
+  }
+  EXPECT_FALSE(FromRange(0, 1).Throttle({.min_sleep = absl::Milliseconds(-1)}).status().ok());
+}
+
+}  // namespace
+}  // namespace dataecho

@@ -65,6 +65,9 @@ Pipeline:
   --seed=N            seed of every random stage                          [1]
 Emulated trainer:
   --step_ms=T         time of one training step (busy-wait)               [2]
+  --no_pin            do not keep a CPU for the trainer (by default, with two
+                      or more CPUs, the busy-wait step runs on a CPU of its own
+                      and the pipeline's threads on the others)
   --upstream_ratio=R  upstream time per batch / step time; 0 = unthrottled [6]
   --steps=N           measured steps per run                            [300]
 Output:
@@ -88,6 +91,10 @@ absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
     }
     if (arg == "--stats") {
       c.stats = true;
+      continue;
+    }
+    if (arg == "--no_pin") {
+      c.pin_trainer = false;
       continue;
     }
     if (arg.substr(0, 2) != "--" || arg.find('=') == std::string_view::npos) {

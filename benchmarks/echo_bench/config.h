@@ -32,6 +32,7 @@ struct BenchConfig {
   std::string plot;            // write the speedup plot (SVG) here
   bool progress = true;
   bool stats = false;          // print every stage's statistics after each run
+  bool pin_trainer = true;     // keep one CPU for the emulated trainer (see ReserveTrainerCpu)
 };
 
 std::string_view InsertName(Insert insert);

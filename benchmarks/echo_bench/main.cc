@@ -38,9 +38,12 @@ int Main(int argc, char** argv) {
   if (!config.ok()) return Fail(config.status());
   const bool bar = config->progress && isatty(STDERR_FILENO);
 
+  const bool pinned = config->pin_trainer && ReserveTrainerCpu();
   absl::StatusOr<Source> source = OpenSource(*config);
   if (!source.ok()) return Fail(source.status());
   std::printf("source: %zu object(s), first %s\n", source->uris.size(), source->uris[0].c_str());
+  std::printf("trainer: %s\n", pinned ? "busy-wait step on a CPU of its own, pipeline on the others"
+                                       : "busy-wait step, not pinned");
 
   absl::StatusOr<double> measured = MeasureUpstreamRatio(*config, *source);
   if (!measured.ok()) return Fail(measured.status());

@@ -26,6 +26,15 @@ struct Source {
   std::shared_ptr<void> keep_alive;  // e.g. the embedded HTTP server
 };
 
+// Keeps one CPU for the emulated trainer: from now on the calling thread, and
+// every thread it starts (the pipeline's, the HTTP client's and server's),
+// runs on the other CPUs; RunOnce's measured steps run on the kept one. The
+// busy-wait step holds a whole core, and a pipeline thread woken onto that
+// core would preempt the "accelerator" (a real trainer blocks on its device
+// and leaves its core free). Returns false (and changes nothing) with fewer
+// than two CPUs.
+bool ReserveTrainerCpu();
+
 // Resolves --source (or prepares and serves the embedded default) and checks
 // that the first object can be read.
 absl::StatusOr<Source> OpenSource(const BenchConfig& config);

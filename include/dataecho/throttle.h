@@ -20,6 +20,14 @@
 // before the deadline, then spin the rest (`spin` option) for precision, and
 // are cancelled promptly.
 //
+// `min_sleep` trades smoothness for fewer wake-ups: an element due less than
+// `min_sleep` from now is released at once (the schedule still advances by
+// its cost), so the throttle sleeps about once per `min_sleep` and releases
+// the elements of that interval together. The long-run rate is unchanged;
+// per-element timer and thread wake-ups, which cost tens of microseconds on
+// a virtual machine, are avoided. Real object stores deliver in such bursts
+// (a ranged GET brings many records at once).
+//
 // Stats: input_wait = time in the input's Next(); extra "throttled_s" = time
 // spent delaying.
 //
@@ -51,12 +59,16 @@ struct ThrottleOptions {
   // A request this soon after the previous scheduled release continues the
   // schedule (see the file comment); at least one element's cost.
   absl::Duration catch_up = absl::Milliseconds(1);
+  // Release without sleeping while the schedule is less than this far ahead
+  // (see the file comment); 0 = sleep for every element.
+  absl::Duration min_sleep = absl::ZeroDuration();
   std::string name = "throttle";
 
   absl::Status Validate() const {
     if (latency < absl::ZeroDuration() || bytes_per_second < 0 || spin < absl::ZeroDuration() ||
-        catch_up < absl::ZeroDuration()) {
-      return absl::InvalidArgumentError("throttle latency, bytes_per_second, spin and catch_up must be >= 0");
+        catch_up < absl::ZeroDuration() || min_sleep < absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(
+          "throttle latency, bytes_per_second, spin, catch_up and min_sleep must be >= 0");
     }
     return absl::OkStatus();
   }
@@ -110,10 +122,10 @@ class ThrottleStage final : public UnaryStage<T, T> {
     const int64_t catch_up = std::max(cost, absl::ToInt64Nanoseconds(options_.catch_up));
     const int64_t base = start - release_ns_ <= catch_up ? release_ns_ : start;
     release_ns_ = base + cost;
-    if (!internal::WaitUntil(mu_, cancel_, release_ns_, spin_ns)) {
-      return CancelledError();
+    if (release_ns_ - got >= absl::ToInt64Nanoseconds(options_.min_sleep)) {
+      if (!internal::WaitUntil(mu_, cancel_, release_ns_, spin_ns)) return CancelledError();
+      throttled_ns_.Add(internal::NowNanos() - got);
     }
-    throttled_ns_.Add(internal::NowNanos() - got);
     elements_.Add(1);
     bytes_.Add(static_cast<int64_t>(ElementTraits<T>::ByteSize(**r)));
     return r;
