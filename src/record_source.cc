@@ -154,16 +154,22 @@ class InterleavedSource final : public RecordSourceBase {
       cancelled_ = true;
       for (Slot& s : slots_) {
         if (s.reader) s.reader->Cancel();
+        s.room.notify_all();
       }
     }
     consumer_cv_.notify_all();
-    worker_cv_.notify_all();
   }
 
  private:
+  // Hand-offs are batched: a reading thread that filled its queue sleeps until
+  // the queue is down to half, and the consumer is only signalled when it
+  // waits. One wake-up per record and thread costs more CPU than reading the
+  // record (a futex wake and two context switches on a busy VM).
   struct Slot {
     std::deque<absl::StatusOr<Record>> queue;
     bool done = false;                  // the thread pushed its last item
+    bool worker_waiting = false;        // the thread waits for room
+    std::condition_variable room;       // signalled when the queue is down to half
     RecordFileReader* reader = nullptr;  // the file being read, for Cancel()
   };
 
@@ -190,18 +196,23 @@ class InterleavedSource final : public RecordSourceBase {
           if (!slots_[i].queue.empty()) return Pop(i);
         }
       }
+      consumer_waiting_ = true;
       consumer_cv_.wait(lock, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return Ready(); });
+      consumer_waiting_ = false;
     }
   }
 
   absl::StatusOr<std::optional<Record>> Pop(size_t i) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    absl::StatusOr<Record> item = std::move(slots_[i].queue.front());
-    slots_[i].queue.pop_front();
+    Slot& slot = slots_[i];
+    absl::StatusOr<Record> item = std::move(slot.queue.front());
+    slot.queue.pop_front();
     turn_ = (i + 1) % slots_.size();
-    worker_cv_.notify_all();  // slot i has room again
+    if (slot.worker_waiting && slot.queue.size() <= LowWater()) slot.room.notify_one();
     if (!item.ok()) return item.status();
     return std::optional<Record>(std::move(*item));
   }
+
+  size_t LowWater() const { return options_.buffered_records / 2; }
 
   // Something changed that the consumer waits for.
   bool Ready() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -249,13 +260,19 @@ class InterleavedSource final : public RecordSourceBase {
       if (!next.ok()) return next.status();
       if (!next->has_value()) return absl::OkStatus();
       std::unique_lock<std::mutex> lock(mu_);
-      worker_cv_.wait(lock, [this, slot]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return cancelled_ || slots_[slot].queue.size() < options_.buffered_records;
-      });
+      Slot& s = slots_[slot];
+      if (s.queue.size() >= options_.buffered_records) {
+        s.worker_waiting = true;
+        s.room.wait(lock, [this, &s]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return cancelled_ || s.queue.size() <= LowWater();
+        });
+        s.worker_waiting = false;
+      }
       if (cancelled_) return CancelledError();
-      slots_[slot].queue.emplace_back(std::move(**next));
+      s.queue.emplace_back(std::move(**next));
+      const bool wake = consumer_waiting_;
       lock.unlock();
-      consumer_cv_.notify_one();
+      if (wake) consumer_cv_.notify_one();
     }
   }
 
@@ -275,7 +292,7 @@ class InterleavedSource final : public RecordSourceBase {
   // synchronization even when Abseil itself is not instrumented.
   mutable std::mutex mu_;
   std::condition_variable consumer_cv_;  // an item arrived, a slot finished, or cancel
-  std::condition_variable worker_cv_;    // a queue has room, or cancel
+  bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);
   size_t turn_ ABSL_GUARDED_BY(mu_) = 0;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
