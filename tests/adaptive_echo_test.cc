@@ -342,3 +342,80 @@ TEST(AdaptiveEchoTest, InvalidOptionsAreRejected) {
 
 }  // namespace
 }  // namespace dataecho
+
+namespace dataecho {
+namespace {
+
+TEST(AdaptiveEchoGateTest, ClosedGateWaitsForAFreshItemInsteadOfRepeating) {
+  std::atomic<bool> open{false};
+  std::atomic<int> gate_calls{0};
+  Gated g = MakeGated({.max_factor = 3,
+                       .pool_size = 8,
+                       .repeat_gate = [&] {
+                         gate_calls.fetch_add(1);
+                         return open.load();
+                       },
+                       .gate_poll = absl::Microseconds(50)});
+  Push(*g.source, 0, 3);
+  EXPECT_EQ(TakeReady(*g.echo), (Seen{{0, 0}, {1, 0}, {2, 0}}));  // no repeat while closed
+
+  // Next() polls (the gate is asked again) and takes the next fresh item.
+  std::optional<Seen::value_type> got;
+  std::thread consumer([&] {
+    auto next = g.echo->Next();
+    ASSERT_TRUE(next.ok() && next->has_value());
+    got.emplace((*next)->source_index, (*next)->repeat_index);
+  });
+  while (gate_calls.load() < 3) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  g.source->Push(MakeExample(3));
+  consumer.join();
+  EXPECT_EQ(got, Seen::value_type(3, 0));
+
+  open = true;  // now repeats flow, fewest emissions first
+  EXPECT_EQ(TakeN(*g.echo, 4), (Seen{{0, 1}, {1, 1}, {2, 1}, {3, 1}}));
+
+  std::vector<StageStats> storage;
+  const StageStats& s = EchoStats(*g.echo, storage);
+  EXPECT_EQ(s.Extra("fresh"), 4);
+  EXPECT_EQ(s.Extra("repeats"), 4);
+  EXPECT_EQ(s.Extra("gate_waits"), 1);
+
+  // Cancel ends a gated wait.
+  open = false;
+  std::thread blocked([&] { EXPECT_EQ(g.echo->Next().status().code(), absl::StatusCode::kCancelled); });
+  while (gate_calls.load() < 12) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  g.echo->Cancel();
+  blocked.join();  // a hang fails through the ctest TIMEOUT
+}
+
+// The gate on a trainer-side Prefetch's level: once two batches are queued,
+// the producer builds only fresh rows until the trainer takes some.
+TEST(AdaptiveEchoGateTest, PrefetchLevelGateRepeatsOnlyWhileTheTrainerQueueIsShort) {
+  auto level = std::make_shared<std::atomic<int64_t>>(0);
+  auto p = FromVector(MakeExamples(400))
+               .Throttle({.latency = absl::Microseconds(300)})
+               .Prefetch({.depth = 8})
+               .AdaptiveEcho({.max_factor = 4,
+                              .pool_size = 16,
+                              .repeat_gate = [level] { return level->load() < 2; }})
+               .Batch({.batch_size = 4})
+               .Prefetch({.depth = 4, .level = level});
+  ASSERT_TRUE(p.status().ok());
+  ASSERT_TRUE(p.Next().ok());  // starts the producers; from here on the level only grows
+  while (level->load() < 4) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::vector<int64_t> fresh_rows;
+  for (int i = 0; i < 4; ++i) {
+    auto b = p.Next();
+    ASSERT_TRUE(b.ok() && b->has_value());
+    fresh_rows.push_back((*b)->fresh_rows);
+  }
+  // The last two of the four queued were built while 2 or more were queued: all fresh.
+  EXPECT_EQ(fresh_rows[2], 4);
+  EXPECT_EQ(fresh_rows[3], 4);
+  const StageStats echo = p.Stats()[p.Stats().size() - 3];
+  EXPECT_EQ(echo.name, "adaptive_echo");
+  EXPECT_GE(echo.Extra("gate_waits"), 1);
+}
+
+}  // namespace
+}  // namespace dataecho

@@ -136,7 +136,7 @@ Pipeline<Example> Upstream(const BenchConfig& config, const Source& source, std:
     // than the pipeline itself.
     decoded = std::move(decoded).Throttle({.latency = per_example,
                                            .spin = absl::ZeroDuration(),
-                                           .catch_up = per_example * static_cast<double>(config.batch_size),
+                                           .catch_up = per_example * static_cast<double>(8 * config.batch_size),
                                            .min_sleep = absl::Milliseconds(1),
                                            .name = "upstream_throttle"});
   }
@@ -198,6 +198,9 @@ absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& sourc
   const uint64_t seed = config.seed;
   const EchoOptions echo_options{.factor = echo, .seed = seed + 7};
   const ShuffleOptions shuffle{.buffer_size = config.shuffle_buffer, .seed = seed + 3};
+  // Batches queued for the trainer; adaptive echo repeats only while fewer
+  // than two are (its demand gate), not whenever the queue has room.
+  auto trainer_queue = std::make_shared<std::atomic<int64_t>>(0);
   Pipeline<Batch> batches = [&]() -> Pipeline<Batch> {
     switch (config.insert) {
       case Insert::kBeforeAugment:
@@ -213,13 +216,14 @@ absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& sourc
         // Example echoing before augmentation, repeating only while the
         // upstream has nothing ready; `echo` is the cap m (1 = no echoing).
         return std::move(upstream)
-            .AdaptiveEcho({.max_factor = echo, .pool_size = 2 * config.batch_size, .seed = seed + 7})
+            .AdaptiveEcho({.max_factor = echo, .pool_size = 2 * config.batch_size, .seed = seed + 7,
+                           .repeat_gate = [trainer_queue] { return trainer_queue->load(std::memory_order_relaxed) < 2; }})
             .Map(Augmenter(seed), {.parallelism = 0})
             .Shuffle(shuffle).Batch(TrainerBatch(config));
     }
     return Pipeline<Batch>(absl::InternalError("unknown insertion point"));
   }();
-  Pipeline<Batch> p = std::move(batches).Prefetch({.depth = 4, .name = "trainer_prefetch"});
+  Pipeline<Batch> p = std::move(batches).Prefetch({.depth = 4, .name = "trainer_prefetch", .level = trainer_queue});
   if (!p.status().ok()) return p.status();
 
   // Warm-up: the first batch fills the shuffle buffer; it is not measured.

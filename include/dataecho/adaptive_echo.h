@@ -20,6 +20,22 @@
 // left: an item leaves when its budget is used up or, when a new item arrives
 // and the pool is full, because it is the oldest ("evicted").
 //
+// DEMAND GATE. Behind a queue (a Prefetch after the Batch, as trainers use),
+// "the consumer asks" means the queue's producer asks, and it asks as fast as
+// it can until the queue is full, so step 2 would repeat items the trainer
+// does not need yet. `repeat_gate` ties repeats to the trainer's real demand:
+// a repeat is emitted only while the gate returns true; while it is closed the
+// stage waits for a fresh item instead, checking the input and the gate every
+// `gate_poll`. With PrefetchOptions::level the gate can watch the trainer's
+// queue:
+//
+//   auto level = std::make_shared<std::atomic<int64_t>>(0);
+//   auto p = std::move(upstream)                                  // ends in a Prefetch
+//       .AdaptiveEcho({.max_factor = 4, .pool_size = 256,
+//                      .repeat_gate = [level] { return level->load() < 2; }})
+//       .Map(Augment).Shuffle({.buffer_size = 2048}).Batch({.batch_size = 128})
+//       .Prefetch({.depth = 4, .level = level});                  // repeat only below 2 batches
+//
 // With the upstream faster than the consumer, every element is fresh (the
 // realized factor is 1); with the upstream R times slower, the realized factor
 // approaches min(R, m) and the consumer waits only when nothing is eligible.
@@ -57,7 +73,9 @@
 // then > m as R is, and clamp(R̂, 1, m) is still min(R, m)), "stalls" =
 // waits with no eligible item, "floor_waits" = waits forced by
 // min_fresh_fraction, "evicted" = items that left the full pool with budget
-// left, "pooled" = items in the pool; input_wait = time blocked on the input.
+// left, "pooled" = items in the pool, "gate_waits" = requests that waited for
+// a fresh item because the demand gate was closed; input_wait = time blocked
+// on the input.
 //
 // AutoEchoStage (auto_echo.h) runs this stage for a warm-up, then fixes the
 // factor at clamp(R̂, 1, m).
@@ -76,6 +94,8 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "dataecho/example.h"
 #include "dataecho/internal/echo_pool.h"
 #include "dataecho/internal/random.h"
@@ -108,6 +128,12 @@ struct AdaptiveEchoOptions {
   // An 'R' with no eligible item means the input differs from the recorded
   // run: FAILED_PRECONDITION.
   std::string replay_decisions;
+  // Demand gate (see the file comment): if set, a repeat is emitted only while
+  // it returns true; otherwise the request waits for a fresh item, polling the
+  // input (TryNext) and the gate every `gate_poll`. Called from the consumer's
+  // thread; must be cheap. Empty = repeat whenever no fresh item is ready.
+  std::function<bool()> repeat_gate;
+  absl::Duration gate_poll = absl::Microseconds(100);
   // The clock (nanoseconds) for R̂; empty = the monotonic clock. For
   // simulations and tests.
   std::function<int64_t()> clock;
@@ -125,6 +151,9 @@ struct AdaptiveEchoOptions {
     if (!(min_fresh_fraction >= 0 && min_fresh_fraction <= 1)) {
       return absl::InvalidArgumentError(
           fmt::format("adaptive echo min_fresh_fraction must be in [0, 1], got {}", min_fresh_fraction));
+    }
+    if (gate_poll <= absl::ZeroDuration()) {
+      return absl::InvalidArgumentError("adaptive echo gate_poll must be > 0");
     }
     if (rate_window < 1 || !(rate_smoothing > 0 && rate_smoothing <= 1)) {
       return absl::InvalidArgumentError(fmt::format(
@@ -190,6 +219,7 @@ class AdaptiveEchoStage : public UnaryStage<T, T> {
                {"rate_ratio", rate_ratio_.load(std::memory_order_relaxed)},
                {"stalls", static_cast<double>(stalls_.Get())},
                {"floor_waits", static_cast<double>(floor_waits_.Get())},
+               {"gate_waits", static_cast<double>(gate_waits_.Get())},
                {"evicted", static_cast<double>(evicted_.Get())},
                {"pooled", static_cast<double>(pooled_.Get())}};
     if (fixed_after_ > 0) {
@@ -238,8 +268,12 @@ class AdaptiveEchoStage : public UnaryStage<T, T> {
     const bool floor_ok = static_cast<double>(fresh_.Get()) >=
                           options_.min_fresh_fraction * static_cast<double>(emitted_.Get() + 1);
     if (!pool_.empty() && floor_ok) {
-      *out = EmitRepeat(pool_.TakeFewest());
-      return true;
+      if (!options_.repeat_gate || options_.repeat_gate()) {
+        *out = EmitRepeat(pool_.TakeFewest());
+        return true;
+      }
+      if (!may_block) return false;
+      return GatedWait(out);
     }
     if (!may_block) return false;
     (pool_.empty() ? stalls_ : floor_waits_).Add(1);
@@ -263,6 +297,32 @@ class AdaptiveEchoStage : public UnaryStage<T, T> {
     ++replay_pos_;
     *out = EmitRepeat(pool_.TakeFewest());
     return true;
+  }
+
+  // The demand gate is closed and a repeat is possible: poll for a fresh item
+  // until one is ready or the gate opens.
+  bool GatedWait(Result* out) {
+    gate_waits_.Add(1);
+    const int64_t t0 = Now();
+    while (true) {
+      absl::SleepFor(options_.gate_poll);
+      if (this->cancelled()) {
+        *out = CancelledError();
+        return true;
+      }
+      Result r;
+      if (this->input().TryNext(&r)) {
+        const int64_t waited = Now() - t0;
+        input_wait_ns_.Add(waited);
+        estimator_.AddBlocked(waited);
+        *out = AcceptFresh(std::move(r));
+        return true;
+      }
+      if (options_.repeat_gate()) {
+        *out = EmitRepeat(pool_.TakeFewest());
+        return true;
+      }
+    }
   }
 
   // Takes the next fresh item, waiting for it if may_block.
@@ -332,7 +392,8 @@ class AdaptiveEchoStage : public UnaryStage<T, T> {
   bool started_ = false;
   size_t replay_pos_ = 0;
   std::optional<Result> terminal_;  // end of stream or the input's error (sticky)
-  internal::Counter fresh_, emitted_, bytes_, input_wait_ns_, stalls_, floor_waits_, evicted_, pooled_;
+  internal::Counter fresh_, emitted_, bytes_, input_wait_ns_, stalls_, floor_waits_, gate_waits_, evicted_,
+      pooled_;
   std::atomic<double> rate_ratio_{0};
   std::atomic<double> chosen_factor_{0};
 };

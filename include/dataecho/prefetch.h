@@ -19,8 +19,10 @@
 #ifndef DATAECHO_PREFETCH_H_
 #define DATAECHO_PREFETCH_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
@@ -34,6 +36,10 @@ struct PrefetchOptions {
   int depth = 16;
   // Name shown in stats.
   std::string name = "prefetch";
+  // If set, the number of queued elements is stored here after every push and
+  // pop, for other stages to read: e.g. AdaptiveEchoOptions::repeat_gate, to
+  // repeat only while the trainer's queue runs low.
+  std::shared_ptr<std::atomic<int64_t>> level;
 };
 
 template <typename T>
@@ -113,6 +119,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
     if (queue_.empty()) return *terminal_;  // sticky end or error
     Item item = std::move(queue_.front());
     queue_.pop_front();
+    if (options_.level) options_.level->store(static_cast<int64_t>(queue_.size()), std::memory_order_relaxed);
     ++emitted_;
     bytes_ += static_cast<int64_t>(ElementTraits<T>::ByteSize(**item));
     return item;
@@ -139,6 +146,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
         return;
       }
       queue_.push_back(std::move(item));
+      if (options_.level) options_.level->store(static_cast<int64_t>(queue_.size()), std::memory_order_relaxed);
     }
   }
 
