@@ -132,7 +132,7 @@ struct AdaptiveEchoOptions {
   // it returns true; otherwise the request waits for a fresh item, polling the
   // input (TryNext) and the gate every `gate_poll`. Called from the consumer's
   // thread; must be cheap. Empty = repeat whenever no fresh item is ready.
-  std::function<bool()> repeat_gate;
+  std::function<bool()> repeat_gate = nullptr;
   absl::Duration gate_poll = absl::Microseconds(100);
   // The clock (nanoseconds) for R̂; empty = the monotonic clock. For
   // simulations and tests.

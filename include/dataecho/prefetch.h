@@ -39,7 +39,7 @@ struct PrefetchOptions {
   // If set, the number of queued elements is stored here after every push and
   // pop, for other stages to read: e.g. AdaptiveEchoOptions::repeat_gate, to
   // repeat only while the trainer's queue runs low.
-  std::shared_ptr<std::atomic<int64_t>> level;
+  std::shared_ptr<std::atomic<int64_t>> level = nullptr;
 };
 
 template <typename T>
