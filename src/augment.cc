@@ -1,6 +1,7 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "dataecho/augment.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "dataecho/float16.h"
@@ -161,6 +162,10 @@ absl::StatusOr<Example> RandomFlip::operator()(Example example) const {
   for (int64_t y = 0; y < g->height; ++y) {
     const uint8_t* row = src + static_cast<size_t>(y * g->width) * pb;
     uint8_t* dst = out.data() + static_cast<size_t>(y * g->width) * pb;
+    if (pb == 1) {  // one uint8 channel (grayscale): a vectorizable byte reversal
+      std::reverse_copy(row, row + g->width, dst);
+      continue;
+    }
     for (int64_t x = 0; x < g->width; ++x) {
       std::memcpy(dst + static_cast<size_t>(x) * pb, row + static_cast<size_t>(g->width - 1 - x) * pb, pb);
     }

@@ -67,6 +67,9 @@ absl::StatusOr<std::vector<std::string>> PrepareDefaultShards(const std::string&
   return names;
 }
 
+// Emulated steps run after the first batch and before the measured ones.
+constexpr int kWarmupSteps = 50;
+
 void BusyWaitUntil(int64_t deadline_ns) {
   while (internal::NowNanos() < deadline_ns) {
   }
@@ -140,7 +143,7 @@ Pipeline<Example> Upstream(const BenchConfig& config, const Source& source, std:
                                            .min_sleep = absl::Milliseconds(1),
                                            .name = "upstream_throttle"});
   }
-  return std::move(decoded).Prefetch({.depth = static_cast<int>(std::max<int64_t>(64, 2 * config.batch_size)),
+  return std::move(decoded).Prefetch({.depth = static_cast<int>(std::max<int64_t>(64, config.batch_size)),
                                       .name = "upstream_prefetch"});
 }
 
@@ -226,16 +229,13 @@ absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& sourc
   Pipeline<Batch> p = std::move(batches).Prefetch({.depth = 4, .name = "trainer_prefetch", .level = trainer_queue});
   if (!p.status().ok()) return p.status();
 
-  // Warm-up: the first batch fills the shuffle buffer; it is not measured.
-  if (auto first = p.Next(); !first.ok() || !first->has_value()) {
-    return first.ok() ? absl::OutOfRangeError("the source ended during warm-up") : first.status();
-  }
+  // Warm-up, not measured: the first batch fills the shuffle buffer, then
+  // kWarmupSteps steps bring the queues to their steady level (without them,
+  // items queued while the first batch was built would count as a burst of
+  // upstream speed in the first measured steps).
   const int64_t step_ns = static_cast<int64_t>(config.step_ms * 1e6);
-  const int64_t bytes0 = bytes->load();
   int64_t idle_ns = 0, fresh = 0, rows = 0;
-  OnTrainerCpu pinned;
-  const int64_t t0 = internal::NowNanos();
-  for (int64_t step = 1; step <= config.steps; ++step) {
+  auto step = [&]() -> absl::Status {
     const int64_t ask = internal::NowNanos();
     absl::StatusOr<std::optional<Batch>> b = p.Next();
     const int64_t got = internal::NowNanos();
@@ -245,7 +245,21 @@ absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& sourc
     fresh += (*b)->fresh_rows;
     rows += (*b)->num_rows;
     BusyWaitUntil(got + step_ns);  // the emulated training step (precise: see docs)
-    if (progress) progress(step);
+    return absl::OkStatus();
+  };
+  if (auto first = p.Next(); !first.ok() || !first->has_value()) {
+    return first.ok() ? absl::OutOfRangeError("the source ended during warm-up") : first.status();
+  }
+  OnTrainerCpu pinned;  // after the first Next(): the pipeline's threads have started elsewhere
+  for (int i = 0; i < kWarmupSteps; ++i) {
+    if (absl::Status s = step(); !s.ok()) return s;
+  }
+  idle_ns = fresh = rows = 0;
+  const int64_t bytes0 = bytes->load();
+  const int64_t t0 = internal::NowNanos();
+  for (int64_t n = 1; n <= config.steps; ++n) {
+    if (absl::Status s = step(); !s.ok()) return s;
+    if (progress) progress(n);
   }
   const int64_t elapsed = internal::NowNanos() - t0;
   RunResult r;

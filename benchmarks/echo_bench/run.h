@@ -58,7 +58,7 @@ struct RunResult {
 };
 
 // Runs `config.steps` emulated steps with echo factor `echo` (after one
-// warm-up batch); for --insert=adaptive, `echo` is the cap m. `progress(step)` is called after every step.
+// warm-up batch and 50 warm-up steps); for --insert=adaptive, `echo` is the cap m. `progress(step)` is called after every step.
 absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& source, double echo,
                                   const std::function<void(int64_t)>& progress);
 
