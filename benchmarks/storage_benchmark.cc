@@ -29,6 +29,7 @@ namespace {
 
 constexpr size_t kMiB = size_t{1} << 20;
 constexpr size_t kObjectSize = 128 * kMiB;
+constexpr size_t kSlowObjectSize = 640 * kMiB;  // 20 rounds of 32 ranges
 
 std::string Bytes(size_t n) {
   std::string s(n, '\0');
@@ -51,7 +52,7 @@ testing::HttpServer& Server(absl::Duration latency) {
   }();
   static auto* slow = [] {
     auto s = testing::HttpServer::Start({.latency = absl::Milliseconds(20)});
-    (*s)->Put("/obj", Bytes(kObjectSize));
+    (*s)->Put("/obj", Bytes(kSlowObjectSize));
     return s->release();
   }();
   return latency > absl::ZeroDuration() ? *slow : *plain;
@@ -114,8 +115,9 @@ void BM_HttpConcurrency(benchmark::State& state) {
   auto store = OpenObjectStore(options);
   ReadOptions ro;
   ro.read_ahead = static_cast<size_t>(concurrency) * kMiB;
-  // Enough ranges for ~10 rounds of requests per iteration.
-  ro.length = static_cast<uint64_t>(std::min<size_t>(10 * concurrency, 128)) * kMiB;
+  // 20 rounds of requests per iteration (the staggered start of the first
+  // window costs up to one round trip once per reader).
+  ro.length = static_cast<uint64_t>(20 * concurrency) * kMiB;
   size_t bytes = 0;
   for (auto _ : state) bytes += Drain(*store, url, ro, state);
   state.SetBytesProcessed(static_cast<int64_t>(bytes));

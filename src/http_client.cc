@@ -458,7 +458,14 @@ void HttpClient::Loop() {
       cancelled.swap(cancelled_);
       stopping = stopping_;
     }
+    const absl::Time submitted_at = absl::Now();
     for (auto& job : submitted) {
+      if (job->not_before > submitted_at) {  // delayed start: waits like a retry
+        job->retry_at_ = job->not_before;
+        job->state_ = HttpJob::State::kWaiting;
+        waiting_.push_back(std::move(job));
+        continue;
+      }
       job->state_ = HttpJob::State::kQueued;
       queued_.push_back(std::move(job));
     }

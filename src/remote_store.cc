@@ -19,14 +19,18 @@ constexpr uint64_t kUnstatedRangeLimit = uint64_t{64} << 20;
 
 class RemoteReader : public ObjectReader {
  public:
+  // `latency`: a recent request's round trip (the Open's stat), to stagger
+  // the first window of ranged reads (see NextChunk).
   RemoteReader(std::shared_ptr<HttpClient> client, ObjectInfo info, HttpRequest request,
-               std::string version_header, uint64_t begin, uint64_t end, size_t read_ahead)
+               std::string version_header, uint64_t begin, uint64_t end, size_t read_ahead,
+               absl::Duration latency)
       : client_(std::move(client)),
         info_(std::move(info)),
         request_(std::move(request)),
         version_header_(std::move(version_header)),
         offset_(begin),
         end_(end),
+        latency_(latency),
         next_fetch_(begin) {
     size_t chunk = client_->http_options().chunk_size;
     chunk_ = std::max<size_t>(std::min(chunk, std::max<size_t>(read_ahead, 64 << 10)), 1);
@@ -77,12 +81,24 @@ class RemoteReader : public ObjectReader {
 
  private:
   // Waits for the oldest chunk in flight, after topping up the window.
+  //
+  // The first window is started staggered over one round trip (chunk i at
+  // i x latency / window): ranges started together share the bandwidth and
+  // finish together, and since each is replaced when the consumer is done with
+  // it, they would stay in lock step, the link idle during every round trip
+  // and saturated in between. Staggered, the window stays staggered, and
+  // transfers overlap other ranges' round trips (measured: 0.74 -> see
+  // docs/benchmarks.md, 8 ranges in flight at 20 ms).
   absl::StatusOr<std::shared_ptr<HttpJob>> NextChunk() {
     std::shared_ptr<HttpJob> job;
     {
       absl::MutexLock lock(&mu_);
       if (cancelled_) return Cancelled();
-      while (jobs_.size() < window_ && next_fetch_ < end_) {
+      // (Not below 1 ms: the network thread's timers have millisecond steps.)
+      const bool first_window = next_fetch_ == offset_ && jobs_.empty() && latency_ >= absl::Milliseconds(1);
+      const absl::Time now = absl::Now();
+      const absl::Duration stagger = latency_ / static_cast<double>(window_);
+      for (size_t i = 0; jobs_.size() < window_ && next_fetch_ < end_; ++i) {
         auto j = std::make_shared<HttpJob>();
         j->request = request_;
         j->ranged = true;
@@ -90,6 +106,7 @@ class RemoteReader : public ObjectReader {
         j->end = std::min<uint64_t>(next_fetch_ + chunk_, end_);
         j->pinned_version = info_.version;
         j->version_header = version_header_;
+        if (first_window) j->not_before = now + stagger * static_cast<double>(i);
         if (!spare_.empty()) {
           j->data = std::move(spare_.back());
           spare_.pop_back();
@@ -131,6 +148,7 @@ class RemoteReader : public ObjectReader {
   const std::string version_header_;
   uint64_t offset_;
   const uint64_t end_;
+  const absl::Duration latency_;
   size_t chunk_;
   size_t window_;
   std::shared_ptr<HttpJob> current_;
@@ -186,15 +204,17 @@ class RemoteStore : public ObjectStore {
 
   absl::StatusOr<std::unique_ptr<ObjectReader>> Open(std::string_view uri,
                                                      const ReadOptions& options) override {
+    const absl::Time start = absl::Now();
     absl::StatusOr<ObjectInfo> info = Stat(uri);
     if (!info.ok()) return info.status();
+    const absl::Duration latency = absl::Now() - start;
     absl::StatusOr<HttpRequest> request = backend_->ReadRequest(uri, info->version);
     if (!request.ok()) return request.status();
     uint64_t begin = std::min(options.offset, info->size);
     uint64_t end = begin + std::min(options.length, info->size - begin);
     std::string header = backend_->VersionHeader(info->version);
     return std::make_unique<RemoteReader>(client_, *std::move(info), *std::move(request),
-                                          std::move(header), begin, end, options.read_ahead);
+                                          std::move(header), begin, end, options.read_ahead, latency);
   }
 
   absl::StatusOr<std::vector<ObjectInfo>> List(std::string_view prefix) override {
