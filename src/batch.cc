@@ -2,8 +2,10 @@
 #include "dataecho/batch.h"
 
 #include <cstring>
+#include <vector>
 
 #include "buffer_pool.h"
+#include "row_convert.h"
 #include "dataecho/float16.h"
 #include "fmt/format.h"
 
@@ -159,12 +161,22 @@ absl::Status BatchStage::AddRow(const Example& row) {
     const uint8_t* src = t.buffer().data();
     if (!options_.cast.has_value()) {
       std::memcpy(dst, src, c.in_bytes);
+    } else if (c.in == DType::kUInt8 && c.channels == 1 && c.out != DType::kBFloat16) {  // images: vectorized
+      const size_t n = static_cast<size_t>(c.elements);
+      if (c.out == DType::kFloat32) {
+        internal::AffineU8ToF32(src, reinterpret_cast<float*>(dst), n, c.a[0], c.b[0]);
+      } else {
+        internal::AffineU8ToF16(src, reinterpret_cast<uint16_t*>(dst), n, c.a[0], c.b[0]);
+      }
     } else if (c.out == DType::kFloat32) {
       ConvertRow(src, c.in, reinterpret_cast<float*>(dst), c.elements, c.channels, c.a.data(), c.b.data(),
                  [](float v) { return v; });
-    } else if (c.out == DType::kFloat16) {
-      ConvertRow(src, c.in, reinterpret_cast<uint16_t*>(dst), c.elements, c.channels, c.a.data(), c.b.data(),
-                 FloatToHalf);
+    } else if (c.out == DType::kFloat16) {  // affine in float32, then a bulk (F16C) conversion
+      thread_local std::vector<float> row_f32;
+      row_f32.resize(static_cast<size_t>(c.elements));
+      ConvertRow(src, c.in, row_f32.data(), c.elements, c.channels, c.a.data(), c.b.data(),
+                 [](float v) { return v; });
+      internal::FloatsToHalves(row_f32.data(), reinterpret_cast<uint16_t*>(dst), row_f32.size());
     } else {
       ConvertRow(src, c.in, reinterpret_cast<uint16_t*>(dst), c.elements, c.channels, c.a.data(), c.b.data(),
                  FloatToBFloat16);

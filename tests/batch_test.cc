@@ -1,6 +1,8 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "dataecho/batch.h"
 
+#include <bit>
+#include <cmath>
 #include <cstring>
 
 #include "dataecho/float16.h"
@@ -135,6 +137,100 @@ TEST(BatchTest, BuffersAreRecycledAtLargeBatchSizes) {
   EXPECT_EQ(batches, 8);
   // One block per fused buffer (data, labels, sources, repeats), allocated once.
   EXPECT_EQ(p.Stats().back().Extra("buffer_allocations"), 4);
+}
+
+}  // namespace
+}  // namespace dataecho
+
+namespace dataecho {
+namespace {
+
+// The FP16 cast converts whole rows at once (with F16C where the CPU has it);
+// every value must match the scalar FloatToHalf bit for bit: every half value,
+// the rounding boundaries between them, overflow, subnormals, NaNs, and random
+// bit patterns.
+TEST(BatchTest, Float16CastMatchesFloatToHalfBitForBit) {
+  std::vector<float> values;
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    const float f = HalfToFloat(static_cast<uint16_t>(h));
+    values.push_back(f);
+    values.push_back(std::nextafter(f, 0.0f));
+    values.push_back(std::nextafter(f, f < 0 ? -INFINITY : INFINITY));
+  }
+  for (float f : {65504.0f, 65519.0f, 65519.996f, 65520.0f, 1e30f, 5.9604645e-8f, 2.9802322e-8f, 2.9802326e-8f,
+                  6.1035156e-5f, -0.0f, INFINITY, -INFINITY}) {
+    values.push_back(f);
+  }
+  for (uint32_t bits : {0x7fc00000u, 0xffc00001u, 0x7f800001u, 0x7fbfffffu}) values.push_back(std::bit_cast<float>(bits));
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  for (int i = 0; i < 200000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    values.push_back(std::bit_cast<float>(static_cast<uint32_t>(x)));
+  }
+  constexpr size_t kRow = 1000;  // not a multiple of 8: the tail takes the scalar path
+  values.resize((values.size() + kRow - 1) / kRow * kRow, 1.0f);
+  std::vector<Example> rows;
+  for (size_t r = 0; r < values.size() / kRow; ++r) {
+    Example e;
+    e.components.push_back(*Tensor::Make(DType::kFloat32, {static_cast<int64_t>(kRow)},
+                                         Buffer::CopyOf(values.data() + r * kRow, kRow * sizeof(float))));
+    rows.push_back(std::move(e));
+  }
+  const size_t num_rows = rows.size();
+  std::vector<Batch> out = BatchAll(std::move(rows), {.batch_size = 64, .cast = DType::kFloat16});
+  size_t checked = 0, mismatches = 0;
+  for (const Batch& b : out) {
+    absl::Span<const uint16_t> got = b.components[0].data<uint16_t>();
+    for (size_t i = 0; i < got.size(); ++i, ++checked) {
+      const float v = values[checked];  // no normalization: the cast's affine step is exact
+      if (got[i] != FloatToHalf(v) && ++mismatches <= 10) {
+        ADD_FAILURE() << "value " << std::bit_cast<uint32_t>(values[checked]) << ": got " << got[i] << ", want "
+                      << FloatToHalf(v);
+      }
+    }
+  }
+  EXPECT_EQ(checked, num_rows * kRow);
+  EXPECT_EQ(mismatches, 0u);
+}
+
+}  // namespace
+}  // namespace dataecho
+
+namespace dataecho {
+namespace {
+
+// One-channel uint8 rows (images) take a vectorized path; it must compute
+// x * (scale / stddev) + (-mean / stddev) exactly as the scalar one, for
+// float32 and float16, including a row length that is not a multiple of 8.
+TEST(BatchTest, Uint8ImageCastIsBitExactOnEveryPath) {
+  constexpr int64_t kRow = 259;
+  std::vector<Example> rows;
+  for (int r = 0; r < 4; ++r) {
+    std::vector<uint8_t> px(kRow);
+    for (int64_t i = 0; i < kRow; ++i) px[static_cast<size_t>(i)] = static_cast<uint8_t>(i * 7 + r);
+    rows.push_back(PixelExample(px, 1));
+  }
+  const float scale = 1.0f / 255, mean = 0.286f, sd = 0.353f;
+  const float a = scale / sd, b = -mean / sd;
+  for (DType dtype : {DType::kFloat32, DType::kFloat16}) {
+    std::vector<Batch> out = BatchAll(rows, {.batch_size = 4, .cast = dtype, .scale = scale, .mean = {mean}, .stddev = {sd}});
+    ASSERT_EQ(out.size(), 1u);
+    for (int r = 0; r < 4; ++r) {
+      for (int64_t i = 0; i < kRow; ++i) {
+        const float x = static_cast<float>(static_cast<uint8_t>(i * 7 + r));
+        const float m = x * a;
+        const float want = m + b;
+        const size_t k = static_cast<size_t>(r * kRow + i);
+        if (dtype == DType::kFloat32) {
+          ASSERT_EQ(std::bit_cast<uint32_t>(out[0].components[0].data<float>()[k]), std::bit_cast<uint32_t>(want)) << k;
+        } else {
+          ASSERT_EQ(out[0].components[0].data<uint16_t>()[k], FloatToHalf(want)) << k;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
