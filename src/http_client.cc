@@ -310,7 +310,9 @@ void HttpClient::Detach(HttpJob& job) {
   active_.erase(&job);
 }
 
-void HttpClient::Finish(const std::shared_ptr<HttpJob>& job, absl::Status status) {
+void HttpClient::Finish(const std::shared_ptr<HttpJob>& job_ref, absl::Status status) {
+  // A copy: `job_ref` may be the active_ entry that Detach() erases.
+  const std::shared_ptr<HttpJob> job = job_ref;
   if (job->state_ == HttpJob::State::kDone) return;
   Detach(*job);
   job->state_ = HttpJob::State::kDone;
