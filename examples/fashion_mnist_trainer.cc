@@ -10,6 +10,9 @@
 //   # over loopback HTTP through a throttled store
 //   fashion_mnist_trainer --train_shards='/tmp/fmnist/train-*.tfrecord' \
 //       --upstream_ratio=4 --echo=2 --stop_at_target
+//   # adaptive: repeat only while the upstream has nothing ready, at most 4x
+//   fashion_mnist_trainer --train_shards='/tmp/fmnist/train-*.tfrecord' \
+//       --upstream_ratio=4 --insert=adaptive --max_echo=4 --stop_at_target
 //
 // See docs/results.md for the measurements made with it.
 #include <unistd.h>
@@ -31,7 +34,10 @@ ABSL_FLAG(std::string, train_shards, "",
 ABSL_FLAG(int64_t, train_limit, 0, "Use only the first N training examples (0 = all)");
 ABSL_FLAG(int64_t, test_limit, 0, "Evaluate on the first N test examples (0 = all 10,000)");
 ABSL_FLAG(double, echo, 1.0, "Echo factor e >= 1 (fractional: per-item draw)");
-ABSL_FLAG(std::string, insert, "before_augment", "Echo placement: before_augment, after_augment or batch");
+ABSL_FLAG(std::string, insert, "before_augment",
+          "Echo placement: before_augment, after_augment or batch; or adaptive (echo before augmentation "
+          "only while the upstream has no fresh example ready, at most --max_echo times per example)");
+ABSL_FLAG(double, max_echo, 4.0, "With --insert=adaptive: the most emissions of one example (m >= 1)");
 ABSL_FLAG(double, upstream_ratio, 0.0,
           "Upstream R times slower than a training step (shards over loopback HTTP through a "
           "throttled store); 0 = local files at full speed");
@@ -89,6 +95,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   o.insert = *insert;
+  o.max_echo = absl::GetFlag(FLAGS_max_echo);
   o.upstream_ratio = absl::GetFlag(FLAGS_upstream_ratio);
   o.upstream_over_http = absl::GetFlag(FLAGS_upstream_http);
   o.step_seconds = absl::GetFlag(FLAGS_step_ms) * 1e-3;
@@ -112,12 +119,16 @@ int main(int argc, char** argv) {
     return 1;
   }
   const trainer::TrainResult& r = *result;
-  std::printf("echo %g (%s): final test accuracy %.4f after %lld fresh examples, %lld steps, %.1f s "
+  const std::string echo = r.max_echo ? fmt::format("max_echo {:g}", *r.max_echo) : fmt::format("echo {:g}", r.echo);
+  std::printf("%s (%s): final test accuracy %.4f after %lld fresh examples, %lld steps, %.1f s "
               "(%.0f examples/s; evaluation %.1f s extra)\n",
-              r.echo, std::string(trainer::EchoInsertName(r.insert)).c_str(), r.final_test_accuracy,
+              echo.c_str(), std::string(trainer::EchoInsertName(r.insert)).c_str(), r.final_test_accuracy,
               static_cast<long long>(r.fresh_examples_total), static_cast<long long>(r.steps_total),
               r.seconds_total, r.seconds_total > 0 ? r.examples_total / r.seconds_total : 0.0,
               r.eval_seconds);
+  std::printf("realized echo factor %.3f (rows / fresh rows); waited for data %.1f s of %.1f s (%.0f%%)\n",
+              r.realized_echo_factor, r.data_wait_seconds, r.seconds_total,
+              r.seconds_total > 0 ? 100 * r.data_wait_seconds / r.seconds_total : 0.0);
   if (r.upstream_examples_per_second > 0) {
     std::printf("upstream capped at %.0f fresh examples/s (%.2f ms per step measured, ratio %g)\n",
                 r.upstream_examples_per_second, r.step_seconds * 1e3, o.upstream_ratio);

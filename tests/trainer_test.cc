@@ -40,6 +40,9 @@ TEST(TrainerTest, ShortRunLearnsWellAboveChance) {
   EXPECT_GE(r->fresh_examples_total, 15000);
   EXPECT_LT(r->fresh_examples_total, 15000 + 128);
   EXPECT_EQ(r->examples_total, r->fresh_examples_total);  // e = 1: every row fresh
+  EXPECT_EQ(r->realized_echo_factor, 1.0);
+  EXPECT_GE(r->data_wait_seconds, 0.0);
+  EXPECT_LE(r->data_wait_seconds, r->seconds_total);
   ASSERT_EQ(r->curve.size(), 3u);
   for (size_t i = 0; i < r->curve.size(); ++i) {
     EXPECT_GE(r->curve[i].fresh_examples, static_cast<int64_t>(5000 * (i + 1)));
@@ -75,8 +78,39 @@ TEST(TrainerTest, EchoMultipliesRowsPerFreshExample) {
     ASSERT_TRUE(r.ok()) << r.status();
     const double ratio = static_cast<double>(r->examples_total) / r->fresh_examples_total;
     EXPECT_NEAR(ratio, 3.0, 0.1) << EchoInsertName(insert);
+    EXPECT_DOUBLE_EQ(r->realized_echo_factor, ratio);
+    EXPECT_FALSE(r->max_echo.has_value());
     EXPECT_EQ(r->insert, insert);
   }
+}
+
+// Adaptive echoing (--insert=adaptive --max_echo=M): whatever the timing, no
+// example is trained on more than M times, so rows / fresh rows stays in
+// [1, M] up to the examples still buffered in the pipeline at the end (their
+// repeats may have been trained before their fresh copy).
+TEST(TrainerTest, AdaptiveEchoStaysWithinItsCap) {
+  TrainOptions o = SmallRun();
+  o.fresh_budget = 6000;
+  o.eval_every = 6000;
+  o.insert = EchoInsert::kAdaptive;
+  o.max_echo = 2.0;
+  absl::StatusOr<TrainResult> r = Train(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->insert, EchoInsert::kAdaptive);
+  ASSERT_TRUE(r->max_echo.has_value());
+  EXPECT_EQ(*r->max_echo, 2.0);
+  EXPECT_GE(r->fresh_examples_total, 6000);
+  EXPECT_DOUBLE_EQ(r->realized_echo_factor,
+                   static_cast<double>(r->examples_total) / static_cast<double>(r->fresh_examples_total));
+  EXPECT_GE(r->realized_echo_factor, 1.0);
+  // In flight at the end: at most the shuffle buffer, the prefetch depth and a
+  // few batches, each repeated at most M - 1 times.
+  const double in_flight = o.shuffle_buffer + o.prefetch_depth + 4 * o.batch_size;
+  EXPECT_LE(r->examples_total, 2.0 * (r->fresh_examples_total + in_flight));
+  EXPECT_GE(r->final_test_accuracy, 0.5);
+  const std::string json = ResultToJson(*r);
+  EXPECT_NE(json.find("\"insert\": \"adaptive\", \"max_echo\": 2,"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"realized_echo_factor\": "), std::string::npos) << json;
 }
 
 TEST(TrainerTest, StopsAtTarget) {
@@ -101,18 +135,31 @@ TEST(TrainerTest, JsonHasExactlyTheFields) {
   r.final_test_accuracy = 0.8612;
   r.fresh_examples_total = 600064;
   r.curve = {{20000, 0.75}, {40000, 0.8}};
+  r.steps_total = 7032;
+  r.seconds_total = 58.5;
+  r.data_wait_seconds = 0.25;
+  r.realized_echo_factor = 1.5;
   EXPECT_EQ(ResultToJson(r),
-            "{\"echo\": 1.5, \"insert\": \"after_augment\", \"fresh_examples_to_target\": null, "
+            "{\"echo\": 1.5, \"insert\": \"after_augment\", \"max_echo\": null, \"fresh_examples_to_target\": null, "
             "\"steps_to_target\": null, \"seconds_to_target\": null, \"final_test_accuracy\": 0.8612, "
-            "\"fresh_examples_total\": 600064, \"curve\": [[20000, 0.75], [40000, 0.8]]}\n");
+            "\"fresh_examples_total\": 600064, \"steps_total\": 7032, \"seconds_total\": 58.5, "
+            "\"data_wait_seconds\": 0.25, \"realized_echo_factor\": 1.5, "
+            "\"curve\": [[20000, 0.75], [40000, 0.8]]}\n");
   r.fresh_examples_to_target = 40000;
   r.steps_to_target = 313;
   r.seconds_to_target = 2.5;
-  const std::string json = ResultToJson(r);
+  std::string json = ResultToJson(r);
   EXPECT_NE(json.find("\"fresh_examples_to_target\": 40000, \"steps_to_target\": 313, "
                       "\"seconds_to_target\": 2.5,"),
             std::string::npos)
       << json;
+  r.insert = EchoInsert::kAdaptive;
+  r.echo = 1;
+  r.max_echo = 4;
+  r.realized_echo_factor = 3.25;
+  json = ResultToJson(r);
+  EXPECT_NE(json.find("{\"echo\": 1, \"insert\": \"adaptive\", \"max_echo\": 4, "), std::string::npos) << json;
+  EXPECT_NE(json.find("\"realized_echo_factor\": 3.25, "), std::string::npos) << json;
 }
 
 TEST(TrainerTest, RejectsBadOptions) {
@@ -124,6 +171,15 @@ TEST(TrainerTest, RejectsBadOptions) {
   EXPECT_EQ(Train(o).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseEchoInsert("middle").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(*ParseEchoInsert("batch"), EchoInsert::kBatch);
+  EXPECT_EQ(*ParseEchoInsert("adaptive"), EchoInsert::kAdaptive);
+  EXPECT_EQ(EchoInsertName(EchoInsert::kAdaptive), "adaptive");
+  o = SmallRun();
+  o.insert = EchoInsert::kAdaptive;
+  o.max_echo = 0.5;
+  EXPECT_EQ(Train(o).status().code(), absl::StatusCode::kInvalidArgument);
+  o.max_echo = 2;
+  o.echo = 2;  // adaptive takes its cap from max_echo
+  EXPECT_EQ(Train(o).status().code(), absl::StatusCode::kInvalidArgument);
   o = SmallRun();
   o.idx_dir = "/nonexistent";
   EXPECT_EQ(Train(o).status().code(), absl::StatusCode::kNotFound);

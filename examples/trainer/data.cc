@@ -178,6 +178,15 @@ absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
 
   dataecho::Pipeline<Example> examples = std::move(upstream).Prefetch({.depth = o.prefetch_depth});
   if (echo_examples && o.insert == EchoInsert::kBeforeAugment) examples = std::move(examples).Echo(echo);
+  if (o.insert == EchoInsert::kAdaptive) {
+    // Right after the prefetch boundary, whose TryNext says whether a fresh
+    // example is ready; the pool holds two batches of recent examples.
+    dataecho::AdaptiveEchoOptions adaptive;
+    adaptive.max_factor = o.max_echo;
+    adaptive.pool_size = 2 * int64_t{o.batch_size};
+    adaptive.seed = DeriveSeed(o.seed, 4);
+    examples = std::move(examples).AdaptiveEcho(std::move(adaptive));
+  }
   examples = std::move(examples).Map(augment, {.parallelism = 1, .name = "augment"});
   if (echo_examples && o.insert == EchoInsert::kAfterAugment) examples = std::move(examples).Echo(echo);
   dataecho::Pipeline<dataecho::Batch> batches =

@@ -7,7 +7,8 @@
 //
 //   source (IDX in memory, or TFRecord shards; repeated epoch after epoch)
 //     -> Map(decode) -> Prefetch                      (the upstream)
-//     -> [Echo]  before_augment
+//     -> [Echo]  before_augment, or [AdaptiveEcho] adaptive (max_echo, a pool
+//                of two batches: repeats only while no fresh example is ready)
 //     -> Map(random crop, padding 2 + horizontal flip)
 //     -> [Echo]  after_augment
 //     -> Shuffle(shuffle_buffer)

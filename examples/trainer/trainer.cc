@@ -21,16 +21,19 @@ std::string_view EchoInsertName(EchoInsert insert) {
       return "after_augment";
     case EchoInsert::kBatch:
       return "batch";
+    case EchoInsert::kAdaptive:
+      return "adaptive";
   }
   return "?";
 }
 
 absl::StatusOr<EchoInsert> ParseEchoInsert(std::string_view name) {
-  for (EchoInsert insert : {EchoInsert::kBeforeAugment, EchoInsert::kAfterAugment, EchoInsert::kBatch}) {
+  for (EchoInsert insert :
+       {EchoInsert::kBeforeAugment, EchoInsert::kAfterAugment, EchoInsert::kBatch, EchoInsert::kAdaptive}) {
     if (name == EchoInsertName(insert)) return insert;
   }
   return absl::InvalidArgumentError(
-      fmt::format("--insert must be before_augment, after_augment or batch, got '{}'", name));
+      fmt::format("--insert must be before_augment, after_augment, batch or adaptive, got '{}'", name));
 }
 
 namespace {
@@ -38,6 +41,12 @@ namespace {
 absl::Status Validate(const TrainOptions& o) {
   auto bad = [](std::string message) { return absl::InvalidArgumentError(std::move(message)); };
   if (!(o.echo >= 1.0) || !std::isfinite(o.echo)) return bad(fmt::format("echo must be >= 1, got {}", o.echo));
+  if (!(o.max_echo >= 1.0 && o.max_echo <= 1e6)) {
+    return bad(fmt::format("max_echo must be in [1, 1e6], got {}", o.max_echo));
+  }
+  if (o.insert == EchoInsert::kAdaptive && o.echo != 1.0) {
+    return bad(fmt::format("adaptive echoing takes its cap from max_echo: leave echo at 1, got {}", o.echo));
+  }
   if (!(o.upstream_ratio >= 0.0) || !std::isfinite(o.upstream_ratio)) {
     return bad(fmt::format("upstream_ratio must be >= 0, got {}", o.upstream_ratio));
   }
@@ -106,6 +115,7 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
   TrainResult result;
   result.echo = o.echo;
   result.insert = o.insert;
+  if (o.insert == EchoInsert::kAdaptive) result.max_echo = o.max_echo;
   result.step_seconds = step_seconds;
   result.upstream_examples_per_second = upstream_examples_per_second;
 
@@ -129,7 +139,9 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
 
   int64_t next_eval = o.eval_every;
   while (result.fresh_examples_total < o.fresh_budget) {
+    const auto asked = Clock::now();
     absl::StatusOr<std::optional<dataecho::Batch>> batch = (*data)->Next();
+    result.data_wait_seconds += std::chrono::duration<double>(Clock::now() - asked).count();
     if (!batch.ok()) return batch.status();
     if (!batch->has_value()) break;  // the source ran dry (it repeats, so only with tiny budgets)
     const dataecho::Batch& b = **batch;
@@ -152,6 +164,10 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
   }
   result.final_test_accuracy = accuracy;
   result.seconds_total = train_seconds;
+  if (result.fresh_examples_total > 0) {
+    result.realized_echo_factor =
+        static_cast<double>(result.examples_total) / static_cast<double>(result.fresh_examples_total);
+  }
   return result;
 }
 
@@ -164,13 +180,15 @@ std::string ResultToJson(const TrainResult& r) {
     curve += fmt::format("[{}, {}]", p.fresh_examples, JsonNumber(p.test_accuracy));
   }
   return fmt::format(
-      "{{\"echo\": {}, \"insert\": {}, \"fresh_examples_to_target\": {}, \"steps_to_target\": {}, "
-      "\"seconds_to_target\": {}, \"final_test_accuracy\": {}, \"fresh_examples_total\": {}, "
-      "\"curve\": [{}]}}\n",
-      JsonNumber(r.echo), dataecho::internal::JsonQuote(EchoInsertName(r.insert)),
+      "{{\"echo\": {}, \"insert\": {}, \"max_echo\": {}, \"fresh_examples_to_target\": {}, "
+      "\"steps_to_target\": {}, \"seconds_to_target\": {}, \"final_test_accuracy\": {}, "
+      "\"fresh_examples_total\": {}, \"steps_total\": {}, \"seconds_total\": {}, \"data_wait_seconds\": {}, "
+      "\"realized_echo_factor\": {}, \"curve\": [{}]}}\n",
+      JsonNumber(r.echo), dataecho::internal::JsonQuote(EchoInsertName(r.insert)), optional_number(r.max_echo),
       optional_number(r.fresh_examples_to_target), optional_number(r.steps_to_target),
       optional_number(r.seconds_to_target), JsonNumber(r.final_test_accuracy), r.fresh_examples_total,
-      curve);
+      r.steps_total, JsonNumber(r.seconds_total), JsonNumber(r.data_wait_seconds),
+      JsonNumber(r.realized_echo_factor), curve);
 }
 
 }  // namespace trainer

@@ -34,13 +34,16 @@
 
 namespace trainer {
 
-// Where Echo sits in the pipeline (the paper's three insertion points).
+// Where Echo sits in the pipeline (the paper's three insertion points), or
+// adaptive echoing (dataecho/adaptive_echo.h) before augmentation.
 enum class EchoInsert {
   kBeforeAugment,  // example echoing, then augmentation: each copy is cropped anew
   kAfterAugment,   // augmentation, then example echoing: copies are identical
   kBatch,          // batch echoing: whole batches repeated after Batch
+  kAdaptive,       // like kBeforeAugment, but repeats only while the upstream has
+                   // nothing ready, at most `max_echo` emissions per example
 };
-// "before_augment", "after_augment", "batch".
+// "before_augment", "after_augment", "batch", "adaptive".
 std::string_view EchoInsertName(EchoInsert insert);
 // Parses a name above; INVALID_ARGUMENT otherwise.
 absl::StatusOr<EchoInsert> ParseEchoInsert(std::string_view name);
@@ -57,9 +60,12 @@ struct TrainOptions {
   int64_t train_limit = 0;
   int64_t test_limit = 0;
 
-  // Echo factor e >= 1 and where it applies.
+  // Echo factor e >= 1 and where it applies. With insert = kAdaptive, `echo`
+  // must stay 1 and `max_echo` (>= 1) caps the emissions of each example; the
+  // pool of examples that may be repeated holds two batches.
   double echo = 1.0;
   EchoInsert insert = EchoInsert::kBeforeAugment;
+  double max_echo = 4.0;
   // Upstream R times slower than one training step (R > 0 needs
   // `train_shards`); 0 = read as fast as the files allow.
   double upstream_ratio = 0.0;
@@ -104,6 +110,7 @@ struct CurvePoint {
 struct TrainResult {
   double echo = 1.0;
   EchoInsert insert = EchoInsert::kBeforeAugment;
+  std::optional<double> max_echo;  // set for kAdaptive
   // First evaluation at or above the target; nullopt if never reached.
   std::optional<int64_t> fresh_examples_to_target;
   std::optional<int64_t> steps_to_target;
@@ -112,8 +119,14 @@ struct TrainResult {
   int64_t fresh_examples_total = 0;
   int64_t steps_total = 0;
   int64_t examples_total = 0;  // rows trained on, repeats included
+  // examples_total / fresh_examples_total: (fresh + repeats) / fresh as the
+  // model saw them, for every insertion point (0 if nothing was trained).
+  double realized_echo_factor = 0.0;
   double seconds_total = 0.0;  // training wall clock, evaluations excluded
   double eval_seconds = 0.0;
+  // Of seconds_total, the time the training loop waited for its next batch:
+  // close to seconds_total when the upstream is the bottleneck.
+  double data_wait_seconds = 0.0;
   // With upstream_ratio > 0: the measured step time and the upstream cap.
   double step_seconds = 0.0;
   double upstream_examples_per_second = 0.0;
@@ -129,9 +142,11 @@ using ProgressFn = std::function<void(int64_t fresh, int64_t budget, double accu
 absl::StatusOr<TrainResult> Train(const TrainOptions& options, const ProgressFn& progress = {});
 
 // The result as one JSON object with exactly the fields
-// {"echo", "insert", "fresh_examples_to_target", "steps_to_target",
-//  "seconds_to_target", "final_test_accuracy", "fresh_examples_total", "curve"}
-// (values not reached are null; curve = [[fresh_examples, test_accuracy], ...]).
+// {"echo", "insert", "max_echo", "fresh_examples_to_target", "steps_to_target",
+//  "seconds_to_target", "final_test_accuracy", "fresh_examples_total",
+//  "steps_total", "seconds_total", "data_wait_seconds", "realized_echo_factor",
+//  "curve"} (values not reached, and max_echo of a fixed factor, are null;
+// curve = [[fresh_examples, test_accuracy], ...]).
 std::string ResultToJson(const TrainResult& result);
 
 }  // namespace trainer
