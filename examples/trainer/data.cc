@@ -2,6 +2,7 @@
 #include "trainer/data.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -178,14 +179,20 @@ absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
 
   dataecho::Pipeline<Example> examples = std::move(upstream).Prefetch({.depth = o.prefetch_depth});
   if (echo_examples && o.insert == EchoInsert::kBeforeAugment) examples = std::move(examples).Echo(echo);
-  if (o.insert == EchoInsert::kAdaptive) {
+  // Batches queued for the training loop (the last Prefetch publishes it).
+  auto trainer_queue = std::make_shared<std::atomic<int64_t>>(0);
+  const bool adaptive = o.insert == EchoInsert::kAdaptive;
+  if (adaptive) {
     // Right after the prefetch boundary, whose TryNext says whether a fresh
-    // example is ready; the pool holds two batches of recent examples.
-    dataecho::AdaptiveEchoOptions adaptive;
-    adaptive.max_factor = o.max_echo;
-    adaptive.pool_size = 2 * int64_t{o.batch_size};
-    adaptive.seed = DeriveSeed(o.seed, 4);
-    examples = std::move(examples).AdaptiveEcho(std::move(adaptive));
+    // example is ready; the pool holds two batches of recent examples. Its
+    // demand gate: repeat only while fewer than two batches wait for the
+    // training loop, not whenever the queues downstream have room.
+    dataecho::AdaptiveEchoOptions options;
+    options.max_factor = o.max_echo;
+    options.pool_size = 2 * int64_t{o.batch_size};
+    options.seed = DeriveSeed(o.seed, 4);
+    options.repeat_gate = [trainer_queue] { return trainer_queue->load(std::memory_order_relaxed) < 2; };
+    examples = std::move(examples).AdaptiveEcho(std::move(options));
   }
   examples = std::move(examples).Map(augment, {.parallelism = 1, .name = "augment"});
   if (echo_examples && o.insert == EchoInsert::kAfterAugment) examples = std::move(examples).Echo(echo);
@@ -199,7 +206,11 @@ absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
                   .mean = {kPixelMean},
                   .stddev = {kPixelStddev}});
   if (o.echo > 1.0 && o.insert == EchoInsert::kBatch) batches = std::move(batches).Echo(echo);
-  batches = std::move(batches).Prefetch({.depth = 2});
+  if (adaptive) {
+    batches = std::move(batches).Prefetch({.depth = 4, .name = "trainer_prefetch", .level = trainer_queue});
+  } else {
+    batches = std::move(batches).Prefetch({.depth = 2});
+  }
   if (!batches.status().ok()) return batches.status();
   return std::unique_ptr<TrainData>(new PipelineData(std::move(server), std::move(batches)));
 }

@@ -8,13 +8,14 @@
 //   source (IDX in memory, or TFRecord shards; repeated epoch after epoch)
 //     -> Map(decode) -> Prefetch                      (the upstream)
 //     -> [Echo]  before_augment, or [AdaptiveEcho] adaptive (max_echo, a pool
-//                of two batches: repeats only while no fresh example is ready)
+//                of two batches: repeats only while no fresh example is ready
+//                and fewer than two batches wait for the training loop)
 //     -> Map(random crop, padding 2 + horizontal flip)
 //     -> [Echo]  after_augment
 //     -> Shuffle(shuffle_buffer)
 //     -> Batch(float32, standardized)
 //     -> [Echo]  batch
-//     -> Prefetch(2)                                  (the trainer's input)
+//     -> Prefetch(2; 4 with adaptive)                 (the trainer's input)
 //
 // With upstream_ratio > 0 the shards are served by a loopback HTTP server and
 // read through a throttled store capped so that the upstream delivers one
