@@ -1,0 +1,103 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// fuzz_targets.h: the bodies of the libFuzzer targets (tests/fuzz/*_fuzz.cc).
+// The same functions run every committed corpus input in the regular suite
+// (tests/fuzz_corpus_test.cc), so an input that once crashed a target stays a
+// regression test in every build, sanitizer builds included.
+//
+// Each function must return normally for any input: records and then a clean
+// end, or a status. A crash, a leak, undefined behaviour or std::abort() (a
+// reader that spins) is a failure.
+#ifndef DATAECHO_TESTS_FUZZ_FUZZ_TARGETS_H_
+#define DATAECHO_TESTS_FUZZ_FUZZ_TARGETS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "dataecho/idx.h"
+#include "dataecho/image_record.h"
+#include "dataecho/jpeg.h"
+#include "dataecho/object_store.h"
+#include "dataecho/tfrecord.h"
+#include "fuzz_file.h"
+
+namespace dataecho::fuzz {
+
+inline const std::shared_ptr<ObjectStore>& LocalStore() {
+  static const auto* store = new std::shared_ptr<ObjectStore>(OpenObjectStore());
+  return *store;
+}
+
+// TFRecord: the input is a file (plain; also read as gzip and zlib), read with
+// and without skip_corrupt.
+inline void TFRecordTarget(const uint8_t* data, size_t size) {
+  const std::string path = WriteScratch("tfrecord", data, size);
+  auto read_all = [&path](const TFRecordReaderOptions& options) {
+    auto source = MakeTFRecordSource(LocalStore(), {path}, options);
+    for (int i = 0; i < 1 << 20; ++i) {
+      auto next = source->Next();
+      if (!next.ok() || !next->has_value()) return;
+    }
+    std::abort();  // more records than the input could hold: the reader spins
+  };
+  for (bool skip : {false, true}) {
+    TFRecordReaderOptions options;
+    options.skip_corrupt = skip;
+    options.max_skipped = 100;
+    options.max_record_bytes = 1 << 24;
+    options.buffer_size = 4096;  // small buffers: many refills, fast runs
+    options.read_ahead = 4096;
+    read_all(options);
+    options.compression = Compression::kGzip;
+    read_all(options);
+  }
+  TFRecordReaderOptions zlib;
+  zlib.compression = Compression::kZlib;
+  zlib.max_record_bytes = 1 << 24;
+  zlib.buffer_size = 4096;
+  zlib.read_ahead = 4096;
+  read_all(zlib);
+}
+
+// IDX: the header parser on the raw input, the row reader on the input as a
+// file (plain and gzip), and the images+labels zip with the input as images.
+inline void IdxTarget(const uint8_t* data, size_t size) {
+  (void)ParseIdxHeader(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz");
+  const std::string path = WriteScratch("idx", data, size);
+  for (Compression c : {Compression::kNone, Compression::kGzip}) {
+    auto rows = MakeIdxRecordSource(LocalStore(), {path}, {.compression = c, .buffer_size = 4096, .read_ahead = 4096});
+    while (true) {
+      auto next = rows->Next();
+      if (!next.ok() || !next->has_value()) break;
+    }
+  }
+  static const uint8_t kLabels[] = {0, 0, 8, 1, 0, 0, 0, 2, 1, 2};
+  const std::string labels = WriteScratch("labels", kLabels, sizeof(kLabels));
+  auto examples = MakeIdxSource(LocalStore(), path, labels,
+                                {.compression = Compression::kNone, .buffer_size = 4096, .read_ahead = 4096});
+  while (true) {
+    auto next = examples->Next();
+    if (!next.ok() || !next->has_value()) break;
+  }
+}
+
+// JPEG (as stored, gray, RGB) and image-record decoding.
+inline void JpegTarget(const uint8_t* data, size_t size) {
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  for (int channels : {0, 1, 3}) {
+    JpegDecodeOptions options;
+    options.channels = channels;
+    options.max_pixels = 1 << 22;
+    auto image = DecodeJpeg(bytes, options, "fuzz");
+    if (image.ok() && image->byte_size() != static_cast<size_t>(image->num_elements())) std::abort();
+  }
+  (void)DecodeImageRecord(bytes, "fuzz");
+}
+
+}  // namespace dataecho::fuzz
+
+#endif  // DATAECHO_TESTS_FUZZ_FUZZ_TARGETS_H_
