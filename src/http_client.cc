@@ -312,7 +312,7 @@ void HttpClient::Detach(HttpJob& job) {
 
 void HttpClient::Finish(const std::shared_ptr<HttpJob>& job_ref, absl::Status status) {
   // A copy: `job_ref` may be the active_ entry that Detach() erases.
-  const std::shared_ptr<HttpJob> job = job_ref;
+  const std::shared_ptr<HttpJob> job = job_ref;  // NOLINT(performance-unnecessary-copy-initialization)
   if (job->state_ == HttpJob::State::kDone) return;
   Detach(*job);
   job->state_ = HttpJob::State::kDone;

@@ -4,6 +4,7 @@
 #include "dataecho/float16.h"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -73,7 +74,11 @@ __attribute__((target("avx2,f16c"))) void Avx2AffineU8ToF16(const uint8_t* src, 
 
 bool HasAvx2F16c() {
 #if defined(__x86_64__)
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  static const bool has = [] {
+    // (Clang's __builtin_cpu_supports does not know "f16c": ask cpuid.)
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __builtin_cpu_supports("avx2") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+  }();
   return has;
 #else
   return false;
