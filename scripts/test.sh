@@ -4,10 +4,9 @@
 #   2. clang-tidy on src/ and include/ (scripts/lint.sh);
 #   3. the suite again under ASan+UBSan (build-asan/) and TSan (build-tsan/):
 #      any sanitizer report fails its test and so the run;
-#   4. a 30-second run of each fuzz target on its seed corpus (scripts/fuzz.sh),
-#      when the fuzz targets are there.
-# Steps 2-4 run only with DATAECHO_TEST_FULL=1 until they have been timed and
-# seen green on a whole CI run.
+#   4. a 30-second run of each fuzz target on its seed corpus (scripts/fuzz.sh).
+# Every step runs every time; the first failure ends the run. Measured times
+# per step (a 2-core machine) are in docs/reliability.md, "CI time".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -19,10 +18,6 @@ step "build and test"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
-if [ "${DATAECHO_TEST_FULL:-0}" != 1 ]; then
-  step "done (set DATAECHO_TEST_FULL=1 for clang-tidy, sanitizers and fuzzing)"
-  exit 0
-fi
 
 step "clang-tidy"
 scripts/lint.sh build
@@ -32,8 +27,6 @@ for sanitizer in address thread; do
   scripts/sanitize.sh "$sanitizer"
 done
 
-if [ -x scripts/fuzz.sh ]; then
-  step "fuzz (30 s per target)"
-  FUZZ_SECONDS=30 scripts/fuzz.sh
-fi
+step "fuzz (30 s per target)"
+FUZZ_SECONDS=30 scripts/fuzz.sh
 step "all passed"
