@@ -28,13 +28,14 @@
 
 #include "absl/status/statusor.h"
 #include "dataecho/example.h"
+#include "dataecho/export.h"
 #include "dataecho/tensor.h"
 
 namespace dataecho {
 
 // A SplitMix64 stream seeded from (seed, source_index, repeat_index). Exposed
 // so that custom augmenters draw the same way. Not thread-safe (a value).
-class AugmentRng {
+class DATAECHO_EXPORT AugmentRng {
  public:
   AugmentRng(uint64_t seed, uint64_t source_index, uint32_t repeat_index);
   uint64_t Next();
@@ -57,7 +58,7 @@ struct RandomCropOptions {
 
 // A uniformly placed height x width window of the (padded) image. INVALID_ARGUMENT
 // if the padded image is smaller than the window.
-class RandomCrop {
+class DATAECHO_EXPORT RandomCrop {
  public:
   explicit RandomCrop(RandomCropOptions options) : options_(options) {}
   absl::StatusOr<Example> operator()(Example example) const;
@@ -74,7 +75,7 @@ struct RandomFlipOptions {
 
 // Mirrors the image left-right with the given probability (an unflipped
 // example is returned as is: no copy).
-class RandomFlip {
+class DATAECHO_EXPORT RandomFlip {
  public:
   explicit RandomFlip(RandomFlipOptions options) : options_(options) {}
   absl::StatusOr<Example> operator()(Example example) const;
@@ -93,7 +94,7 @@ struct NormalizeOptions {
 };
 
 // Converts a uint8/float32/float16/bfloat16 image to normalized floats.
-class Normalize {
+class DATAECHO_EXPORT Normalize {
  public:
   explicit Normalize(NormalizeOptions options) : options_(std::move(options)) {}
   absl::StatusOr<Example> operator()(Example example) const;
@@ -109,7 +110,7 @@ struct CastOptions {
 };
 
 // Converts a component's values to float32, FP16 or BF16 (round to nearest even).
-class Cast {
+class DATAECHO_EXPORT Cast {
  public:
   explicit Cast(CastOptions options) : options_(options) {}
   absl::StatusOr<Example> operator()(Example example) const;

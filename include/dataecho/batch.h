@@ -36,11 +36,12 @@
 
 #include "absl/status/statusor.h"
 #include "dataecho/example.h"
+#include "dataecho/export.h"
 #include "dataecho/stage.h"
 
 namespace dataecho {
 
-struct BatchOptions {
+struct DATAECHO_EXPORT BatchOptions {
   // Rows per batch. >= 1.
   int64_t batch_size = 32;
   // Drop a final batch with fewer than batch_size rows.
@@ -65,7 +66,7 @@ namespace internal {
 class BufferPool;
 }  // namespace internal
 
-class BatchStage final : public UnaryStage<Batch, Example> {
+class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
  public:
   static absl::StatusOr<StagePtr<Batch>> Make(StagePtr<Example> input, BatchOptions options);
   ~BatchStage() override;

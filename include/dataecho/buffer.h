@@ -26,13 +26,14 @@
 #include <string_view>
 
 #include "absl/types/span.h"
+#include "dataecho/export.h"
 
 namespace dataecho {
 
 // Storage alignment used by default: one cache line, enough for any SIMD load.
 inline constexpr size_t kDefaultAlignment = 64;
 
-class Buffer {
+class DATAECHO_EXPORT Buffer {
  public:
   // An empty buffer.
   Buffer() = default;
@@ -73,7 +74,7 @@ class Buffer {
 };
 
 // The single writable owner of new bytes. Freeze() turns it into a Buffer.
-class MutableBuffer {
+class DATAECHO_EXPORT MutableBuffer {
  public:
   MutableBuffer() = default;
   // Allocates `size` uninitialized bytes aligned to `alignment`.

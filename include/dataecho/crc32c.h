@@ -21,11 +21,13 @@
 #include <cstdint>
 #include <string_view>
 
+#include "dataecho/export.h"
+
 namespace dataecho {
 
 // The CRC-32C of `data` continued from `crc` (the CRC of the bytes before).
 // Crc32cExtend(Crc32c(a), b) == Crc32c(a + b).
-uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t size);
+DATAECHO_EXPORT uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t size);
 
 inline uint32_t Crc32c(const void* data, size_t size) { return Crc32cExtend(0, data, size); }
 inline uint32_t Crc32c(std::string_view bytes) { return Crc32c(bytes.data(), bytes.size()); }
@@ -42,10 +44,10 @@ namespace internal {
 
 // The two implementations behind Crc32cExtend(), exposed for tests and
 // benchmarks. REQUIRES for Crc32cExtendSse42: Crc32cHardwareAvailable().
-uint32_t Crc32cExtendPortable(uint32_t crc, const void* data, size_t size);
-uint32_t Crc32cExtendSse42(uint32_t crc, const void* data, size_t size);
+DATAECHO_EXPORT uint32_t Crc32cExtendPortable(uint32_t crc, const void* data, size_t size);
+DATAECHO_EXPORT uint32_t Crc32cExtendSse42(uint32_t crc, const void* data, size_t size);
 // True if this CPU has the SSE4.2 crc32 instruction (and it was compiled in).
-bool Crc32cHardwareAvailable();
+DATAECHO_EXPORT bool Crc32cHardwareAvailable();
 
 }  // namespace internal
 }  // namespace dataecho

@@ -15,6 +15,7 @@
 #include "dataecho/crc32c.h"
 #include "dataecho/echo.h"
 #include "dataecho/example.h"
+#include "dataecho/export.h"
 #include "dataecho/fault_store.h"
 #include "dataecho/fixed_length.h"
 #include "dataecho/float16.h"

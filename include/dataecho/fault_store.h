@@ -28,6 +28,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "dataecho/export.h"
 #include "dataecho/object_store.h"
 
 namespace dataecho {
@@ -48,7 +49,7 @@ struct Fault {
   int times = 1;
 };
 
-class FaultInjectingStore : public ObjectStore {
+class DATAECHO_EXPORT FaultInjectingStore : public ObjectStore {
  public:
   explicit FaultInjectingStore(std::shared_ptr<ObjectStore> base);
 

@@ -26,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "dataecho/example.h"
+#include "dataecho/export.h"
 #include "dataecho/object_store.h"
 #include "dataecho/record_source.h"
 
@@ -41,13 +42,13 @@ struct FixedLengthOptions {
 };
 
 // Reads one file's records (offset = the record's byte offset in the file).
-absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenFixedLengthFile(std::shared_ptr<ObjectStore> store,
+DATAECHO_EXPORT absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenFixedLengthFile(std::shared_ptr<ObjectStore> store,
                                                                        const std::string& uri,
                                                                        uint64_t file_index,
                                                                        const FixedLengthOptions& options);
 
 // A Stage<Record> over `uris` ("fixed_length_source").
-StagePtr<Record> MakeFixedLengthSource(std::shared_ptr<ObjectStore> store, std::vector<std::string> uris,
+DATAECHO_EXPORT StagePtr<Record> MakeFixedLengthSource(std::shared_ptr<ObjectStore> store, std::vector<std::string> uris,
                                        const FixedLengthOptions& options,
                                        const InterleaveOptions& interleave = {});
 
@@ -62,7 +63,7 @@ struct FixedImageLayout {
 
 // Decodes a labelled image record into an Example (uint8 [H, W, C]); DATA_LOSS
 // naming the record if its size is not label_bytes + H*W*C.
-class FixedImageDecoder {
+class DATAECHO_EXPORT FixedImageDecoder {
  public:
   explicit FixedImageDecoder(FixedImageLayout layout) : layout_(layout) {}
   absl::StatusOr<Example> operator()(const Record& record) const;

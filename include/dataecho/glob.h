@@ -24,21 +24,22 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "dataecho/export.h"
 #include "dataecho/object_store.h"
 
 namespace dataecho {
 
 // True if `pattern` has a glob character ('*', '?' or '[').
-bool IsGlob(std::string_view pattern);
+DATAECHO_EXPORT bool IsGlob(std::string_view pattern);
 
 // True if `uri` matches the glob `pattern` (see the file comment).
-bool GlobMatch(std::string_view pattern, std::string_view uri);
+DATAECHO_EXPORT bool GlobMatch(std::string_view pattern, std::string_view uri);
 
 // The URIs `pattern` names, sorted.
-absl::StatusOr<std::vector<std::string>> ExpandUris(ObjectStore& store, std::string_view pattern);
+DATAECHO_EXPORT absl::StatusOr<std::vector<std::string>> ExpandUris(ObjectStore& store, std::string_view pattern);
 
 // The union of the patterns' URIs, sorted, each once.
-absl::StatusOr<std::vector<std::string>> ExpandUris(ObjectStore& store,
+DATAECHO_EXPORT absl::StatusOr<std::vector<std::string>> ExpandUris(ObjectStore& store,
                                                     const std::vector<std::string>& patterns);
 
 }  // namespace dataecho

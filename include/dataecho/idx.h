@@ -34,6 +34,7 @@
 
 #include "absl/status/statusor.h"
 #include "dataecho/example.h"
+#include "dataecho/export.h"
 #include "dataecho/object_store.h"
 #include "dataecho/record_source.h"
 
@@ -51,7 +52,7 @@ struct IdxHeader {
 
 // Parses the header at the start of `bytes` (which holds at least the header,
 // else DATA_LOSS "truncated"). `uri` names the file in errors.
-absl::StatusOr<IdxHeader> ParseIdxHeader(std::string_view bytes, std::string_view uri);
+DATAECHO_EXPORT absl::StatusOr<IdxHeader> ParseIdxHeader(std::string_view bytes, std::string_view uri);
 
 struct IdxOptions {
   Compression compression = Compression::kAuto;  // kAuto: gzip for ".gz"
@@ -62,12 +63,12 @@ struct IdxOptions {
 // Reads the rows of one IDX file as Records (the row's bytes; offset = its
 // byte offset in the uncompressed file; source_index from `file_index` and
 // the row, see record.h).
-absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenIdxFile(std::shared_ptr<ObjectStore> store,
+DATAECHO_EXPORT absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenIdxFile(std::shared_ptr<ObjectStore> store,
                                                               const std::string& uri, uint64_t file_index,
                                                               const IdxOptions& options = {});
 
 // The rows of several IDX files as a Stage<Record> ("idx_source").
-StagePtr<Record> MakeIdxRecordSource(std::shared_ptr<ObjectStore> store, std::vector<std::string> uris,
+DATAECHO_EXPORT StagePtr<Record> MakeIdxRecordSource(std::shared_ptr<ObjectStore> store, std::vector<std::string> uris,
                                      const IdxOptions& options = {}, const InterleaveOptions& interleave = {});
 
 // Images zipped with labels as a Stage<Example> ("idx_source"): component 0
@@ -76,7 +77,7 @@ StagePtr<Record> MakeIdxRecordSource(std::shared_ptr<ObjectStore> store, std::ve
 // The two files must have the same number of rows (INVALID_ARGUMENT) and the
 // labels file must be 1-D. Images share the bytes the reader allocated per
 // row (no copy).
-StagePtr<Example> MakeIdxSource(std::shared_ptr<ObjectStore> store, std::string images_uri,
+DATAECHO_EXPORT StagePtr<Example> MakeIdxSource(std::shared_ptr<ObjectStore> store, std::string images_uri,
                                 std::string labels_uri, const IdxOptions& options = {});
 
 }  // namespace dataecho

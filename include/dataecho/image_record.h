@@ -38,6 +38,7 @@
 
 #include "absl/status/statusor.h"
 #include "dataecho/example.h"
+#include "dataecho/export.h"
 #include "dataecho/record.h"
 #include "dataecho/tensor.h"
 
@@ -53,14 +54,14 @@ struct ImageRecordOptions {
 };
 
 // The payload for `image` (uint8 [H, W, C] or [H, W], C = 1 or 3) and `label`.
-absl::StatusOr<std::string> EncodeImageRecord(const Tensor& image, int64_t label,
+DATAECHO_EXPORT absl::StatusOr<std::string> EncodeImageRecord(const Tensor& image, int64_t label,
                                               const ImageRecordOptions& options = {});
 
 // Decodes a payload; `context` (e.g. "uri:offset") names it in errors.
-absl::StatusOr<Example> DecodeImageRecord(std::string_view payload, std::string_view context = "");
+DATAECHO_EXPORT absl::StatusOr<Example> DecodeImageRecord(std::string_view payload, std::string_view context = "");
 
 // Decodes a Record, copying its source_index and repeat_index into the Example.
-absl::StatusOr<Example> DecodeImageRecord(const Record& record);
+DATAECHO_EXPORT absl::StatusOr<Example> DecodeImageRecord(const Record& record);
 
 }  // namespace dataecho
 

@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "dataecho/export.h"
 #include "dataecho/tensor.h"
 
 namespace dataecho {
@@ -38,7 +39,7 @@ struct JpegDecodeOptions {
 };
 
 // Decodes `jpeg` into a uint8 tensor [height, width, channels].
-absl::StatusOr<Tensor> DecodeJpeg(std::string_view jpeg, const JpegDecodeOptions& options = {},
+DATAECHO_EXPORT absl::StatusOr<Tensor> DecodeJpeg(std::string_view jpeg, const JpegDecodeOptions& options = {},
                                   std::string_view context = "");
 
 struct JpegEncodeOptions {
@@ -49,7 +50,7 @@ struct JpegEncodeOptions {
 
 // Encodes a uint8 [height, width, 1 or 3] (or [height, width]) tensor.
 // INVALID_ARGUMENT for any other dtype or shape.
-absl::StatusOr<std::string> EncodeJpeg(const Tensor& image, const JpegEncodeOptions& options = {});
+DATAECHO_EXPORT absl::StatusOr<std::string> EncodeJpeg(const Tensor& image, const JpegEncodeOptions& options = {});
 
 }  // namespace dataecho
 

@@ -20,11 +20,12 @@
 
 #include <memory>
 
+#include "dataecho/export.h"
 #include "dataecho/object_store.h"
 
 namespace dataecho {
 
-std::unique_ptr<ObjectStore> NewLocalStore();
+DATAECHO_EXPORT std::unique_ptr<ObjectStore> NewLocalStore();
 
 }  // namespace dataecho
 

@@ -37,6 +37,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "dataecho/buffer.h"
+#include "dataecho/export.h"
 #include "dataecho/store_options.h"
 
 namespace dataecho {
@@ -58,7 +59,7 @@ struct ReadOptions {
 };
 
 // A sequential stream over one object.
-class ObjectReader {
+class DATAECHO_EXPORT ObjectReader {
  public:
   virtual ~ObjectReader() = default;
 
@@ -77,7 +78,7 @@ class ObjectReader {
   virtual void Cancel() = 0;
 };
 
-class ObjectStore {
+class DATAECHO_EXPORT ObjectStore {
  public:
   virtual ~ObjectStore() = default;
 
@@ -98,7 +99,7 @@ class ObjectStore {
 // gs://bucket/key, s3://bucket/key. Remote stores start (their network
 // thread, environment look-ups) on first use. An unknown scheme gives
 // INVALID_ARGUMENT at the call that names it. Readers may outlive the store.
-std::unique_ptr<ObjectStore> OpenObjectStore(const ObjectStoreOptions& options = {});
+DATAECHO_EXPORT std::unique_ptr<ObjectStore> OpenObjectStore(const ObjectStoreOptions& options = {});
 
 }  // namespace dataecho
 

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "dataecho/export.h"
 #include "dataecho/record.h"
 #include "dataecho/stage.h"
 
@@ -50,7 +51,7 @@ enum class Compression {
 
 // Counts corrupt regions skipped across the files of one source and fails
 // once more than `limit` were skipped. Thread-safe.
-class CorruptionBudget {
+class DATAECHO_EXPORT CorruptionBudget {
  public:
   explicit CorruptionBudget(int64_t limit) : limit_(limit) {}
 
@@ -68,7 +69,7 @@ class CorruptionBudget {
 
 // Streams the records of one file, in order. Used by one thread at a time,
 // except Cancel(), which any thread may call.
-class RecordFileReader {
+class DATAECHO_EXPORT RecordFileReader {
  public:
   virtual ~RecordFileReader() = default;
   // The next record, std::nullopt at the end of the file, or an error.
@@ -96,7 +97,7 @@ struct InterleaveOptions {
 // `budget` is given its skip count is reported as the "skipped_corrupt" stat.
 // Stats: elements, bytes (payload), consumer_wait (time Next() blocked), and
 // extra "files" (opened) and "skipped_corrupt".
-StagePtr<Record> MakeRecordSource(std::vector<std::string> uris, RecordFileOpener open,
+DATAECHO_EXPORT StagePtr<Record> MakeRecordSource(std::vector<std::string> uris, RecordFileOpener open,
                                   InterleaveOptions options = {}, std::string name = "record_source",
                                   std::shared_ptr<const CorruptionBudget> budget = nullptr);
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "dataecho/export.h"
 
 namespace dataecho {
 
@@ -43,10 +44,10 @@ struct Shard {
 // The shard from `options` or the environment. INVALID_ARGUMENT if only one
 // of the two is set, a value is not a number, world_size < 1 or rank is
 // outside [0, world_size).
-absl::StatusOr<Shard> ResolveShard(const ShardOptions& options);
+DATAECHO_EXPORT absl::StatusOr<Shard> ResolveShard(const ShardOptions& options);
 
 // The URIs of `shard` out of `uris` (in their order).
-std::vector<std::string> ShardUris(const std::vector<std::string>& uris, const Shard& shard);
+DATAECHO_EXPORT std::vector<std::string> ShardUris(const std::vector<std::string>& uris, const Shard& shard);
 
 }  // namespace dataecho
 

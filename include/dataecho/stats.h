@@ -25,10 +25,11 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "dataecho/export.h"
 
 namespace dataecho {
 
-struct StageStats {
+struct DATAECHO_EXPORT StageStats {
   std::string name;              // e.g. "echo"
   int64_t elements = 0;          // elements emitted
   int64_t bytes = 0;             // payload bytes emitted
@@ -41,10 +42,10 @@ struct StageStats {
 };
 
 // One row per stage, source first.
-std::string FormatStatsTable(const std::vector<StageStats>& stats);
+DATAECHO_EXPORT std::string FormatStatsTable(const std::vector<StageStats>& stats);
 // A JSON array of objects: {"stage", "elements", "bytes", "input_wait_s",
 // "consumer_wait_s", plus every extra figure by its key}.
-std::string StatsToJson(const std::vector<StageStats>& stats);
+DATAECHO_EXPORT std::string StatsToJson(const std::vector<StageStats>& stats);
 
 namespace internal {
 
@@ -71,7 +72,7 @@ class SharedCounter {
 };
 
 // Monotonic clock in nanoseconds (cheap: vDSO clock_gettime).
-int64_t NowNanos();
+DATAECHO_EXPORT int64_t NowNanos();
 
 }  // namespace internal
 }  // namespace dataecho

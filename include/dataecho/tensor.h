@@ -25,24 +25,25 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "dataecho/buffer.h"
+#include "dataecho/export.h"
 
 namespace dataecho {
 
 enum class DType : uint8_t { kUInt8, kInt32, kInt64, kFloat32, kFloat16, kBFloat16 };
 
 // Bytes per element.
-size_t DTypeSize(DType dtype);
+DATAECHO_EXPORT size_t DTypeSize(DType dtype);
 // "uint8", "int32", "int64", "float32", "float16", "bfloat16".
-std::string_view DTypeName(DType dtype);
+DATAECHO_EXPORT std::string_view DTypeName(DType dtype);
 
 using Shape = absl::InlinedVector<int64_t, 4>;
 
 // Product of the dimensions (1 for a scalar).
-int64_t NumElements(absl::Span<const int64_t> shape);
+DATAECHO_EXPORT int64_t NumElements(absl::Span<const int64_t> shape);
 // "[28, 28, 1]".
-std::string ShapeString(absl::Span<const int64_t> shape);
+DATAECHO_EXPORT std::string ShapeString(absl::Span<const int64_t> shape);
 
-class Tensor {
+class DATAECHO_EXPORT Tensor {
  public:
   Tensor() = default;
 

@@ -52,6 +52,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "dataecho/export.h"
 #include "dataecho/object_store.h"
 #include "dataecho/record_source.h"
 
@@ -79,18 +80,18 @@ struct TFRecordReaderOptions {
 // Opens one TFRecord file. `file_index` goes into each record's source_index;
 // `budget` counts skipped records (REQUIRED if options.skip_corrupt; shared
 // by all files of a source).
-absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenTFRecordFile(
+DATAECHO_EXPORT absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenTFRecordFile(
     std::shared_ptr<ObjectStore> store, const std::string& uri, uint64_t file_index,
     const TFRecordReaderOptions& options, std::shared_ptr<CorruptionBudget> budget = nullptr);
 
 // A Stage<Record> over the records of `uris` (see record_source.h for
 // interleaving). Stage name "tfrecord_source".
-StagePtr<Record> MakeTFRecordSource(std::shared_ptr<ObjectStore> store, std::vector<std::string> uris,
+DATAECHO_EXPORT StagePtr<Record> MakeTFRecordSource(std::shared_ptr<ObjectStore> store, std::vector<std::string> uris,
                                     const TFRecordReaderOptions& options = {},
                                     const InterleaveOptions& interleave = {});
 
 // Appends one framed record holding `payload` to `out` (uncompressed).
-void AppendTFRecord(std::string* out, std::string_view payload);
+DATAECHO_EXPORT void AppendTFRecord(std::string* out, std::string_view payload);
 
 struct TFRecordWriterOptions {
   Compression compression = Compression::kNone;  // kAuto: by the path's suffix
@@ -98,7 +99,7 @@ struct TFRecordWriterOptions {
 };
 
 // Writes a TFRecord file to a local path. Not thread-safe.
-class TFRecordWriter {
+class DATAECHO_EXPORT TFRecordWriter {
  public:
   // Creates (or truncates) `path`.
   static absl::StatusOr<std::unique_ptr<TFRecordWriter>> Create(const std::string& path,

@@ -25,6 +25,7 @@
 #include <memory>
 
 #include "absl/time/time.h"
+#include "dataecho/export.h"
 #include "dataecho/object_store.h"
 
 namespace dataecho {
@@ -39,7 +40,7 @@ struct ThrottledStoreOptions {
   uint64_t request_bytes = 0;
 };
 
-std::unique_ptr<ObjectStore> NewThrottledStore(std::shared_ptr<ObjectStore> base,
+DATAECHO_EXPORT std::unique_ptr<ObjectStore> NewThrottledStore(std::shared_ptr<ObjectStore> base,
                                                const ThrottledStoreOptions& options);
 
 }  // namespace dataecho

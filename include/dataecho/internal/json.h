@@ -8,13 +8,15 @@
 #include <string>
 #include <string_view>
 
+#include "dataecho/export.h"
+
 namespace dataecho::internal {
 
 // `s` as a quoted, escaped JSON string.
-std::string JsonQuote(std::string_view s);
+DATAECHO_EXPORT std::string JsonQuote(std::string_view s);
 // `v` as a JSON number: integers without a fraction, others with up to 6
 // significant digits; NaN and infinities as null.
-std::string JsonNumber(double v);
+DATAECHO_EXPORT std::string JsonNumber(double v);
 
 }  // namespace dataecho::internal
 
