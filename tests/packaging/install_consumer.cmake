@@ -22,7 +22,8 @@ run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 
 # The installed tree holds what a user needs.
 foreach(expected
-    include/dataecho/dataecho.h include/dataecho/version.h include/dataecho/internal/random.h
+    include/dataecho/dataecho.h include/dataecho/version.h include/dataecho/export.h
+    include/dataecho/internal/random.h
     bin/dataecho)
   if(NOT EXISTS ${prefix}/${expected})
     message(FATAL_ERROR "not installed: ${expected}")

@@ -1,0 +1,71 @@
+# Checks what a shared libdataecho exports (ctest: exported_symbols):
+#   - only dataecho's own names: functions in namespace dataecho, and the
+#     vtables and type information of its classes (no std:: or absl::
+#     template copies: cmake/dataecho.map);
+#   - nothing from namespace dataecho::internal but the allow-list below;
+#   - every allow-listed name, and a few public functions, are there.
+# Usage: cmake -DNM=<nm> -DLIBRARY=<libdataecho.so> -P check_symbols.cmake
+cmake_minimum_required(VERSION 3.25)
+
+# dataecho::internal functions exported on purpose. Each is declared in an
+# installed header; none is part of the API (they may change in any release).
+set(allowed_internal
+  # Called by inline code in public headers (stats.h, throttle.h and every
+  # stage template that times its waits): a user's program calls it.
+  "dataecho::internal::NowNanos()"
+  # crc32c.h: the two implementations behind Crc32cExtend() and the CPU
+  # check, compared against each other by crc32c_test and the benchmarks.
+  "dataecho::internal::Crc32cExtendPortable(unsigned int, void const*, unsigned long)"
+  "dataecho::internal::Crc32cExtendSse42(unsigned int, void const*, unsigned long)"
+  "dataecho::internal::Crc32cHardwareAvailable()"
+  # internal/json.h: the JSON writing helpers the tools (dataecho,
+  # echo_bench) and the example trainer share with the library.
+  "dataecho::internal::JsonQuote[abi:cxx11](std::basic_string_view<char, std::char_traits<char> >)"
+  "dataecho::internal::JsonNumber[abi:cxx11](double)")
+# Public functions that must be exported (a sample: if these are missing, the
+# export marks or the version script are broken).
+set(required
+  "dataecho::Version()"
+  "dataecho::OpenObjectStore(dataecho::ObjectStoreOptions const&)"
+  "dataecho::BatchStage::Next()"
+  "typeinfo for dataecho::ObjectStore"
+  "vtable for dataecho::BatchStage")
+
+execute_process(COMMAND ${NM} -DC --defined-only ${LIBRARY}
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${NM} -DC --defined-only ${LIBRARY} failed (${rc}): ${err}")
+endif()
+string(REPLACE "\n" ";" lines "${out}")
+set(errors "")
+set(names "")
+set(total 0)
+set(internal 0)
+foreach(line IN LISTS lines)
+  # "<address> <type> <demangled name>"
+  if(NOT line MATCHES "^[0-9a-f]+ [A-Za-z] (.+)$")
+    continue()
+  endif()
+  set(name "${CMAKE_MATCH_1}")
+  list(APPEND names "${name}")
+  math(EXPR total "${total} + 1")
+  if(NOT name MATCHES "^(dataecho::|vtable for dataecho::|typeinfo for dataecho::|typeinfo name for dataecho::)")
+    string(APPEND errors "exported, not dataecho's own: ${name}\n")
+  elseif(name MATCHES "dataecho::internal::")
+    math(EXPR internal "${internal} + 1")
+    list(FIND allowed_internal "${name}" found)
+    if(found EQUAL -1)
+      string(APPEND errors "exported internal symbol (mark it DATAECHO_EXPORT only if public inline code or a tool needs it, then add it to the allow-list in check_symbols.cmake): ${name}\n")
+    endif()
+  endif()
+endforeach()
+foreach(name IN LISTS allowed_internal required)
+  list(FIND names "${name}" found)
+  if(found EQUAL -1)
+    string(APPEND errors "not exported: ${name}\n")
+  endif()
+endforeach()
+if(errors)
+  message(FATAL_ERROR "exported symbols of ${LIBRARY}:\n${errors}")
+endif()
+message(STATUS "${LIBRARY}: ${total} exported symbols, ${internal} of them allow-listed dataecho::internal")
