@@ -28,14 +28,18 @@ foreach(absl_target ${DATAECHO_ABSL_TARGETS})
 endforeach()
 set(DATAECHO_PC_REQUIRES_PRIVATE)
 
-# Network stores (libcurl) and the test HTTP server (libmicrohttpd).
+# Network stores (libcurl).
 find_package(CURL REQUIRED)
 list(APPEND DATAECHO_PRIVATE_LIBS CURL::libcurl)
 list(APPEND DATAECHO_FIND_DEPENDENCIES CURL)
 list(APPEND DATAECHO_PC_REQUIRES_PRIVATE libcurl)
-find_package(PkgConfig REQUIRED)
-pkg_check_modules(MICROHTTPD REQUIRED IMPORTED_TARGET libmicrohttpd)
-list(APPEND DATAECHO_TEST_SUPPORT_LIBS PkgConfig::MICROHTTPD CURL::libcurl)
+# The loopback HTTP server of the tests, benchmarks and example trainer
+# (libmicrohttpd): not needed to build only the library and the tool.
+if(DATAECHO_BUILD_TESTS OR DATAECHO_BUILD_BENCHMARKS OR DATAECHO_BUILD_EXAMPLES)
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(MICROHTTPD REQUIRED IMPORTED_TARGET libmicrohttpd)
+  list(APPEND DATAECHO_TEST_SUPPORT_LIBS PkgConfig::MICROHTTPD CURL::libcurl)
+endif()
 
 # Compressed record files (zlib) and JPEG through TurboJPEG (libturbojpeg0-dev).
 find_package(ZLIB REQUIRED)
