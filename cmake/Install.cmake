@@ -18,11 +18,11 @@ if(BUILD_SHARED_LIBS AND NOT DEFINED CMAKE_INSTALL_RPATH)
 endif()
 
 # Every public header, internal/ included (templates use it), and the
-# generated version and export headers.
+# generated version header.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/dataecho
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.h")
-install(FILES ${PROJECT_BINARY_DIR}/include/dataecho/version.h ${PROJECT_BINARY_DIR}/include/dataecho/export.h
+install(FILES ${PROJECT_BINARY_DIR}/include/dataecho/version.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dataecho)
 
 install(TARGETS dataecho EXPORT dataechoTargets
