@@ -122,7 +122,7 @@ class ThrottleStage final : public UnaryStage<T, T> {
     const int64_t catch_up = std::max(cost, absl::ToInt64Nanoseconds(options_.catch_up));
     const int64_t base = start - release_ns_ <= catch_up ? release_ns_ : start;
     release_ns_ = base + cost;
-    if (release_ns_ - got >= absl::ToInt64Nanoseconds(options_.min_sleep)) {
+    if (absl::Nanoseconds(release_ns_ - got) >= options_.min_sleep) {
       if (!internal::WaitUntil(mu_, cancel_, release_ns_, spin_ns)) return CancelledError();
       throttled_ns_.Add(internal::NowNanos() - got);
     }
