@@ -29,7 +29,7 @@ namespace {
 
 constexpr size_t kMiB = size_t{1} << 20;
 constexpr size_t kObjectSize = 128 * kMiB;
-constexpr size_t kSlowObjectSize = 640 * kMiB;  // 20 rounds of 32 ranges
+constexpr size_t kSlowObjectSize = 1600 * kMiB;  // 50 rounds of 32 ranges
 
 std::string Bytes(size_t n) {
   std::string s(n, '\0');
@@ -51,7 +51,7 @@ testing::HttpServer& Server(absl::Duration latency) {
     return s->release();
   }();
   static auto* slow = [] {
-    auto s = testing::HttpServer::Start({.latency = absl::Milliseconds(20)});
+    auto s = testing::HttpServer::Start({.latency = absl::Milliseconds(20), .block_size = 1 * kMiB});
     (*s)->Put("/obj", Bytes(kSlowObjectSize));
     return s->release();
   }();
@@ -115,9 +115,9 @@ void BM_HttpConcurrency(benchmark::State& state) {
   auto store = OpenObjectStore(options);
   ReadOptions ro;
   ro.read_ahead = static_cast<size_t>(concurrency) * kMiB;
-  // 20 rounds of requests per iteration (the staggered start of the first
-  // window costs up to one round trip once per reader).
-  ro.length = static_cast<uint64_t>(20 * concurrency) * kMiB;
+  // 50 rounds of requests per iteration: a reader's steady state (filling
+  // the window at the start costs up to one round trip per reader).
+  ro.length = static_cast<uint64_t>(50 * concurrency) * kMiB;
   size_t bytes = 0;
   for (auto _ : state) bytes += Drain(*store, url, ro, state);
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
