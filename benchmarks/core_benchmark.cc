@@ -5,6 +5,7 @@
 //
 //   build/benchmarks/core_benchmark --benchmark_min_time=1
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "benchmark/benchmark.h"
@@ -55,6 +56,28 @@ void BM_Echo(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_Echo);
+
+// The floor under BM_Echo: copying and destroying one Example (about one
+// per emitted item), and the reference-count part of it alone.
+void BM_ExampleCopy(benchmark::State& state) {
+  const Example& e = Dataset(784)[0];
+  for (auto _ : state) {
+    Example copy = e;
+    benchmark::DoNotOptimize(copy);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ExampleCopy);
+
+void BM_SharedPtrCopy(benchmark::State& state) {
+  auto p = std::make_shared<int>(1);
+  for (auto _ : state) {
+    std::shared_ptr<int> copy = p;
+    benchmark::DoNotOptimize(copy);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SharedPtrCopy);
 
 void BM_Shuffle(benchmark::State& state) {
   auto p = From<Example>(std::make_unique<CycleSource>(Dataset(784))).Shuffle({.buffer_size = 10000});

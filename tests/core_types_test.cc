@@ -36,6 +36,22 @@ TEST(BufferTest, MutableBufferIsAlignedAndFreezes) {
   EXPECT_EQ(mb.size(), 0u);
 }
 
+TEST(BufferTest, EverySizeAndAlignmentIsAlignedAndWritable) {
+  for (size_t alignment : {1, 8, 64, 128, 4096}) {
+    for (size_t size : {0, 1, 63, 64, 65, 784, 100000}) {
+      MutableBuffer mb(size, alignment);
+      ASSERT_EQ(mb.size(), size);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(mb.data()) % alignment, 0u) << size << " " << alignment;
+      std::memset(mb.data(), 0x5a, size);
+      Buffer b = std::move(mb).Freeze();
+      Buffer tail = b.Slice(size / 2, size - size / 2);
+      b = Buffer();
+      EXPECT_EQ(tail.use_count(), 1);  // the slice alone keeps the storage alive
+      for (uint8_t v : tail.span()) ASSERT_EQ(v, 0x5a);
+    }
+  }
+}
+
 TEST(TensorTest, MakeChecksSize) {
   EXPECT_TRUE(Tensor::Make(DType::kFloat32, {2, 3}, Buffer::CopyOf(std::string(24, 'x'))).ok());
   auto bad = Tensor::Make(DType::kFloat32, {2, 3}, Buffer::CopyOf(std::string(23, 'x')));

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "dataecho/internal/random.h"
 #include "dataecho/pipeline.h"
 #include "gtest/gtest.h"
 #include "support/examples.h"
@@ -29,6 +30,36 @@ TEST(ShuffleTest, OutputIsAPermutation) {
       EXPECT_TRUE(std::is_sorted(out.begin(), out.end()));
     } else {
       EXPECT_FALSE(std::is_sorted(out.begin(), out.end())) << buffer;
+    }
+  }
+}
+
+// The documented algorithm, written out: fill the buffer, then emit a
+// uniformly drawn slot and refill it (or, once the input is done, move the
+// last element into it). The stage draws each slot one call early, to
+// prefetch it; its order must stay exactly this one.
+std::vector<int64_t> ReferenceShuffle(int64_t n, int64_t buffer, uint64_t seed) {
+  internal::Rng rng(seed);
+  std::vector<int64_t> buf, out;
+  int64_t next = 0;
+  while (next < n && static_cast<int64_t>(buf.size()) < buffer) buf.push_back(next++);
+  while (!buf.empty()) {
+    const size_t i = rng.Below(buf.size());
+    out.push_back(buf[i]);
+    if (next < n) {
+      buf[i] = next++;
+    } else {
+      buf[i] = buf.back();
+      buf.pop_back();
+    }
+  }
+  return out;
+}
+
+TEST(ShuffleTest, OrderIsTheDocumentedAlgorithm) {
+  for (int64_t n : {0, 1, 5, 99, 100, 101, 1000}) {
+    for (int64_t buffer : {1, 2, 100, 5000}) {
+      EXPECT_EQ(ShuffleRange(n, buffer, 7), ReferenceShuffle(n, buffer, 7)) << n << " " << buffer;
     }
   }
 }

@@ -121,14 +121,18 @@ class EchoStage final : public UnaryStage<T, T> {
     const uint32_t k = ++repeat_;
     emitted_.Add(1);
     bytes_.Add(current_bytes_);
+    // Built in place: a copy (or, for the last copy, the held item itself)
+    // goes straight into the result, with no intermediate element to move
+    // from (measured: a move of an Example costs a few ns, as much as the
+    // rest of this function).
+    absl::StatusOr<std::optional<T>> out;
     if (remaining_ == 0) {  // last copy: hand over the held item itself
-      T out = std::move(*current_);
+      out.emplace(std::move(current_));
       current_.reset();
-      ElementTraits<T>::MarkRepeat(out, k);
-      return out;
+    } else {
+      out.emplace(current_);
     }
-    T out = *current_;
-    ElementTraits<T>::MarkRepeat(out, k);
+    ElementTraits<T>::MarkRepeat(**out, k);
     return out;
   }
 

@@ -24,6 +24,7 @@
 #ifndef DATAECHO_EXAMPLE_H_
 #define DATAECHO_EXAMPLE_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -76,6 +77,8 @@ struct ElementTraits {
   static int64_t FreshCount(const T&) { return 1; }
   static int64_t ItemCount(const T&) { return 1; }
   static void MarkRepeat(T&, uint32_t /*repeat_index*/) {}
+  // Optional: `static void Prefetch(const T&)` hints the CPU to load the
+  // element's bytes; Shuffle calls it on the element it will emit next.
 };
 
 template <>
@@ -84,6 +87,15 @@ struct ElementTraits<Example> {
   static int64_t FreshCount(const Example& e) { return e.fresh() ? 1 : 0; }
   static int64_t ItemCount(const Example&) { return 1; }
   static void MarkRepeat(Example& e, uint32_t k) { e.repeat_index = k; }
+  // Up to the first 4 KiB of each component (the hardware prefetcher follows
+  // a longer row by itself).
+  static void Prefetch(const Example& e) {
+    for (const Tensor& t : e.components) {
+      const uint8_t* p = t.buffer().data();
+      const size_t n = std::min<size_t>(t.byte_size(), 4096);
+      for (size_t off = 0; off < n; off += 64) __builtin_prefetch(p + off);
+    }
+  }
 };
 
 template <>
