@@ -60,12 +60,17 @@ void FreeBody(void* cls) { delete static_cast<HttpServer::Body*>(cls); }
 MHD_Result Access(void* cls, MHD_Connection* connection, const char* url, const char* method,
                   const char* /*version*/, const char* /*upload_data*/,
                   size_t* upload_data_size, void** req_cls) {
-  // Bodies of uploads are read and dropped; the reply comes with the last call.
+  // Bodies of uploads are read and dropped; the reply comes with the last
+  // call, also for GET and HEAD: a reply queued in the first call (before
+  // libmicrohttpd has seen the whole request) makes it close the connection
+  // after the response ("Connection: close"), so no connection was ever
+  // reused and every request paid a new connection and server thread.
   if (*req_cls == nullptr) {
     static int marker;
     *req_cls = &marker;
-    if (std::strcmp(method, "GET") != 0 && std::strcmp(method, "HEAD") != 0) return MHD_YES;
-  } else if (*upload_data_size != 0) {
+    return MHD_YES;
+  }
+  if (*upload_data_size != 0) {
     *upload_data_size = 0;
     return MHD_YES;
   }
