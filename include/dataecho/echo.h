@@ -76,7 +76,8 @@ class EchoStage final : public UnaryStage<T, T> {
       r = this->input().Next();
       input_wait_ns_.Add(internal::NowNanos() - t0);
     }
-    return AcceptFresh(std::move(r));
+    AcceptFresh(r);
+    return r;
   }
 
   // Ready when a copy is pending or the input has an element ready.
@@ -86,9 +87,8 @@ class EchoStage final : public UnaryStage<T, T> {
     } else if (remaining_ > 0) {
       *out = EmitRepeat();
     } else {
-      absl::StatusOr<std::optional<T>> r;
-      if (!this->input().TryNext(&r)) return false;
-      *out = AcceptFresh(std::move(r));
+      if (!this->input().TryNext(out)) return false;
+      AcceptFresh(*out);
     }
     return true;
   }
@@ -121,24 +121,18 @@ class EchoStage final : public UnaryStage<T, T> {
     const uint32_t k = ++repeat_;
     emitted_.Add(1);
     bytes_.Add(current_bytes_);
-    // Built in place: a copy (or, for the last copy, the held item itself)
-    // goes straight into the result, with no intermediate element to move
-    // from (measured: a move of an Example costs a few ns, as much as the
-    // rest of this function).
-    absl::StatusOr<std::optional<T>> out;
-    if (remaining_ == 0) {  // last copy: hand over the held item itself
-      out.emplace(std::move(current_));
-      current_.reset();
-    } else {
-      out.emplace(current_);
-    }
-    ElementTraits<T>::MarkRepeat(**out, k);
-    return out;
+    // Each copy is built right in the returned value (no element to move
+    // from: a move of an Example costs a few ns, as much as the rest here).
+    ElementTraits<T>::MarkRepeat(*current_, k);
+    if (remaining_ > 0) return absl::StatusOr<std::optional<T>>(absl::in_place, *current_);
+    // The last copy is the held item itself.
+    return absl::StatusOr<std::optional<T>>(absl::in_place, *std::move(current_));
   }
 
-  // Emits a fresh element and decides how many copies of it follow.
-  absl::StatusOr<std::optional<T>> AcceptFresh(absl::StatusOr<std::optional<T>> r) {
-    if (!r.ok() || !r->has_value()) return r;
+  // Counts a fresh element `r` (if it is one) and decides how many copies
+  // of it follow.
+  void AcceptFresh(const absl::StatusOr<std::optional<T>>& r) {
+    if (!r.ok() || !r->has_value()) return;
     current_bytes_ = static_cast<int64_t>(ElementTraits<T>::ByteSize(**r));
     fresh_.Add(1);
     emitted_.Add(1);
@@ -147,8 +141,7 @@ class EchoStage final : public UnaryStage<T, T> {
     if (fraction_ > 0 && rng_.Uniform() < fraction_) ++copies;
     remaining_ = copies - 1;
     repeat_ = 0;
-    if (remaining_ > 0) current_ = **r;
-    return r;
+    if (remaining_ > 0) current_.emplace(**r);  // (a copy construction costs less than an assignment)
   }
 
   const EchoOptions options_;
