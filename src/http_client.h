@@ -59,7 +59,7 @@ class HttpJob {
   // If not empty, responses must carry this value in `version_header`.
   std::string pinned_version;
   std::string version_header = "etag";
-  // Not started before this time (e.g. to stagger a window of ranged reads).
+  // Not started before this time (e.g. to pace a window of ranged reads).
   absl::Time not_before = absl::InfinitePast();
 
   // Results, valid after the job is done.
