@@ -5,13 +5,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <cstring>
 #include <mutex>
 
-#include "absl/random/random.h"
-#include "absl/strings/numbers.h"
 #include "fmt/format.h"
+#include "http_response.h"
 #include "uri.h"
 
 namespace dataecho::internal {
@@ -19,73 +17,6 @@ namespace {
 
 constexpr size_t kMaxBody = size_t{64} << 20;
 constexpr size_t kMaxErrorBody = 4096;
-
-std::string Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return std::string(s);
-}
-
-// "bytes a-b/total" or "bytes */total"; -1 for a missing part.
-bool ParseContentRange(const std::string& v, int64_t* first, int64_t* total) {
-  if (v.rfind("bytes ", 0) != 0) return false;
-  std::string_view rest = std::string_view(v).substr(6);
-  size_t slash = rest.find('/');
-  if (slash == std::string_view::npos) return false;
-  std::string_view range = rest.substr(0, slash), size = rest.substr(slash + 1);
-  *first = -1;
-  *total = -1;
-  if (range != "*") {
-    size_t dash = range.find('-');
-    if (dash == std::string_view::npos) return false;
-    uint64_t a;
-    if (!absl::SimpleAtoi(std::string(range.substr(0, dash)), &a)) return false;
-    *first = static_cast<int64_t>(a);
-  }
-  if (size != "*") {
-    uint64_t t;
-    if (!absl::SimpleAtoi(std::string(size), &t)) return false;
-    *total = static_cast<int64_t>(t);
-  }
-  return true;
-}
-
-std::string Redact(std::string text, const std::vector<std::string>& secrets) {
-  for (const std::string& s : secrets) {
-    if (s.empty()) continue;
-    for (size_t p = text.find(s); p != std::string::npos; p = text.find(s, p)) {
-      text.replace(p, s.size(), "[redacted]");
-    }
-  }
-  return text;
-}
-
-// A short, safe detail from an error body: an XML <Code>/<Message> or a
-// JSON "message", else the first line.
-std::string ErrorDetail(const std::string& body, const std::vector<std::string>& secrets) {
-  auto tag = [&](const char* name) -> std::string {
-    std::string open = fmt::format("<{}>", name), close = fmt::format("</{}>", name);
-    size_t a = body.find(open);
-    if (a == std::string::npos) return "";
-    size_t b = body.find(close, a);
-    if (b == std::string::npos) return "";
-    return body.substr(a + open.size(), b - a - open.size());
-  };
-  std::string detail;
-  if (std::string code = tag("Code"); !code.empty()) {
-    detail = code;
-    if (std::string msg = tag("Message"); !msg.empty()) detail += ": " + msg;
-  } else if (size_t m = body.find("\"message\""); m != std::string::npos) {
-    size_t q1 = body.find('"', body.find(':', m) + 1);
-    size_t q2 = q1 == std::string::npos ? q1 : body.find('"', q1 + 1);
-    if (q2 != std::string::npos) detail = body.substr(q1 + 1, q2 - q1 - 1);
-  } else {
-    detail = Trim(body.substr(0, body.find('\n')));
-  }
-  if (detail.size() > 200) detail = detail.substr(0, 200) + "...";
-  detail = Redact(detail, secrets);
-  return detail.empty() ? "" : " (" + detail + ")";
-}
 
 std::string Where(const HttpJob& job) {
   if (!job.ranged) return "";
@@ -160,7 +91,7 @@ size_t HttpClient::OnHeader(char* data, size_t size, size_t n, void* ptr) {
   if (colon != std::string_view::npos) {
     std::string name(line.substr(0, colon));
     for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    job->headers[name] = Trim(line.substr(colon + 1));
+    job->headers[name] = TrimWhitespace(line.substr(colon + 1));
   }
   return size * n;
 }
@@ -321,26 +252,6 @@ void HttpClient::Finish(const std::shared_ptr<HttpJob>& job_ref, absl::Status st
   job->done_ = true;
 }
 
-absl::Duration HttpClient::Backoff(HttpJob& job) {
-  static thread_local absl::BitGen gen;
-  double base = absl::ToDoubleSeconds(retry_.initial_backoff) *
-                std::pow(2.0, std::min(job.failures_in_row_ - 1, 30));
-  base = std::min(base, absl::ToDoubleSeconds(retry_.max_backoff));
-  absl::Duration delay = absl::Seconds(absl::Uniform(gen, base / 2, base + 1e-9));
-  auto ra = job.headers.find("retry-after");
-  if (ra != job.headers.end()) {
-    absl::Duration asked = absl::ZeroDuration();
-    int64_t seconds;
-    if (absl::SimpleAtoi(ra->second, &seconds)) {
-      asked = absl::Seconds(std::max<int64_t>(seconds, 0));
-    } else if (time_t when = curl_getdate(ra->second.c_str(), nullptr); when > 0) {
-      asked = absl::FromTimeT(when) - absl::Now();
-    }
-    delay = std::max(delay, std::min(asked, retry_.max_retry_after));
-  }
-  return delay;
-}
-
 void HttpClient::OnAttemptDone(const std::shared_ptr<HttpJob>& job, int curl_code) {
   HttpJob& j = *job;
   long code = 0;
@@ -425,7 +336,7 @@ void HttpClient::OnAttemptDone(const std::shared_ptr<HttpJob>& job, int curl_cod
                            "last cause: {}",
                            who, Where(j), j.attempts, j.failures_in_row_, cause)));
   }
-  j.retry_at_ = absl::Now() + Backoff(j);
+  j.retry_at_ = absl::Now() + RetryDelay(retry_, j.failures_in_row_, j.headers);
   j.state_ = HttpJob::State::kWaiting;
   waiting_.push_back(job);
 }

@@ -130,7 +130,6 @@ class HttpClient {
   void OnAttemptDone(const std::shared_ptr<HttpJob>& job, int curl_code);
   void Finish(const std::shared_ptr<HttpJob>& job, absl::Status status);
   void Detach(HttpJob& job);
-  absl::Duration Backoff(HttpJob& job);
 
   const HttpOptions http_;
   const RetryOptions retry_;
