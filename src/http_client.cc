@@ -2,6 +2,8 @@
 #include "http_client.h"
 
 #include <curl/curl.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -31,6 +33,13 @@ HttpClient::HttpClient(const HttpOptions& http, const RetryOptions& retry)
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   multi_ = curl_multi_init();
+  // Keep idle connections for reuse. By default libcurl sizes its cache at 4
+  // connections per transfer in progress, so it closed most of them whenever
+  // the transfers dwindled (at the end of every object read), and the next
+  // reader paid new connections (and TLS handshakes).
+  curl_multi_setopt(static_cast<CURLM*>(multi_), CURLMOPT_MAXCONNECTS,
+                    4L * std::max(1, http_.max_concurrency));
+  timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -43,6 +52,7 @@ HttpClient::~HttpClient() {
   thread_.join();
   for (void* easy : idle_easies_) curl_easy_cleanup(easy);
   curl_multi_cleanup(multi_);
+  if (timer_fd_ >= 0) close(timer_fd_);
 }
 
 void HttpClient::Submit(std::shared_ptr<HttpJob> job) {
@@ -189,6 +199,7 @@ void HttpClient::StartAttempt(const std::shared_ptr<HttpJob>& job) {
   j.attempt_error_.clear();
   j.attempt_start_received_ = j.received;
   j.last_progress_ = absl::Now();
+  j.attempt_started = j.last_progress_;
   j.stalled_ = false;
   j.headers.clear();
   j.body.clear();
@@ -248,6 +259,7 @@ void HttpClient::Finish(const std::shared_ptr<HttpJob>& job_ref, absl::Status st
   Detach(*job);
   job->state_ = HttpJob::State::kDone;
   job->status = std::move(status);
+  job->finished = absl::Now();
   absl::MutexLock lock(&job->mu_);
   job->done_ = true;
 }
@@ -360,6 +372,25 @@ absl::Time HttpClient::AbortStalled() {
   return stalled.empty() ? next : now;
 }
 
+void HttpClient::StartQueued() {
+  std::deque<std::shared_ptr<HttpJob>> held;  // paced, not ready
+  while (!queued_.empty() && static_cast<int>(active_.size()) < http_.max_concurrency) {
+    std::shared_ptr<HttpJob> job = std::move(queued_.front());
+    queued_.pop_front();
+    if (job->state_ == HttpJob::State::kDone) continue;
+    if (job->pacer) {
+      const absl::Time now = absl::Now();
+      if (now < job->pacer->next()) {
+        held.push_back(std::move(job));
+        continue;
+      }
+      job->pacer->Started(now, job->pace);
+    }
+    StartAttempt(job);
+  }
+  queued_.insert(queued_.begin(), held.begin(), held.end());
+}
+
 void HttpClient::Loop() {
   CURLM* multi = static_cast<CURLM*>(multi_);
   while (true) {
@@ -371,14 +402,7 @@ void HttpClient::Loop() {
       cancelled.swap(cancelled_);
       stopping = stopping_;
     }
-    const absl::Time submitted_at = absl::Now();
     for (auto& job : submitted) {
-      if (job->not_before > submitted_at) {  // delayed start: waits like a retry
-        job->retry_at_ = job->not_before;
-        job->state_ = HttpJob::State::kWaiting;
-        waiting_.push_back(std::move(job));
-        continue;
-      }
       job->state_ = HttpJob::State::kQueued;
       queued_.push_back(std::move(job));
     }
@@ -396,7 +420,6 @@ void HttpClient::Loop() {
       Finish(job, absl::CancelledError(fmt::format("{}: cancelled", job->request.display)));
     }
     absl::Time now = absl::Now();
-    absl::Time next_retry = absl::InfiniteFuture();
     std::vector<std::shared_ptr<HttpJob>> still_waiting;
     for (auto& job : waiting_) {
       if (job->state_ == HttpJob::State::kDone) continue;
@@ -404,16 +427,11 @@ void HttpClient::Loop() {
         job->state_ = HttpJob::State::kQueued;
         queued_.push_back(std::move(job));
       } else {
-        next_retry = std::min(next_retry, job->retry_at_);
         still_waiting.push_back(std::move(job));
       }
     }
     waiting_.swap(still_waiting);
-    while (!queued_.empty() && static_cast<int>(active_.size()) < http_.max_concurrency) {
-      std::shared_ptr<HttpJob> job = std::move(queued_.front());
-      queued_.pop_front();
-      if (job->state_ != HttpJob::State::kDone) StartAttempt(job);
-    }
+    StartQueued();
     int running = 0;
     curl_multi_perform(multi, &running);
     int left = 0;
@@ -426,20 +444,29 @@ void HttpClient::Loop() {
       std::shared_ptr<HttpJob> job = it->second;
       OnAttemptDone(job, msg->data.result);
     }
-    absl::Time next_stall = AbortStalled();
-    int timeout_ms = 1000;
-    if (!queued_.empty() && static_cast<int>(active_.size()) < http_.max_concurrency) {
-      timeout_ms = 0;
-    } else if (next_retry != absl::InfiniteFuture() || !waiting_.empty()) {
-      for (auto& job : waiting_) next_retry = std::min(next_retry, job->retry_at_);
-      int64_t ms = absl::ToInt64Milliseconds(next_retry - absl::Now()) + 1;
-      timeout_ms = static_cast<int>(std::clamp<int64_t>(ms, 0, 1000));
+    // Wake for the first retry, paced start or stall due, or at once if a
+    // job can start. libcurl's wait has millisecond steps, which would start
+    // paced requests up to a millisecond late (a pace at 16 ranges of 20 ms is
+    // 1.3 ms), so a timer descriptor ends the wait on time.
+    absl::Time wake = AbortStalled();
+    for (auto& job : waiting_) wake = std::min(wake, job->retry_at_);
+    if (static_cast<int>(active_.size()) < http_.max_concurrency) {
+      for (auto& job : queued_) {
+        wake = std::min(wake, job->pacer ? job->pacer->next() : absl::InfinitePast());
+      }
     }
-    if (next_stall != absl::InfiniteFuture()) {
-      int64_t ms = absl::ToInt64Milliseconds(next_stall - absl::Now()) + 1;
-      timeout_ms = std::min(timeout_ms, static_cast<int>(std::clamp<int64_t>(ms, 0, 1000)));
+    const absl::Duration wait = std::min(wake - absl::Now(), absl::Seconds(1));
+    if (wait <= absl::ZeroDuration()) continue;
+    itimerspec timer{};
+    timer.it_value = absl::ToTimespec(wait);
+    timerfd_settime(timer_fd_, 0, &timer, nullptr);
+    curl_waitfd timer_wait{timer_fd_, CURL_WAIT_POLLIN, 0};
+    curl_multi_poll(multi, &timer_wait, 1, static_cast<int>(absl::ToInt64Milliseconds(wait)) + 1,
+                    nullptr);
+    if (timer_wait.revents != 0) {
+      uint64_t expirations;
+      [[maybe_unused]] ssize_t n = read(timer_fd_, &expirations, sizeof(expirations));
     }
-    if (timeout_ms > 0) curl_multi_poll(multi, nullptr, 0, timeout_ms, nullptr);
   }
 }
 

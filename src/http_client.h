@@ -48,6 +48,26 @@ struct HttpRequest {
   std::vector<std::string> secrets;
 };
 
+// Spaces the starts of a stream of requests (one reader's ranges) by an
+// interval, on a schedule: each start is due one interval after the one
+// before. A start late by up to half an interval (the network thread waits in
+// millisecond steps) keeps the schedule, so the next one makes the time up; a
+// later one restarts it, so a gap is not followed by a burst. Used by the
+// client's network thread only.
+class StartPacer {
+ public:
+  // The earliest time of the next start.
+  absl::Time next() const { return next_; }
+  // Books a start at `now` (REQUIRES: now >= next()).
+  void Started(absl::Time now, absl::Duration interval) {
+    const bool on_schedule = now - next_ <= interval / 2;
+    next_ = (on_schedule ? next_ : now) + interval;
+  }
+
+ private:
+  absl::Time next_ = absl::InfinitePast();
+};
+
 class HttpJob {
  public:
   HttpRequest request;
@@ -59,8 +79,9 @@ class HttpJob {
   // If not empty, responses must carry this value in `version_header`.
   std::string pinned_version;
   std::string version_header = "etag";
-  // Not started before this time (e.g. to pace a window of ranged reads).
-  absl::Time not_before = absl::InfinitePast();
+  // If set, every attempt waits for the pacer and books `pace` on it.
+  std::shared_ptr<StartPacer> pacer;
+  absl::Duration pace;
 
   // Results, valid after the job is done.
   absl::Status status;
@@ -71,6 +92,8 @@ class HttpJob {
   uint64_t received = 0;
   int64_t object_size = -1;    // from Content-Range, when seen
   int attempts = 0;
+  absl::Time attempt_started;  // when the last attempt started
+  absl::Time finished;         // when the job finished
 
   bool done() const {
     absl::MutexLock lock(&mu_);
@@ -123,6 +146,9 @@ class HttpClient {
 
  private:
   void Loop();
+  // Starts queued jobs in order while there are free slots, except paced jobs
+  // whose pacer is not ready yet (they keep their places).
+  void StartQueued();
   // Aborts attempts that received nothing for stall_timeout; returns the
   // next time one may stall.
   absl::Time AbortStalled();
@@ -134,6 +160,7 @@ class HttpClient {
   const HttpOptions http_;
   const RetryOptions retry_;
   void* multi_ = nullptr;
+  int timer_fd_ = -1;  // ends the network thread's wait on time
 
   absl::Mutex mu_;
   std::vector<std::shared_ptr<HttpJob>> submitted_ ABSL_GUARDED_BY(mu_);

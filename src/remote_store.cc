@@ -82,26 +82,29 @@ class RemoteReader : public ObjectReader {
  private:
   // Waits for the oldest chunk in flight, after topping up the window.
   //
-  // Requests are paced: one every service time / window, where the service
-  // time is the shortest request-to-consumption time seen so far (at first,
-  // the Open's stat round trip). Ranges started together share the bandwidth
-  // and finish together, and since each is replaced when the consumer is done
-  // with it, an unpaced window falls into lock step: the link idle during
-  // every round trip and saturated in between, and at 16 ranges of 1 MiB in
-  // flight at 20 ms a round took 33 ms instead of 21. Paced, the transfers
-  // overlap other ranges' round trips. The pace never caps throughput below
-  // what the window allows (window ranges per shortest service time).
+  // The window's requests start paced, one every service time / lanes, where
+  // the service time is the shortest request round trip seen so far (at
+  // first, the Open's stat) and the lanes are the requests that can be in
+  // flight together (the window, at most the client's concurrency). Ranges
+  // started together share the bandwidth and finish together, and since each
+  // is replaced when the consumer is done with it, an unpaced window falls
+  // into lock step: the link idle during every round trip and saturated in
+  // between (at 16 ranges of 1 MiB in flight at 20 ms, a round took 33 ms
+  // instead of 21). Paced, the transfers overlap other ranges' round trips.
+  // The pace never caps throughput below what the lanes allow. The client
+  // applies it when it starts a request (see StartPacer), so a request held
+  // up by a slow one still starts on the schedule.
   absl::StatusOr<std::shared_ptr<HttpJob>> NextChunk() {
     std::shared_ptr<HttpJob> job;
     {
       absl::MutexLock lock(&mu_);
       if (cancelled_) return Cancelled();
-      const absl::Time now = absl::Now();
-      const absl::Duration pace = service_ / static_cast<double>(window_);
       // (Not below 1 ms of service time: the network thread's timers have
       // millisecond steps, and a fast link needs no pacing.)
       const bool paced = service_ >= absl::Milliseconds(1);
-      for (size_t i = 0; jobs_.size() < window_ && next_fetch_ < end_; ++i) {
+      const size_t lanes = std::min<size_t>(
+          window_, static_cast<size_t>(std::max(1, client_->http_options().max_concurrency)));
+      while (jobs_.size() < window_ && next_fetch_ < end_) {
         auto j = std::make_shared<HttpJob>();
         j->request = request_;
         j->ranged = true;
@@ -109,10 +112,9 @@ class RemoteReader : public ObjectReader {
         j->end = std::min<uint64_t>(next_fetch_ + chunk_, end_);
         j->pinned_version = info_.version;
         j->version_header = version_header_;
-        j->not_before = now;
         if (paced) {
-          j->not_before = std::max(now, next_start_);
-          next_start_ = j->not_before + pace;
+          j->pacer = pacer_;
+          j->pace = service_ / static_cast<double>(lanes);
         }
         if (!spare_.empty()) {
           j->data = std::move(spare_.back());
@@ -127,9 +129,9 @@ class RemoteReader : public ObjectReader {
     absl::Status s = HttpClient::Wait(*job);
     absl::MutexLock lock(&mu_);
     jobs_.pop_front();
-    service_ = std::min(service_, absl::Now() - job->not_before);
     if (cancelled_) return Cancelled();
     if (!s.ok()) return s;
+    service_ = std::min(service_, job->finished - job->attempt_started);
     if (job->received < job->end - job->begin) {
       return absl::FailedPreconditionError(fmt::format(
           "{}: object ended at byte {} while being read (it had {} bytes; it changed)",
@@ -167,10 +169,10 @@ class RemoteReader : public ObjectReader {
   uint64_t next_fetch_ ABSL_GUARDED_BY(mu_);
   std::deque<std::shared_ptr<HttpJob>> jobs_ ABSL_GUARDED_BY(mu_);
   std::vector<MutableBuffer> spare_ ABSL_GUARDED_BY(mu_);
-  // Shortest request-to-consumption time seen, and when the next request may
-  // start (see NextChunk).
+  // Shortest request round trip seen, and the schedule of request starts
+  // (see NextChunk).
   absl::Duration service_ ABSL_GUARDED_BY(mu_);
-  absl::Time next_start_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  const std::shared_ptr<StartPacer> pacer_ = std::make_shared<StartPacer>();
 };
 
 class RemoteStore : public ObjectStore {

@@ -293,6 +293,23 @@ TEST_F(HttpStoreTest, CredentialsNeverAppearInErrors) {
   EXPECT_EQ(server_->requests().at(0).headers.count("authorization"), 1u);
 }
 
+TEST_F(HttpStoreTest, ConnectionsAreKeptForTheNextReader) {
+  // Objects read one after another (shards) reuse the connections: a window
+  // of 16 ranges opens 16, and later readers open none.
+  const std::string big = Bytes(16 * kChunk, 11);
+  server_->Put("/bucket/big", big);
+  ObjectStoreOptions o = FastRetries();
+  o.http.max_concurrency = 16;
+  auto store = OpenObjectStore(o);
+  for (int i = 0; i < 4; ++i) {
+    std::string got;
+    ASSERT_TRUE(ReadAll(*store, server_->url() + "/bucket/big", &got, 16 * kChunk, kChunk).ok());
+    ASSERT_EQ(got, big);
+  }
+  EXPECT_EQ(server_->request_count("/bucket/big"), 4 * 17);  // a HEAD and 16 GETs each
+  EXPECT_LE(server_->connection_count(), 16);
+}
+
 TEST_F(HttpStoreTest, CancelAndDestroyMidTransferArePrompt) {
   server_->AddFault({.kind = HttpFault::Kind::kStall, .after_bytes = 10,
                      .stall = absl::Hours(1), .times = -1});

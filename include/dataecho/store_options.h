@@ -51,8 +51,8 @@ struct HttpOptions {
   // Transfers in flight at once over the whole store (connections are
   // reused between them).
   int max_concurrency = 32;
-  // A reader splits its object into ranged GETs of this size and keeps
-  // ReadOptions::read_ahead / chunk_size of them in flight.
+  // A reader splits its object into ranged GETs of this size and keeps up
+  // to ReadOptions::read_ahead / chunk_size of them submitted or unread.
   size_t chunk_size = size_t{4} << 20;
   // Limit to establish a TCP (and TLS) connection.
   absl::Duration connect_timeout = absl::Seconds(10);

@@ -57,6 +57,11 @@ ssize_t ReadBody(void* cls, uint64_t pos, char* buf, size_t max) {
 
 void FreeBody(void* cls) { delete static_cast<HttpServer::Body*>(cls); }
 
+void NotifyConnection(void* cls, MHD_Connection* /*connection*/, void** /*socket_context*/,
+                      MHD_ConnectionNotificationCode code) {
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) static_cast<HttpServer*>(cls)->CountConnection();
+}
+
 MHD_Result Access(void* cls, MHD_Connection* connection, const char* url, const char* method,
                   const char* /*version*/, const char* /*upload_data*/,
                   size_t* upload_data_size, void** req_cls) {
@@ -137,7 +142,8 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOp
   unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
   server->daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, &Access, server.get(),
                                      MHD_OPTION_SOCK_ADDR, &addr, MHD_OPTION_CONNECTION_TIMEOUT,
-                                     120u, MHD_OPTION_END);
+                                     120u, MHD_OPTION_NOTIFY_CONNECTION, &NotifyConnection,
+                                     server.get(), MHD_OPTION_END);
   if (server->daemon_ == nullptr) return absl::UnavailableError("cannot start the HTTP server");
   const MHD_DaemonInfo* info = MHD_get_daemon_info(server->daemon_, MHD_DAEMON_INFO_BIND_PORT);
   if (info == nullptr || info->port == 0) {
@@ -252,6 +258,16 @@ std::vector<HttpRequestLog> HttpServer::requests() const {
 int64_t HttpServer::faults_fired() const {
   absl::MutexLock lock(&mu_);
   return faults_fired_;
+}
+
+int64_t HttpServer::connection_count() const {
+  absl::MutexLock lock(&mu_);
+  return connections_;
+}
+
+void HttpServer::CountConnection() {
+  absl::MutexLock lock(&mu_);
+  ++connections_;
 }
 
 void HttpServer::ClearLog() {

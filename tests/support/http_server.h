@@ -140,6 +140,8 @@ class HttpServer {
   int64_t request_count(const std::string& path_substring) const;
   std::vector<HttpRequestLog> requests() const;
   int64_t faults_fired() const;
+  // Connections accepted so far.
+  int64_t connection_count() const;
   void ClearLog();
 
   // Implementation details, used by the libmicrohttpd callbacks.
@@ -149,6 +151,7 @@ class HttpServer {
   bool SleepUntil(absl::Time deadline);
   absl::Time ReserveBandwidth(size_t bytes);
   void ReplaceObject(const std::string& path, const std::string& bytes);
+  void CountConnection();
 
  private:
   explicit HttpServer(const HttpServerOptions& options) : options_(options) {}
@@ -167,6 +170,7 @@ class HttpServer {
   Route route_ ABSL_GUARDED_BY(mu_);
   std::vector<HttpRequestLog> log_ ABSL_GUARDED_BY(mu_);
   int64_t faults_fired_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t connections_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time link_free_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
