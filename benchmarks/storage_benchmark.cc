@@ -7,6 +7,7 @@
 //   BM_HttpConcurrency     20 ms added per request, 1 MiB ranges, C ranges
 //                          in flight, `ahead` x C read ahead; counter
 //                          `bound` = C x 1 MiB / 20 ms
+//   BM_HttpRangesNoLatency the same ranges without the added latency
 //   BM_LocalSequentialRead the local file store on a 128 MiB file
 //
 //   build/benchmarks/storage_benchmark --benchmark_counters_tabular=true
@@ -110,21 +111,20 @@ void BM_CurlCliSequential(benchmark::State& state) {
 }
 BENCHMARK(BM_CurlCliSequential)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// Args: C, the ranges in flight (max_concurrency), and `ahead`, the windows
-// of C ranges read ahead (read_ahead = ahead x C MiB).
-void BM_HttpConcurrency(benchmark::State& state) {
-  const int concurrency = static_cast<int>(state.range(0));
-  const int ahead = static_cast<int>(state.range(1));
-  std::string url = Server(absl::Milliseconds(20)).url() + "/obj";
+// Reads `rounds` x C ranges of 1 MiB per iteration from the start of the
+// server's object, with C ranges in flight (max_concurrency) and `ahead`
+// windows of C ranges read ahead (read_ahead = ahead x C MiB); returns the
+// bytes read.
+size_t ReadRanges(benchmark::State& state, testing::HttpServer& server, int concurrency,
+                  int ahead, int rounds) {
+  const std::string url = server.url() + "/obj";
   ObjectStoreOptions options;
   options.http.chunk_size = kMiB;
   options.http.max_concurrency = concurrency;
   auto store = OpenObjectStore(options);
   ReadOptions ro;
   ro.read_ahead = static_cast<size_t>(ahead * concurrency) * kMiB;
-  // 50 rounds of requests per iteration: a reader's steady state (filling
-  // the window at the start costs up to one round trip per reader).
-  ro.length = static_cast<uint64_t>(50 * concurrency) * kMiB;
+  ro.length = static_cast<uint64_t>(rounds * concurrency) * kMiB;
   // Untimed warm-up (one window): opens the connections and allocates the
   // buffers, which a long-lived store does once. The first window on new
   // connections took about 25 ms longer (one call of curl_multi_perform took
@@ -136,12 +136,22 @@ void BM_HttpConcurrency(benchmark::State& state) {
   absl::StatusOr<size_t> warmed = warm_reader.ok() ? ReadToEnd(**warm_reader) : warm_reader.status();
   if (!warmed.ok()) {
     state.SkipWithError(std::string(warmed.status().message()).c_str());
-    return;
+    return 0;
   }
   warm_reader->reset();
+  server.ClearLog();  // the server's request log grows with every request
   size_t bytes = 0;
   for (auto _ : state) bytes += Drain(*store, url, ro, state);
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  return bytes;
+}
+
+// Args: C and `ahead` (see ReadRanges). 50 rounds of requests per iteration:
+// a reader's steady state (filling the window costs up to one round trip).
+void BM_HttpConcurrency(benchmark::State& state) {
+  const int concurrency = static_cast<int>(state.range(0));
+  size_t bytes = ReadRanges(state, Server(absl::Milliseconds(20)), concurrency,
+                            static_cast<int>(state.range(1)), 50);
   double bound = concurrency * static_cast<double>(kMiB) / 0.020;  // bytes/s
   state.counters["bound_MiBps"] = bound / kMiB;
   state.counters["of_bound"] = benchmark::Counter(
@@ -149,6 +159,19 @@ void BM_HttpConcurrency(benchmark::State& state) {
 }
 BENCHMARK(BM_HttpConcurrency)
     ->ArgsProduct({{1, 2, 4, 8, 16, 32}, {1, 2}})
+    ->ArgNames({"C", "ahead"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// The same ranges without the added latency: what the loopback link, the
+// server and the client can carry in this pattern (the 128 MiB object).
+void BM_HttpRangesNoLatency(benchmark::State& state) {
+  const int concurrency = static_cast<int>(state.range(0));
+  ReadRanges(state, Server(absl::ZeroDuration()), concurrency, static_cast<int>(state.range(1)),
+             static_cast<int>(kObjectSize / kMiB) / concurrency);
+}
+BENCHMARK(BM_HttpRangesNoLatency)
+    ->ArgsProduct({{16, 32}, {2}})
     ->ArgNames({"C", "ahead"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
