@@ -50,10 +50,10 @@ struct HttpRequest {
 
 // Spaces the starts of a stream of requests (one reader's ranges) by an
 // interval, on a schedule: each start is due one interval after the one
-// before. A start late by up to half an interval (the network thread waits in
-// millisecond steps) keeps the schedule, so the next one makes the time up; a
-// later one restarts it, so a gap is not followed by a burst. Used by the
-// client's network thread only.
+// before. A start late by up to half an interval (the network thread wakes up
+// a little late, or was busy) keeps the schedule, so the next one makes the
+// time up; a later one restarts it, so a gap is not followed by a burst. Used
+// by the client's network thread only.
 class StartPacer {
  public:
   // The earliest time of the next start.

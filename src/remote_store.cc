@@ -99,8 +99,8 @@ class RemoteReader : public ObjectReader {
     {
       absl::MutexLock lock(&mu_);
       if (cancelled_) return Cancelled();
-      // (Not below 1 ms of service time: the network thread's timers have
-      // millisecond steps, and a fast link needs no pacing.)
+      // (Not below 1 ms of service time: a fast link needs no pacing, and
+      // spacing finer than the network thread's wake-ups means little.)
       const bool paced = service_ >= absl::Milliseconds(1);
       const size_t lanes = std::min<size_t>(
           window_, static_cast<size_t>(std::max(1, client_->http_options().max_concurrency)));
