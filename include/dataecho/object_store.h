@@ -54,10 +54,9 @@ struct ReadOptions {
   uint64_t offset = 0;
   // Bytes to read from `offset` (clipped at the end of the object).
   uint64_t length = std::numeric_limits<uint64_t>::max();
-  // Bytes fetched ahead of the consumer. Remote stores: for a slow store,
-  // twice the bytes in flight (2 x max_concurrency x chunk_size), so ranges
-  // that arrived while the consumer waits for a slow one do not hold up the
-  // next requests (docs/storage.md).
+  // Bytes fetched ahead of the consumer. Remote stores: for a slow store, at
+  // least max_concurrency x chunk_size, or the ranges in flight are fewer
+  // (docs/storage.md).
   size_t read_ahead = size_t{8} << 20;
 };
 
