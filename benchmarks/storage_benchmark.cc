@@ -66,7 +66,8 @@ absl::StatusOr<size_t> ReadToEnd(ObjectReader& reader) {
   size_t total = 0;
   while (true) {
     absl::StatusOr<size_t> n = reader.Read(absl::MakeSpan(buf));
-    if (!n.ok() || *n == 0) return n.ok() ? absl::StatusOr<size_t>(total) : n;
+    if (!n.ok()) return n.status();
+    if (*n == 0) return total;
     total += *n;
   }
 }

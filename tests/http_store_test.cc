@@ -199,6 +199,26 @@ TEST_F(HttpStoreTest, TransientFaultsAtSeveralOffsetsLoseAndDuplicateNothing) {
   }
 }
 
+TEST_F(HttpStoreTest, PacedReadsWithFaultsLoseAndDuplicateNothing) {
+  // 2 ms per request: the reader paces its requests (from 1 ms of round
+  // trip), and retried requests wait for the pace too.
+  auto slow = HttpServer::Start({.latency = absl::Milliseconds(2)});
+  ASSERT_TRUE(slow.ok()) << slow.status();
+  (*slow)->Put("/bucket/obj", data_);
+  const std::string url = (*slow)->url() + "/bucket/obj";
+  for (const FaultCase& c : TransientFaults()) {
+    (*slow)->ClearFaults();
+    HttpFault f = c.fault;
+    f.skip = 2;
+    f.times = 2;
+    (*slow)->AddFault(f);
+    std::string got;
+    absl::Status s = ReadAll(*store_, url, &got);
+    ASSERT_TRUE(s.ok()) << c.name << ": " << s;
+    ASSERT_TRUE(got == data_) << c.name << ": " << got.size() << " bytes";
+  }
+}
+
 TEST_F(HttpStoreTest, FaultsOnRangedReadsResumeAtTheExactByte) {
   server_->AddFault({.kind = HttpFault::Kind::kReset, .after_bytes = 1000});
   auto range = store_->ReadRange(url_, 5000, 50000);
