@@ -72,6 +72,14 @@ absl::StatusOr<size_t> ReadToEnd(ObjectReader& reader) {
   }
 }
 
+// Opens `uri` and reads it to the end; returns the bytes read.
+absl::StatusOr<size_t> ReadObject(ObjectStore& store, const std::string& uri,
+                                  const ReadOptions& options) {
+  absl::StatusOr<std::unique_ptr<ObjectReader>> reader = store.Open(uri, options);
+  if (!reader.ok()) return reader.status();
+  return ReadToEnd(**reader);
+}
+
 // Reads `uri` from `store` to the end in a timed iteration; returns the bytes
 // read.
 size_t Drain(ObjectStore& store, const std::string& uri, const ReadOptions& options,
@@ -133,13 +141,10 @@ size_t ReadRanges(benchmark::State& state, testing::HttpServer& server, int conc
   // completion is seen before it returns).
   ReadOptions warm = ro;
   warm.length = static_cast<uint64_t>(concurrency) * kMiB;
-  auto warm_reader = store->Open(url, warm);
-  absl::StatusOr<size_t> warmed = warm_reader.ok() ? ReadToEnd(**warm_reader) : warm_reader.status();
-  if (!warmed.ok()) {
+  if (absl::StatusOr<size_t> warmed = ReadObject(*store, url, warm); !warmed.ok()) {
     state.SkipWithError(std::string(warmed.status().message()).c_str());
     return 0;
   }
-  warm_reader->reset();
   server.ClearLog();  // the server's request log grows with every request
   size_t bytes = 0;
   for (auto _ : state) bytes += Drain(*store, url, ro, state);
