@@ -7,6 +7,8 @@
 // hang), leak (the ASan build's leak check) or leave a thread behind (counted
 // in /proc/self/task before and after).
 #include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <memory>
@@ -54,6 +56,18 @@ int SettledThreadCount(int expected) {
     n = ThreadCount();
   }
   return n;
+}
+
+// Starts a thread, joins it and waits (bounded) until it has left
+// /proc/self/task too, so that a count taken next does not include it.
+void StartAndForgetAThread() {
+  pid_t tid = 0;
+  std::thread([&tid] { tid = gettid(); }).join();
+  const std::string task = fmt::format("/proc/self/task/{}", tid);
+  struct stat st;
+  for (int i = 0; i < 500 && stat(task.c_str(), &st) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 constexpr int kShards = 4;
@@ -135,8 +149,9 @@ TEST(ShutdownTortureTest, ThousandPipelinesDestroyedAtRandomMomentsLeaveNoThread
   Dataset data;
   ASSERT_NO_FATAL_FAILURE(MakeDataset(&data));
   // Runtime helper threads (a sanitizer's) start with the first thread: start
-  // one before taking the baseline.
-  std::thread([] {}).join();
+  // one before taking the baseline. A joined thread lingers in /proc for a
+  // moment, so the baseline is taken once it has gone.
+  StartAndForgetAThread();
   const int threads_before = ThreadCount();
   ASSERT_GT(threads_before, 0);
   int http_runs = 0;
