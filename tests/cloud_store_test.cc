@@ -6,20 +6,19 @@
 #include <string>
 
 #include "dataecho/glob.h"
-#include "dataecho/internal/json.h"
 #include "dataecho/object_store.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
+#include "support/gcs_api.h"
 #include "support/http_server.h"
 #include "support/s3rver.h"
 
 namespace dataecho {
 namespace {
 
-using testing::HttpReply;
-using testing::HttpRequestLog;
 using testing::HttpServer;
 using testing::S3rver;
+using testing::ServeCloudStorageApi;
 
 std::string Bytes(size_t n, uint32_t seed) {
   std::string s(n, '\0');
@@ -155,8 +154,8 @@ TEST_F(S3Test, EndpointRegionAndKeysFromTheEnvironment) {
   EXPECT_EQ(info->size, big_.size());
 }
 
-// The Cloud Storage JSON API calls the gs:// store makes, over HttpServer:
-// metadata, alt=media downloads with ifGenerationMatch, paged listings.
+// gs:// against the Cloud Storage JSON API served by HttpServer
+// (support/gcs_api.h).
 class GcsTest : public ::testing::Test {
  protected:
   static constexpr int kPageSize = 3;
@@ -166,50 +165,7 @@ class GcsTest : public ::testing::Test {
     auto s = HttpServer::Start({});
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = *std::move(s);
-    HttpServer* server = server_.get();
-    server_->SetRoute([server](const HttpRequestLog& r) -> std::optional<HttpReply> {
-      const std::string root = "/storage/v1/b/";
-      if (r.path.rfind(root, 0) != 0) return std::nullopt;
-      auto auth = r.headers.find("authorization");
-      if (auth == r.headers.end() || auth->second != std::string("Bearer ") + kToken) {
-        return HttpReply{.status = 401, .body = R"({"error":{"code":401,"message":"Invalid Credentials"}})"};
-      }
-      std::string rest = r.path.substr(root.size());
-      std::string bucket = rest.substr(0, rest.find('/'));
-      std::string tail = rest.substr(bucket.size());
-      if (tail == "/o") {  // list
-        std::string prefix = r.query.count("prefix") ? r.query.at("prefix") : "";
-        std::vector<std::string> paths = server->Paths("/" + bucket + "/" + prefix);
-        size_t start = r.query.count("pageToken") ? std::stoul(r.query.at("pageToken")) : 0;
-        std::string items;
-        for (size_t i = start; i < paths.size() && i < start + kPageSize; ++i) {
-          auto obj = server->Get(paths[i]);
-          if (!items.empty()) items += ",";
-          items += fmt::format(R"({{"name":{},"size":"{}","generation":"{}"}})",
-                               internal::JsonQuote(paths[i].substr(bucket.size() + 2)),
-                               obj->bytes->size(), obj->generation);
-        }
-        std::string body = "{\"kind\":\"storage#objects\",\"items\":[" + items + "]";
-        if (start + kPageSize < paths.size()) {
-          body += fmt::format(",\"nextPageToken\":\"{}\"", start + kPageSize);
-        }
-        return HttpReply{.body = body + "}"};
-      }
-      if (tail.rfind("/o/", 0) != 0) return HttpReply{.status = 400, .body = "{}"};
-      std::string path = "/" + bucket + "/" + tail.substr(3);
-      auto obj = server->Get(path);
-      if (!obj) return HttpReply{.status = 404, .body = R"({"error":{"message":"No such object"}})"};
-      if (r.query.count("alt") && r.query.at("alt") == "media") {
-        if (r.query.count("ifGenerationMatch") &&
-            r.query.at("ifGenerationMatch") != std::to_string(obj->generation)) {
-          return HttpReply{.status = 412, .body = R"({"error":{"message":"Precondition Failed"}})"};
-        }
-        return HttpReply{.object_path = path};
-      }
-      return HttpReply{.body = fmt::format(R"({{"name":{},"size":"{}","generation":"{}"}})",
-                                           internal::JsonQuote(tail.substr(3)),
-                                           obj->bytes->size(), obj->generation)};
-    });
+    ServeCloudStorageApi(server_.get(), kToken, kPageSize);
     data_ = Bytes(300000, 3);
     server_->Put("/bkt/dir/obj", data_);
     for (int i = 0; i < 10; ++i) server_->Put(fmt::format("/bkt/shards/s-{:02}", i), Bytes(i + 1, i));

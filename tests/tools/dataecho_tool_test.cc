@@ -13,11 +13,16 @@
 #include "dataecho/tfrecord.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
+#include "support/gcs_api.h"
+#include "support/http_server.h"
+#include "support/s3rver.h"
 #include "support/temp_files.h"
 
 namespace dataecho {
 namespace {
 
+using ::dataecho::testing::HttpServer;
+using ::dataecho::testing::S3rver;
 using ::dataecho::testing::TempDir;
 
 struct ToolRun {
@@ -25,9 +30,11 @@ struct ToolRun {
   std::string out, err;
 };
 
-ToolRun Tool(const TempDir& dir, const std::string& args) {
+// Runs `dataecho ARGS`, with the environment variables `env` ("NAME=value
+// ...", shell words) added.
+ToolRun Tool(const TempDir& dir, const std::string& args, const std::string& env = "") {
   const std::string err_path = dir.File("stderr.txt");
-  const std::string cmd = fmt::format("'{}' {} 2>'{}'", DATAECHO_TOOL_PATH, args, err_path);
+  const std::string cmd = fmt::format("{} '{}' {} 2>'{}'", env, DATAECHO_TOOL_PATH, args, err_path);
   ToolRun r;
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return r;
@@ -40,29 +47,95 @@ ToolRun Tool(const TempDir& dir, const std::string& args) {
   return r;
 }
 
-TEST(DataechoToolTest, StatPrintsTheExactJson) {
-  TempDir dir;
+// Writes dir/part-0.tfrecord and dir/part-1.tfrecord (201 records in all)
+// and returns the line `dataecho stat` must print for the two.
+std::string WriteTwoShards(const TempDir& dir) {
   uint64_t records = 0, bytes = 0, sum = 0;
   for (int f = 0; f < 2; ++f) {
     auto w = TFRecordWriter::Create(dir.File(fmt::format("part-{}.tfrecord", f)));
-    ASSERT_TRUE(w.ok());
+    EXPECT_TRUE(w.ok());
+    if (!w.ok()) return "";
     for (int i = 0; i < 100 + f; ++i) {
       const std::string payload(static_cast<size_t>(i * 7 % 300), static_cast<char>(i));
-      ASSERT_TRUE((*w)->Write(payload).ok());
+      EXPECT_TRUE((*w)->Write(payload).ok());
       ++records;
       bytes += payload.size();
       sum += Crc32c(payload);
     }
-    ASSERT_TRUE((*w)->Close().ok());
+    EXPECT_TRUE((*w)->Close().ok());
   }
-  const std::string want =
-      fmt::format("{{\"records\": {}, \"bytes\": {}, \"crc32c_sum\": {}, \"skipped_corrupt\": 0}}\n", records, bytes, sum);
+  return fmt::format("{{\"records\": {}, \"bytes\": {}, \"crc32c_sum\": {}, \"skipped_corrupt\": 0}}\n", records,
+                     bytes, sum);
+}
+
+TEST(DataechoToolTest, StatPrintsTheExactJson) {
+  TempDir dir;
+  const std::string want = WriteTwoShards(dir);
   ToolRun glob = Tool(dir, "stat '" + dir.File("part-*.tfrecord") + "'");
   ToolRun r = Tool(dir, "stat " + dir.File("part-0.tfrecord") + " " + dir.File("part-1.tfrecord"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, want);
   EXPECT_EQ(glob.exit_code, 0) << glob.err;
   EXPECT_EQ(glob.out, want);
+}
+
+// The same two shards through every URI scheme: file://, http:// (the test
+// server serving the directory), gs:// (the Cloud Storage JSON API on the
+// test server, found through STORAGE_EMULATOR_HOST) and s3:// (s3rver, found
+// through AWS_ENDPOINT_URL), with globs where the scheme can list. A file
+// next to the shards that is not a TFRecord file must not match the glob.
+TEST(DataechoToolTest, StatReadsEveryUriScheme) {
+  TempDir dir;
+  const std::string want = WriteTwoShards(dir);
+  ASSERT_FALSE(want.empty());
+  const std::string shards[2] = {testing::ReadFileOrDie(dir.File("part-0.tfrecord")),
+                                 testing::ReadFileOrDie(dir.File("part-1.tfrecord"))};
+  const std::string decoy = "not a TFRecord file";
+
+  ToolRun file = Tool(dir, fmt::format("stat 'file://{}' 'file://{}'", dir.File("part-0.tfrecord"),
+                                       dir.File("part-1.tfrecord")));
+  EXPECT_EQ(file.exit_code, 0) << file.err;
+  EXPECT_EQ(file.out, want);
+  ToolRun file_glob = Tool(dir, fmt::format("stat 'file://{}'", dir.File("part-*.tfrecord")));
+  EXPECT_EQ(file_glob.exit_code, 0) << file_glob.err;
+  EXPECT_EQ(file_glob.out, want);
+
+  auto http = HttpServer::Start({.directory = dir.path()});
+  ASSERT_TRUE(http.ok()) << http.status();
+  ToolRun web = Tool(dir, fmt::format("stat {0}/part-0.tfrecord {0}/part-1.tfrecord", (*http)->url()));
+  EXPECT_EQ(web.exit_code, 0) << web.err;
+  EXPECT_EQ(web.out, want);
+
+  constexpr const char* kToken = "ya29.tool-test-token";
+  auto gcs = HttpServer::Start({});
+  ASSERT_TRUE(gcs.ok()) << gcs.status();
+  testing::ServeCloudStorageApi(gcs->get(), kToken, /*page_size=*/1);
+  (*gcs)->Put("/bkt/train/part-0.tfrecord", shards[0]);
+  (*gcs)->Put("/bkt/train/part-1.tfrecord", shards[1]);
+  (*gcs)->Put("/bkt/train/part-notes.txt", decoy);
+  const std::string gcs_env =
+      fmt::format("STORAGE_EMULATOR_HOST=127.0.0.1:{} GOOGLE_OAUTH_ACCESS_TOKEN={}", (*gcs)->port(), kToken);
+  ToolRun gs = Tool(dir, "stat 'gs://bkt/train/part-*.tfrecord'", gcs_env);
+  EXPECT_EQ(gs.exit_code, 0) << gs.err;
+  EXPECT_EQ(gs.out, want);
+  ToolRun gs_missing = Tool(dir, "stat gs://bkt/train/part-9.tfrecord", gcs_env);
+  EXPECT_EQ(gs_missing.exit_code, 1);
+  EXPECT_NE(gs_missing.err.find("NOT_FOUND"), std::string::npos) << gs_missing.err;
+  EXPECT_NE(gs_missing.err.find("gs://bkt/train/part-9.tfrecord"), std::string::npos) << gs_missing.err;
+  EXPECT_EQ(gs_missing.err.find(kToken), std::string::npos) << gs_missing.err;
+
+  auto s3 = S3rver::Start();
+  ASSERT_TRUE(s3.ok()) << s3.status();
+  ASSERT_TRUE((*s3)->CreateBucket("data").ok());
+  ASSERT_TRUE((*s3)->PutObject("data", "train/part-0.tfrecord", shards[0]).ok());
+  ASSERT_TRUE((*s3)->PutObject("data", "train/part-1.tfrecord", shards[1]).ok());
+  ASSERT_TRUE((*s3)->PutObject("data", "train/part-notes.txt", decoy).ok());
+  const std::string s3_env =
+      fmt::format("AWS_ENDPOINT_URL={} AWS_ACCESS_KEY_ID={} AWS_SECRET_ACCESS_KEY={} AWS_REGION=us-east-1",
+                  (*s3)->endpoint(), S3rver::kAccessKey, S3rver::kSecretKey);
+  ToolRun aws = Tool(dir, "stat 's3://data/train/part-*.tfrecord'", s3_env);
+  EXPECT_EQ(aws.exit_code, 0) << aws.err;
+  EXPECT_EQ(aws.out, want);
 }
 
 TEST(DataechoToolTest, StatErrorsGoToStderrWithTheCodeName) {
