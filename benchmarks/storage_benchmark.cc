@@ -8,6 +8,8 @@
 //                          in flight, `ahead` x C read ahead; counter
 //                          `bound` = C x 1 MiB / 20 ms
 //   BM_HttpRangesNoLatency the same ranges without the added latency
+//   BM_HttpSharedStore     R readers on R threads sharing one store (16
+//                          ranges in flight in all, 20 ms per request)
 //   BM_LocalSequentialRead the local file store on a 128 MiB file
 //
 //   build/benchmarks/storage_benchmark --benchmark_counters_tabular=true
@@ -20,6 +22,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "benchmark/benchmark.h"
@@ -60,9 +63,18 @@ testing::HttpServer& Server(absl::Duration latency) {
   return latency > absl::ZeroDuration() ? *slow : *plain;
 }
 
-// Reads `reader` to the end; returns the bytes read.
-absl::StatusOr<size_t> ReadToEnd(ObjectReader& reader) {
-  static std::vector<uint8_t> buf(4 * kMiB);
+// A destination for reads (the bytes are dropped); each reading thread needs
+// its own.
+std::vector<uint8_t> ReadBuffer() { return std::vector<uint8_t>(4 * kMiB); }
+
+// The buffer of the benchmarks that read on the main thread.
+std::vector<uint8_t>& MainBuffer() {
+  static std::vector<uint8_t> buf = ReadBuffer();
+  return buf;
+}
+
+// Reads `reader` to the end into `buf`; returns the bytes read.
+absl::StatusOr<size_t> ReadToEnd(ObjectReader& reader, std::vector<uint8_t>& buf) {
   size_t total = 0;
   while (true) {
     absl::StatusOr<size_t> n = reader.Read(absl::MakeSpan(buf));
@@ -77,7 +89,7 @@ absl::StatusOr<size_t> ReadObject(ObjectStore& store, const std::string& uri,
                                   const ReadOptions& options) {
   absl::StatusOr<std::unique_ptr<ObjectReader>> reader = store.Open(uri, options);
   if (!reader.ok()) return reader.status();
-  return ReadToEnd(**reader);
+  return ReadToEnd(**reader, MainBuffer());
 }
 
 // Reads `uri` from `store` to the end in a timed iteration; returns the bytes
@@ -87,7 +99,7 @@ size_t Drain(ObjectStore& store, const std::string& uri, const ReadOptions& opti
   state.PauseTiming();
   auto reader = store.Open(uri, options);  // the stat (HEAD) is not timed
   state.ResumeTiming();
-  absl::StatusOr<size_t> n = reader.ok() ? ReadToEnd(**reader) : reader.status();
+  absl::StatusOr<size_t> n = reader.ok() ? ReadToEnd(**reader, MainBuffer()) : reader.status();
   if (!n.ok()) {
     state.SkipWithError(std::string(n.status().message()).c_str());
     return 0;
@@ -179,6 +191,77 @@ void BM_HttpRangesNoLatency(benchmark::State& state) {
 BENCHMARK(BM_HttpRangesNoLatency)
     ->ArgsProduct({{16, 32}, {2}})
     ->ArgNames({"C", "ahead"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// R readers on R threads share one store (16 ranges in flight in all, 20 ms
+// per request) and read disjoint parts of the object: what a trainer that
+// interleaves shards gets. Args: R, and each reader's read-ahead in ranges
+// (16 / R: its share of the 16; or 16: every reader asks for all of them).
+void BM_HttpSharedStore(benchmark::State& state) {
+  constexpr int kConcurrency = 16;
+  constexpr int kRounds = 50;
+  const int readers = static_cast<int>(state.range(0));
+  testing::HttpServer& server = Server(absl::Milliseconds(20));
+  const std::string url = server.url() + "/obj";
+  ObjectStoreOptions options;
+  options.http.chunk_size = kMiB;
+  options.http.max_concurrency = kConcurrency;
+  auto store = OpenObjectStore(options);
+  ReadOptions ro;
+  ro.read_ahead = static_cast<size_t>(state.range(1)) * kMiB;
+  ro.length = static_cast<uint64_t>(kRounds * kConcurrency / readers) * kMiB;
+  ReadOptions warm = ro;  // untimed: one window of all 16 (see ReadRanges)
+  warm.read_ahead = warm.length = static_cast<uint64_t>(kConcurrency) * kMiB;
+  if (absl::StatusOr<size_t> warmed = ReadObject(*store, url, warm); !warmed.ok()) {
+    state.SkipWithError(std::string(warmed.status().message()).c_str());
+    return;
+  }
+  server.ClearLog();
+  std::vector<std::vector<uint8_t>> buffers(readers);
+  for (std::vector<uint8_t>& b : buffers) b = ReadBuffer();
+  size_t bytes = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::vector<std::unique_ptr<ObjectReader>> open;
+    for (int r = 0; r < readers; ++r) {
+      ReadOptions part = ro;
+      part.offset = r * ro.length;
+      absl::StatusOr<std::unique_ptr<ObjectReader>> reader = store->Open(url, part);
+      if (!reader.ok()) {
+        state.SkipWithError(std::string(reader.status().message()).c_str());
+        return;
+      }
+      open.push_back(*std::move(reader));
+    }
+    state.ResumeTiming();
+    std::vector<absl::StatusOr<size_t>> read(readers, size_t{0});
+    std::vector<std::thread> threads;
+    for (int r = 0; r < readers; ++r) {
+      threads.emplace_back([&, r] { read[r] = ReadToEnd(*open[r], buffers[r]); });
+    }
+    for (std::thread& t : threads) t.join();
+    for (const absl::StatusOr<size_t>& n : read) {
+      if (!n.ok()) {
+        state.SkipWithError(std::string(n.status().message()).c_str());
+        return;
+      }
+      bytes += *n;
+    }
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  const double bound = kConcurrency * static_cast<double>(kMiB) / 0.020;  // bytes/s
+  state.counters["of_bound"] =
+      benchmark::Counter(static_cast<double>(bytes) / bound, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_HttpSharedStore)
+    ->Args({2, 8})
+    ->Args({4, 4})
+    ->Args({8, 2})
+    ->Args({2, 16})
+    ->Args({4, 16})
+    ->Args({8, 16})
+    ->ArgNames({"readers", "ahead"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
