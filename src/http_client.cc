@@ -372,6 +372,20 @@ absl::Time HttpClient::AbortStalled() {
   return stalled.empty() ? next : now;
 }
 
+StartPacer& HttpClient::HostPacer(const HttpJob& job) {
+  std::string_view url = job.request.url;
+  const size_t authority = url.find("://");
+  const size_t path = url.find('/', authority == std::string_view::npos ? 0 : authority + 3);
+  std::string_view host = url.substr(0, path);
+  auto it = host_pacers_.find(host);
+  if (it == host_pacers_.end()) it = host_pacers_.emplace(std::string(host), StartPacer()).first;
+  return it->second;
+}
+
+absl::Time HttpClient::PacedStart(const HttpJob& job) {
+  return std::max(job.pacer->next(), HostPacer(job).next());
+}
+
 void HttpClient::StartQueued() {
   std::deque<std::shared_ptr<HttpJob>> held;  // paced, not ready
   while (!queued_.empty() && static_cast<int>(active_.size()) < http_.max_concurrency) {
@@ -380,11 +394,12 @@ void HttpClient::StartQueued() {
     if (job->state_ == HttpJob::State::kDone) continue;
     if (job->pacer) {
       const absl::Time now = absl::Now();
-      if (now < job->pacer->next()) {
+      if (now < PacedStart(*job)) {
         held.push_back(std::move(job));
         continue;
       }
       job->pacer->Started(now, job->pace);
+      HostPacer(*job).Started(now, job->round_trip / std::max(1, http_.max_concurrency));
     }
     StartAttempt(job);
   }
@@ -452,7 +467,7 @@ void HttpClient::Loop() {
     for (auto& job : waiting_) wake = std::min(wake, job->retry_at_);
     if (static_cast<int>(active_.size()) < http_.max_concurrency) {
       for (auto& job : queued_) {
-        wake = std::min(wake, job->pacer ? job->pacer->next() : absl::InfinitePast());
+        wake = std::min(wake, job->pacer ? PacedStart(*job) : absl::InfinitePast());
       }
     }
     const absl::Duration wait = std::min(wake - absl::Now(), absl::Seconds(1));

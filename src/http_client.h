@@ -79,9 +79,14 @@ class HttpJob {
   // If not empty, responses must carry this value in `version_header`.
   std::string pinned_version;
   std::string version_header = "etag";
-  // If set, every attempt waits for the pacer and books `pace` on it.
+  // If set, every attempt waits for the pacer and books `pace` on it. It
+  // also waits for the client's pacer of the job's host, which spaces the
+  // starts of all paced jobs to that host by `round_trip` / the client's
+  // concurrency, so that readers sharing the client do not start their
+  // requests in bursts.
   std::shared_ptr<StartPacer> pacer;
   absl::Duration pace;
+  absl::Duration round_trip;
 
   // Results, valid after the job is done.
   absl::Status status;
@@ -147,8 +152,11 @@ class HttpClient {
  private:
   void Loop();
   // Starts queued jobs in order while there are free slots, except paced jobs
-  // whose pacer is not ready yet (they keep their places).
+  // whose pacers are not ready yet (they keep their places).
   void StartQueued();
+  // The shared pacer of `job`'s host, and the earliest start of a paced job.
+  StartPacer& HostPacer(const HttpJob& job);
+  absl::Time PacedStart(const HttpJob& job);
   // Aborts attempts that received nothing for stall_timeout; returns the
   // next time one may stall.
   absl::Time AbortStalled();
@@ -172,6 +180,7 @@ class HttpClient {
   std::vector<std::shared_ptr<HttpJob>> waiting_;
   std::map<HttpJob*, std::shared_ptr<HttpJob>> active_;
   std::vector<void*> idle_easies_;
+  std::map<std::string, StartPacer, std::less<>> host_pacers_;  // by scheme://authority
 
   std::thread thread_;
 };

@@ -93,7 +93,9 @@ class RemoteReader : public ObjectReader {
   // instead of 21). Paced, the transfers overlap other ranges' round trips.
   // The pace never caps throughput below what the lanes allow. The client
   // applies it when it starts a request (see StartPacer), so a request held
-  // up by a slow one still starts on the schedule.
+  // up by a slow one still starts on the schedule; it also spaces the paced
+  // starts of all readers to one host by round trip / its concurrency, so
+  // readers sharing the client do not fall into lock step together.
   absl::StatusOr<std::shared_ptr<HttpJob>> NextChunk() {
     std::shared_ptr<HttpJob> job;
     {
@@ -115,6 +117,7 @@ class RemoteReader : public ObjectReader {
         if (paced) {
           j->pacer = pacer_;
           j->pace = service_ / static_cast<double>(lanes);
+          j->round_trip = service_;
         }
         if (!spare_.empty()) {
           j->data = std::move(spare_.back());

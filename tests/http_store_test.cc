@@ -219,6 +219,39 @@ TEST_F(HttpStoreTest, PacedReadsWithFaultsLoseAndDuplicateNothing) {
   }
 }
 
+TEST_F(HttpStoreTest, ReadersSharingAPacedStoreLoseAndDuplicateNothing) {
+  // Four readers on four threads share one store with 3 requests in flight
+  // and ask for 4 ranges each, from two hosts (each with its own shared
+  // pacer) at 2 ms per request; requests 4 to 7 of each host are reset
+  // after 1,000 bytes.
+  ObjectStoreOptions options = FastRetries();
+  options.http.max_concurrency = 3;
+  std::unique_ptr<ObjectStore> store = OpenObjectStore(options);
+  std::vector<std::unique_ptr<HttpServer>> servers;
+  for (int i = 0; i < 2; ++i) {
+    auto slow = HttpServer::Start({.latency = absl::Milliseconds(2)});
+    ASSERT_TRUE(slow.ok()) << slow.status();
+    (*slow)->Put("/bucket/obj", data_);
+    (*slow)->AddFault({.kind = HttpFault::Kind::kReset, .after_bytes = 1000, .skip = 3, .times = 4});
+    servers.push_back(*std::move(slow));
+  }
+  constexpr int kReaders = 4;
+  std::vector<std::string> got(kReaders);
+  std::vector<absl::Status> status(kReaders);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kReaders; ++r) {
+    threads.emplace_back([&, r] {
+      status[r] = ReadAll(*store, servers[r % 2]->url() + "/bucket/obj", &got[r], 4 * kChunk);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int r = 0; r < kReaders; ++r) {
+    ASSERT_TRUE(status[r].ok()) << "reader " << r << ": " << status[r];
+    EXPECT_TRUE(got[r] == data_) << "reader " << r << ": " << got[r].size() << " bytes";
+  }
+  for (const auto& server : servers) EXPECT_EQ(server->faults_fired(), 4);
+}
+
 TEST_F(HttpStoreTest, FaultsOnRangedReadsResumeAtTheExactByte) {
   server_->AddFault({.kind = HttpFault::Kind::kReset, .after_bytes = 1000});
   auto range = store_->ReadRange(url_, 5000, 50000);
