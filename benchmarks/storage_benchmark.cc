@@ -132,6 +132,30 @@ void BM_CurlCliSequential(benchmark::State& state) {
 }
 BENCHMARK(BM_CurlCliSequential)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// A store of 1 MiB ranges with `concurrency` in flight (max_concurrency),
+// after an untimed read of one window of them from `server`'s object: that
+// opens the connections and allocates the buffers, which a long-lived store
+// does once. The first window on new connections took about 25 ms longer
+// (one call of curl_multi_perform took 21 ms there, receiving the first
+// bodies into fresh buffers, and no completion is seen before it returns).
+// Null, with the benchmark skipped, if that read failed.
+std::unique_ptr<ObjectStore> WarmStore(benchmark::State& state, testing::HttpServer& server,
+                                       int concurrency) {
+  ObjectStoreOptions options;
+  options.http.chunk_size = kMiB;
+  options.http.max_concurrency = concurrency;
+  std::unique_ptr<ObjectStore> store = OpenObjectStore(options);
+  ReadOptions warm;
+  warm.read_ahead = warm.length = static_cast<uint64_t>(concurrency) * kMiB;
+  if (absl::StatusOr<size_t> warmed = ReadObject(*store, server.url() + "/obj", warm);
+      !warmed.ok()) {
+    state.SkipWithError(std::string(warmed.status().message()).c_str());
+    return nullptr;
+  }
+  server.ClearLog();  // the server's request log grows with every request
+  return store;
+}
+
 // Reads `rounds` x C ranges of 1 MiB per iteration from the start of the
 // server's object, with C ranges in flight (max_concurrency) and `ahead`
 // windows of C ranges read ahead (read_ahead = ahead x C MiB); returns the
@@ -139,25 +163,11 @@ BENCHMARK(BM_CurlCliSequential)->Unit(benchmark::kMillisecond)->UseRealTime();
 size_t ReadRanges(benchmark::State& state, testing::HttpServer& server, int concurrency,
                   int ahead, int rounds) {
   const std::string url = server.url() + "/obj";
-  ObjectStoreOptions options;
-  options.http.chunk_size = kMiB;
-  options.http.max_concurrency = concurrency;
-  auto store = OpenObjectStore(options);
+  std::unique_ptr<ObjectStore> store = WarmStore(state, server, concurrency);
+  if (store == nullptr) return 0;
   ReadOptions ro;
   ro.read_ahead = static_cast<size_t>(ahead * concurrency) * kMiB;
   ro.length = static_cast<uint64_t>(rounds * concurrency) * kMiB;
-  // Untimed warm-up (one window): opens the connections and allocates the
-  // buffers, which a long-lived store does once. The first window on new
-  // connections took about 25 ms longer (one call of curl_multi_perform took
-  // 21 ms there, receiving the first bodies into fresh buffers, and no
-  // completion is seen before it returns).
-  ReadOptions warm = ro;
-  warm.length = static_cast<uint64_t>(concurrency) * kMiB;
-  if (absl::StatusOr<size_t> warmed = ReadObject(*store, url, warm); !warmed.ok()) {
-    state.SkipWithError(std::string(warmed.status().message()).c_str());
-    return 0;
-  }
-  server.ClearLog();  // the server's request log grows with every request
   size_t bytes = 0;
   for (auto _ : state) bytes += Drain(*store, url, ro, state);
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
@@ -204,20 +214,11 @@ void BM_HttpSharedStore(benchmark::State& state) {
   const int readers = static_cast<int>(state.range(0));
   testing::HttpServer& server = Server(absl::Milliseconds(20));
   const std::string url = server.url() + "/obj";
-  ObjectStoreOptions options;
-  options.http.chunk_size = kMiB;
-  options.http.max_concurrency = kConcurrency;
-  auto store = OpenObjectStore(options);
+  std::unique_ptr<ObjectStore> store = WarmStore(state, server, kConcurrency);
+  if (store == nullptr) return;
   ReadOptions ro;
   ro.read_ahead = static_cast<size_t>(state.range(1)) * kMiB;
   ro.length = static_cast<uint64_t>(kRounds * kConcurrency / readers) * kMiB;
-  ReadOptions warm = ro;  // untimed: one window of all 16 (see ReadRanges)
-  warm.read_ahead = warm.length = static_cast<uint64_t>(kConcurrency) * kMiB;
-  if (absl::StatusOr<size_t> warmed = ReadObject(*store, url, warm); !warmed.ok()) {
-    state.SkipWithError(std::string(warmed.status().message()).c_str());
-    return;
-  }
-  server.ClearLog();
   std::vector<std::vector<uint8_t>> buffers(readers);
   for (std::vector<uint8_t>& b : buffers) b = ReadBuffer();
   size_t bytes = 0;
