@@ -372,17 +372,20 @@ absl::Time HttpClient::AbortStalled() {
   return stalled.empty() ? next : now;
 }
 
-StartPacer& HttpClient::HostPacer(const HttpJob& job) {
-  std::string_view url = job.request.url;
-  const size_t authority = url.find("://");
-  const size_t path = url.find('/', authority == std::string_view::npos ? 0 : authority + 3);
-  std::string_view host = url.substr(0, path);
-  auto it = host_pacers_.find(host);
-  if (it == host_pacers_.end()) it = host_pacers_.emplace(std::string(host), StartPacer()).first;
-  return it->second;
+StartPacer& HttpClient::HostPacer(HttpJob& job) {
+  if (job.host_pacer_ == nullptr) {  // map nodes stay put, so the pointer stays valid
+    std::string_view url = job.request.url;
+    const size_t authority = url.find("://");
+    const size_t path = url.find('/', authority == std::string_view::npos ? 0 : authority + 3);
+    std::string_view host = url.substr(0, path);
+    auto it = host_pacers_.find(host);
+    if (it == host_pacers_.end()) it = host_pacers_.emplace(std::string(host), StartPacer()).first;
+    job.host_pacer_ = &it->second;
+  }
+  return *job.host_pacer_;
 }
 
-absl::Time HttpClient::PacedStart(const HttpJob& job) {
+absl::Time HttpClient::PacedStart(HttpJob& job) {
   return std::max(job.pacer->next(), HostPacer(job).next());
 }
 

@@ -124,6 +124,7 @@ class HttpJob {
   absl::Time last_progress_;       // last byte of the attempt (or its start)
   bool stalled_ = false;
   std::string last_cause_;
+  StartPacer* host_pacer_ = nullptr;  // the client's pacer of the job's host, once looked up
 
   mutable absl::Mutex mu_;
   bool done_ ABSL_GUARDED_BY(mu_) = false;
@@ -154,9 +155,10 @@ class HttpClient {
   // Starts queued jobs in order while there are free slots, except paced jobs
   // whose pacers are not ready yet (they keep their places).
   void StartQueued();
-  // The shared pacer of `job`'s host, and the earliest start of a paced job.
-  StartPacer& HostPacer(const HttpJob& job);
-  absl::Time PacedStart(const HttpJob& job);
+  // The shared pacer of `job`'s host (looked up once per job), and the
+  // earliest start of a paced job.
+  StartPacer& HostPacer(HttpJob& job);
+  absl::Time PacedStart(HttpJob& job);
   // Aborts attempts that received nothing for stall_timeout; returns the
   // next time one may stall.
   absl::Time AbortStalled();
