@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "dataecho/pipeline.h"
 #include "dataecho/internal/random.h"
+#include "dataecho/pipeline.h"
 
 namespace dataecho {
 namespace {
@@ -80,14 +80,16 @@ void BM_SharedPtrCopy(benchmark::State& state) {
 BENCHMARK(BM_SharedPtrCopy);
 
 void BM_Shuffle(benchmark::State& state) {
-  auto p = From<Example>(std::make_unique<CycleSource>(Dataset(784))).Shuffle({.buffer_size = 10000});
+  auto p =
+      From<Example>(std::make_unique<CycleSource>(Dataset(784))).Shuffle({.buffer_size = 10000});
   for (auto _ : state) benchmark::DoNotOptimize(p.Next());
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_Shuffle);
 
 void BM_Batch(benchmark::State& state) {
-  auto p = From<Example>(std::make_unique<CycleSource>(Dataset(state.range(0)))).Batch({.batch_size = 256});
+  auto p = From<Example>(std::make_unique<CycleSource>(Dataset(state.range(0))))
+               .Batch({.batch_size = 256});
   for (auto _ : state) benchmark::DoNotOptimize(p.Next());
   state.SetItemsProcessed(state.iterations() * 256);
   state.SetBytesProcessed(state.iterations() * 256 * state.range(0));
@@ -96,7 +98,10 @@ BENCHMARK(BM_Batch)->Arg(784);
 
 void BM_BatchCastFP16(benchmark::State& state) {
   auto p = From<Example>(std::make_unique<CycleSource>(Dataset(state.range(0))))
-               .Batch({.batch_size = 256, .cast = DType::kFloat16, .scale = 1.0f / 255, .mean = {0.286f},
+               .Batch({.batch_size = 256,
+                       .cast = DType::kFloat16,
+                       .scale = 1.0f / 255,
+                       .mean = {0.286f},
                        .stddev = {0.353f}});
   for (auto _ : state) benchmark::DoNotOptimize(p.Next());
   state.SetItemsProcessed(state.iterations() * 256);
@@ -141,7 +146,9 @@ void BM_PrefetchHandoff(benchmark::State& state) {
 BENCHMARK(BM_PrefetchHandoff)->Arg(64);
 
 void BM_MapParallel(benchmark::State& state) {
-  auto p = FromRange(0, INT64_MAX).Map([](int64_t x) { return x + 1; }, {.parallelism = static_cast<int>(state.range(0))});
+  auto p =
+      FromRange(0, INT64_MAX)
+          .Map([](int64_t x) { return x + 1; }, {.parallelism = static_cast<int>(state.range(0))});
   for (auto _ : state) benchmark::DoNotOptimize(p.Next());
   state.SetItemsProcessed(state.iterations());
 }

@@ -3,7 +3,8 @@
 // Formats: CRC-32C, TFRecord reading from local files (with both CRC checks)
 // and JPEG decoding. The figures in docs/benchmarks.md come from
 //
-//   build/benchmarks/formats_benchmark --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+//   build/benchmarks/formats_benchmark --benchmark_repetitions=3
+//   --benchmark_report_aggregates_only=true
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,11 +15,11 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "dataecho/crc32c.h"
-#include "dataecho/image_record.h"
-#include "dataecho/jpeg.h"
-#include "dataecho/object_store.h"
-#include "dataecho/tfrecord.h"
+#include "dataecho/formats/crc32c.h"
+#include "dataecho/formats/image_record.h"
+#include "dataecho/formats/jpeg.h"
+#include "dataecho/formats/tfrecord.h"
+#include "dataecho/storage/object_store.h"
 #include "fmt/format.h"
 
 namespace dataecho {
@@ -80,7 +81,12 @@ void BM_TFRecordReadLocal(benchmark::State& state) {
   state.SetBytesProcessed(bytes);
   state.SetItemsProcessed(records);
 }
-BENCHMARK(BM_TFRecordReadLocal)->Arg(1 << 10)->Arg(100 << 10)->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TFRecordReadLocal)
+    ->Arg(1 << 10)
+    ->Arg(100 << 10)
+    ->Arg(1 << 20)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // A smooth test image (JPEG-friendly, like a photo or a Fashion-MNIST item).
 Tensor TestImage(int64_t h, int64_t w, int64_t c) {
@@ -88,7 +94,8 @@ Tensor TestImage(int64_t h, int64_t w, int64_t c) {
   for (int64_t y = 0; y < h; ++y)
     for (int64_t x = 0; x < w; ++x)
       for (int64_t k = 0; k < c; ++k)
-        mb.data()[(y * w + x) * c + k] = static_cast<uint8_t>((x * 255 / w + y * 128 / h + k * 60) % 256);
+        mb.data()[(y * w + x) * c + k] =
+            static_cast<uint8_t>((x * 255 / w + y * 128 / h + k * 60) % 256);
   return *Tensor::Make(DType::kUInt8, {h, w, c}, std::move(mb).Freeze());
 }
 

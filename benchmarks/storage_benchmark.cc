@@ -17,8 +17,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "dataecho/object_store.h"
-#include "support/http_server.h"
+#include "dataecho/storage/object_store.h"
+#include "testing/http_server.h"
 
 namespace dataecho {
 namespace {
@@ -56,7 +56,8 @@ testing::HttpServer& Server(absl::Duration latency) {
     return s->release();
   }();
   static auto* slow = [] {
-    auto s = testing::HttpServer::Start({.latency = absl::Milliseconds(20), .block_size = 1 * kMiB});
+    auto s =
+        testing::HttpServer::Start({.latency = absl::Milliseconds(20), .block_size = 1 * kMiB});
     (*s)->Put("/obj", Bytes(kSlowObjectSize));
     return s->release();
   }();
@@ -160,8 +161,8 @@ std::unique_ptr<ObjectStore> WarmStore(benchmark::State& state, testing::HttpSer
 // server's object, with C ranges in flight (max_concurrency) and `ahead`
 // windows of C ranges read ahead (read_ahead = ahead x C MiB); returns the
 // bytes read.
-size_t ReadRanges(benchmark::State& state, testing::HttpServer& server, int concurrency,
-                  int ahead, int rounds) {
+size_t ReadRanges(benchmark::State& state, testing::HttpServer& server, int concurrency, int ahead,
+                  int rounds) {
   const std::string url = server.url() + "/obj";
   std::unique_ptr<ObjectStore> store = WarmStore(state, server, concurrency);
   if (store == nullptr) return 0;
@@ -182,8 +183,8 @@ void BM_HttpConcurrency(benchmark::State& state) {
                             static_cast<int>(state.range(1)), 50);
   double bound = concurrency * static_cast<double>(kMiB) / 0.020;  // bytes/s
   state.counters["bound_MiBps"] = bound / kMiB;
-  state.counters["of_bound"] = benchmark::Counter(
-      static_cast<double>(bytes) / bound, benchmark::Counter::kIsRate);
+  state.counters["of_bound"] =
+      benchmark::Counter(static_cast<double>(bytes) / bound, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_HttpConcurrency)
     ->ArgsProduct({{1, 2, 4, 8, 16, 32}, {1, 2}})

@@ -22,7 +22,7 @@ extern "C" void __tsan_acquire(void* addr);  // NOLINT(bugprone-reserved-identif
 extern "C" void __tsan_release(void* addr);  // NOLINT(bugprone-reserved-identifier)
 
 #define DE_SYM(prefix, name) prefix "_ZN4absl" DATAECHO_ABSL_MANGLED_NS name
-#define DE_WRAP(ret, id, name, ...)                                  \
+#define DE_WRAP(ret, id, name, ...)                                      \
   extern "C" ret Real##id(__VA_ARGS__) __asm__(DE_SYM("__real_", name)); \
   extern "C" ret Wrap##id(__VA_ARGS__) __asm__(DE_SYM("__wrap_", name))
 
@@ -59,24 +59,26 @@ DE_WRAP(void, ReaderUnlock, "5Mutex12ReaderUnlockEv", Mutex*);
 DE_WRAP(bool, ReaderTryLock, "5Mutex13ReaderTryLockEv", Mutex*);
 DE_WRAP(void, LockWhen, "5Mutex8LockWhenERKNS0_9ConditionE", Mutex*, const Condition&);
 DE_WRAP(void, ReaderLockWhen, "5Mutex14ReaderLockWhenERKNS0_9ConditionE", Mutex*, const Condition&);
-DE_WRAP(bool, LockWhenWithTimeout, "5Mutex19LockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE", Mutex*,
-        const Condition&, Duration);
-DE_WRAP(bool, LockWhenWithDeadline, "5Mutex20LockWhenWithDeadlineERKNS0_9ConditionENS0_4TimeE", Mutex*,
-        const Condition&, Time);
-DE_WRAP(bool, ReaderLockWhenWithTimeout, "5Mutex25ReaderLockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE",
+DE_WRAP(bool, LockWhenWithTimeout, "5Mutex19LockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE",
         Mutex*, const Condition&, Duration);
-DE_WRAP(bool, ReaderLockWhenWithDeadline, "5Mutex26ReaderLockWhenWithDeadlineERKNS0_9ConditionENS0_4TimeE",
+DE_WRAP(bool, LockWhenWithDeadline, "5Mutex20LockWhenWithDeadlineERKNS0_9ConditionENS0_4TimeE",
         Mutex*, const Condition&, Time);
+DE_WRAP(bool, ReaderLockWhenWithTimeout,
+        "5Mutex25ReaderLockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE", Mutex*,
+        const Condition&, Duration);
+DE_WRAP(bool, ReaderLockWhenWithDeadline,
+        "5Mutex26ReaderLockWhenWithDeadlineERKNS0_9ConditionENS0_4TimeE", Mutex*, const Condition&,
+        Time);
 DE_WRAP(void, Await, "5Mutex5AwaitERKNS0_9ConditionE", Mutex*, const Condition&);
 DE_WRAP(bool, AwaitWithTimeout, "5Mutex16AwaitWithTimeoutERKNS0_9ConditionENS0_8DurationE", Mutex*,
         const Condition&, Duration);
 DE_WRAP(bool, AwaitWithDeadline, "5Mutex17AwaitWithDeadlineERKNS0_9ConditionENS0_4TimeE", Mutex*,
         const Condition&, Time);
 DE_WRAP(void, CondVarWait, "7CondVar4WaitEPNS0_5MutexE", CondVar*, Mutex*);
-DE_WRAP(bool, CondVarWaitWithTimeout, "7CondVar15WaitWithTimeoutEPNS0_5MutexENS0_8DurationE", CondVar*, Mutex*,
-        Duration);
-DE_WRAP(bool, CondVarWaitWithDeadline, "7CondVar16WaitWithDeadlineEPNS0_5MutexENS0_4TimeE", CondVar*, Mutex*,
-        Time);
+DE_WRAP(bool, CondVarWaitWithTimeout, "7CondVar15WaitWithTimeoutEPNS0_5MutexENS0_8DurationE",
+        CondVar*, Mutex*, Duration);
+DE_WRAP(bool, CondVarWaitWithDeadline, "7CondVar16WaitWithDeadlineEPNS0_5MutexENS0_4TimeE",
+        CondVar*, Mutex*, Time);
 
 // Locks: acquire once held. The *When / Await forms hold the mutex on return
 // whatever they return.

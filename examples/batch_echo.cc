@@ -21,19 +21,21 @@ absl::StatusOr<std::optional<dataecho::Example>> ReadImage() {
   dataecho::MutableBuffer pixels(8 * 8);
   for (size_t i = 0; i < pixels.size(); ++i) pixels.data()[i] = static_cast<uint8_t>(next + i);
   dataecho::Example e;
-  e.components.push_back(*dataecho::Tensor::Make(dataecho::DType::kUInt8, {8, 8, 1}, std::move(pixels).Freeze()));
+  e.components.push_back(
+      *dataecho::Tensor::Make(dataecho::DType::kUInt8, {8, 8, 1}, std::move(pixels).Freeze()));
   e.label = static_cast<int64_t>(next % 10);
   e.source_index = next++;
   return e;
 }
 
 int main() {
-  auto pipeline = dataecho::FromGenerator<dataecho::Example>(ReadImage)
-                      .Shuffle({.buffer_size = 512, .seed = 1})
-                      .Batch({.batch_size = 64, .cast = dataecho::DType::kFloat32, .scale = 1.0f / 255})
-                      .Prefetch({.depth = 4})           // batches are made ahead, on their own thread
-                      .Echo({.factor = 3.0, .seed = 2})  // batch echoing: each batch three times
-                      .Prefetch({.depth = 2});
+  auto pipeline =
+      dataecho::FromGenerator<dataecho::Example>(ReadImage)
+          .Shuffle({.buffer_size = 512, .seed = 1})
+          .Batch({.batch_size = 64, .cast = dataecho::DType::kFloat32, .scale = 1.0f / 255})
+          .Prefetch({.depth = 4})            // batches are made ahead, on their own thread
+          .Echo({.factor = 3.0, .seed = 2})  // batch echoing: each batch three times
+          .Prefetch({.depth = 2});
   if (!pipeline.status().ok()) {
     std::fprintf(stderr, "%s\n", pipeline.status().ToString().c_str());
     return 1;
@@ -50,6 +52,7 @@ int main() {
     if ((*batch)->fresh_rows > 0) ++fresh_steps;
   }
   std::printf("%lld steps, %lld on fresh batches\n\n%s", static_cast<long long>(steps),
-              static_cast<long long>(fresh_steps), dataecho::FormatStatsTable(pipeline.Stats()).c_str());
+              static_cast<long long>(fresh_steps),
+              dataecho::FormatStatsTable(pipeline.Stats()).c_str());
   return steps == 3 * fresh_steps ? 0 : 1;
 }

@@ -34,10 +34,12 @@ ABSL_FLAG(std::string, train_shards, "",
 ABSL_FLAG(int64_t, train_limit, 0, "Use only the first N training examples (0 = all)");
 ABSL_FLAG(int64_t, test_limit, 0, "Evaluate on the first N test examples (0 = all 10,000)");
 ABSL_FLAG(double, echo, 1.0, "Echo factor e >= 1 (fractional: per-item draw)");
-ABSL_FLAG(std::string, insert, "before_augment",
-          "Echo placement: before_augment, after_augment or batch; or adaptive (echo before augmentation "
-          "only while the upstream has no fresh example ready, at most --max_echo times per example)");
-ABSL_FLAG(double, max_echo, 4.0, "With --insert=adaptive: the most emissions of one example (m >= 1)");
+ABSL_FLAG(
+    std::string, insert, "before_augment",
+    "Echo placement: before_augment, after_augment or batch; or adaptive (echo before augmentation "
+    "only while the upstream has no fresh example ready, at most --max_echo times per example)");
+ABSL_FLAG(double, max_echo, 4.0,
+          "With --insert=adaptive: the most emissions of one example (m >= 1)");
 ABSL_FLAG(double, upstream_ratio, 0.0,
           "Upstream R times slower than a training step (shards over loopback HTTP through a "
           "throttled store); 0 = local files at full speed");
@@ -57,7 +59,8 @@ ABSL_FLAG(double, momentum, 0.9, "SGD momentum");
 ABSL_FLAG(std::string, lr_schedule, "constant", "constant, or cosine (to 0 at --fresh_budget)");
 ABSL_FLAG(uint64_t, seed, 1, "Seed of the model and of every random stage");
 ABSL_FLAG(std::string, json, "", "Write the result as JSON to this file");
-ABSL_FLAG(bool, no_progress, false, "No progress bar (none is drawn when stderr is not a terminal)");
+ABSL_FLAG(bool, no_progress, false,
+          "No progress bar (none is drawn when stderr is not a terminal)");
 
 namespace {
 
@@ -72,8 +75,9 @@ void DrawProgress(int64_t fresh, int64_t budget, double accuracy) {
   std::string bar(static_cast<size_t>(filled), '#');
   bar.resize(kWidth, '.');
   const std::string acc = accuracy < 0 ? "-" : fmt::format("{:.4f}", accuracy);
-  std::fprintf(stderr, "\r[%s] %5.1f%%  fresh %lld/%lld  test acc %s ", bar.c_str(), permille / 10.0,
-               static_cast<long long>(fresh), static_cast<long long>(budget), acc.c_str());
+  std::fprintf(stderr, "\r[%s] %5.1f%%  fresh %lld/%lld  test acc %s ", bar.c_str(),
+               permille / 10.0, static_cast<long long>(fresh), static_cast<long long>(budget),
+               acc.c_str());
   std::fflush(stderr);
 }
 
@@ -89,7 +93,8 @@ int main(int argc, char** argv) {
   o.train_limit = absl::GetFlag(FLAGS_train_limit);
   o.test_limit = absl::GetFlag(FLAGS_test_limit);
   o.echo = absl::GetFlag(FLAGS_echo);
-  absl::StatusOr<trainer::EchoInsert> insert = trainer::ParseEchoInsert(absl::GetFlag(FLAGS_insert));
+  absl::StatusOr<trainer::EchoInsert> insert =
+      trainer::ParseEchoInsert(absl::GetFlag(FLAGS_insert));
   if (!insert.ok()) {
     std::fprintf(stderr, "%s\n", insert.status().ToString().c_str());
     return 2;
@@ -119,16 +124,19 @@ int main(int argc, char** argv) {
     return 1;
   }
   const trainer::TrainResult& r = *result;
-  const std::string echo = r.max_echo ? fmt::format("max_echo {:g}", *r.max_echo) : fmt::format("echo {:g}", r.echo);
-  std::printf("%s (%s): final test accuracy %.4f after %lld fresh examples, %lld steps, %.1f s "
-              "(%.0f examples/s; evaluation %.1f s extra)\n",
-              echo.c_str(), std::string(trainer::EchoInsertName(r.insert)).c_str(), r.final_test_accuracy,
-              static_cast<long long>(r.fresh_examples_total), static_cast<long long>(r.steps_total),
-              r.seconds_total, r.seconds_total > 0 ? r.examples_total / r.seconds_total : 0.0,
-              r.eval_seconds);
-  std::printf("realized echo factor %.3f (rows / fresh rows); waited for data %.1f s of %.1f s (%.0f%%)\n",
-              r.realized_echo_factor, r.data_wait_seconds, r.seconds_total,
-              r.seconds_total > 0 ? 100 * r.data_wait_seconds / r.seconds_total : 0.0);
+  const std::string echo =
+      r.max_echo ? fmt::format("max_echo {:g}", *r.max_echo) : fmt::format("echo {:g}", r.echo);
+  std::printf(
+      "%s (%s): final test accuracy %.4f after %lld fresh examples, %lld steps, %.1f s "
+      "(%.0f examples/s; evaluation %.1f s extra)\n",
+      echo.c_str(), std::string(trainer::EchoInsertName(r.insert)).c_str(), r.final_test_accuracy,
+      static_cast<long long>(r.fresh_examples_total), static_cast<long long>(r.steps_total),
+      r.seconds_total, r.seconds_total > 0 ? r.examples_total / r.seconds_total : 0.0,
+      r.eval_seconds);
+  std::printf(
+      "realized echo factor %.3f (rows / fresh rows); waited for data %.1f s of %.1f s (%.0f%%)\n",
+      r.realized_echo_factor, r.data_wait_seconds, r.seconds_total,
+      r.seconds_total > 0 ? 100 * r.data_wait_seconds / r.seconds_total : 0.0);
   if (r.upstream_examples_per_second > 0) {
     std::printf("upstream capped at %.0f fresh examples/s (%.2f ms per step measured, ratio %g)\n",
                 r.upstream_examples_per_second, r.step_seconds * 1e3, o.upstream_ratio);

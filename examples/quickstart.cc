@@ -19,18 +19,20 @@ absl::StatusOr<std::optional<dataecho::Example>> SlowReader() {
   dataecho::MutableBuffer pixels(28 * 28);
   std::fill(pixels.data(), pixels.data() + pixels.size(), static_cast<uint8_t>(next));
   dataecho::Example e;
-  e.components.push_back(*dataecho::Tensor::Make(dataecho::DType::kUInt8, {28, 28, 1}, std::move(pixels).Freeze()));
+  e.components.push_back(
+      *dataecho::Tensor::Make(dataecho::DType::kUInt8, {28, 28, 1}, std::move(pixels).Freeze()));
   e.label = static_cast<int64_t>(next % 10);
   e.source_index = next++;
   return e;
 }
 
 int main() {
-  auto pipeline = dataecho::FromGenerator<dataecho::Example>(SlowReader)
-                      .Prefetch({.depth = 256})                      // the reader runs ahead on its own thread
-                      .Echo({.factor = 2.0, .seed = 1})              // every item twice
-                      .Shuffle({.buffer_size = 1000, .seed = 2})     // copies land in different batches
-                      .Batch({.batch_size = 64, .cast = dataecho::DType::kFloat16, .scale = 1.0f / 255});
+  auto pipeline =
+      dataecho::FromGenerator<dataecho::Example>(SlowReader)
+          .Prefetch({.depth = 256})                   // the reader runs ahead on its own thread
+          .Echo({.factor = 2.0, .seed = 1})           // every item twice
+          .Shuffle({.buffer_size = 1000, .seed = 2})  // copies land in different batches
+          .Batch({.batch_size = 64, .cast = dataecho::DType::kFloat16, .scale = 1.0f / 255});
   if (!pipeline.status().ok()) {
     std::fprintf(stderr, "%s\n", pipeline.status().ToString().c_str());
     return 1;
@@ -47,8 +49,9 @@ int main() {
     rows += (*batch)->num_rows;
     fresh += (*batch)->fresh_rows;
   }
-  std::printf("%lld batches, %lld rows, %lld fresh (realized echo factor %.2f)\n\n%s", static_cast<long long>(batches),
-              static_cast<long long>(rows), static_cast<long long>(fresh), static_cast<double>(rows) / fresh,
+  std::printf("%lld batches, %lld rows, %lld fresh (realized echo factor %.2f)\n\n%s",
+              static_cast<long long>(batches), static_cast<long long>(rows),
+              static_cast<long long>(fresh), static_cast<double>(rows) / fresh,
               dataecho::FormatStatsTable(pipeline.Stats()).c_str());
   return 0;
 }

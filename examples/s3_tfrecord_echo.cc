@@ -43,14 +43,15 @@ int main(int argc, char** argv) {
   dataecho::InterleaveOptions interleave;
   interleave.cycle_length = 4;  // read 4 shards at once
   auto pipeline =
-      dataecho::From(dataecho::MakeTFRecordSource(store, *shards, {.compression = dataecho::Compression::kAuto},
-                                                  interleave))
-          .Map([](dataecho::Record r) { return dataecho::DecodeImageRecord(r); }, {.parallelism = 2})
-          .Prefetch({.depth = 256})                     // upstream: reading and decoding run ahead
-          .Echo({.factor = echo_factor, .seed = 1})     // echo before augmentation...
+      dataecho::From(dataecho::MakeTFRecordSource(
+                         store, *shards, {.compression = dataecho::Compression::kAuto}, interleave))
+          .Map([](dataecho::Record r) { return dataecho::DecodeImageRecord(r); },
+               {.parallelism = 2})
+          .Prefetch({.depth = 256})                  // upstream: reading and decoding run ahead
+          .Echo({.factor = echo_factor, .seed = 1})  // echo before augmentation...
           .Map(dataecho::RandomCrop({.height = 24, .width = 24, .padding = 2, .seed = 2}))
-          .Map(dataecho::RandomFlip({.seed = 3}))       // ...so every repeat is augmented anew
-          .Shuffle({.buffer_size = 2048, .seed = 4})    // spread the copies of an image apart
+          .Map(dataecho::RandomFlip({.seed = 3}))     // ...so every repeat is augmented anew
+          .Shuffle({.buffer_size = 2048, .seed = 4})  // spread the copies of an image apart
           .Batch({.batch_size = 128, .cast = dataecho::DType::kFloat16, .scale = 1.0f / 255})
           .Prefetch({.depth = 2});
   if (!pipeline.status().ok()) return Fail(pipeline.status());
@@ -65,7 +66,7 @@ int main(int argc, char** argv) {
     fresh += (*batch)->fresh_rows;
   }
   std::printf("%zu shards, %lld batches, %lld rows, %lld fresh\n\n%s", shards->size(),
-              static_cast<long long>(batches), static_cast<long long>(rows), static_cast<long long>(fresh),
-              dataecho::FormatStatsTable(pipeline.Stats()).c_str());
+              static_cast<long long>(batches), static_cast<long long>(rows),
+              static_cast<long long>(fresh), dataecho::FormatStatsTable(pipeline.Stats()).c_str());
   return 0;
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs clang-tidy (checks in .clang-tidy, warnings are errors) on src/ and on
+# Checks that every C++ file is clang-format clean (.clang-format), then runs
+# clang-tidy (checks in .clang-tidy, warnings are errors) on src/ and on
 # every public header in include/dataecho/, using BUILD_DIR's
 # compile_commands.json (configure with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON).
 #   scripts/lint.sh [BUILD_DIR]     (default: build)
@@ -7,6 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 jobs=${JOBS:-$(nproc)}
+scripts/format.sh --check
 tidy=$(command -v clang-tidy-14 || command -v clang-tidy)
 if [ ! -f "$build/compile_commands.json" ]; then
   echo "lint: $build/compile_commands.json missing (configure with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)" >&2
@@ -16,15 +18,15 @@ fi
 # source file includes (templates) are checked too.
 headers_dir="$build/lint"
 rm -rf "$headers_dir" && mkdir -p "$headers_dir"
-files=(src/*.cc)
-for h in include/dataecho/*.h; do
-  tu="$headers_dir/$(basename "$h" .h)_header.cc"
-  printf '#include "dataecho/%s"\n' "$(basename "$h")" >"$tu"
+mapfile -t files < <(find src -name '*.cc' | sort)
+for h in $(cd include && find dataecho -name '*.h' | sort); do
+  tu="$headers_dir/$(echo "${h#dataecho/}" | tr / _ | sed 's/\.h$//')_header.cc"
+  printf '#include "%s"\n' "$h" >"$tu"
   files+=("$tu")
 done
 log="$build/lint/clang-tidy.log"
 # Headers' units are not in the compilation database: give them the flags.
 printf '%s\n' "${files[@]}" | xargs -P "$jobs" -n 4 \
-  "$tidy" -p "$build" --quiet --extra-arg=-std=c++20 --extra-arg=-I"$PWD/include" >"$log" 2>&1 \
+  "$tidy" -p "$build" --quiet --extra-arg=-std=c++20 --extra-arg=-I"$PWD/include" --extra-arg=-I"$PWD/src" >"$log" 2>&1 \
   || { grep -E "(error|warning):" "$log" | sort -u; echo "lint: clang-tidy failed (full log: $log)" >&2; exit 1; }
 echo "lint: clang-tidy clean on ${#files[@]} files"

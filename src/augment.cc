@@ -29,8 +29,8 @@ struct Geometry {
 
 absl::StatusOr<Geometry> ImageGeometry(const Tensor& t, std::string_view who) {
   if (t.rank() != 2 && t.rank() != 3) {
-    return absl::InvalidArgumentError(
-        fmt::format("{} needs an image [H, W] or [H, W, C], got shape {}", who, ShapeString(t.shape())));
+    return absl::InvalidArgumentError(fmt::format(
+        "{} needs an image [H, W] or [H, W, C], got shape {}", who, ShapeString(t.shape())));
   }
   Geometry g{t.dim(0), t.dim(1), t.rank() == 3 ? t.dim(2) : 1, 0};
   g.pixel_bytes = static_cast<size_t>(g.channels) * DTypeSize(t.dtype());
@@ -55,7 +55,8 @@ Shape WithHW(const Tensor& t, int64_t h, int64_t w) {
 // Reads element i of a numeric tensor as float.
 inline float LoadAsFloat(const uint8_t* data, DType dtype, size_t i) {
   switch (dtype) {
-    case DType::kUInt8: return static_cast<float>(data[i]);
+    case DType::kUInt8:
+      return static_cast<float>(data[i]);
     case DType::kFloat32: {
       float v;
       std::memcpy(&v, data + 4 * i, 4);
@@ -67,15 +68,17 @@ inline float LoadAsFloat(const uint8_t* data, DType dtype, size_t i) {
       std::memcpy(&v, data + 2 * i, 2);
       return dtype == DType::kFloat16 ? HalfToFloat(v) : BFloat16ToFloat(v);
     }
-    default: return 0.0f;
+    default:
+      return 0.0f;
   }
 }
 
 // out[i] = in[i] * a[c] + b[c] for channel c = i % channels, in `dtype`.
-absl::StatusOr<Tensor> AffineConvert(const Tensor& in, const std::vector<float>& a, const std::vector<float>& b,
-                                     DType dtype, std::string_view who) {
-  if (in.dtype() != DType::kUInt8 && in.dtype() != DType::kFloat32 && in.dtype() != DType::kFloat16 &&
-      in.dtype() != DType::kBFloat16) {
+absl::StatusOr<Tensor> AffineConvert(const Tensor& in, const std::vector<float>& a,
+                                     const std::vector<float>& b, DType dtype,
+                                     std::string_view who) {
+  if (in.dtype() != DType::kUInt8 && in.dtype() != DType::kFloat32 &&
+      in.dtype() != DType::kFloat16 && in.dtype() != DType::kBFloat16) {
     return absl::InvalidArgumentError(fmt::format("{} cannot read {}", who, DTypeName(in.dtype())));
   }
   if (dtype != DType::kFloat32 && dtype != DType::kFloat16 && dtype != DType::kBFloat16) {
@@ -124,12 +127,14 @@ absl::StatusOr<Example> RandomCrop::operator()(Example example) const {
   if (!g.ok()) return g.status();
   const int64_t h = options_.height, w = options_.width, p = options_.padding;
   if (h <= 0 || w <= 0 || p < 0 || g->height + 2 * p < h || g->width + 2 * p < w) {
-    return absl::InvalidArgumentError(fmt::format("RandomCrop of {}x{} (padding {}) does not fit image {}", h, w,
-                                                  p, ShapeString(t.shape())));
+    return absl::InvalidArgumentError(fmt::format(
+        "RandomCrop of {}x{} (padding {}) does not fit image {}", h, w, p, ShapeString(t.shape())));
   }
   AugmentRng rng(options_.seed + kCropSalt, example.source_index, example.repeat_index);
-  const int64_t oy = static_cast<int64_t>(rng.Uniform(static_cast<uint64_t>(g->height + 2 * p - h + 1))) - p;
-  const int64_t ox = static_cast<int64_t>(rng.Uniform(static_cast<uint64_t>(g->width + 2 * p - w + 1))) - p;
+  const int64_t oy =
+      static_cast<int64_t>(rng.Uniform(static_cast<uint64_t>(g->height + 2 * p - h + 1))) - p;
+  const int64_t ox =
+      static_cast<int64_t>(rng.Uniform(static_cast<uint64_t>(g->width + 2 * p - w + 1))) - p;
   const size_t pb = g->pixel_bytes;
   MutableBuffer out(static_cast<size_t>(h * w) * pb);
   std::memset(out.data(), 0, out.size());
@@ -140,7 +145,8 @@ absl::StatusOr<Example> RandomCrop::operator()(Example example) const {
     const int64_t sy = oy + y;
     if (sy < 0 || sy >= g->height || x1 <= x0) continue;
     std::memcpy(out.data() + static_cast<size_t>(y * w + x0) * pb,
-                src + static_cast<size_t>(sy * g->width + ox + x0) * pb, static_cast<size_t>(x1 - x0) * pb);
+                src + static_cast<size_t>(sy * g->width + ox + x0) * pb,
+                static_cast<size_t>(x1 - x0) * pb);
   }
   auto cropped = Tensor::Make(t.dtype(), WithHW(t, h, w), std::move(out).Freeze());
   if (!cropped.ok()) return cropped.status();
@@ -167,7 +173,8 @@ absl::StatusOr<Example> RandomFlip::operator()(Example example) const {
       continue;
     }
     for (int64_t x = 0; x < g->width; ++x) {
-      std::memcpy(dst + static_cast<size_t>(x) * pb, row + static_cast<size_t>(g->width - 1 - x) * pb, pb);
+      std::memcpy(dst + static_cast<size_t>(x) * pb,
+                  row + static_cast<size_t>(g->width - 1 - x) * pb, pb);
     }
   }
   auto flipped = Tensor::Make(t.dtype(), t.shape(), std::move(out).Freeze());
@@ -186,8 +193,9 @@ absl::StatusOr<Example> Normalize::operator()(Example example) const {
       (options_.mean.size() != 1 && options_.mean.size() != nc) ||
       (options_.stddev.size() != 1 && options_.stddev.size() != nc) ||
       (nc != 1 && static_cast<int64_t>(nc) != channels)) {
-    return absl::InvalidArgumentError(fmt::format("Normalize: {} means and {} stddevs for {} channels",
-                                                  options_.mean.size(), options_.stddev.size(), channels));
+    return absl::InvalidArgumentError(
+        fmt::format("Normalize: {} means and {} stddevs for {} channels", options_.mean.size(),
+                    options_.stddev.size(), channels));
   }
   std::vector<float> a(nc), b(nc);
   for (size_t c = 0; c < nc; ++c) {

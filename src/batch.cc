@@ -5,66 +5,100 @@
 #include <vector>
 
 #include "buffer_pool.h"
-#include "row_convert.h"
 #include "dataecho/float16.h"
+#include "dataecho/internal/counter.h"
 #include "fmt/format.h"
+#include "row_convert.h"
 
 namespace dataecho {
 namespace {
 
-bool IsFloatType(DType t) { return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16; }
+bool IsFloatType(DType t) {
+  return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16;
+}
 
 float Load(const uint8_t* p, DType t) {
   switch (t) {
-    case DType::kUInt8: return static_cast<float>(*p);
-    case DType::kInt32: { int32_t v; std::memcpy(&v, p, 4); return static_cast<float>(v); }
-    case DType::kInt64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<float>(v); }
-    case DType::kFloat32: { float v; std::memcpy(&v, p, 4); return v; }
-    case DType::kFloat16: { uint16_t v; std::memcpy(&v, p, 2); return HalfToFloat(v); }
-    case DType::kBFloat16: { uint16_t v; std::memcpy(&v, p, 2); return BFloat16ToFloat(v); }
+    case DType::kUInt8:
+      return static_cast<float>(*p);
+    case DType::kInt32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return static_cast<float>(v);
+    }
+    case DType::kInt64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<float>(v);
+    }
+    case DType::kFloat32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::kFloat16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return HalfToFloat(v);
+    }
+    case DType::kBFloat16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return BFloat16ToFloat(v);
+    }
   }
   return 0;
 }
 
 // y[i] = load(x[i]) * a[c] + b[c], c = i % channels, stored as `Out`.
 template <typename Out, typename LoadFn, typename StoreFn>
-void AffineRow(const uint8_t* src, size_t in_size, Out* dst, int64_t n, int64_t channels, const float* a,
-               const float* b, LoadFn load, StoreFn store) {
+void AffineRow(const uint8_t* src, size_t in_size, Out* dst, int64_t n, int64_t channels,
+               const float* a, const float* b, LoadFn load, StoreFn store) {
   if (channels == 1) {
     const float a0 = a[0], b0 = b[0];
     for (int64_t i = 0; i < n; ++i) dst[i] = store(load(src + i * in_size) * a0 + b0);
     return;
   }
   for (int64_t i = 0; i < n; i += channels) {
-    for (int64_t c = 0; c < channels; ++c) dst[i + c] = store(load(src + (i + c) * in_size) * a[c] + b[c]);
+    for (int64_t c = 0; c < channels; ++c)
+      dst[i + c] = store(load(src + (i + c) * in_size) * a[c] + b[c]);
   }
 }
 
 template <typename Out, typename StoreFn>
-void ConvertRow(const uint8_t* src, DType in, Out* dst, int64_t n, int64_t channels, const float* a, const float* b,
-                StoreFn store) {
+void ConvertRow(const uint8_t* src, DType in, Out* dst, int64_t n, int64_t channels, const float* a,
+                const float* b, StoreFn store) {
   if (in == DType::kUInt8) {  // the common case (images): keep the load inlinable
-    AffineRow(src, 1, dst, n, channels, a, b, [](const uint8_t* p) { return static_cast<float>(*p); }, store);
+    AffineRow(
+        src, 1, dst, n, channels, a, b, [](const uint8_t* p) { return static_cast<float>(*p); },
+        store);
   } else {
-    AffineRow(src, DTypeSize(in), dst, n, channels, a, b, [in](const uint8_t* p) { return Load(p, in); }, store);
+    AffineRow(
+        src, DTypeSize(in), dst, n, channels, a, b, [in](const uint8_t* p) { return Load(p, in); },
+        store);
   }
 }
 
 }  // namespace
 
 absl::Status BatchOptions::Validate() const {
-  if (batch_size < 1) return absl::InvalidArgumentError(fmt::format("batch_size must be >= 1, got {}", batch_size));
+  if (batch_size < 1)
+    return absl::InvalidArgumentError(fmt::format("batch_size must be >= 1, got {}", batch_size));
   if (cast.has_value() && !IsFloatType(*cast)) {
-    return absl::InvalidArgumentError(fmt::format("batch cast must be float32, float16 or bfloat16, got {}",
-                                                  DTypeName(*cast)));
+    return absl::InvalidArgumentError(
+        fmt::format("batch cast must be float32, float16 or bfloat16, got {}", DTypeName(*cast)));
   }
   const bool normalizes = scale != 1.0f || !mean.empty() || !stddev.empty();
-  if (normalizes && !cast.has_value()) return absl::InvalidArgumentError("batch normalization requires a cast");
-  if (!mean.empty() && !stddev.empty() && mean.size() != stddev.size() && mean.size() != 1 && stddev.size() != 1) {
-    return absl::InvalidArgumentError("batch mean and stddev must have the same number of channels");
+  if (normalizes && !cast.has_value())
+    return absl::InvalidArgumentError("batch normalization requires a cast");
+  if (!mean.empty() && !stddev.empty() && mean.size() != stddev.size() && mean.size() != 1 &&
+      stddev.size() != 1) {
+    return absl::InvalidArgumentError(
+        "batch mean and stddev must have the same number of channels");
   }
   for (float s : stddev) {
-    if (!(s > 0)) return absl::InvalidArgumentError(fmt::format("batch stddev must be > 0, got {}", s));
+    if (!(s > 0))
+      return absl::InvalidArgumentError(fmt::format("batch stddev must be > 0, got {}", s));
   }
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
     return absl::InvalidArgumentError("batch alignment must be a power of two");
@@ -123,8 +157,9 @@ absl::Status BatchStage::StartBatch(const Example& first) {
     if ((nm > 1 || ns > 1) && t.rank() > 0) c.channels = t.shape().back();
     const size_t want = static_cast<size_t>(c.channels);
     if ((nm > 1 && nm != want) || (ns > 1 && ns != want)) {
-      return absl::InvalidArgumentError(fmt::format("{}: component {} has {} channels but mean/stddev have {}/{}",
-                                                    options_.name, i, want, nm, ns));
+      return absl::InvalidArgumentError(
+          fmt::format("{}: component {} has {} channels but mean/stddev have {}/{}", options_.name,
+                      i, want, nm, ns));
     }
     c.a.assign(want, options_.scale);
     c.b.assign(want, 0.0f);
@@ -145,23 +180,25 @@ absl::Status BatchStage::StartBatch(const Example& first) {
 absl::Status BatchStage::AddRow(const Example& row) {
   Layout& l = *layout_;
   if (row.components.size() != l.components.size()) {
-    return absl::InvalidArgumentError(fmt::format("{}: example {} has {} components, the batch's first row has {}",
-                                                  options_.name, row.source_index, row.components.size(),
-                                                  l.components.size()));
+    return absl::InvalidArgumentError(
+        fmt::format("{}: example {} has {} components, the batch's first row has {}", options_.name,
+                    row.source_index, row.components.size(), l.components.size()));
   }
   for (size_t i = 0; i < l.components.size(); ++i) {
     const Tensor& t = row.components[i];
     Layout::Component& c = l.components[i];
     if (t.dtype() != c.in || t.shape() != c.shape) {
-      return absl::InvalidArgumentError(fmt::format(
-          "{}: example {} component {} is {}{}, the batch's first row has {}{}", options_.name, row.source_index, i,
-          DTypeName(t.dtype()), ShapeString(t.shape()), DTypeName(c.in), ShapeString(c.shape)));
+      return absl::InvalidArgumentError(
+          fmt::format("{}: example {} component {} is {}{}, the batch's first row has {}{}",
+                      options_.name, row.source_index, i, DTypeName(t.dtype()),
+                      ShapeString(t.shape()), DTypeName(c.in), ShapeString(c.shape)));
     }
     uint8_t* dst = c.data.data() + static_cast<size_t>(l.rows) * c.out_bytes;
     const uint8_t* src = t.buffer().data();
     if (!options_.cast.has_value()) {
       std::memcpy(dst, src, c.in_bytes);
-    } else if (c.in == DType::kUInt8 && c.channels == 1 && c.out != DType::kBFloat16) {  // images: vectorized
+    } else if (c.in == DType::kUInt8 && c.channels == 1 &&
+               c.out != DType::kBFloat16) {  // images: vectorized
       const size_t n = static_cast<size_t>(c.elements);
       if (c.out == DType::kFloat32) {
         internal::AffineU8ToF32(src, reinterpret_cast<float*>(dst), n, c.a[0], c.b[0]);
@@ -169,8 +206,8 @@ absl::Status BatchStage::AddRow(const Example& row) {
         internal::AffineU8ToF16(src, reinterpret_cast<uint16_t*>(dst), n, c.a[0], c.b[0]);
       }
     } else if (c.out == DType::kFloat32) {
-      ConvertRow(src, c.in, reinterpret_cast<float*>(dst), c.elements, c.channels, c.a.data(), c.b.data(),
-                 [](float v) { return v; });
+      ConvertRow(src, c.in, reinterpret_cast<float*>(dst), c.elements, c.channels, c.a.data(),
+                 c.b.data(), [](float v) { return v; });
     } else if (c.out == DType::kFloat16) {  // affine in float32, then a bulk (F16C) conversion
       thread_local std::vector<float> row_f32;
       row_f32.resize(static_cast<size_t>(c.elements));
@@ -178,8 +215,8 @@ absl::Status BatchStage::AddRow(const Example& row) {
                  [](float v) { return v; });
       internal::FloatsToHalves(row_f32.data(), reinterpret_cast<uint16_t*>(dst), row_f32.size());
     } else {
-      ConvertRow(src, c.in, reinterpret_cast<uint16_t*>(dst), c.elements, c.channels, c.a.data(), c.b.data(),
-                 FloatToBFloat16);
+      ConvertRow(src, c.in, reinterpret_cast<uint16_t*>(dst), c.elements, c.channels, c.a.data(),
+                 c.b.data(), FloatToBFloat16);
     }
   }
   const int64_t label = row.label;

@@ -27,8 +27,8 @@ std::shared_ptr<uint8_t> AllocateAligned(size_t size, size_t alignment) {
     // it touches a line next to the ones just read instead of a distant one,
     // which took a cache miss per row when a batch is gathered from a large
     // shuffle buffer (BM_EchoShuffleBatch).
-    std::shared_ptr<Line[]> lines =
-        std::make_shared_for_overwrite<Line[]>(std::max<size_t>(1, (size + kDefaultAlignment - 1) / kDefaultAlignment));
+    std::shared_ptr<Line[]> lines = std::make_shared_for_overwrite<Line[]>(
+        std::max<size_t>(1, (size + kDefaultAlignment - 1) / kDefaultAlignment));
     uint8_t* data = lines[0].bytes;
     return std::shared_ptr<uint8_t>(std::move(lines), data);
   }

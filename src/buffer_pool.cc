@@ -42,9 +42,11 @@ MutableBuffer BufferPool::Get(size_t size) {
     }
   }
   if (block == nullptr) {
-    block = static_cast<uint8_t*>(::operator new[](size == 0 ? 1 : size, std::align_val_t(alignment_)));
+    block =
+        static_cast<uint8_t*>(::operator new[](size == 0 ? 1 : size, std::align_val_t(alignment_)));
   }
-  return MutableBuffer(std::shared_ptr<uint8_t>(block, Return{weak_from_this(), size, alignment_}), size);
+  return MutableBuffer(std::shared_ptr<uint8_t>(block, Return{weak_from_this(), size, alignment_}),
+                       size);
 }
 
 void BufferPool::Put(uint8_t* block, size_t size) {

@@ -31,7 +31,8 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
 
  private:
   struct Return;
-  BufferPool(size_t alignment, size_t max_free_per_size) : alignment_(alignment), max_free_(max_free_per_size) {}
+  BufferPool(size_t alignment, size_t max_free_per_size)
+      : alignment_(alignment), max_free_(max_free_per_size) {}
   void Put(uint8_t* block, size_t size);
 
   const size_t alignment_;

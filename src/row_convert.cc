@@ -33,11 +33,13 @@ __attribute__((target("avx2,f16c"))) inline __m256 Affine8(const uint8_t* src, _
 
 constexpr int kHalfRounding = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 
-__attribute__((target("avx2,f16c"))) void Avx2FloatsToHalves(const float* src, uint16_t* dst, size_t n) {
+__attribute__((target("avx2,f16c"))) void Avx2FloatsToHalves(const float* src, uint16_t* dst,
+                                                             size_t n) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m256 v = _mm256_loadu_ps(src + i);
-    if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {  // a NaN: FloatToHalf's encoding
+    if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) !=
+        0) {  // a NaN: FloatToHalf's encoding
       ScalarFloatsToHalves(src + i, dst + i, 8);
       continue;
     }
@@ -46,16 +48,16 @@ __attribute__((target("avx2,f16c"))) void Avx2FloatsToHalves(const float* src, u
   ScalarFloatsToHalves(src + i, dst + i, n - i);
 }
 
-__attribute__((target("avx2,f16c"))) void Avx2AffineU8ToF32(const uint8_t* src, float* dst, size_t n, float a,
-                                                            float b) {
+__attribute__((target("avx2,f16c"))) void Avx2AffineU8ToF32(const uint8_t* src, float* dst,
+                                                            size_t n, float a, float b) {
   const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b);
   size_t i = 0;
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, Affine8(src + i, va, vb));
   for (; i < n; ++i) dst[i] = Affine(src[i], a, b);
 }
 
-__attribute__((target("avx2,f16c"))) void Avx2AffineU8ToF16(const uint8_t* src, uint16_t* dst, size_t n, float a,
-                                                            float b) {
+__attribute__((target("avx2,f16c"))) void Avx2AffineU8ToF16(const uint8_t* src, uint16_t* dst,
+                                                            size_t n, float a, float b) {
   const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b);
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -77,7 +79,8 @@ bool HasAvx2F16c() {
   static const bool has = [] {
     // (Clang's __builtin_cpu_supports does not know "f16c": ask cpuid.)
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    return __builtin_cpu_supports("avx2") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+    return __builtin_cpu_supports("avx2") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 &&
+           (ecx & bit_F16C) != 0;
   }();
   return has;
 #else

@@ -1,5 +1,6 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "dataecho/stats.h"
+#include "dataecho/internal/counter.h"
 
 #include <time.h>
 
@@ -20,23 +21,25 @@ double StageStats::Extra(std::string_view key, double fallback) const {
 namespace {
 
 std::string FormatNumber(double v) {
-  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<int64_t>(v));
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15)
+    return fmt::format("{}", static_cast<int64_t>(v));
   return fmt::format("{:.4g}", v);
 }
 
 }  // namespace
 
 std::string FormatStatsTable(const std::vector<StageStats>& stats) {
-  std::string out = fmt::format("{:<14} {:>12} {:>14} {:>12} {:>12}  {}\n", "stage", "elements", "bytes",
-                                "input_wait", "cons_wait", "details");
+  std::string out = fmt::format("{:<14} {:>12} {:>14} {:>12} {:>12}  {}\n", "stage", "elements",
+                                "bytes", "input_wait", "cons_wait", "details");
   for (const StageStats& s : stats) {
     std::string details;
     for (const auto& [k, v] : s.extra) {
       if (!details.empty()) details += ", ";
       details += fmt::format("{}={}", k, FormatNumber(v));
     }
-    out += fmt::format("{:<14} {:>12} {:>14} {:>11.3f}s {:>11.3f}s  {}\n", s.name, s.elements, s.bytes,
-                       absl::ToDoubleSeconds(s.input_wait), absl::ToDoubleSeconds(s.consumer_wait), details);
+    out += fmt::format("{:<14} {:>12} {:>14} {:>11.3f}s {:>11.3f}s  {}\n", s.name, s.elements,
+                       s.bytes, absl::ToDoubleSeconds(s.input_wait),
+                       absl::ToDoubleSeconds(s.consumer_wait), details);
   }
   return out;
 }
@@ -46,10 +49,14 @@ std::string StatsToJson(const std::vector<StageStats>& stats) {
   for (size_t i = 0; i < stats.size(); ++i) {
     const StageStats& s = stats[i];
     if (i > 0) out += ", ";
-    out += fmt::format("{{\"stage\": {}, \"elements\": {}, \"bytes\": {}, \"input_wait_s\": {}, \"consumer_wait_s\": {}",
-                       internal::JsonQuote(s.name), s.elements, s.bytes, internal::JsonNumber(absl::ToDoubleSeconds(s.input_wait)),
-                       internal::JsonNumber(absl::ToDoubleSeconds(s.consumer_wait)));
-    for (const auto& [k, v] : s.extra) out += fmt::format(", {}: {}", internal::JsonQuote(k), internal::JsonNumber(v));
+    out += fmt::format(
+        "{{\"stage\": {}, \"elements\": {}, \"bytes\": {}, \"input_wait_s\": {}, "
+        "\"consumer_wait_s\": {}",
+        internal::JsonQuote(s.name), s.elements, s.bytes,
+        internal::JsonNumber(absl::ToDoubleSeconds(s.input_wait)),
+        internal::JsonNumber(absl::ToDoubleSeconds(s.consumer_wait)));
+    for (const auto& [k, v] : s.extra)
+      out += fmt::format(", {}: {}", internal::JsonQuote(k), internal::JsonNumber(v));
     out += "}";
   }
   return out + "]";
@@ -61,10 +68,18 @@ std::string JsonQuote(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           out += fmt::format("\\u{:04x}", static_cast<int>(c));

@@ -12,24 +12,36 @@ namespace dataecho {
 
 size_t DTypeSize(DType dtype) {
   switch (dtype) {
-    case DType::kUInt8: return 1;
-    case DType::kInt32: return 4;
-    case DType::kInt64: return 8;
-    case DType::kFloat32: return 4;
-    case DType::kFloat16: return 2;
-    case DType::kBFloat16: return 2;
+    case DType::kUInt8:
+      return 1;
+    case DType::kInt32:
+      return 4;
+    case DType::kInt64:
+      return 8;
+    case DType::kFloat32:
+      return 4;
+    case DType::kFloat16:
+      return 2;
+    case DType::kBFloat16:
+      return 2;
   }
   return 0;
 }
 
 std::string_view DTypeName(DType dtype) {
   switch (dtype) {
-    case DType::kUInt8: return "uint8";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kFloat32: return "float32";
-    case DType::kFloat16: return "float16";
-    case DType::kBFloat16: return "bfloat16";
+    case DType::kUInt8:
+      return "uint8";
+    case DType::kInt32:
+      return "int32";
+    case DType::kInt64:
+      return "int64";
+    case DType::kFloat32:
+      return "float32";
+    case DType::kFloat16:
+      return "float16";
+    case DType::kBFloat16:
+      return "bfloat16";
   }
   return "unknown";
 }
@@ -48,7 +60,9 @@ absl::StatusOr<Tensor> Tensor::Make(DType dtype, Shape shape, Buffer buffer) {
   // Overflow-checked element count.
   uint64_t n = 1;
   for (int64_t d : shape) {
-    if (d < 0) return absl::InvalidArgumentError(absl::StrCat("negative dimension in shape ", ShapeString(shape)));
+    if (d < 0)
+      return absl::InvalidArgumentError(
+          absl::StrCat("negative dimension in shape ", ShapeString(shape)));
     if (d != 0 && n > std::numeric_limits<uint64_t>::max() / 16 / static_cast<uint64_t>(d)) {
       return absl::InvalidArgumentError(absl::StrCat("shape ", ShapeString(shape), " overflows"));
     }
@@ -56,8 +70,9 @@ absl::StatusOr<Tensor> Tensor::Make(DType dtype, Shape shape, Buffer buffer) {
   }
   const uint64_t want = n * DTypeSize(dtype);
   if (want != buffer.size()) {
-    return absl::InvalidArgumentError(fmt::format("tensor {}{} needs {} bytes, buffer has {}", DTypeName(dtype),
-                                                  ShapeString(shape), want, buffer.size()));
+    return absl::InvalidArgumentError(fmt::format("tensor {}{} needs {} bytes, buffer has {}",
+                                                  DTypeName(dtype), ShapeString(shape), want,
+                                                  buffer.size()));
   }
   return Tensor(dtype, std::move(shape), std::move(buffer));
 }

@@ -142,7 +142,8 @@ TEST(AdaptiveEchoTest, NeverMoreThanMaxFactorEmissionsPerItem) {
       }
     }
     EXPECT_EQ(counts.size(), pushed);
-    for (const auto& [index, n] : counts) ASSERT_LE(n, std::ceil(m)) << "m=" << m << " item " << index;
+    for (const auto& [index, n] : counts)
+      ASSERT_LE(n, std::ceil(m)) << "m=" << m << " item " << index;
   }
 }
 
@@ -205,16 +206,18 @@ TEST(AdaptiveEchoTest, ErrorArrivesAfterEarlierItemsAndSticks) {
   g.source->Push(absl::DataLossError("corrupted record at mem://gated:2"));
   // The error is ready upstream: it is served as soon as the items before it.
   EXPECT_EQ(TakeN(*g.echo, 2), (Seen{{0, 0}, {1, 0}}));
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(g.echo->Next().status().code(), absl::StatusCode::kDataLoss);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(g.echo->Next().status().code(), absl::StatusCode::kDataLoss);
 
   // Through a real Prefetch: every item before the error arrives, then the error.
   constexpr int64_t k = 300;
-  auto p = FromGenerator<Example>([i = int64_t{0}]() mutable -> absl::StatusOr<std::optional<Example>> {
-             if (i == k) return absl::DataLossError("corrupted record at mem://source:300");
-             return MakeExample(static_cast<uint64_t>(i++));
-           })
-               .Prefetch({.depth = 4})
-               .AdaptiveEcho({.max_factor = 3});
+  auto p =
+      FromGenerator<Example>([i = int64_t{0}]() mutable -> absl::StatusOr<std::optional<Example>> {
+        if (i == k) return absl::DataLossError("corrupted record at mem://source:300");
+        return MakeExample(static_cast<uint64_t>(i++));
+      })
+          .Prefetch({.depth = 4})
+          .AdaptiveEcho({.max_factor = 3});
   std::map<uint64_t, int> counts;
   absl::Status status;
   while (true) {
@@ -250,7 +253,8 @@ TEST(AdaptiveEchoTest, CancelWakesAConsumerBlockedOnTheUpstream) {
                .AdaptiveEcho({.max_factor = 2});
   absl::Status last;
   std::thread blocked([&] { last = p.Next().status(); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // usually blocked by now; either way it must end
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(20));  // usually blocked by now; either way it must end
   p.Cancel();
   blocked.join();
   EXPECT_EQ(last.code(), absl::StatusCode::kCancelled);
@@ -268,7 +272,8 @@ TEST(AdaptiveEchoTest, DestroyingWhileTheUpstreamRunsReturns) {
 
 TEST(AdaptiveEchoTest, RecordedDecisionsReplayTheSameOutput) {
   std::string decisions;
-  Gated g = MakeGated({.max_factor = 2.5, .pool_size = 5, .seed = 4, .record_decisions = &decisions});
+  Gated g =
+      MakeGated({.max_factor = 2.5, .pool_size = 5, .seed = 4, .record_decisions = &decisions});
   std::mt19937 rng(7);
   Seen recorded;
   uint64_t pushed = 0;
@@ -287,8 +292,10 @@ TEST(AdaptiveEchoTest, RecordedDecisionsReplayTheSameOutput) {
   ASSERT_NE(decisions.find('F'), std::string::npos);
 
   // Replayed on an always-ready source (so adaptive would never repeat).
-  auto replay = FromVector(MakeExamples(static_cast<int64_t>(pushed)))
-                    .AdaptiveEcho({.max_factor = 2.5, .pool_size = 5, .seed = 4, .replay_decisions = decisions});
+  auto replay =
+      FromVector(MakeExamples(static_cast<int64_t>(pushed)))
+          .AdaptiveEcho(
+              {.max_factor = 2.5, .pool_size = 5, .seed = 4, .replay_decisions = decisions});
   Seen replayed;
   for (size_t i = 0; i < recorded.size(); ++i) {
     auto r = replay.Next();
@@ -330,9 +337,9 @@ TEST(AdaptiveEchoTest, BatchEchoingMarksRepeatedBatches) {
 
 TEST(AdaptiveEchoTest, InvalidOptionsAreRejected) {
   const std::vector<AdaptiveEchoOptions> bad = {
-      {.max_factor = 0.5},         {.max_factor = std::nan("")}, {.max_factor = 1e9},
-      {.pool_size = 0},            {.min_fresh_fraction = -0.1}, {.min_fresh_fraction = 1.5},
-      {.rate_window = 0},          {.rate_smoothing = 0},        {.replay_decisions = "FRX"},
+      {.max_factor = 0.5}, {.max_factor = std::nan("")}, {.max_factor = 1e9},
+      {.pool_size = 0},    {.min_fresh_fraction = -0.1}, {.min_fresh_fraction = 1.5},
+      {.rate_window = 0},  {.rate_smoothing = 0},        {.replay_decisions = "FRX"},
   };
   for (const AdaptiveEchoOptions& o : bad) {
     auto p = FromVector(MakeExamples(3)).AdaptiveEcho(o);
@@ -351,10 +358,11 @@ TEST(AdaptiveEchoGateTest, ClosedGateWaitsForAFreshItemInsteadOfRepeating) {
   std::atomic<int> gate_calls{0};
   Gated g = MakeGated({.max_factor = 3,
                        .pool_size = 8,
-                       .repeat_gate = [&] {
-                         gate_calls.fetch_add(1);
-                         return open.load();
-                       },
+                       .repeat_gate =
+                           [&] {
+                             gate_calls.fetch_add(1);
+                             return open.load();
+                           },
                        .gate_poll = absl::Microseconds(50)});
   Push(*g.source, 0, 3);
   EXPECT_EQ(TakeReady(*g.echo), (Seen{{0, 0}, {1, 0}, {2, 0}}));  // no repeat while closed
@@ -382,7 +390,8 @@ TEST(AdaptiveEchoGateTest, ClosedGateWaitsForAFreshItemInsteadOfRepeating) {
 
   // Cancel ends a gated wait.
   open = false;
-  std::thread blocked([&] { EXPECT_EQ(g.echo->Next().status().code(), absl::StatusCode::kCancelled); });
+  std::thread blocked(
+      [&] { EXPECT_EQ(g.echo->Next().status().code(), absl::StatusCode::kCancelled); });
   while (gate_calls.load() < 12) std::this_thread::sleep_for(std::chrono::microseconds(50));
   g.echo->Cancel();
   blocked.join();  // a hang fails through the ctest TIMEOUT

@@ -12,7 +12,8 @@ namespace dataecho {
 namespace {
 
 // An image whose pixel (y, x, c) holds a distinct value.
-Example MakeImage(int64_t h, int64_t w, int64_t c, uint64_t source_index, uint32_t repeat_index = 0) {
+Example MakeImage(int64_t h, int64_t w, int64_t c, uint64_t source_index,
+                  uint32_t repeat_index = 0) {
   MutableBuffer mb(static_cast<size_t>(h * w * c));
   for (int64_t i = 0; i < h * w * c; ++i) mb.data()[i] = static_cast<uint8_t>(1 + i % 250);
   Example e;
@@ -50,7 +51,7 @@ TEST(RandomCropTest, DeterministicAndRepeatsDiffer) {
   EXPECT_EQ(Bytes(*a), Bytes(*b));  // same (seed, source_index, repeat_index)
   EXPECT_EQ(a->components[0].shape(), Shape({24, 24, 1}));
   EXPECT_EQ(a->label, 3);
-  EXPECT_EQ(Bytes(in), original);   // input untouched
+  EXPECT_EQ(Bytes(in), original);  // input untouched
   EXPECT_FALSE(a->components[0].buffer().SharesStorageWith(in.components[0].buffer()));
   // Echoed copies of one item get different crops (some pair among 8 must differ;
   // 4 of 40^2 placements could coincide by chance, 8 distinct values cannot all).
@@ -59,7 +60,8 @@ TEST(RandomCropTest, DeterministicAndRepeatsDiffer) {
   EXPECT_GE(crops.size(), 6u);
   // Another seed gives another crop.
   std::set<std::string> seeds;
-  for (uint32_t s = 0; s < 8; ++s) seeds.insert(Bytes(*RandomCrop({.height = 24, .width = 24, .padding = 4, .seed = s})(in)));
+  for (uint32_t s = 0; s < 8; ++s)
+    seeds.insert(Bytes(*RandomCrop({.height = 24, .width = 24, .padding = 4, .seed = s})(in)));
   EXPECT_GE(seeds.size(), 6u);
 }
 
@@ -91,12 +93,15 @@ TEST(RandomCropTest, WindowContentIsAShiftedCopyWithZeroPadding) {
 }
 
 TEST(RandomCropTest, RejectsWindowsThatDoNotFit) {
-  EXPECT_EQ(RandomCrop({.height = 40, .width = 28, .padding = 4})(MakeImage(28, 28, 1, 0)).status().code(),
+  EXPECT_EQ(RandomCrop({.height = 40, .width = 28, .padding = 4})(MakeImage(28, 28, 1, 0))
+                .status()
+                .code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(RandomCrop({.height = 0, .width = 28})(MakeImage(28, 28, 1, 0)).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(RandomCrop({.height = 2, .width = 2, .component = 1})(MakeImage(4, 4, 1, 0)).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      RandomCrop({.height = 2, .width = 2, .component = 1})(MakeImage(4, 4, 1, 0)).status().code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 TEST(RandomFlipTest, FlipsMirrorRowsAndRepeatsDiffer) {
@@ -132,21 +137,23 @@ TEST(NormalizeTest, PerChannelMeanStdAndDtypes) {
   ASSERT_TRUE(f.ok()) << f.status();
   ASSERT_EQ(f->components[0].dtype(), DType::kFloat32);
   auto v = f->components[0].data<float>();
-  EXPECT_FLOAT_EQ(v[0], 0.0f);          // (1-1)/1
-  EXPECT_FLOAT_EQ(v[1], 0.0f);          // (2-2)/2
-  EXPECT_FLOAT_EQ(v[2], 0.0f);          // (3-3)/4
-  EXPECT_FLOAT_EQ(v[3], 3.0f);          // (4-1)/1
-  EXPECT_FLOAT_EQ(v[4], 1.5f);          // (5-2)/2
-  EXPECT_FLOAT_EQ(v[5], 0.75f);         // (6-3)/4
+  EXPECT_FLOAT_EQ(v[0], 0.0f);   // (1-1)/1
+  EXPECT_FLOAT_EQ(v[1], 0.0f);   // (2-2)/2
+  EXPECT_FLOAT_EQ(v[2], 0.0f);   // (3-3)/4
+  EXPECT_FLOAT_EQ(v[3], 3.0f);   // (4-1)/1
+  EXPECT_FLOAT_EQ(v[4], 1.5f);   // (5-2)/2
+  EXPECT_FLOAT_EQ(v[5], 0.75f);  // (6-3)/4
   auto h = Normalize({.mean = {0.0f}, .stddev = {0.5f}, .dtype = DType::kFloat16})(e);
   ASSERT_TRUE(h.ok());
   EXPECT_EQ(h->components[0].dtype(), DType::kFloat16);
   EXPECT_EQ(h->components[0].data<uint16_t>()[0], FloatToHalf(1.0f / 255.0f / 0.5f));
   auto b = Normalize({.dtype = DType::kBFloat16})(e);
   EXPECT_EQ(b->components[0].data<uint16_t>()[5], FloatToBFloat16(6.0f / 255.0f));
-  EXPECT_EQ(Normalize({.mean = {0, 0}, .stddev = {1}})(e).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Normalize({.mean = {0, 0}, .stddev = {1}})(e).status().code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Normalize({.stddev = {0}})(e).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(Normalize({.dtype = DType::kInt32})(e).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Normalize({.dtype = DType::kInt32})(e).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(CastTest, ConvertsBetweenFloatTypes) {

@@ -28,14 +28,16 @@ using testing::SimulatedSource;
 constexpr int64_t kTickNs = 1000;
 
 struct SimRun {
-  int64_t steps = 0;   // elements consumed
-  int64_t ticks = 0;   // simulated time they took
-  int64_t fresh = 0;   // items the upstream produced
+  int64_t steps = 0;  // elements consumed
+  int64_t ticks = 0;  // simulated time they took
+  int64_t fresh = 0;  // items the upstream produced
   std::vector<std::pair<uint64_t, uint32_t>> seen;
   StageStats stats;
 
   // Elements per upstream item-time: the speedup over no echoing.
-  double Speedup(int64_t r) const { return static_cast<double>(steps) * r / static_cast<double>(ticks); }
+  double Speedup(int64_t r) const {
+    return static_cast<double>(steps) * r / static_cast<double>(ticks);
+  }
 };
 
 // Runs `steps` consumer steps of one tick each through the stage `make`
@@ -45,7 +47,8 @@ SimRun Simulate(int64_t r, int64_t steps, Make make) {
   int64_t tick = 0;
   auto source = std::make_unique<SimulatedSource>(tick, r);
   SimulatedSource* raw = source.get();
-  absl::StatusOr<StagePtr<Example>> stage = make(std::move(source), [&tick] { return tick * kTickNs; });
+  absl::StatusOr<StagePtr<Example>> stage =
+      make(std::move(source), [&tick] { return tick * kTickNs; });
   EXPECT_TRUE(stage.ok()) << stage.status();
   SimRun run;
   for (; run.steps < steps; ++run.steps) {
@@ -64,8 +67,8 @@ SimRun Simulate(int64_t r, int64_t steps, Make make) {
 
 SimRun SimulateAdaptive(int64_t r, double m, int64_t steps, int64_t pool_size = 64) {
   return Simulate(r, steps, [&](StagePtr<Example> in, std::function<int64_t()> clock) {
-    return AdaptiveEchoStage<Example>::Make(std::move(in),
-                                            {.max_factor = m, .pool_size = pool_size, .clock = std::move(clock)});
+    return AdaptiveEchoStage<Example>::Make(
+        std::move(in), {.max_factor = m, .pool_size = pool_size, .clock = std::move(clock)});
   });
 }
 
@@ -102,8 +105,10 @@ TEST(AdaptiveEchoSimulationTest, MatchesTheIdealSpeedupForEveryRatio) {
       const double ideal = std::min<double>(static_cast<double>(r), m);
       SimRun run = SimulateAdaptive(r, m, 4000);
       EXPECT_NEAR(run.Speedup(r), ideal, 0.01 * ideal) << "R=" << r << " m=" << m;
-      EXPECT_NEAR(run.stats.Extra("realized_factor"), ideal, 0.01 * ideal) << "R=" << r << " m=" << m;
-      EXPECT_NEAR(run.stats.Extra("rate_ratio"), static_cast<double>(r), 1e-9) << "R=" << r << " m=" << m;
+      EXPECT_NEAR(run.stats.Extra("realized_factor"), ideal, 0.01 * ideal)
+          << "R=" << r << " m=" << m;
+      EXPECT_NEAR(run.stats.Extra("rate_ratio"), static_cast<double>(r), 1e-9)
+          << "R=" << r << " m=" << m;
     }
   }
 }
@@ -119,9 +124,11 @@ TEST(AdaptiveEchoSimulationTest, RepeatsSpreadOverThePool) {
 
 SimRun SimulateAuto(int64_t r, double max_factor, int64_t steps, int64_t warmup) {
   return Simulate(r, steps, [&](StagePtr<Example> in, std::function<int64_t()> clock) {
-    return AutoEchoStage<Example>::Make(
-        std::move(in), {.max_factor = max_factor, .warmup = warmup, .seed = 5, .rate_window = 8,
-                        .clock = std::move(clock)});
+    return AutoEchoStage<Example>::Make(std::move(in), {.max_factor = max_factor,
+                                                        .warmup = warmup,
+                                                        .seed = 5,
+                                                        .rate_window = 8,
+                                                        .clock = std::move(clock)});
   });
 }
 
@@ -169,7 +176,9 @@ TEST(AutoEchoTest, FractionalChoiceDrawsCopiesPerItem) {
 }
 
 TEST(AutoEchoTest, WorksThroughTheBuilderAndRejectsBadOptions) {
-  auto p = FromVector(MakeExamples(500)).Prefetch({.depth = 8}).AutoEcho({.max_factor = 3, .warmup = 10});
+  auto p = FromVector(MakeExamples(500))
+               .Prefetch({.depth = 8})
+               .AutoEcho({.max_factor = 3, .warmup = 10});
   ASSERT_TRUE(p.status().ok());
   std::map<uint64_t, int> counts;
   while (true) {

@@ -34,9 +34,12 @@ TEST(BatchTest, FusedContentsAreByteExact) {
     for (int64_t r = 0; r < batch.num_rows; ++r) {
       const uint64_t i = b * 4 + static_cast<uint64_t>(r);
       const Example want = MakeExample(i, 33);
-      EXPECT_EQ(std::memcmp(batch.components[0].buffer().data() + r * 33, want.components[0].buffer().data(), 33), 0);
+      EXPECT_EQ(std::memcmp(batch.components[0].buffer().data() + r * 33,
+                            want.components[0].buffer().data(), 33),
+                0);
       EXPECT_EQ(batch.labels.data<int64_t>()[static_cast<size_t>(r)], want.label);
-      EXPECT_EQ(batch.source_indices.data<int64_t>()[static_cast<size_t>(r)], static_cast<int64_t>(i));
+      EXPECT_EQ(batch.source_indices.data<int64_t>()[static_cast<size_t>(r)],
+                static_cast<int64_t>(i));
     }
   }
 }
@@ -61,7 +64,8 @@ TEST(BatchTest, CastAndNormalizeAgainstReferenceValues) {
   std::vector<uint8_t> px = {0, 255, 128, 51};
   const std::vector<float> want = {(0.0f - 0.5f) / 0.25f, (1.0f - 0.2f) / 0.5f,
                                    (128.0f / 255 - 0.5f) / 0.25f, (0.2f - 0.2f) / 0.5f};
-  BatchOptions base{.batch_size = 2, .scale = 1.0f / 255, .mean = {0.5f, 0.2f}, .stddev = {0.25f, 0.5f}};
+  BatchOptions base{
+      .batch_size = 2, .scale = 1.0f / 255, .mean = {0.5f, 0.2f}, .stddev = {0.25f, 0.5f}};
   for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
     BatchOptions o = base;
     o.cast = dtype;
@@ -71,7 +75,8 @@ TEST(BatchTest, CastAndNormalizeAgainstReferenceValues) {
     EXPECT_EQ(t.dtype(), dtype);
     EXPECT_EQ(t.shape(), Shape({2, 2, 2}));
     for (size_t i = 0; i < 8; ++i) {
-      const float ref = (1.0f / 255 * px[i % 4]) / (i % 2 ? 0.5f : 0.25f) - (i % 2 ? 0.2f : 0.5f) / (i % 2 ? 0.5f : 0.25f);
+      const float ref = (1.0f / 255 * px[i % 4]) / (i % 2 ? 0.5f : 0.25f) -
+                        (i % 2 ? 0.2f : 0.5f) / (i % 2 ? 0.5f : 0.25f);
       EXPECT_NEAR(ref, want[i % 4], 1e-5);
       if (dtype == DType::kFloat32) {
         EXPECT_NEAR(t.data<float>()[i], want[i % 4], 1e-5) << i;
@@ -83,10 +88,18 @@ TEST(BatchTest, CastAndNormalizeAgainstReferenceValues) {
     }
   }
   // Known bit patterns: 0 -> -2.0 (0xC000 / 0xC000), 255 -> 1.6 (FP16 0x3E66, BF16 0x3FCD).
-  std::vector<Batch> h = BatchAll({PixelExample(px, 2)}, [&] { BatchOptions o = base; o.cast = DType::kFloat16; return o; }());
+  std::vector<Batch> h = BatchAll({PixelExample(px, 2)}, [&] {
+    BatchOptions o = base;
+    o.cast = DType::kFloat16;
+    return o;
+  }());
   EXPECT_EQ(h[0].components[0].data<uint16_t>()[0], 0xC000);
   EXPECT_EQ(h[0].components[0].data<uint16_t>()[1], 0x3E66);
-  std::vector<Batch> b = BatchAll({PixelExample(px, 2)}, [&] { BatchOptions o = base; o.cast = DType::kBFloat16; return o; }());
+  std::vector<Batch> b = BatchAll({PixelExample(px, 2)}, [&] {
+    BatchOptions o = base;
+    o.cast = DType::kBFloat16;
+    return o;
+  }());
   EXPECT_EQ(b[0].components[0].data<uint16_t>()[1], 0x3FCD);
 }
 
@@ -98,7 +111,8 @@ TEST(BatchTest, FreshRowsUnderExampleEcho) {
   for (const Batch& b : out) {
     EXPECT_EQ(b.fresh_rows, 2);  // rows alternate fresh, repeat
     fresh += b.fresh_rows;
-    for (int64_t r = 0; r < b.num_rows; ++r) EXPECT_EQ(b.repeat_indices.data<int32_t>()[static_cast<size_t>(r)], r % 2);
+    for (int64_t r = 0; r < b.num_rows; ++r)
+      EXPECT_EQ(b.repeat_indices.data<int32_t>()[static_cast<size_t>(r)], r % 2);
   }
   EXPECT_EQ(fresh, 6);
 }
@@ -113,10 +127,12 @@ TEST(BatchTest, MismatchedRowsAreRejected) {
 }
 
 TEST(BatchTest, InvalidOptions) {
-  EXPECT_EQ(FromVector(MakeExamples(1)).Batch({.batch_size = 0}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(FromVector(MakeExamples(1)).Batch({.batch_size = 0}).status().code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(FromVector(MakeExamples(1)).Batch({.cast = DType::kInt32}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(FromVector(MakeExamples(1)).Batch({.mean = {0.5f}}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(FromVector(MakeExamples(1)).Batch({.mean = {0.5f}}).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(BatchTest, BuffersAreRecycledAtLargeBatchSizes) {
@@ -157,11 +173,12 @@ TEST(BatchTest, Float16CastMatchesFloatToHalfBitForBit) {
     values.push_back(std::nextafter(f, 0.0f));
     values.push_back(std::nextafter(f, f < 0 ? -INFINITY : INFINITY));
   }
-  for (float f : {65504.0f, 65519.0f, 65519.996f, 65520.0f, 1e30f, 5.9604645e-8f, 2.9802322e-8f, 2.9802326e-8f,
-                  6.1035156e-5f, -0.0f, INFINITY, -INFINITY}) {
+  for (float f : {65504.0f, 65519.0f, 65519.996f, 65520.0f, 1e30f, 5.9604645e-8f, 2.9802322e-8f,
+                  2.9802326e-8f, 6.1035156e-5f, -0.0f, INFINITY, -INFINITY}) {
     values.push_back(f);
   }
-  for (uint32_t bits : {0x7fc00000u, 0xffc00001u, 0x7f800001u, 0x7fbfffffu}) values.push_back(std::bit_cast<float>(bits));
+  for (uint32_t bits : {0x7fc00000u, 0xffc00001u, 0x7f800001u, 0x7fbfffffu})
+    values.push_back(std::bit_cast<float>(bits));
   uint64_t x = 0x9e3779b97f4a7c15ull;
   for (int i = 0; i < 200000; ++i) {
     x ^= x << 13;
@@ -174,8 +191,9 @@ TEST(BatchTest, Float16CastMatchesFloatToHalfBitForBit) {
   std::vector<Example> rows;
   for (size_t r = 0; r < values.size() / kRow; ++r) {
     Example e;
-    e.components.push_back(*Tensor::Make(DType::kFloat32, {static_cast<int64_t>(kRow)},
-                                         Buffer::CopyOf(values.data() + r * kRow, kRow * sizeof(float))));
+    e.components.push_back(
+        *Tensor::Make(DType::kFloat32, {static_cast<int64_t>(kRow)},
+                      Buffer::CopyOf(values.data() + r * kRow, kRow * sizeof(float))));
     rows.push_back(std::move(e));
   }
   const size_t num_rows = rows.size();
@@ -186,8 +204,8 @@ TEST(BatchTest, Float16CastMatchesFloatToHalfBitForBit) {
     for (size_t i = 0; i < got.size(); ++i, ++checked) {
       const float v = values[checked];  // no normalization: the cast's affine step is exact
       if (got[i] != FloatToHalf(v) && ++mismatches <= 10) {
-        ADD_FAILURE() << "value " << std::bit_cast<uint32_t>(values[checked]) << ": got " << got[i] << ", want "
-                      << FloatToHalf(v);
+        ADD_FAILURE() << "value " << std::bit_cast<uint32_t>(values[checked]) << ": got " << got[i]
+                      << ", want " << FloatToHalf(v);
       }
     }
   }
@@ -215,7 +233,8 @@ TEST(BatchTest, Uint8ImageCastIsBitExactOnEveryPath) {
   const float scale = 1.0f / 255, mean = 0.286f, sd = 0.353f;
   const float a = scale / sd, b = -mean / sd;
   for (DType dtype : {DType::kFloat32, DType::kFloat16}) {
-    std::vector<Batch> out = BatchAll(rows, {.batch_size = 4, .cast = dtype, .scale = scale, .mean = {mean}, .stddev = {sd}});
+    std::vector<Batch> out = BatchAll(
+        rows, {.batch_size = 4, .cast = dtype, .scale = scale, .mean = {mean}, .stddev = {sd}});
     ASSERT_EQ(out.size(), 1u);
     for (int r = 0; r < 4; ++r) {
       for (int64_t i = 0; i < kRow; ++i) {
@@ -224,7 +243,9 @@ TEST(BatchTest, Uint8ImageCastIsBitExactOnEveryPath) {
         const float want = m + b;
         const size_t k = static_cast<size_t>(r * kRow + i);
         if (dtype == DType::kFloat32) {
-          ASSERT_EQ(std::bit_cast<uint32_t>(out[0].components[0].data<float>()[k]), std::bit_cast<uint32_t>(want)) << k;
+          ASSERT_EQ(std::bit_cast<uint32_t>(out[0].components[0].data<float>()[k]),
+                    std::bit_cast<uint32_t>(want))
+              << k;
         } else {
           ASSERT_EQ(out[0].components[0].data<uint16_t>()[k], FloatToHalf(want)) << k;
         }

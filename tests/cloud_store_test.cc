@@ -5,13 +5,13 @@
 #include <cstdlib>
 #include <string>
 
-#include "dataecho/glob.h"
-#include "dataecho/object_store.h"
+#include "dataecho/storage/glob.h"
+#include "dataecho/storage/object_store.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "support/gcs_api.h"
-#include "support/http_server.h"
 #include "support/s3rver.h"
+#include "testing/http_server.h"
 
 namespace dataecho {
 namespace {
@@ -168,7 +168,8 @@ class GcsTest : public ::testing::Test {
     ServeCloudStorageApi(server_.get(), kToken, kPageSize);
     data_ = Bytes(300000, 3);
     server_->Put("/bkt/dir/obj", data_);
-    for (int i = 0; i < 10; ++i) server_->Put(fmt::format("/bkt/shards/s-{:02}", i), Bytes(i + 1, i));
+    for (int i = 0; i < 10; ++i)
+      server_->Put(fmt::format("/bkt/shards/s-{:02}", i), Bytes(i + 1, i));
     options_.gcs.endpoint = server_->url();
     options_.gcs.access_token = kToken;
     options_.http.chunk_size = 64 << 10;
@@ -208,8 +209,10 @@ TEST_F(GcsTest, GenerationChangeMidReadIsFailedPrecondition) {
   absl::Status s;
   while (s.ok()) {
     auto n = (*r)->Read(absl::MakeSpan(reinterpret_cast<uint8_t*>(buf.data()), buf.size()));
-    if (!n.ok()) s = n.status();
-    else if (*n == 0) break;
+    if (!n.ok())
+      s = n.status();
+    else if (*n == 0)
+      break;
   }
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
 }

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "dataecho/buffer.h"
+#include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/float16.h"
 #include "dataecho/tensor.h"
@@ -57,9 +58,11 @@ TEST(TensorTest, MakeChecksSize) {
   auto bad = Tensor::Make(DType::kFloat32, {2, 3}, Buffer::CopyOf(std::string(23, 'x')));
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("needs 24 bytes"), std::string::npos);
-  EXPECT_EQ(Tensor::Make(DType::kUInt8, {-1}, Buffer()).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(Tensor::Make(DType::kUInt8, {int64_t{1} << 40, int64_t{1} << 40}, Buffer()).status().code(),
+  EXPECT_EQ(Tensor::Make(DType::kUInt8, {-1}, Buffer()).status().code(),
             absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      Tensor::Make(DType::kUInt8, {int64_t{1} << 40, int64_t{1} << 40}, Buffer()).status().code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 TEST(ExampleTest, TraitsMarkRepeats) {
@@ -90,12 +93,12 @@ TEST(Float16Test, HalfKnownPatterns) {
   EXPECT_EQ(FloatToHalf(1e6f), 0x7C00);
   EXPECT_EQ(FloatToHalf(std::numeric_limits<float>::infinity()), 0x7C00);
   EXPECT_EQ(FloatToHalf(-std::numeric_limits<float>::infinity()), 0xFC00);
-  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -14)), 0x0400);  // smallest normal
-  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -24)), 0x0001);  // smallest subnormal
-  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -25)), 0x0000);  // tie -> even (0)
-  EXPECT_EQ(FloatToHalf(std::ldexp(1.5f, -25)), 0x0001);  // above the tie
-  EXPECT_EQ(FloatToHalf(std::ldexp(3.0f, -25)), 0x0002);  // 1.5 ulp tie -> even (2)
-  EXPECT_EQ(FloatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3C00);  // tie -> even
+  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -14)), 0x0400);             // smallest normal
+  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -24)), 0x0001);             // smallest subnormal
+  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -25)), 0x0000);             // tie -> even (0)
+  EXPECT_EQ(FloatToHalf(std::ldexp(1.5f, -25)), 0x0001);             // above the tie
+  EXPECT_EQ(FloatToHalf(std::ldexp(3.0f, -25)), 0x0002);             // 1.5 ulp tie -> even (2)
+  EXPECT_EQ(FloatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3C00);      // tie -> even
   EXPECT_EQ(FloatToHalf(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3C02);  // tie -> even (up)
   const uint16_t nan = FloatToHalf(std::numeric_limits<float>::quiet_NaN());
   EXPECT_EQ(nan & 0x7C00, 0x7C00);
@@ -124,9 +127,10 @@ TEST(Float16Test, BFloat16KnownPatterns) {
   EXPECT_EQ(FloatToBFloat16(std::bit_cast<float>(0x3F818000u)), 0x3F82);  // tie -> even (up)
   EXPECT_EQ(FloatToBFloat16(std::bit_cast<float>(0x3F808001u)), 0x3F81);
   EXPECT_EQ(FloatToBFloat16(std::numeric_limits<float>::infinity()), 0x7F80);
-  EXPECT_EQ(FloatToBFloat16(std::numeric_limits<float>::max()), 0x7F80);  // rounds to Inf
+  EXPECT_EQ(FloatToBFloat16(std::numeric_limits<float>::max()), 0x7F80);           // rounds to Inf
   EXPECT_EQ(FloatToBFloat16(std::bit_cast<float>(0x7F800001u)) & 0x7FC0, 0x7FC0);  // sNaN stays NaN
-  EXPECT_TRUE(std::isnan(BFloat16ToFloat(FloatToBFloat16(std::numeric_limits<float>::quiet_NaN()))));
+  EXPECT_TRUE(
+      std::isnan(BFloat16ToFloat(FloatToBFloat16(std::numeric_limits<float>::quiet_NaN()))));
   EXPECT_EQ(BFloat16ToFloat(0x3F80), 1.0f);
 }
 

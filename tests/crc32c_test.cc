@@ -1,5 +1,5 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
-#include "dataecho/crc32c.h"
+#include "dataecho/formats/crc32c.h"
 
 #include <cstring>
 #include <random>
@@ -36,9 +36,10 @@ TEST(Crc32cTest, KnownVectors) {
     }
     EXPECT_EQ(crc(0, inc.data(), 32), 0x46dd794eu);
     EXPECT_EQ(crc(0, dec.data(), 32), 0x113fdb5cu);
-    const uint8_t iscsi_read[48] = {0x01, 0xc0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                    0x14, 0, 0, 0, 0, 0, 0x04, 0, 0, 0, 0, 0x14, 0, 0, 0, 0x18,
-                                    0x28, 0, 0, 0, 0, 0, 0, 0, 0x02, 0, 0, 0, 0, 0, 0, 0};
+    const uint8_t iscsi_read[48] = {0x01, 0xc0, 0, 0,    0,    0, 0, 0,    0,    0, 0,    0,
+                                    0,    0,    0, 0,    0x14, 0, 0, 0,    0,    0, 0x04, 0,
+                                    0,    0,    0, 0x14, 0,    0, 0, 0x18, 0x28, 0, 0,    0,
+                                    0,    0,    0, 0,    0x02, 0, 0, 0,    0,    0, 0,    0};
     EXPECT_EQ(crc(0, iscsi_read, 48), 0xd9963a56u);
     EXPECT_EQ(crc(0, "", 0), 0u);
   }
@@ -52,7 +53,8 @@ TEST(Crc32cTest, ImplementationsAgreeOnEveryLengthAndAlignment) {
     for (size_t len = 0; len < 300; ++len) {
       const uint32_t want = internal::Crc32cExtendPortable(0, data.data() + align, len);
       for (auto [name, crc] : Impls()) {
-        ASSERT_EQ(crc(0, data.data() + align, len), want) << name << " len=" << len << " align=" << align;
+        ASSERT_EQ(crc(0, data.data() + align, len), want)
+            << name << " len=" << len << " align=" << align;
       }
     }
   }

@@ -64,7 +64,7 @@ TEST(EchoTest, FractionalFactorDrawsPerItem) {
   }
   const double realized = static_cast<double>(emitted) / kItems;
   EXPECT_NEAR(realized, 2.5, 0.025);
-  EXPECT_GT(twos, kItems / 3);  // both outcomes occur often: the draw is per item
+  EXPECT_GT(twos, kItems / 3);               // both outcomes occur often: the draw is per item
   const StageStats echo = p.Stats().back();  // a copy: Stats() returns a temporary
   EXPECT_EQ(echo.elements, emitted);
   EXPECT_EQ(echo.Extra("fresh"), kItems);

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "dataecho/augment.h"
-#include "dataecho/image_record.h"
-#include "dataecho/object_store.h"
+#include "dataecho/formats/image_record.h"
+#include "dataecho/formats/tfrecord.h"
 #include "dataecho/pipeline.h"
-#include "dataecho/tfrecord.h"
+#include "dataecho/storage/object_store.h"
 #include "gtest/gtest.h"
 #include "support/temp_files.h"
 
@@ -35,7 +35,8 @@ std::vector<std::string> WriteShards(const testing::TempDir& dir, int shards, in
 }
 
 // (source_index, repeat_index) -> augmented pixels, for one run.
-std::map<std::pair<uint64_t, uint32_t>, std::string> RunPipeline(const std::vector<std::string>& uris) {
+std::map<std::pair<uint64_t, uint32_t>, std::string> RunPipeline(
+    const std::vector<std::string>& uris) {
   std::shared_ptr<ObjectStore> store = OpenObjectStore();
   const RandomCrop crop({.height = 6, .width = 6, .padding = 1, .seed = 5});
   auto pipeline = From(MakeTFRecordSource(store, uris, {}, {.cycle_length = 2}))

@@ -39,7 +39,9 @@ int ReplayCorpus(const std::string& format, Target target) {
   return static_cast<int>(files.size());
 }
 
-TEST(FuzzCorpusTest, TFRecordInputs) { EXPECT_GT(ReplayCorpus("tfrecord", fuzz::TFRecordTarget), 0); }
+TEST(FuzzCorpusTest, TFRecordInputs) {
+  EXPECT_GT(ReplayCorpus("tfrecord", fuzz::TFRecordTarget), 0);
+}
 
 TEST(FuzzCorpusTest, IdxInputs) { EXPECT_GT(ReplayCorpus("idx", fuzz::IdxTarget), 0); }
 

@@ -2,7 +2,7 @@
 //
 // StartPacer, the schedule that spaces a reader's request starts (internal,
 // src/http_client.h), on explicit times.
-#include "http_client.h"
+#include "storage/http_client.h"
 
 #include "absl/time/time.h"
 #include "gtest/gtest.h"

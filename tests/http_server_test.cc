@@ -1,7 +1,7 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
 // The test HTTP server itself, driven over a plain socket.
-#include "support/http_server.h"
+#include "testing/http_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include <map>
-#include <thread>
 #include <string>
+#include <thread>
 
 #include "gtest/gtest.h"
 
@@ -54,8 +54,8 @@ RawResponse Fetch(int port, const std::string& method, const std::string& path,
   size_t pos = head.find("\r\n");
   while (pos != std::string::npos) {
     size_t next = head.find("\r\n", pos + 2);
-    std::string line = head.substr(pos + 2, next == std::string::npos ? std::string::npos
-                                                                       : next - pos - 2);
+    std::string line =
+        head.substr(pos + 2, next == std::string::npos ? std::string::npos : next - pos - 2);
     size_t colon = line.find(':');
     if (colon != std::string::npos) {
       std::string k = line.substr(0, colon);
@@ -95,8 +95,7 @@ TEST_F(HttpServerTest, ServesRangesEtagsAndHead) {
   EXPECT_EQ(part.headers["content-range"], "bytes 10-19/1000");
   EXPECT_EQ(Fetch(server_->port(), "GET", "/obj", {{"Range", "bytes=990-"}}).body,
             data_.substr(990));
-  EXPECT_EQ(Fetch(server_->port(), "GET", "/obj", {{"Range", "bytes=-5"}}).body,
-            data_.substr(995));
+  EXPECT_EQ(Fetch(server_->port(), "GET", "/obj", {{"Range", "bytes=-5"}}).body, data_.substr(995));
   RawResponse past = Fetch(server_->port(), "GET", "/obj", {{"Range", "bytes=1000-"}});
   EXPECT_EQ(past.status, 416);
   EXPECT_EQ(past.headers["content-range"], "bytes */1000");
@@ -116,8 +115,8 @@ TEST_F(HttpServerTest, ServesRangesEtagsAndHead) {
 }
 
 TEST_F(HttpServerTest, ScriptedFaults) {
-  server_->AddFault({.kind = HttpFault::Kind::kStatus, .status = 503, .retry_after = "2",
-                     .skip = 1});
+  server_->AddFault(
+      {.kind = HttpFault::Kind::kStatus, .status = 503, .retry_after = "2", .skip = 1});
   EXPECT_EQ(Fetch(server_->port(), "GET", "/obj").status, 200);  // skipped
   RawResponse busy = Fetch(server_->port(), "GET", "/obj");
   EXPECT_EQ(busy.status, 503);
@@ -146,8 +145,8 @@ TEST_F(HttpServerTest, ScriptedFaults) {
   EXPECT_EQ(ignored.body, data_);
 
   std::string old_etag = server_->Get("/obj")->etag;
-  server_->AddFault({.kind = HttpFault::Kind::kReplaceObject, .after_bytes = 10,
-                     .replacement = "replaced"});
+  server_->AddFault(
+      {.kind = HttpFault::Kind::kReplaceObject, .after_bytes = 10, .replacement = "replaced"});
   EXPECT_EQ(Fetch(server_->port(), "GET", "/obj").body, data_.substr(0, 10));
   EXPECT_NE(server_->Get("/obj")->etag, old_etag);
   EXPECT_EQ(*server_->Get("/obj")->bytes, "replaced");
@@ -155,8 +154,7 @@ TEST_F(HttpServerTest, ScriptedFaults) {
 }
 
 TEST_F(HttpServerTest, StalledResponseEndsWhenTheServerStops) {
-  server_->AddFault({.kind = HttpFault::Kind::kStall, .after_bytes = 10,
-                     .stall = absl::Hours(1)});
+  server_->AddFault({.kind = HttpFault::Kind::kStall, .after_bytes = 10, .stall = absl::Hours(1)});
   std::thread stopper([&] {
     while (server_->faults_fired() == 0) absl::SleepFor(absl::Milliseconds(5));
     absl::SleepFor(absl::Milliseconds(50));

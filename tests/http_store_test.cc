@@ -7,9 +7,9 @@
 #include <thread>
 
 #include "absl/time/clock.h"
-#include "dataecho/object_store.h"
+#include "dataecho/storage/object_store.h"
 #include "gtest/gtest.h"
-#include "support/http_server.h"
+#include "testing/http_server.h"
 
 namespace dataecho {
 namespace {
@@ -125,10 +125,10 @@ TEST_F(HttpStoreTest, PermanentErrorsAfterExactlyOneRequest) {
     int status;
     absl::StatusCode code;
   };
-  for (Case c : {Case{404, absl::StatusCode::kNotFound},
-                 Case{403, absl::StatusCode::kPermissionDenied},
-                 Case{401, absl::StatusCode::kPermissionDenied},
-                 Case{400, absl::StatusCode::kInvalidArgument}}) {
+  for (Case c :
+       {Case{404, absl::StatusCode::kNotFound}, Case{403, absl::StatusCode::kPermissionDenied},
+        Case{401, absl::StatusCode::kPermissionDenied},
+        Case{400, absl::StatusCode::kInvalidArgument}}) {
     server_->ClearLog();
     server_->AddFault({.kind = HttpFault::Kind::kStatus, .method = "GET", .status = c.status});
     absl::Status s = store_->ReadRange(url_, 0, 100).status();
@@ -159,8 +159,8 @@ std::vector<FaultCase> TransientFaults() {
     out.push_back({"short@" + a, {.kind = HttpFault::Kind::kShortBody, .after_bytes = at}});
   }
   for (int status : {500, 502, 503, 504, 408, 429}) {
-    out.push_back({"status" + std::to_string(status),
-                   {.kind = HttpFault::Kind::kStatus, .status = status}});
+    out.push_back(
+        {"status" + std::to_string(status), {.kind = HttpFault::Kind::kStatus, .status = status}});
   }
   for (int64_t shift : {-1, -1000, 1, 1000}) {
     out.push_back({"content-range" + std::to_string(shift),
@@ -232,7 +232,8 @@ TEST_F(HttpStoreTest, ReadersSharingAPacedStoreLoseAndDuplicateNothing) {
     auto slow = HttpServer::Start({.latency = absl::Milliseconds(2)});
     ASSERT_TRUE(slow.ok()) << slow.status();
     (*slow)->Put("/bucket/obj", data_);
-    (*slow)->AddFault({.kind = HttpFault::Kind::kReset, .after_bytes = 1000, .skip = 3, .times = 4});
+    (*slow)->AddFault(
+        {.kind = HttpFault::Kind::kReset, .after_bytes = 1000, .skip = 3, .times = 4});
     servers.push_back(*std::move(slow));
   }
   constexpr int kReaders = 4;
@@ -264,8 +265,8 @@ TEST_F(HttpStoreTest, FaultsOnRangedReadsResumeAtTheExactByte) {
 }
 
 TEST_F(HttpStoreTest, StallIsAbortedAndRetried) {
-  server_->AddFault({.kind = HttpFault::Kind::kStall, .after_bytes = 1000,
-                     .stall = absl::Hours(1), .skip = 1});
+  server_->AddFault(
+      {.kind = HttpFault::Kind::kStall, .after_bytes = 1000, .stall = absl::Hours(1), .skip = 1});
   std::string got;
   ASSERT_TRUE(ReadAll(*store_, url_, &got).ok());
   EXPECT_TRUE(got == data_);
@@ -296,8 +297,10 @@ TEST_F(HttpStoreTest, ObjectReplacedMidReadIsFailedPrecondition) {
   for (int skip : {0, 3}) {
     server_->Put("/bucket/obj", data_);
     server_->ClearFaults();
-    server_->AddFault({.kind = HttpFault::Kind::kReplaceObject, .after_bytes = 777,
-                       .replacement = Bytes(data_.size(), 99), .skip = skip});
+    server_->AddFault({.kind = HttpFault::Kind::kReplaceObject,
+                       .after_bytes = 777,
+                       .replacement = Bytes(data_.size(), 99),
+                       .skip = skip});
     std::string got;
     absl::Status s = ReadAll(*store_, url_, &got);
     EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
@@ -315,8 +318,10 @@ TEST_F(HttpStoreTest, ObjectReplacedMidReadIsFailedPrecondition) {
   absl::Status s;
   while (s.ok()) {
     auto n = (*r)->Read(absl::MakeSpan(reinterpret_cast<uint8_t*>(buf.data()), kChunk));
-    if (!n.ok()) s = n.status();
-    else if (*n == 0) break;
+    if (!n.ok())
+      s = n.status();
+    else if (*n == 0)
+      break;
   }
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
 }
@@ -364,8 +369,8 @@ TEST_F(HttpStoreTest, ConnectionsAreKeptForTheNextReader) {
 }
 
 TEST_F(HttpStoreTest, CancelAndDestroyMidTransferArePrompt) {
-  server_->AddFault({.kind = HttpFault::Kind::kStall, .after_bytes = 10,
-                     .stall = absl::Hours(1), .times = -1});
+  server_->AddFault(
+      {.kind = HttpFault::Kind::kStall, .after_bytes = 10, .stall = absl::Hours(1), .times = -1});
   ObjectStoreOptions o = FastRetries();
   o.http.stall_timeout = absl::Hours(1);
   auto store = OpenObjectStore(o);
@@ -390,8 +395,8 @@ TEST_F(HttpStoreTest, CancelAndDestroyMidTransferArePrompt) {
   // Faults apply to requests that arrive later: wait for the HEAD and both GETs.
   while (server_->request_count("/bucket/second") < 3) absl::SleepFor(absl::Milliseconds(2));
   int64_t fired = server_->faults_fired();
-  server_->AddFault({.kind = HttpFault::Kind::kStall, .after_bytes = 10,
-                     .stall = absl::Hours(1), .times = -1});
+  server_->AddFault(
+      {.kind = HttpFault::Kind::kStall, .after_bytes = 10, .stall = absl::Hours(1), .times = -1});
   std::vector<uint8_t> rest(kChunk);
   ASSERT_TRUE((*r2)->Read(absl::MakeSpan(rest)).ok());  // starts chunk 3, which stalls
   while (server_->faults_fired() <= fired) absl::SleepFor(absl::Milliseconds(2));

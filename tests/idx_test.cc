@@ -1,13 +1,13 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
-#include "dataecho/idx.h"
+#include "dataecho/formats/idx.h"
 
 #include <filesystem>
 #include <numeric>
 #include <string>
 #include <vector>
 
-#include "dataecho/fixed_length.h"
-#include "dataecho/object_store.h"
+#include "dataecho/formats/fixed_length.h"
+#include "dataecho/storage/object_store.h"
 #include "gtest/gtest.h"
 #include "support/temp_files.h"
 
@@ -20,8 +20,8 @@ using ::dataecho::testing::WriteFileOrDie;
 std::shared_ptr<ObjectStore> Store() { return OpenObjectStore(); }
 
 std::string BE32(uint32_t v) {
-  return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
-                     static_cast<char>(v)};
+  return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16),
+                     static_cast<char>(v >> 8), static_cast<char>(v)};
 }
 
 std::string IdxHeaderBytes(uint8_t type, std::vector<uint32_t> dims) {
@@ -31,8 +31,8 @@ std::string IdxHeaderBytes(uint8_t type, std::vector<uint32_t> dims) {
 }
 
 // n images of h x w where pixel i of image r is (r + i) % 256; labels r % 10.
-void WriteMnistLike(const std::string& images, const std::string& labels, uint32_t n, uint32_t h, uint32_t w,
-                    bool gz = false) {
+void WriteMnistLike(const std::string& images, const std::string& labels, uint32_t n, uint32_t h,
+                    uint32_t w, bool gz = false) {
   std::string img = IdxHeaderBytes(0x08, {n, h, w});
   std::string lab = IdxHeaderBytes(0x08, {n});
   for (uint32_t r = 0; r < n; ++r) {
@@ -92,17 +92,23 @@ TEST(IdxTest, HeaderLiesAreDataLoss) {
   };
   const std::string pixels(2 * 2 * 2, 'p');
   const std::vector<Case> cases = {
-      {"product bigger than file", IdxHeaderBytes(0x08, {2, 2, 3}) + pixels, absl::StatusCode::kDataLoss},
-      {"product smaller than file", IdxHeaderBytes(0x08, {2, 2, 1}) + pixels, absl::StatusCode::kDataLoss},
-      {"overflowing dims", IdxHeaderBytes(0x08, {2, 0xffffffffu, 0xffffffffu, 0xffffffffu}) + pixels,
+      {"product bigger than file", IdxHeaderBytes(0x08, {2, 2, 3}) + pixels,
+       absl::StatusCode::kDataLoss},
+      {"product smaller than file", IdxHeaderBytes(0x08, {2, 2, 1}) + pixels,
+       absl::StatusCode::kDataLoss},
+      {"overflowing dims",
+       IdxHeaderBytes(0x08, {2, 0xffffffffu, 0xffffffffu, 0xffffffffu}) + pixels,
        absl::StatusCode::kDataLoss},
       {"overflow in rows x row", IdxHeaderBytes(0x0E, {0xffffffffu, 0xffffffffu, 0xffffffffu}),
        absl::StatusCode::kDataLoss},
-      {"bad magic", "\x01\x00\x08\x03" + BE32(2) + BE32(2) + BE32(2) + pixels, absl::StatusCode::kDataLoss},
+      {"bad magic", "\x01\x00\x08\x03" + BE32(2) + BE32(2) + BE32(2) + pixels,
+       absl::StatusCode::kDataLoss},
       {"unknown type", IdxHeaderBytes(0x07, {2, 2, 2}) + pixels, absl::StatusCode::kDataLoss},
       {"no dims", IdxHeaderBytes(0x08, {}), absl::StatusCode::kDataLoss},
-      {"a billion empty rows", IdxHeaderBytes(0x08, {0x40000000u, 0, 28}), absl::StatusCode::kDataLoss},
-      {"truncated header", IdxHeaderBytes(0x08, {2, 2, 2}).substr(0, 10), absl::StatusCode::kDataLoss},
+      {"a billion empty rows", IdxHeaderBytes(0x08, {0x40000000u, 0, 28}),
+       absl::StatusCode::kDataLoss},
+      {"truncated header", IdxHeaderBytes(0x08, {2, 2, 2}).substr(0, 10),
+       absl::StatusCode::kDataLoss},
       {"empty file", "", absl::StatusCode::kDataLoss},
       {"float type", IdxHeaderBytes(0x0D, {2, 1, 1}) + pixels, absl::StatusCode::kUnimplemented},
   };
@@ -166,7 +172,8 @@ TEST(IdxTest, FashionMnistTestSet) {
   if (!std::filesystem::exists(dir + "t10k-images-idx3-ubyte.gz")) {
     GTEST_SKIP() << "dataset-fashion-mnist is not installed (scripts/setup.sh installs it)";
   }
-  auto source = MakeIdxSource(Store(), dir + "t10k-images-idx3-ubyte.gz", dir + "t10k-labels-idx1-ubyte.gz");
+  auto source =
+      MakeIdxSource(Store(), dir + "t10k-images-idx3-ubyte.gz", dir + "t10k-labels-idx1-ubyte.gz");
   Drained d = DrainExamples(*source);
   ASSERT_TRUE(d.status.ok()) << d.status;
   ASSERT_EQ(d.examples.size(), 10000u);
@@ -188,7 +195,9 @@ TEST(FixedLengthTest, ReadsRecordsBetweenHeaderAndFooter) {
   for (bool gz : {false, true}) {
     const std::string path = dir.File(gz ? "f.gz" : "f");
     WriteFileOrDie(path, gz ? testing::Gzip(bytes) : bytes);
-    FixedLengthOptions o{.record_bytes = 5, .header_bytes = 3, .footer_bytes = 2,
+    FixedLengthOptions o{.record_bytes = 5,
+                         .header_bytes = 3,
+                         .footer_bytes = 2,
                          .compression = gz ? Compression::kGzip : Compression::kNone};
     auto s = MakeFixedLengthSource(Store(), {path}, o);
     std::vector<Record> recs;
@@ -224,7 +233,8 @@ TEST(FixedLengthTest, ReadsRecordsBetweenHeaderAndFooter) {
     EXPECT_EQ(err.code(), absl::StatusCode::kDataLoss) << gz;
     if (!gz) {  // a stream cannot tell the footer from record bytes before its end
       EXPECT_EQ(n, 5);
-      EXPECT_NE(err.message().find("truncated record at " + path + ":28"), std::string::npos) << err;
+      EXPECT_NE(err.message().find("truncated record at " + path + ":28"), std::string::npos)
+          << err;
     }
   }
 }

@@ -1,10 +1,10 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
-#include "dataecho/jpeg.h"
+#include "dataecho/formats/jpeg.h"
 
 #include <cstdlib>
 #include <string>
 
-#include "dataecho/image_record.h"
+#include "dataecho/formats/image_record.h"
 #include "gtest/gtest.h"
 
 namespace dataecho {
@@ -14,13 +14,15 @@ Tensor Gradient(int64_t h, int64_t w, int64_t c) {
   MutableBuffer mb(static_cast<size_t>(h * w * c));
   for (int64_t y = 0; y < h; ++y)
     for (int64_t x = 0; x < w; ++x)
-      for (int64_t k = 0; k < c; ++k) mb.data()[(y * w + x) * c + k] = static_cast<uint8_t>((x * 8 + y * 3 + k * 40) & 0xff);
+      for (int64_t k = 0; k < c; ++k)
+        mb.data()[(y * w + x) * c + k] = static_cast<uint8_t>((x * 8 + y * 3 + k * 40) & 0xff);
   return *Tensor::Make(DType::kUInt8, {h, w, c}, std::move(mb).Freeze());
 }
 
 double MeanAbsDiff(const Tensor& a, const Tensor& b) {
   double d = 0;
-  for (size_t i = 0; i < a.byte_size(); ++i) d += std::abs(int{a.buffer().data()[i]} - int{b.buffer().data()[i]});
+  for (size_t i = 0; i < a.byte_size(); ++i)
+    d += std::abs(int{a.buffer().data()[i]} - int{b.buffer().data()[i]});
   return d / static_cast<double>(a.byte_size());
 }
 
@@ -69,7 +71,8 @@ TEST(JpegTest, CorruptAndTruncatedAreDataLossNamingTheRecord) {
 TEST(JpegTest, TooManyPixelsRejectedBeforeDecoding) {
   auto jpeg = EncodeJpeg(Gradient(64, 64, 1));
   ASSERT_TRUE(jpeg.ok());
-  EXPECT_EQ(DecodeJpeg(*jpeg, {.max_pixels = 64 * 63}).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(DecodeJpeg(*jpeg, {.max_pixels = 64 * 63}).status().code(),
+            absl::StatusCode::kResourceExhausted);
   EXPECT_TRUE(DecodeJpeg(*jpeg, {.max_pixels = 64 * 64}).ok());
 }
 
@@ -78,7 +81,8 @@ TEST(JpegTest, EncodeRejectsWrongTypes) {
   EXPECT_EQ(EncodeJpeg(*f).status().code(), absl::StatusCode::kInvalidArgument);
   auto two = Tensor::Make(DType::kUInt8, {2, 2, 2}, Buffer::CopyOf(std::string(8, '\0')));
   EXPECT_EQ(EncodeJpeg(*two).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(EncodeJpeg(Gradient(4, 4, 1), {.quality = 0}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(EncodeJpeg(Gradient(4, 4, 1), {.quality = 0}).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(ImageRecordTest, RawRoundTripSharesRecordBytes) {
@@ -121,8 +125,8 @@ TEST(ImageRecordTest, MalformedPayloadsAreDataLoss) {
   Record r;
   r.source = std::make_shared<const std::string>("s.tfrecord");
   r.offset = 77;
-  for (std::string bad : {std::string("short"), "XXXX" + raw->substr(4), raw->substr(0, raw->size() - 1),
-                          *raw + "x"}) {
+  for (std::string bad : {std::string("short"), "XXXX" + raw->substr(4),
+                          raw->substr(0, raw->size() - 1), *raw + "x"}) {
     r.data = Buffer::CopyOf(bad);
     auto ex = DecodeImageRecord(r);
     ASSERT_EQ(ex.status().code(), absl::StatusCode::kDataLoss);

@@ -1,18 +1,18 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
-#include "dataecho/local_store.h"
+#include "dataecho/storage/local_store.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
-#include <map>
 #include <fstream>
+#include <map>
 #include <string>
 
-#include "dataecho/glob.h"
-#include "dataecho/object_store.h"
-#include "dataecho/sharding.h"
+#include "dataecho/storage/glob.h"
+#include "dataecho/storage/object_store.h"
+#include "dataecho/storage/sharding.h"
 #include "gtest/gtest.h"
 
 namespace dataecho {
@@ -52,7 +52,8 @@ class LocalStoreTest : public ::testing::Test {
     std::string out;
     std::string buf(step, '\0');
     while (true) {
-      absl::StatusOr<size_t> n = r.Read(absl::MakeSpan(reinterpret_cast<uint8_t*>(buf.data()), step));
+      absl::StatusOr<size_t> n =
+          r.Read(absl::MakeSpan(reinterpret_cast<uint8_t*>(buf.data()), step));
       EXPECT_TRUE(n.ok()) << n.status();
       if (!n.ok() || *n == 0) break;
       out.append(buf.data(), *n);
@@ -85,8 +86,7 @@ TEST_F(LocalStoreTest, FileUriAndPlainPathAreTheSameObject) {
   absl::StatusOr<Buffer> range = store_->ReadRange("file://localhost" + path, 7, 10);
   ASSERT_TRUE(range.ok()) << range.status();
   EXPECT_EQ(range->view(), Pattern(77).substr(7, 10));
-  EXPECT_EQ(store_->Stat("file://otherhost/x").status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->Stat("file://otherhost/x").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(LocalStoreTest, ErrorsNameThePathAndUseTheRightCode) {
@@ -151,8 +151,10 @@ TEST_F(LocalStoreTest, ReaderSeesAFileChangingUnderIt) {
   absl::Status s;
   while (s.ok()) {
     absl::StatusOr<size_t> n = (*r)->Read(absl::MakeSpan(buf));
-    if (!n.ok()) s = n.status();
-    else if (*n == 0) break;
+    if (!n.ok())
+      s = n.status();
+    else if (*n == 0)
+      break;
   }
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
 }
@@ -202,8 +204,8 @@ TEST_F(LocalStoreTest, GlobAndPrefixExpansion) {
   auto prefix = ExpandUris(*store_, d + "/");
   ASSERT_TRUE(prefix.ok());
   EXPECT_EQ(prefix->size(), 6u);
-  auto multi = ExpandUris(*store_, std::vector<std::string>{d + "/part-1*", d + "/other",
-                                                            d + "/part-10"});
+  auto multi =
+      ExpandUris(*store_, std::vector<std::string>{d + "/part-1*", d + "/other", d + "/part-10"});
   ASSERT_TRUE(multi.ok());
   EXPECT_EQ(*multi, (std::vector<std::string>{d + "/other", d + "/part-10"}));
   EXPECT_EQ(ExpandUris(*store_, d + "/nope-*").status().code(), absl::StatusCode::kNotFound);
@@ -218,8 +220,9 @@ class ShardingTest : public ::testing::Test {
     for (const char* v : kVars) unsetenv(v);
   }
   void TearDown() override { SetUp(); }
-  static constexpr const char* kVars[] = {"RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
-                                          "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS"};
+  static constexpr const char* kVars[] = {
+      "RANK",         "WORLD_SIZE",  "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+      "SLURM_PROCID", "SLURM_NTASKS"};
 };
 
 TEST_F(ShardingTest, EveryFileLandsInExactlyOneShard) {

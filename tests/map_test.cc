@@ -22,7 +22,12 @@ void Jitter(int64_t x) {  // uneven work so workers finish out of order
 TEST(MapTest, ParallelResultsComeInInputOrder) {
   for (int parallelism : {0, 1, 4}) {
     auto stage = FromRange(0, 500)
-                     .Map([](int64_t x) { Jitter(x); return x * 2; }, {.parallelism = parallelism})
+                     .Map(
+                         [](int64_t x) {
+                           Jitter(x);
+                           return x * 2;
+                         },
+                         {.parallelism = parallelism})
                      .Release();
     std::vector<int64_t> out = *Drain(**stage);
     ASSERT_EQ(out.size(), 500u);
@@ -32,7 +37,12 @@ TEST(MapTest, ParallelResultsComeInInputOrder) {
 
 TEST(MapTest, NonDeterministicModeDeliversEveryElementOnce) {
   auto stage = FromRange(0, 500)
-                   .Map([](int64_t x) { Jitter(x); return x; }, {.parallelism = 4, .deterministic = false})
+                   .Map(
+                       [](int64_t x) {
+                         Jitter(x);
+                         return x;
+                       },
+                       {.parallelism = 4, .deterministic = false})
                    .Release();
   std::vector<int64_t> out = *Drain(**stage);
   std::sort(out.begin(), out.end());
@@ -105,7 +115,13 @@ TEST(PrefetchTest, DeliversEverythingAndTryNextDoesNotBlock) {
 
 TEST(PrefetchTest, QueueIsBounded) {
   std::atomic<int64_t> pulled{0};
-  auto stage = FromRange(0, 1000).Map([&](int64_t x) { ++pulled; return x; }).Prefetch({.depth = 5}).Release();
+  auto stage = FromRange(0, 1000)
+                   .Map([&](int64_t x) {
+                     ++pulled;
+                     return x;
+                   })
+                   .Prefetch({.depth = 5})
+                   .Release();
   ASSERT_TRUE((*stage)->Next().ok());
   while (pulled.load() < 6) std::this_thread::yield();  // the producer fills the queue
   std::this_thread::sleep_for(std::chrono::milliseconds(50));

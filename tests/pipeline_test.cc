@@ -19,11 +19,13 @@ using testing::MakeExamples;
 
 // A source whose element k is an error.
 Pipeline<Example> FailingAt(int64_t k, int64_t n = 100) {
-  return FromGenerator<Example>([k, n, i = int64_t{0}]() mutable -> absl::StatusOr<std::optional<Example>> {
-    if (i == n) return std::nullopt;
-    if (i == k) return absl::DataLossError("corrupted record at mem://source:" + std::to_string(k));
-    return testing::MakeExample(static_cast<uint64_t>(i++));
-  });
+  return FromGenerator<Example>(
+      [k, n, i = int64_t{0}]() mutable -> absl::StatusOr<std::optional<Example>> {
+        if (i == n) return std::nullopt;
+        if (i == k)
+          return absl::DataLossError("corrupted record at mem://source:" + std::to_string(k));
+        return testing::MakeExample(static_cast<uint64_t>(i++));
+      });
 }
 
 TEST(PipelineErrorTest, ErrorAtKAfterElementsBeforeIt) {
@@ -44,8 +46,11 @@ TEST(PipelineErrorTest, ErrorAtKAfterElementsBeforeIt) {
   check_examples(FailingAt(k).Prefetch({.depth = 4}), 1);
   check_examples(FailingAt(k).Echo({.factor = 3}), 3);
   check_examples(FailingAt(k).Shuffle({.buffer_size = 10, .seed = 1}), 1);
-  check_examples(FailingAt(k).Map([](Example e) { return e; }, {.parallelism = 2}).Prefetch({.depth = 3})
-                     .Echo({.factor = 2}).Shuffle({.buffer_size = 16}),
+  check_examples(FailingAt(k)
+                     .Map([](Example e) { return e; }, {.parallelism = 2})
+                     .Prefetch({.depth = 3})
+                     .Echo({.factor = 2})
+                     .Shuffle({.buffer_size = 16}),
                  2);
   // Batch: the rows before the error arrive (the last batch partial), then the error.
   auto batches = FailingAt(k).Prefetch({.depth = 2}).Batch({.batch_size = 8}).Release();
@@ -62,7 +67,8 @@ std::vector<std::pair<uint64_t, uint32_t>> RunRandomPipeline(uint64_t seed) {
   auto p = FromVector(MakeExamples(3000, 8))
                .Map(
                    [](Example e) {
-                     std::this_thread::sleep_for(std::chrono::microseconds((e.source_index * 7919) % 200));
+                     std::this_thread::sleep_for(
+                         std::chrono::microseconds((e.source_index * 7919) % 200));
                      return e;
                    },
                    {.parallelism = 4})
@@ -92,7 +98,10 @@ TEST(PipelineDeterminismTest, SameSeedSameOutputDifferentSeedDifferent) {
 Pipeline<Batch> BlockingPipeline(int kind) {
   switch (kind % 4) {
     case 0:  // producer blocked on a full queue (nobody consumes fast)
-      return FromVector(MakeExamples(2000, 64)).Prefetch({.depth = 2}).Echo({.factor = 2}).Batch({.batch_size = 4});
+      return FromVector(MakeExamples(2000, 64))
+          .Prefetch({.depth = 2})
+          .Echo({.factor = 2})
+          .Batch({.batch_size = 4});
     case 1:  // consumer blocked on an empty queue behind a slow throttle
       return FromVector(MakeExamples(2000, 64))
           .Throttle({.latency = absl::Seconds(5)})

@@ -1,5 +1,5 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
-#include "dataecho/record_source.h"
+#include "dataecho/formats/record_source.h"
 
 #include <algorithm>
 #include <chrono>
@@ -7,8 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include "dataecho/object_store.h"
-#include "dataecho/tfrecord.h"
+#include "dataecho/formats/tfrecord.h"
+#include "dataecho/storage/object_store.h"
 #include "gtest/gtest.h"
 #include "support/temp_files.h"
 
@@ -22,7 +22,8 @@ std::vector<std::string> MakeFiles(const TempDir& dir, const std::vector<int>& c
   std::vector<std::string> uris;
   for (size_t f = 0; f < counts.size(); ++f) {
     std::string bytes;
-    for (int i = 0; i < counts[f]; ++i) AppendTFRecord(&bytes, std::to_string(f) + ":" + std::to_string(i));
+    for (int i = 0; i < counts[f]; ++i)
+      AppendTFRecord(&bytes, std::to_string(f) + ":" + std::to_string(i));
     uris.push_back(dir.File("f" + std::to_string(f)));
     testing::WriteFileOrDie(uris.back(), bytes);
   }
@@ -62,7 +63,8 @@ TEST(RecordSourceTest, DeterministicInterleaveIsRoundRobinOverThreads) {
   auto uris = MakeFiles(dir, {3, 1, 1, 2});
   const std::vector<std::string> want = {"0:0", "1:0", "0:1", "3:0", "0:2", "3:1", "2:0"};
   for (int run = 0; run < 5; ++run) {
-    auto s = MakeTFRecordSource(OpenObjectStore(), uris, {}, {.cycle_length = 2, .buffered_records = 1});
+    auto s =
+        MakeTFRecordSource(OpenObjectStore(), uris, {}, {.cycle_length = 2, .buffered_records = 1});
     EXPECT_EQ(Drain(*s), want) << "run " << run;
   }
 }
@@ -75,7 +77,8 @@ TEST(RecordSourceTest, NondeterministicInterleaveYieldsEveryRecordOnce) {
   std::vector<std::string> got = Drain(*s);
   std::vector<std::string> want;
   for (int f : {0, 1, 3, 4})
-    for (int i = 0; i < std::vector<int>{50, 7, 0, 33, 12}[f]; ++i) want.push_back(std::to_string(f) + ":" + std::to_string(i));
+    for (int i = 0; i < std::vector<int>{50, 7, 0, 33, 12}[f]; ++i)
+      want.push_back(std::to_string(f) + ":" + std::to_string(i));
   std::sort(got.begin(), got.end());
   std::sort(want.begin(), want.end());
   EXPECT_EQ(got, want);
@@ -109,7 +112,8 @@ TEST(RecordSourceTest, CancelAndDestroyWhileThreadsAreBlocked) {
   TempDir dir;
   auto uris = MakeFiles(dir, {1000, 1000, 1000, 1000});
   for (int i = 0; i < 20; ++i) {
-    auto s = MakeTFRecordSource(OpenObjectStore(), uris, {}, {.cycle_length = 4, .buffered_records = 2});
+    auto s =
+        MakeTFRecordSource(OpenObjectStore(), uris, {}, {.cycle_length = 4, .buffered_records = 2});
     ASSERT_TRUE(s->Next().ok());
     if (i % 2 == 0) {
       s->Cancel();
@@ -118,7 +122,8 @@ TEST(RecordSourceTest, CancelAndDestroyWhileThreadsAreBlocked) {
     s.reset();  // joins threads blocked on full queues
   }
   // Cancel from another thread while the consumer waits.
-  auto s = MakeTFRecordSource(OpenObjectStore(), uris, {}, {.cycle_length = 2, .buffered_records = 1});
+  auto s =
+      MakeTFRecordSource(OpenObjectStore(), uris, {}, {.cycle_length = 2, .buffered_records = 1});
   std::thread t([&] { s->Cancel(); });
   absl::Status status;
   Drain(*s, &status);

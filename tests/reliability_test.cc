@@ -13,16 +13,16 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "dataecho/idx.h"
-#include "dataecho/image_record.h"
-#include "dataecho/object_store.h"
+#include "dataecho/formats/idx.h"
+#include "dataecho/formats/image_record.h"
+#include "dataecho/formats/tfrecord.h"
 #include "dataecho/pipeline.h"
-#include "dataecho/tfrecord.h"
+#include "dataecho/storage/object_store.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "support/examples.h"
-#include "support/http_server.h"
 #include "support/temp_files.h"
+#include "testing/http_server.h"
 
 namespace dataecho {
 namespace {
@@ -77,7 +77,8 @@ TEST(SoakTest, FashionMnistEpochOverFaultyHttpDeliversEveryRecordExactlyETimes) 
   options.http.stall_timeout = absl::Seconds(1);
   std::shared_ptr<ObjectStore> store = OpenObjectStore(options);
   std::vector<std::string> urls;
-  for (int s = 0; s < kShards; ++s) urls.push_back(fmt::format("{}/train-{:05d}-of-{:05d}", (*server)->url(), s, kShards));
+  for (int s = 0; s < kShards; ++s)
+    urls.push_back(fmt::format("{}/train-{:05d}-of-{:05d}", (*server)->url(), s, kShards));
   if (store->Stat(urls[0]).status().code() == absl::StatusCode::kUnimplemented) {
     GTEST_SKIP() << "this build has no HTTP store";
   }
@@ -86,7 +87,8 @@ TEST(SoakTest, FashionMnistEpochOverFaultyHttpDeliversEveryRecordExactlyETimes) 
   // store retries (resets, 5xx, 429, short bodies, a shifted Content-Range,
   // a 200 to a ranged request, one stall).
   std::mt19937 rng(8);
-  const uint64_t shard_bytes = 60000 / kShards * (kTFRecordHeaderBytes + kImageRecordHeaderBytes + 784 + 4);
+  const uint64_t shard_bytes =
+      60000 / kShards * (kTFRecordHeaderBytes + kImageRecordHeaderBytes + 784 + 4);
   const uint64_t chunk = options.http.chunk_size;
   int faults = 0;
   for (int s = 0; s < kShards; ++s) {
@@ -96,20 +98,42 @@ TEST(SoakTest, FashionMnistEpochOverFaultyHttpDeliversEveryRecordExactlyETimes) 
       f.skip = static_cast<int>(rng() % (shard_bytes / chunk));
       f.after_bytes = rng() % chunk;
       switch (rng() % 7) {
-        case 0: f.kind = HttpFault::Kind::kReset; break;
-        case 1: f.kind = HttpFault::Kind::kStatus; f.status = 500 + static_cast<int>(rng() % 2) * 3; break;
-        case 2: f.kind = HttpFault::Kind::kStatus; f.status = 429; f.retry_after = "0"; break;
-        case 3: f.kind = HttpFault::Kind::kShortBody; break;
-        case 4: f.kind = HttpFault::Kind::kWrongContentRange; f.range_shift = 1 + static_cast<int64_t>(rng() % 1000); break;
-        case 5: f.kind = HttpFault::Kind::kIgnoreRange; break;
-        case 6: f.kind = HttpFault::Kind::kReset; f.after_bytes = 0; break;
+        case 0:
+          f.kind = HttpFault::Kind::kReset;
+          break;
+        case 1:
+          f.kind = HttpFault::Kind::kStatus;
+          f.status = 500 + static_cast<int>(rng() % 2) * 3;
+          break;
+        case 2:
+          f.kind = HttpFault::Kind::kStatus;
+          f.status = 429;
+          f.retry_after = "0";
+          break;
+        case 3:
+          f.kind = HttpFault::Kind::kShortBody;
+          break;
+        case 4:
+          f.kind = HttpFault::Kind::kWrongContentRange;
+          f.range_shift = 1 + static_cast<int64_t>(rng() % 1000);
+          break;
+        case 5:
+          f.kind = HttpFault::Kind::kIgnoreRange;
+          break;
+        case 6:
+          f.kind = HttpFault::Kind::kReset;
+          f.after_bytes = 0;
+          break;
       }
       (*server)->AddFault(f);
       ++faults;
     }
   }
-  (*server)->AddFault({.kind = HttpFault::Kind::kStall, .path_substring = "train-00003", .after_bytes = 5000,
-                       .stall = absl::Seconds(3), .skip = 2});
+  (*server)->AddFault({.kind = HttpFault::Kind::kStall,
+                       .path_substring = "train-00003",
+                       .after_bytes = 5000,
+                       .stall = absl::Seconds(3),
+                       .skip = 2});
   ++faults;
 
   constexpr int kEcho = 3;
@@ -152,12 +176,13 @@ TEST(SoakTest, FashionMnistEpochOverFaultyHttpDeliversEveryRecordExactlyETimes) 
     if (c < kEcho) lost += kEcho - c;
     if (c > kEcho) duplicated += c - kEcho;
   }
-  std::printf("soak: %zu records x e=%d over HTTP, %lld faults fired of %d scripted, %lld requests: "
-              "rows %lld, fresh %lld, records lost: %lld, duplicated: %lld, mismatched: %lld\n",
-              labels.size(), kEcho, static_cast<long long>((*server)->faults_fired()), faults,
-              static_cast<long long>((*server)->request_count()), static_cast<long long>(rows),
-              static_cast<long long>(fresh), static_cast<long long>(lost), static_cast<long long>(duplicated),
-              static_cast<long long>(bad));
+  std::printf(
+      "soak: %zu records x e=%d over HTTP, %lld faults fired of %d scripted, %lld requests: "
+      "rows %lld, fresh %lld, records lost: %lld, duplicated: %lld, mismatched: %lld\n",
+      labels.size(), kEcho, static_cast<long long>((*server)->faults_fired()), faults,
+      static_cast<long long>((*server)->request_count()), static_cast<long long>(rows),
+      static_cast<long long>(fresh), static_cast<long long>(lost),
+      static_cast<long long>(duplicated), static_cast<long long>(bad));
   EXPECT_EQ(bad, 0);
   EXPECT_EQ(lost, 0);
   EXPECT_EQ(duplicated, 0);
@@ -172,7 +197,8 @@ int64_t PeakRssBytes() {
   return static_cast<int64_t>(u.ru_maxrss) * 1024;
 }
 
-double StatExtra(const std::vector<StageStats>& stats, const std::string& stage, const std::string& key) {
+double StatExtra(const std::vector<StageStats>& stats, const std::string& stage,
+                 const std::string& key) {
   for (const StageStats& s : stats) {
     if (s.name != stage) continue;
     for (const auto& [k, v] : s.extra) {
@@ -188,13 +214,14 @@ double StatExtra(const std::vector<StageStats>& stats, const std::string& stage,
 TEST(MemoryBoundTest, LargeRecordsThroughPrefetchAndShuffleStayWithinTheCap) {
   constexpr int64_t kRecord = 1 << 20, kCap = 32 << 20, kRecords = 160;
   const int64_t rss_before = PeakRssBytes();
-  auto p = FromRange(0, kRecords)
-               .Map([](int64_t i) { return testing::MakeExample(static_cast<uint64_t>(i), kRecord); },
-                    {.parallelism = 2})
-               .Prefetch({.depth = 8})
-               .Echo({.factor = 2, .seed = 1})
-               .Shuffle({.buffer_size = 24, .seed = 2, .max_bytes = kCap})
-               .Prefetch({.depth = 2});
+  auto p =
+      FromRange(0, kRecords)
+          .Map([](int64_t i) { return testing::MakeExample(static_cast<uint64_t>(i), kRecord); },
+               {.parallelism = 2})
+          .Prefetch({.depth = 8})
+          .Echo({.factor = 2, .seed = 1})
+          .Shuffle({.buffer_size = 24, .seed = 2, .max_bytes = kCap})
+          .Prefetch({.depth = 2});
   ASSERT_TRUE(p.status().ok());
   std::vector<int> seen(kRecords, 0);
   int64_t n = 0;
@@ -211,18 +238,20 @@ TEST(MemoryBoundTest, LargeRecordsThroughPrefetchAndShuffleStayWithinTheCap) {
   EXPECT_GT(peak_held, 0);
   EXPECT_LE(peak_held, static_cast<double>(kCap));
   const int64_t rss_after = PeakRssBytes();
-  std::printf("memory: shuffle peak_bytes_held %.1f MiB (cap %lld MiB), process peak RSS %.1f MiB "
-              "(%.1f MiB before the pipeline)\n",
-              peak_held / (1 << 20), static_cast<long long>(kCap >> 20), static_cast<double>(rss_after) / (1 << 20),
-              static_cast<double>(rss_before) / (1 << 20));
+  std::printf(
+      "memory: shuffle peak_bytes_held %.1f MiB (cap %lld MiB), process peak RSS %.1f MiB "
+      "(%.1f MiB before the pipeline)\n",
+      peak_held / (1 << 20), static_cast<long long>(kCap >> 20),
+      static_cast<double>(rss_after) / (1 << 20), static_cast<double>(rss_before) / (1 << 20));
 }
 
 TEST(MemoryBoundTest, ShuffleBufferTooLargeForTheCapIsResourceExhausted) {
   constexpr int64_t kRecord = 1 << 20;
-  auto p = FromRange(0, 100)
-               .Map([](int64_t i) { return testing::MakeExample(static_cast<uint64_t>(i), kRecord); })
-               .Prefetch({.depth = 4})
-               .Shuffle({.buffer_size = 64, .seed = 2, .max_bytes = 16 * kRecord});
+  auto p =
+      FromRange(0, 100)
+          .Map([](int64_t i) { return testing::MakeExample(static_cast<uint64_t>(i), kRecord); })
+          .Prefetch({.depth = 4})
+          .Shuffle({.buffer_size = 64, .seed = 2, .max_bytes = 16 * kRecord});
   ASSERT_TRUE(p.status().ok());
   auto first = p.Next();
   ASSERT_FALSE(first.ok());

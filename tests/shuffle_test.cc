@@ -100,7 +100,8 @@ TEST(ShuffleTest, ReportsBytesHeldAndEnforcesCap) {
   EXPECT_EQ(s.Extra("buffered"), 10);
   EXPECT_EQ(s.Extra("peak_bytes_held"), 10 * 100);
 
-  auto capped = FromVector(testing::MakeExamples(100, 100)).Shuffle({.buffer_size = 50, .max_bytes = 2000});
+  auto capped =
+      FromVector(testing::MakeExamples(100, 100)).Shuffle({.buffer_size = 50, .max_bytes = 2000});
   auto r = capped.Next();
   EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_NE(r.status().message().find("max_bytes = 2000"), absl::string_view::npos) << r.status();
@@ -108,8 +109,10 @@ TEST(ShuffleTest, ReportsBytesHeldAndEnforcesCap) {
 }
 
 TEST(ShuffleTest, InvalidOptions) {
-  EXPECT_EQ(FromRange(0, 3).Shuffle({.buffer_size = 0}).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(FromRange(0, 3).Shuffle({.max_bytes = -1}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(FromRange(0, 3).Shuffle({.buffer_size = 0}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(FromRange(0, 3).Shuffle({.max_bytes = -1}).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -17,17 +17,17 @@
 #include <thread>
 #include <vector>
 
-#include "dataecho/fault_store.h"
-#include "dataecho/idx.h"
-#include "dataecho/image_record.h"
-#include "dataecho/object_store.h"
+#include "dataecho/formats/idx.h"
+#include "dataecho/formats/image_record.h"
+#include "dataecho/formats/tfrecord.h"
 #include "dataecho/pipeline.h"
-#include "dataecho/tfrecord.h"
+#include "dataecho/storage/fault_store.h"
+#include "dataecho/storage/object_store.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "support/examples.h"
-#include "support/http_server.h"
 #include "support/temp_files.h"
+#include "testing/http_server.h"
 
 namespace dataecho {
 namespace {
@@ -120,8 +120,8 @@ Pipeline<Batch> Chain(Pipeline<Example> source, uint64_t seed) {
       .Prefetch({.depth = 2});
 }
 
-Pipeline<Batch> FromShards(std::shared_ptr<ObjectStore> store, std::vector<std::string> uris, int cycle,
-                           uint64_t seed) {
+Pipeline<Batch> FromShards(std::shared_ptr<ObjectStore> store, std::vector<std::string> uris,
+                           int cycle, uint64_t seed) {
   InterleaveOptions interleave;
   interleave.cycle_length = cycle;
   interleave.buffered_records = 4;
@@ -135,7 +135,8 @@ Pipeline<Batch> FromShards(std::shared_ptr<ObjectStore> store, std::vector<std::
 
 std::vector<std::string> Urls(const HttpServer& server) {
   std::vector<std::string> urls;
-  for (int s = 0; s < kShards; ++s) urls.push_back(fmt::format("{}/part-{}.tfrecord", server.url(), s));
+  for (int s = 0; s < kShards; ++s)
+    urls.push_back(fmt::format("{}/part-{}.tfrecord", server.url(), s));
   return urls;
 }
 
@@ -156,13 +157,16 @@ TEST(ShutdownTortureTest, ThousandPipelinesDestroyedAtRandomMomentsLeaveNoThread
   ASSERT_GT(threads_before, 0);
   int http_runs = 0;
   {
-    auto server = HttpServer::Start({.directory = data.dir.path(), .latency = absl::Microseconds(200)});
+    auto server =
+        HttpServer::Start({.directory = data.dir.path(), .latency = absl::Microseconds(200)});
     ASSERT_TRUE(server.ok()) << server.status();
     auto stalled = HttpServer::Start({.directory = data.dir.path()});
     ASSERT_TRUE(stalled.ok()) << stalled.status();
     // Every GET on this server stalls after 100 bytes for far longer than the test.
-    (*stalled)->AddFault({.kind = HttpFault::Kind::kStall, .after_bytes = 100,
-                          .stall = absl::Seconds(600), .times = -1});
+    (*stalled)->AddFault({.kind = HttpFault::Kind::kStall,
+                          .after_bytes = 100,
+                          .stall = absl::Seconds(600),
+                          .times = -1});
     std::shared_ptr<ObjectStore> local = OpenObjectStore();
     const bool http = HttpAvailable(*local, **server);
     if (!http) std::printf("HTTP store unavailable in this build: HTTP cases run on local files\n");
@@ -173,7 +177,8 @@ TEST(ShutdownTortureTest, ThousandPipelinesDestroyedAtRandomMomentsLeaveNoThread
     for (int i = 0; i < kIterations; ++i) {
       const int kind = i % kKinds;
       const uint64_t seed = static_cast<uint64_t>(i);
-      std::shared_ptr<ObjectStore> store = OpenObjectStore();  // per pipeline, so its threads must go too
+      std::shared_ptr<ObjectStore> store =
+          OpenObjectStore();  // per pipeline, so its threads must go too
       Pipeline<Batch> p(absl::InternalError("unset"));
       switch (kind) {
         case 0:  // local shards, one after the other
@@ -184,8 +189,10 @@ TEST(ShutdownTortureTest, ThousandPipelinesDestroyedAtRandomMomentsLeaveNoThread
           break;
         case 2: {  // failing reads somewhere in the middle of a shard
           auto faulty = std::make_shared<FaultInjectingStore>(store);
-          faulty->AddFault({.op = Fault::Op::kRead, .uri_substring = "part-1",
-                            .at_offset = static_cast<uint64_t>(rng() % 2000), .times = -1});
+          faulty->AddFault({.op = Fault::Op::kRead,
+                            .uri_substring = "part-1",
+                            .at_offset = static_cast<uint64_t>(rng() % 2000),
+                            .times = -1});
           p = FromShards(faulty, data.shards, 2, seed);
           break;
         }
@@ -193,10 +200,11 @@ TEST(ShutdownTortureTest, ThousandPipelinesDestroyedAtRandomMomentsLeaveNoThread
           p = Chain(From(MakeIdxSource(store, data.idx_images, data.idx_labels)), seed);
           break;
         case 4:  // an in-memory source behind a slow Throttle stage
-          p = Chain(FromRange(0, 1000)
-                        .Throttle({.latency = absl::Microseconds(300)})
-                        .Map([](int64_t k) { return testing::MakeExample(static_cast<uint64_t>(k)); }),
-                    seed);
+          p = Chain(
+              FromRange(0, 1000).Throttle({.latency = absl::Microseconds(300)}).Map([](int64_t k) {
+                return testing::MakeExample(static_cast<uint64_t>(k));
+              }),
+              seed);
           break;
         case 5:  // HTTP with latency, interleaved
           if (http) ++http_runs;

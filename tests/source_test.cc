@@ -35,7 +35,8 @@ TEST(SourceTest, GeneratorErrorIsSticky) {
 TEST(SourceTest, RepeatRunsEpochs) {
   auto r = RepeatSource<int64_t>([] { return RangeSource(0, 3); }, 3);
   EXPECT_EQ(*Drain(*r), (std::vector<int64_t>{0, 1, 2, 0, 1, 2, 0, 1, 2}));
-  auto forever = From(RepeatSource<int64_t>([] { return RangeSource(0, 2); }, -1)).Take(7).Release();
+  auto forever =
+      From(RepeatSource<int64_t>([] { return RangeSource(0, 2); }, -1)).Take(7).Release();
   EXPECT_EQ(Drain(**forever)->size(), 7u);
 }
 

@@ -7,9 +7,9 @@
 #include <thread>
 
 #include "absl/time/clock.h"
-#include "dataecho/fault_store.h"
-#include "dataecho/object_store.h"
-#include "dataecho/throttled_store.h"
+#include "dataecho/storage/fault_store.h"
+#include "dataecho/storage/object_store.h"
+#include "dataecho/storage/throttled_store.h"
 #include "gtest/gtest.h"
 
 namespace dataecho {

@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "dataecho/crc32c.h"
-#include "dataecho/object_store.h"
-#include "dataecho/tfrecord.h"
+#include "dataecho/formats/crc32c.h"
+#include "dataecho/formats/tfrecord.h"
+#include "dataecho/storage/object_store.h"
 #include "gtest/gtest.h"
-#include "support/http_server.h"
+#include "testing/http_server.h"
 
 namespace dataecho {
 namespace {
@@ -36,7 +36,9 @@ ReadResult ReadUrls(std::vector<std::string> urls, TFRecordReaderOptions options
   return r;
 }
 
-std::string Payload(int i) { return std::string(static_cast<size_t>(10 + i), static_cast<char>('a' + i % 26)); }
+std::string Payload(int i) {
+  return std::string(static_cast<size_t>(10 + i), static_cast<char>('a' + i % 26));
+}
 
 std::string Framed(int n) {
   std::string out;
@@ -73,7 +75,8 @@ TEST_F(TFRecordHttpTest, TruncatedRecordNamesUrlAndOffset) {
     ReadResult r = ReadUrls({url});
     EXPECT_EQ(r.records.size(), 1u) << cut;
     ASSERT_EQ(r.status.code(), absl::StatusCode::kDataLoss) << cut << " " << r.status;
-    EXPECT_NE(r.status.message().find("truncated record at " + url + ":" + std::to_string(second)), std::string::npos)
+    EXPECT_NE(r.status.message().find("truncated record at " + url + ":" + std::to_string(second)),
+              std::string::npos)
         << r.status;
   }
 }
@@ -86,7 +89,8 @@ TEST_F(TFRecordHttpTest, BadDataCrcFailsOrIsSkipped) {
   ReadResult strict = ReadUrls({url});
   EXPECT_EQ(strict.records.size(), 2u);
   ASSERT_EQ(strict.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_NE(strict.status.message().find("corrupted record at " + url + ":" + std::to_string(r2)), std::string::npos)
+  EXPECT_NE(strict.status.message().find("corrupted record at " + url + ":" + std::to_string(r2)),
+            std::string::npos)
       << strict.status;
   ReadResult skip = ReadUrls({url}, {.skip_corrupt = true});
   ASSERT_TRUE(skip.status.ok()) << skip.status;
@@ -104,7 +108,8 @@ TEST_F(TFRecordHttpTest, BadLengthCrcFailsOrSkipsTheRestOfTheFile) {
   ReadResult strict = ReadUrls({url});
   EXPECT_EQ(strict.records.size(), 1u);
   ASSERT_EQ(strict.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_NE(strict.status.message().find("corrupted record at " + url + ":" + std::to_string(r1)), std::string::npos)
+  EXPECT_NE(strict.status.message().find("corrupted record at " + url + ":" + std::to_string(r1)),
+            std::string::npos)
       << strict.status;
   ReadResult skip = ReadUrls({url, ok}, {.skip_corrupt = true});
   ASSERT_TRUE(skip.status.ok()) << skip.status;
@@ -115,9 +120,11 @@ TEST_F(TFRecordHttpTest, BadLengthCrcFailsOrSkipsTheRestOfTheFile) {
 TEST_F(TFRecordHttpTest, AbsurdLengthIsRejected) {
   std::string header(12, '\0');
   const uint64_t length = uint64_t{1} << 50;
-  for (int i = 0; i < 8; ++i) header[static_cast<size_t>(i)] = static_cast<char>((length >> (8 * i)) & 0xff);
+  for (int i = 0; i < 8; ++i)
+    header[static_cast<size_t>(i)] = static_cast<char>((length >> (8 * i)) & 0xff);
   const uint32_t crc = MaskCrc32c(Crc32c(header.data(), 8));
-  for (int i = 0; i < 4; ++i) header[static_cast<size_t>(8 + i)] = static_cast<char>((crc >> (8 * i)) & 0xff);
+  for (int i = 0; i < 4; ++i)
+    header[static_cast<size_t>(8 + i)] = static_cast<char>((crc >> (8 * i)) & 0xff);
   const std::string url = Serve("absurd", header + "xyz");
   ReadResult r = ReadUrls({url});
   EXPECT_TRUE(r.records.empty());

@@ -1,11 +1,11 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
-#include "dataecho/tfrecord.h"
+#include "dataecho/formats/tfrecord.h"
 
 #include <string>
 #include <vector>
 
-#include "dataecho/crc32c.h"
-#include "dataecho/object_store.h"
+#include "dataecho/formats/crc32c.h"
+#include "dataecho/storage/object_store.h"
 #include "gtest/gtest.h"
 #include "support/temp_files.h"
 
@@ -42,7 +42,10 @@ ReadResult ReadFiles(std::vector<std::string> uris, TFRecordReaderOptions option
   return ReadAll(*source);
 }
 
-std::string Payload(int i) { return std::string(static_cast<size_t>(i % 50), static_cast<char>('a' + i % 26)) + std::to_string(i); }
+std::string Payload(int i) {
+  return std::string(static_cast<size_t>(i % 50), static_cast<char>('a' + i % 26)) +
+         std::to_string(i);
+}
 
 std::string Framed(int first, int n) {
   std::string out;
@@ -62,7 +65,8 @@ TEST(TFRecordTest, WriterReaderRoundTripAllCompressions) {
     const std::string path = dir.File("rt-" + std::to_string(static_cast<int>(c)));
     auto writer = TFRecordWriter::Create(path, {.compression = c});
     ASSERT_TRUE(writer.ok()) << writer.status();
-    std::vector<std::string> payloads = {"", "x", std::string(300000, 'q')};  // larger than the read buffer
+    std::vector<std::string> payloads = {"", "x",
+                                         std::string(300000, 'q')};  // larger than the read buffer
     for (int i = 0; i < 500; ++i) payloads.push_back(Payload(i));
     for (const auto& p : payloads) ASSERT_TRUE((*writer)->Write(p).ok());
     EXPECT_EQ((*writer)->records(), static_cast<int64_t>(payloads.size()));
@@ -115,11 +119,13 @@ TEST(TFRecordTest, TruncationAnywhereIsDataLoss) {
       ReadResult r = ReadFiles({path}, {.compression = Compression::kAuto});
       ASSERT_EQ(r.records.size(), 1u) << cut;
       ASSERT_EQ(r.status.code(), absl::StatusCode::kDataLoss) << cut;
-      EXPECT_NE(r.status.message().find("truncated record at " + path + ":" + std::to_string(second)),
-                std::string::npos)
+      EXPECT_NE(
+          r.status.message().find("truncated record at " + path + ":" + std::to_string(second)),
+          std::string::npos)
           << r.status;
       // skip_corrupt does not hide truncation.
-      EXPECT_EQ(ReadFiles({path}, {.compression = Compression::kAuto, .skip_corrupt = true}).status.code(),
+      EXPECT_EQ(ReadFiles({path}, {.compression = Compression::kAuto, .skip_corrupt = true})
+                    .status.code(),
                 absl::StatusCode::kDataLoss);
     }
   }
@@ -149,7 +155,8 @@ TEST(TFRecordTest, BadDataCrcFailsOrIsSkippedAndCounted) {
   ReadResult strict = ReadFiles({dir.File("c")});
   EXPECT_EQ(strict.records.size(), 2u);
   ASSERT_EQ(strict.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_NE(strict.status.message().find("corrupted record at " + dir.File("c") + ":" + std::to_string(r2)),
+  EXPECT_NE(strict.status.message().find("corrupted record at " + dir.File("c") + ":" +
+                                         std::to_string(r2)),
             std::string::npos)
       << strict.status;
 
@@ -178,7 +185,8 @@ TEST(TFRecordTest, BadLengthCrcFailsOrSkipsTheRestOfTheFile) {
   ReadResult strict = ReadFiles({dir.File("l")});
   EXPECT_EQ(strict.records.size(), 1u);
   EXPECT_EQ(strict.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_NE(strict.status.message().find("corrupted record at " + dir.File("l") + ":" + std::to_string(r1)),
+  EXPECT_NE(strict.status.message().find("corrupted record at " + dir.File("l") + ":" +
+                                         std::to_string(r1)),
             std::string::npos)
       << strict.status;
   ReadResult skip = ReadFiles({dir.File("l"), dir.File("ok")}, {.skip_corrupt = true});
@@ -202,7 +210,8 @@ TEST(TFRecordTest, AbsurdLengthRejectedBeforeAllocating) {
     EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss) << length;
     // Compressed: the size is unknown, max_record_bytes guards the allocation.
     WriteFileOrDie(dir.File("a.gz"), testing::Gzip(Framed(0, 1) + header + "tiny"));
-    ReadResult z = ReadFiles({dir.File("a.gz")}, {.compression = Compression::kGzip, .max_record_bytes = 1 << 20});
+    ReadResult z = ReadFiles({dir.File("a.gz")},
+                             {.compression = Compression::kGzip, .max_record_bytes = 1 << 20});
     EXPECT_EQ(z.status.code(), absl::StatusCode::kDataLoss) << length;
   }
 }

@@ -12,8 +12,8 @@
 #include <set>
 #include <string>
 
-#include "dataecho/image_record.h"
-#include "dataecho/tfrecord.h"
+#include "dataecho/formats/image_record.h"
+#include "dataecho/formats/tfrecord.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "trainer/data.h"
@@ -68,7 +68,8 @@ TEST(TrainerTest, SameSeedSameRunOtherSeedOtherRun) {
 
 // Every insertion point repeats data e times: e times the rows per fresh example.
 TEST(TrainerTest, EchoMultipliesRowsPerFreshExample) {
-  for (EchoInsert insert : {EchoInsert::kBeforeAugment, EchoInsert::kAfterAugment, EchoInsert::kBatch}) {
+  for (EchoInsert insert :
+       {EchoInsert::kBeforeAugment, EchoInsert::kAfterAugment, EchoInsert::kBatch}) {
     TrainOptions o = SmallRun();
     o.fresh_budget = 3000;
     o.eval_every = 3000;
@@ -100,8 +101,8 @@ TEST(TrainerTest, AdaptiveEchoStaysWithinItsCap) {
   ASSERT_TRUE(r->max_echo.has_value());
   EXPECT_EQ(*r->max_echo, 2.0);
   EXPECT_GE(r->fresh_examples_total, 6000);
-  EXPECT_DOUBLE_EQ(r->realized_echo_factor,
-                   static_cast<double>(r->examples_total) / static_cast<double>(r->fresh_examples_total));
+  EXPECT_DOUBLE_EQ(r->realized_echo_factor, static_cast<double>(r->examples_total) /
+                                                static_cast<double>(r->fresh_examples_total));
   EXPECT_GE(r->realized_echo_factor, 1.0);
   // In flight at the end: at most the shuffle buffer, the prefetch depth and a
   // few batches, each repeated at most M - 1 times.
@@ -139,12 +140,14 @@ TEST(TrainerTest, JsonHasExactlyTheFields) {
   r.seconds_total = 58.5;
   r.data_wait_seconds = 0.25;
   r.realized_echo_factor = 1.5;
-  EXPECT_EQ(ResultToJson(r),
-            "{\"echo\": 1.5, \"insert\": \"after_augment\", \"max_echo\": null, \"fresh_examples_to_target\": null, "
-            "\"steps_to_target\": null, \"seconds_to_target\": null, \"final_test_accuracy\": 0.8612, "
-            "\"fresh_examples_total\": 600064, \"steps_total\": 7032, \"seconds_total\": 58.5, "
-            "\"data_wait_seconds\": 0.25, \"realized_echo_factor\": 1.5, "
-            "\"curve\": [[20000, 0.75], [40000, 0.8]]}\n");
+  EXPECT_EQ(
+      ResultToJson(r),
+      "{\"echo\": 1.5, \"insert\": \"after_augment\", \"max_echo\": null, "
+      "\"fresh_examples_to_target\": null, "
+      "\"steps_to_target\": null, \"seconds_to_target\": null, \"final_test_accuracy\": 0.8612, "
+      "\"fresh_examples_total\": 600064, \"steps_total\": 7032, \"seconds_total\": 58.5, "
+      "\"data_wait_seconds\": 0.25, \"realized_echo_factor\": 1.5, "
+      "\"curve\": [[20000, 0.75], [40000, 0.8]]}\n");
   r.fresh_examples_to_target = 40000;
   r.steps_to_target = 313;
   r.seconds_to_target = 2.5;
@@ -158,7 +161,9 @@ TEST(TrainerTest, JsonHasExactlyTheFields) {
   r.max_echo = 4;
   r.realized_echo_factor = 3.25;
   json = ResultToJson(r);
-  EXPECT_NE(json.find("{\"echo\": 1, \"insert\": \"adaptive\", \"max_echo\": 4, "), std::string::npos) << json;
+  EXPECT_NE(json.find("{\"echo\": 1, \"insert\": \"adaptive\", \"max_echo\": 4, "),
+            std::string::npos)
+      << json;
   EXPECT_NE(json.find("\"realized_echo_factor\": 3.25, "), std::string::npos) << json;
 }
 
@@ -197,7 +202,8 @@ TEST(TrainerTest, TrainsFromShardsOverHttp) {
   ASSERT_TRUE(images.ok()) << images.status();
   // Undo the standardization: the records hold raw pixels.
   for (int shard = 0; shard < 2; ++shard) {
-    auto writer = dataecho::TFRecordWriter::Create((dir / fmt::format("train-{}.tfrecord", shard)).string());
+    auto writer =
+        dataecho::TFRecordWriter::Create((dir / fmt::format("train-{}.tfrecord", shard)).string());
     ASSERT_TRUE(writer.ok()) << writer.status();
     for (int64_t i = shard; i < images->size; i += 2) {
       dataecho::MutableBuffer pixels(784);
@@ -205,7 +211,8 @@ TEST(TrainerTest, TrainsFromShardsOverHttp) {
         const float raw = (images->images[i * 784 + p] * kPixelStddev + kPixelMean) * 255.0f;
         pixels.data()[p] = static_cast<uint8_t>(std::lround(raw));
       }
-      auto tensor = dataecho::Tensor::Make(dataecho::DType::kUInt8, {28, 28, 1}, std::move(pixels).Freeze());
+      auto tensor =
+          dataecho::Tensor::Make(dataecho::DType::kUInt8, {28, 28, 1}, std::move(pixels).Freeze());
       ASSERT_TRUE(tensor.ok());
       auto payload = dataecho::EncodeImageRecord(*tensor, images->labels[i]);
       ASSERT_TRUE(payload.ok()) << payload.status();

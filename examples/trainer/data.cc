@@ -9,14 +9,14 @@
 #include <utility>
 
 #include "dataecho/augment.h"
-#include "dataecho/glob.h"
-#include "dataecho/idx.h"
-#include "dataecho/image_record.h"
-#include "dataecho/object_store.h"
+#include "dataecho/formats/idx.h"
+#include "dataecho/formats/image_record.h"
+#include "dataecho/formats/tfrecord.h"
 #include "dataecho/pipeline.h"
-#include "dataecho/tfrecord.h"
+#include "dataecho/storage/glob.h"
+#include "dataecho/storage/object_store.h"
 #include "fmt/format.h"
-#include "support/http_server.h"
+#include "testing/http_server.h"
 #include "trainer/slow_upstream.h"
 
 namespace trainer {
@@ -36,10 +36,11 @@ uint64_t DeriveSeed(uint64_t seed, uint64_t stage) {
 // The first `limit` (0 = all) examples of an IDX image/label file pair, read
 // through the library's IDX source: uint8 [28, 28, 1] images and labels.
 absl::StatusOr<std::vector<dataecho::Example>> ReadIdxExamples(const std::string& dir,
-                                                               const std::string& prefix, int64_t limit) {
-  dataecho::StagePtr<dataecho::Example> source =
-      dataecho::MakeIdxSource(dataecho::OpenObjectStore(), fmt::format("{}/{}-images-idx3-ubyte.gz", dir, prefix),
-                              fmt::format("{}/{}-labels-idx1-ubyte.gz", dir, prefix));
+                                                               const std::string& prefix,
+                                                               int64_t limit) {
+  dataecho::StagePtr<dataecho::Example> source = dataecho::MakeIdxSource(
+      dataecho::OpenObjectStore(), fmt::format("{}/{}-images-idx3-ubyte.gz", dir, prefix),
+      fmt::format("{}/{}-labels-idx1-ubyte.gz", dir, prefix));
   std::vector<dataecho::Example> out;
   while (limit == 0 || static_cast<int64_t>(out.size()) < limit) {
     absl::StatusOr<std::optional<dataecho::Example>> ex = source->Next();
@@ -55,7 +56,8 @@ absl::StatusOr<std::vector<dataecho::Example>> ReadIdxExamples(const std::string
 
 class PipelineData final : public TrainData {
  public:
-  PipelineData(std::unique_ptr<dataecho::testing::HttpServer> server, dataecho::Pipeline<dataecho::Batch> p)
+  PipelineData(std::unique_ptr<dataecho::testing::HttpServer> server,
+               dataecho::Pipeline<dataecho::Batch> p)
       : server_(std::move(server)), pipeline_(std::move(p)) {}
   absl::StatusOr<std::optional<dataecho::Batch>> Next() override { return pipeline_.Next(); }
   std::vector<dataecho::StageStats> Stats() const override { return pipeline_.Stats(); }
@@ -69,7 +71,8 @@ class PipelineData final : public TrainData {
 // The IDX training set in memory, as an endless stream of Examples: each
 // epoch in a new seeded order, and with source indices unique across epochs
 // (epoch * N + i) so that augmentations differ from epoch to epoch.
-dataecho::StagePtr<dataecho::Example> IdxSource(std::vector<dataecho::Example> train, uint64_t seed) {
+dataecho::StagePtr<dataecho::Example> IdxSource(std::vector<dataecho::Example> train,
+                                                uint64_t seed) {
   struct State {
     std::vector<dataecho::Example> examples;
     std::vector<size_t> order;
@@ -126,7 +129,8 @@ dataecho::StagePtr<dataecho::Record> ShardSource(std::shared_ptr<dataecho::Objec
 }  // namespace
 
 absl::StatusOr<TestSet> LoadTestSet(const TrainOptions& o) {
-  absl::StatusOr<std::vector<dataecho::Example>> test = ReadIdxExamples(o.idx_dir, "t10k", o.test_limit);
+  absl::StatusOr<std::vector<dataecho::Example>> test =
+      ReadIdxExamples(o.idx_dir, "t10k", o.test_limit);
   if (!test.ok()) return test.status();
   TestSet out;
   out.size = static_cast<int64_t>(test->size());
@@ -141,12 +145,13 @@ absl::StatusOr<TestSet> LoadTestSet(const TrainOptions& o) {
 }
 
 absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
-                                                        double upstream_examples_per_second) {
+                                                         double upstream_examples_per_second) {
   using dataecho::Example;
   std::unique_ptr<dataecho::testing::HttpServer> server;
   dataecho::Pipeline<Example> upstream(absl::UnknownError("unset"));
   if (o.train_shards.empty()) {
-    absl::StatusOr<std::vector<dataecho::Example>> train = ReadIdxExamples(o.idx_dir, "train", o.train_limit);
+    absl::StatusOr<std::vector<dataecho::Example>> train =
+        ReadIdxExamples(o.idx_dir, "train", o.train_limit);
     if (!train.ok()) return train.status();
     upstream = dataecho::From(IdxSource(*std::move(train), DeriveSeed(o.seed, 1)));
   } else {
@@ -156,7 +161,8 @@ absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
     std::shared_ptr<dataecho::ObjectStore> store = local;
     std::vector<std::string> uris = *files;
     if (upstream_examples_per_second > 0) {
-      absl::StatusOr<SlowUpstream> slow = ServeThrottled(local, *files, upstream_examples_per_second, o.upstream_over_http);
+      absl::StatusOr<SlowUpstream> slow =
+          ServeThrottled(local, *files, upstream_examples_per_second, o.upstream_over_http);
       if (!slow.ok()) return slow.status();
       server = std::move(slow->server);
       store = std::move(slow->store);
@@ -167,7 +173,8 @@ absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
                         {.parallelism = o.decode_parallelism, .name = "decode"});
   }
 
-  const dataecho::RandomCrop crop({.height = kSide, .width = kSide, .padding = 2, .seed = DeriveSeed(o.seed, 2)});
+  const dataecho::RandomCrop crop(
+      {.height = kSide, .width = kSide, .padding = 2, .seed = DeriveSeed(o.seed, 2)});
   const dataecho::RandomFlip flip({.seed = DeriveSeed(o.seed, 3)});
   auto augment = [crop, flip](Example ex) -> absl::StatusOr<Example> {
     absl::StatusOr<Example> cropped = crop(std::move(ex));
@@ -178,7 +185,8 @@ absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
   const bool echo_examples = o.echo > 1.0 && o.insert != EchoInsert::kBatch;
 
   dataecho::Pipeline<Example> examples = std::move(upstream).Prefetch({.depth = o.prefetch_depth});
-  if (echo_examples && o.insert == EchoInsert::kBeforeAugment) examples = std::move(examples).Echo(echo);
+  if (echo_examples && o.insert == EchoInsert::kBeforeAugment)
+    examples = std::move(examples).Echo(echo);
   // Batches queued for the training loop (the last Prefetch publishes it).
   auto trainer_queue = std::make_shared<std::atomic<int64_t>>(0);
   const bool adaptive = o.insert == EchoInsert::kAdaptive;
@@ -191,11 +199,14 @@ absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
     options.max_factor = o.max_echo;
     options.pool_size = 2 * int64_t{o.batch_size};
     options.seed = DeriveSeed(o.seed, 4);
-    options.repeat_gate = [trainer_queue] { return trainer_queue->load(std::memory_order_relaxed) < 2; };
+    options.repeat_gate = [trainer_queue] {
+      return trainer_queue->load(std::memory_order_relaxed) < 2;
+    };
     examples = std::move(examples).AdaptiveEcho(std::move(options));
   }
   examples = std::move(examples).Map(augment, {.parallelism = 1, .name = "augment"});
-  if (echo_examples && o.insert == EchoInsert::kAfterAugment) examples = std::move(examples).Echo(echo);
+  if (echo_examples && o.insert == EchoInsert::kAfterAugment)
+    examples = std::move(examples).Echo(echo);
   dataecho::Pipeline<dataecho::Batch> batches =
       std::move(examples)
           .Shuffle({.buffer_size = o.shuffle_buffer, .seed = DeriveSeed(o.seed, 5)})
@@ -207,7 +218,8 @@ absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
                   .stddev = {kPixelStddev}});
   if (o.echo > 1.0 && o.insert == EchoInsert::kBatch) batches = std::move(batches).Echo(echo);
   if (adaptive) {
-    batches = std::move(batches).Prefetch({.depth = 4, .name = "trainer_prefetch", .level = trainer_queue});
+    batches = std::move(batches).Prefetch(
+        {.depth = 4, .name = "trainer_prefetch", .level = trainer_queue});
   } else {
     batches = std::move(batches).Prefetch({.depth = 2});
   }

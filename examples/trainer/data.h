@@ -69,7 +69,7 @@ class TrainData {
 // `upstream_examples_per_second` > 0 caps the upstream (shards over HTTP);
 // 0 reads at full speed.
 absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& options,
-                                                        double upstream_examples_per_second);
+                                                         double upstream_examples_per_second);
 
 }  // namespace trainer
 

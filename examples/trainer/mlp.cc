@@ -49,8 +49,9 @@ inline void Store8(float* p, Vec8 v) { std::memcpy(p, &v, sizeof(v)); }
 // B(t, j) = b[t * b_ts + j]. The block lives in registers for the whole sum,
 // so every loaded vector of b is used R times.
 template <int R>
-TRAINER_NO_TSAN inline void Block(const float* __restrict a, size_t a_rs, size_t a_ts, const float* __restrict b,
-                  size_t b_ts, float* __restrict c, size_t c_rs, int inner, bool accumulate) {
+TRAINER_NO_TSAN inline void Block(const float* __restrict a, size_t a_rs, size_t a_ts,
+                                  const float* __restrict b, size_t b_ts, float* __restrict c,
+                                  size_t c_rs, int inner, bool accumulate) {
   Vec8 acc[R][2];
   for (int r = 0; r < R; ++r) {
     acc[r][0] = accumulate ? Load8(c + r * c_rs) : Vec8{};
@@ -72,8 +73,9 @@ TRAINER_NO_TSAN inline void Block(const float* __restrict a, size_t a_rs, size_t
 }
 
 // Same for any block size (the edges), accumulating straight into c.
-TRAINER_NO_TSAN inline void EdgeBlock(const float* a, size_t a_rs, size_t a_ts, const float* b, size_t b_ts, float* c,
-                      size_t c_rs, int rows, int cols, int inner, bool accumulate) {
+TRAINER_NO_TSAN inline void EdgeBlock(const float* a, size_t a_rs, size_t a_ts, const float* b,
+                                      size_t b_ts, float* c, size_t c_rs, int rows, int cols,
+                                      int inner, bool accumulate) {
   for (int r = 0; r < rows; ++r) {
     float* c_row = c + r * c_rs;
     if (!accumulate) std::fill(c_row, c_row + cols, 0.0f);
@@ -89,26 +91,26 @@ constexpr int kBlockRows = 4;
 constexpr int kBlockCols = 16;
 
 // c[rows, cols] (+)= A[rows, inner] * B[inner, cols] with A, B strided as in Block().
-TRAINER_KERNEL TRAINER_NO_TSAN
-void Product(const float* a, size_t a_rs, size_t a_ts, const float* b, size_t b_ts, float* c, int rows,
-             int cols, int inner, bool accumulate) {
+TRAINER_KERNEL TRAINER_NO_TSAN void Product(const float* a, size_t a_rs, size_t a_ts,
+                                            const float* b, size_t b_ts, float* c, int rows,
+                                            int cols, int inner, bool accumulate) {
   const int full_cols = cols - cols % kBlockCols;
   const int full_rows = rows - rows % kBlockRows;
   // Column blocks outermost: the slice of b they read stays in cache while
   // every row block passes over it.
   for (int j0 = 0; j0 < full_cols; j0 += kBlockCols) {
     for (int i0 = 0; i0 < full_rows; i0 += kBlockRows) {
-      Block<kBlockRows>(a + i0 * a_rs, a_rs, a_ts, b + j0, b_ts, c + i0 * size_t(cols) + j0,
-                                    cols, inner, accumulate);
+      Block<kBlockRows>(a + i0 * a_rs, a_rs, a_ts, b + j0, b_ts, c + i0 * size_t(cols) + j0, cols,
+                        inner, accumulate);
     }
     if (full_rows < rows) {
-      EdgeBlock(a + full_rows * a_rs, a_rs, a_ts, b + j0, b_ts, c + full_rows * size_t(cols) + j0, cols,
-                rows - full_rows, kBlockCols, inner, accumulate);
+      EdgeBlock(a + full_rows * a_rs, a_rs, a_ts, b + j0, b_ts, c + full_rows * size_t(cols) + j0,
+                cols, rows - full_rows, kBlockCols, inner, accumulate);
     }
   }
   if (full_cols < cols) {
-    EdgeBlock(a, a_rs, a_ts, b + full_cols, b_ts, c + full_cols, cols, rows, cols - full_cols, inner,
-              accumulate);
+    EdgeBlock(a, a_rs, a_ts, b + full_cols, b_ts, c + full_cols, cols, rows, cols - full_cols,
+              inner, accumulate);
   }
 }
 
@@ -123,9 +125,9 @@ void MatMulTransposeA(const float* a, const float* d, float* c, int n, int k, in
   Product(a, 1, k, d, m, c, k, m, n, /*accumulate=*/false);
 }
 
-TRAINER_KERNEL TRAINER_NO_TSAN
-void MatMulTransposeB(const float* __restrict d, const float* __restrict b, float* __restrict c,
-                      int n, int k, int m) {
+TRAINER_KERNEL TRAINER_NO_TSAN void MatMulTransposeB(const float* __restrict d,
+                                                     const float* __restrict b, float* __restrict c,
+                                                     int n, int k, int m) {
   for (int i = 0; i < n; ++i) {
     const float* d_row = d + static_cast<size_t>(i) * m;
     for (int p = 0; p < k; ++p) {

@@ -3,9 +3,9 @@
 
 #include <utility>
 
-#include "dataecho/record.h"
-#include "dataecho/tfrecord.h"
-#include "dataecho/throttled_store.h"
+#include "dataecho/formats/record.h"
+#include "dataecho/formats/tfrecord.h"
+#include "dataecho/storage/throttled_store.h"
 #include "fmt/format.h"
 
 namespace trainer {
@@ -18,7 +18,8 @@ absl::StatusOr<SlowUpstream> ServeThrottled(std::shared_ptr<dataecho::ObjectStor
   uint64_t bytes = 0;
   for (const std::string& f : shards) {
     if (f.compare(0, dir.size(), dir) != 0 || f.find('/', dir.size()) != std::string::npos) {
-      return absl::InvalidArgumentError(fmt::format("shards must share one directory; {} is not in {}", f, dir));
+      return absl::InvalidArgumentError(
+          fmt::format("shards must share one directory; {} is not in {}", f, dir));
     }
     absl::StatusOr<dataecho::ObjectInfo> info = local->Stat(f);
     if (!info.ok()) return info.status();
@@ -32,11 +33,13 @@ absl::StatusOr<SlowUpstream> ServeThrottled(std::shared_ptr<dataecho::ObjectStor
     if (!r->has_value()) break;
     ++records;
   }
-  if (records == 0) return absl::InvalidArgumentError(fmt::format("{}...: no records", shards.front()));
+  if (records == 0)
+    return absl::InvalidArgumentError(fmt::format("{}...: no records", shards.front()));
 
   SlowUpstream out;
   dataecho::ThrottledStoreOptions throttle;
-  throttle.bytes_per_second = examples_per_second * static_cast<double>(bytes) / static_cast<double>(records);
+  throttle.bytes_per_second =
+      examples_per_second * static_cast<double>(bytes) / static_cast<double>(records);
   if (!over_http) {
     out.uris = shards;
     out.store = dataecho::NewThrottledStore(std::move(local), throttle);
@@ -46,7 +49,8 @@ absl::StatusOr<SlowUpstream> ServeThrottled(std::shared_ptr<dataecho::ObjectStor
       dataecho::testing::HttpServer::Start({.directory = dir.empty() ? "." : dir});
   if (!server.ok()) return server.status();
   out.server = *std::move(server);
-  for (const std::string& f : shards) out.uris.push_back(out.server->url() + "/" + f.substr(dir.size()));
+  for (const std::string& f : shards)
+    out.uris.push_back(out.server->url() + "/" + f.substr(dir.size()));
   out.store = dataecho::NewThrottledStore(dataecho::OpenObjectStore(), throttle);
   return out;
 }

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "dataecho/object_store.h"
-#include "support/http_server.h"
+#include "dataecho/storage/object_store.h"
+#include "testing/http_server.h"
 
 namespace trainer {
 

@@ -28,24 +28,26 @@ std::string_view EchoInsertName(EchoInsert insert) {
 }
 
 absl::StatusOr<EchoInsert> ParseEchoInsert(std::string_view name) {
-  for (EchoInsert insert :
-       {EchoInsert::kBeforeAugment, EchoInsert::kAfterAugment, EchoInsert::kBatch, EchoInsert::kAdaptive}) {
+  for (EchoInsert insert : {EchoInsert::kBeforeAugment, EchoInsert::kAfterAugment,
+                            EchoInsert::kBatch, EchoInsert::kAdaptive}) {
     if (name == EchoInsertName(insert)) return insert;
   }
-  return absl::InvalidArgumentError(
-      fmt::format("--insert must be before_augment, after_augment, batch or adaptive, got '{}'", name));
+  return absl::InvalidArgumentError(fmt::format(
+      "--insert must be before_augment, after_augment, batch or adaptive, got '{}'", name));
 }
 
 namespace {
 
 absl::Status Validate(const TrainOptions& o) {
   auto bad = [](std::string message) { return absl::InvalidArgumentError(std::move(message)); };
-  if (!(o.echo >= 1.0) || !std::isfinite(o.echo)) return bad(fmt::format("echo must be >= 1, got {}", o.echo));
+  if (!(o.echo >= 1.0) || !std::isfinite(o.echo))
+    return bad(fmt::format("echo must be >= 1, got {}", o.echo));
   if (!(o.max_echo >= 1.0 && o.max_echo <= 1e6)) {
     return bad(fmt::format("max_echo must be in [1, 1e6], got {}", o.max_echo));
   }
   if (o.insert == EchoInsert::kAdaptive && o.echo != 1.0) {
-    return bad(fmt::format("adaptive echoing takes its cap from max_echo: leave echo at 1, got {}", o.echo));
+    return bad(fmt::format("adaptive echoing takes its cap from max_echo: leave echo at 1, got {}",
+                           o.echo));
   }
   if (!(o.upstream_ratio >= 0.0) || !std::isfinite(o.upstream_ratio)) {
     return bad(fmt::format("upstream_ratio must be >= 0, got {}", o.upstream_ratio));
@@ -54,10 +56,12 @@ absl::Status Validate(const TrainOptions& o) {
     return bad("upstream_ratio > 0 reads TFRecord shards over HTTP: set train_shards");
   }
   if (!(o.step_seconds >= 0)) return bad("step_seconds must be >= 0");
-  if (o.batch_size < 1 || o.shuffle_buffer < 1 || o.prefetch_depth < 1 || o.decode_parallelism < 1) {
+  if (o.batch_size < 1 || o.shuffle_buffer < 1 || o.prefetch_depth < 1 ||
+      o.decode_parallelism < 1) {
     return bad("batch_size, shuffle_buffer, prefetch_depth and decode_parallelism must be >= 1");
   }
-  if (o.fresh_budget < 1 || o.eval_every < 1) return bad("fresh_budget and eval_every must be >= 1");
+  if (o.fresh_budget < 1 || o.eval_every < 1)
+    return bad("fresh_budget and eval_every must be >= 1");
   if (o.train_limit < 0 || o.test_limit < 0) return bad("train_limit and test_limit must be >= 0");
   if (!(o.learning_rate > 0) || !(o.momentum >= 0 && o.momentum < 1) || !(o.weight_decay >= 0)) {
     return bad("learning_rate must be > 0, momentum in [0, 1), weight_decay >= 0");
@@ -70,7 +74,8 @@ absl::Status Validate(const TrainOptions& o) {
 
 float LearningRate(const TrainOptions& o, int64_t fresh) {
   if (o.lr_schedule == "constant") return o.learning_rate;
-  const double progress = std::min(1.0, static_cast<double>(fresh) / static_cast<double>(o.fresh_budget));
+  const double progress =
+      std::min(1.0, static_cast<double>(fresh) / static_cast<double>(o.fresh_budget));
   return static_cast<float>(o.learning_rate * 0.5 * (1.0 + std::cos(std::numbers::pi * progress)));
 }
 
@@ -111,7 +116,9 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
   if (!data.ok()) return data.status();
 
   Mlp model(kLayerSizes, o.seed);
-  Sgd sgd(model, {.learning_rate = o.learning_rate, .momentum = o.momentum, .weight_decay = o.weight_decay});
+  Sgd sgd(
+      model,
+      {.learning_rate = o.learning_rate, .momentum = o.momentum, .weight_decay = o.weight_decay});
   TrainResult result;
   result.echo = o.echo;
   result.insert = o.insert;
@@ -126,7 +133,8 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
   auto evaluate = [&] {
     train_seconds += std::chrono::duration<double>(Clock::now() - resumed).count();
     const auto t0 = Clock::now();
-    accuracy = model.Accuracy(test->images.data(), test->labels.data(), static_cast<int>(test->size));
+    accuracy =
+        model.Accuracy(test->images.data(), test->labels.data(), static_cast<int>(test->size));
     result.eval_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
     result.curve.push_back({result.fresh_examples_total, accuracy});
     if (!result.fresh_examples_to_target && accuracy >= o.target_accuracy) {
@@ -146,7 +154,8 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
     if (!batch->has_value()) break;  // the source ran dry (it repeats, so only with tiny budgets)
     const dataecho::Batch& b = **batch;
     const int rows = static_cast<int>(b.num_rows);
-    model.ComputeGradients(b.components[0].data<float>().data(), b.labels.data<int64_t>().data(), rows);
+    model.ComputeGradients(b.components[0].data<float>().data(), b.labels.data<int64_t>().data(),
+                           rows);
     sgd.Step(model, LearningRate(o, result.fresh_examples_total));
     ++result.steps_total;
     result.examples_total += rows;
@@ -165,15 +174,17 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
   result.final_test_accuracy = accuracy;
   result.seconds_total = train_seconds;
   if (result.fresh_examples_total > 0) {
-    result.realized_echo_factor =
-        static_cast<double>(result.examples_total) / static_cast<double>(result.fresh_examples_total);
+    result.realized_echo_factor = static_cast<double>(result.examples_total) /
+                                  static_cast<double>(result.fresh_examples_total);
   }
   return result;
 }
 
 std::string ResultToJson(const TrainResult& r) {
   using dataecho::internal::JsonNumber;
-  auto optional_number = [](const auto& v) { return v ? JsonNumber(static_cast<double>(*v)) : "null"; };
+  auto optional_number = [](const auto& v) {
+    return v ? JsonNumber(static_cast<double>(*v)) : "null";
+  };
   std::string curve;
   for (const CurvePoint& p : r.curve) {
     if (!curve.empty()) curve += ", ";
@@ -182,12 +193,14 @@ std::string ResultToJson(const TrainResult& r) {
   return fmt::format(
       "{{\"echo\": {}, \"insert\": {}, \"max_echo\": {}, \"fresh_examples_to_target\": {}, "
       "\"steps_to_target\": {}, \"seconds_to_target\": {}, \"final_test_accuracy\": {}, "
-      "\"fresh_examples_total\": {}, \"steps_total\": {}, \"seconds_total\": {}, \"data_wait_seconds\": {}, "
+      "\"fresh_examples_total\": {}, \"steps_total\": {}, \"seconds_total\": {}, "
+      "\"data_wait_seconds\": {}, "
       "\"realized_echo_factor\": {}, \"curve\": [{}]}}\n",
-      JsonNumber(r.echo), dataecho::internal::JsonQuote(EchoInsertName(r.insert)), optional_number(r.max_echo),
-      optional_number(r.fresh_examples_to_target), optional_number(r.steps_to_target),
-      optional_number(r.seconds_to_target), JsonNumber(r.final_test_accuracy), r.fresh_examples_total,
-      r.steps_total, JsonNumber(r.seconds_total), JsonNumber(r.data_wait_seconds),
+      JsonNumber(r.echo), dataecho::internal::JsonQuote(EchoInsertName(r.insert)),
+      optional_number(r.max_echo), optional_number(r.fresh_examples_to_target),
+      optional_number(r.steps_to_target), optional_number(r.seconds_to_target),
+      JsonNumber(r.final_test_accuracy), r.fresh_examples_total, r.steps_total,
+      JsonNumber(r.seconds_total), JsonNumber(r.data_wait_seconds),
       JsonNumber(r.realized_echo_factor), curve);
 }
 

@@ -96,7 +96,9 @@
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "dataecho/element_traits.h"
 #include "dataecho/example.h"
+#include "dataecho/internal/counter.h"
 #include "dataecho/internal/echo_pool.h"
 #include "dataecho/internal/random.h"
 #include "dataecho/stage.h"
@@ -142,23 +144,24 @@ struct AdaptiveEchoOptions {
 
   absl::Status Validate() const {
     if (!std::isfinite(max_factor) || max_factor < 1.0 || max_factor > 1e6) {
-      return absl::InvalidArgumentError(
-          fmt::format("adaptive echo max_factor must be a finite number in [1, 1e6], got {}", max_factor));
+      return absl::InvalidArgumentError(fmt::format(
+          "adaptive echo max_factor must be a finite number in [1, 1e6], got {}", max_factor));
     }
     if (pool_size < 1) {
-      return absl::InvalidArgumentError(fmt::format("adaptive echo pool_size must be >= 1, got {}", pool_size));
+      return absl::InvalidArgumentError(
+          fmt::format("adaptive echo pool_size must be >= 1, got {}", pool_size));
     }
     if (!(min_fresh_fraction >= 0 && min_fresh_fraction <= 1)) {
-      return absl::InvalidArgumentError(
-          fmt::format("adaptive echo min_fresh_fraction must be in [0, 1], got {}", min_fresh_fraction));
+      return absl::InvalidArgumentError(fmt::format(
+          "adaptive echo min_fresh_fraction must be in [0, 1], got {}", min_fresh_fraction));
     }
     if (gate_poll <= absl::ZeroDuration()) {
       return absl::InvalidArgumentError("adaptive echo gate_poll must be > 0");
     }
     if (rate_window < 1 || !(rate_smoothing > 0 && rate_smoothing <= 1)) {
       return absl::InvalidArgumentError(fmt::format(
-          "adaptive echo rate_window must be >= 1 and rate_smoothing in (0, 1], got {} and {}", rate_window,
-          rate_smoothing));
+          "adaptive echo rate_window must be >= 1 and rate_smoothing in (0, 1], got {} and {}",
+          rate_window, rate_smoothing));
     }
     const size_t bad = replay_decisions.find_first_not_of("FR");
     if (bad != std::string::npos) {
@@ -287,10 +290,11 @@ class AdaptiveEchoStage : public UnaryStage<T, T> {
       return true;
     }
     if (pool_.empty()) {
-      terminal_ = absl::FailedPreconditionError(fmt::format(
-          "adaptive echo replay: decision {} is a repeat but no item is eligible (the input or options differ "
-          "from the recorded run)",
-          replay_pos_));
+      terminal_ = absl::FailedPreconditionError(
+          fmt::format("adaptive echo replay: decision {} is a repeat but no item is eligible (the "
+                      "input or options differ "
+                      "from the recorded run)",
+                      replay_pos_));
       *out = *terminal_;
       return true;
     }
@@ -347,7 +351,8 @@ class AdaptiveEchoStage : public UnaryStage<T, T> {
       if (!this->cancelled()) terminal_ = r;
       return r;
     }
-    if (estimator_.AddFresh(Now())) rate_ratio_.store(estimator_.estimate(), std::memory_order_relaxed);
+    if (estimator_.AddFresh(Now()))
+      rate_ratio_.store(estimator_.estimate(), std::memory_order_relaxed);
     estimator_.AddEmitted();
     fresh_.Add(1);
     emitted_.Add(1);
@@ -372,7 +377,8 @@ class AdaptiveEchoStage : public UnaryStage<T, T> {
   // Ends the warm-up of AutoEchoStage once it has emitted fixed_after_
   // elements and R̂ has been measured at least once.
   void MaybeFixFactor() {
-    if (fixed_ || fixed_after_ <= 0 || emitted_.Get() < fixed_after_ || estimator_.windows() == 0) return;
+    if (fixed_ || fixed_after_ <= 0 || emitted_.Get() < fixed_after_ || estimator_.windows() == 0)
+      return;
     const double e = std::clamp(estimator_.estimate(), 1.0, options_.max_factor);
     fixed_ = true;
     chosen_factor_.store(e, std::memory_order_relaxed);
@@ -384,7 +390,7 @@ class AdaptiveEchoStage : public UnaryStage<T, T> {
   const AdaptiveEchoOptions options_;
   const int64_t fixed_after_;
   bool fixed_ = false;
-  uint32_t whole_ = 1;    // budget = whole_, or whole_ + 1 with probability fraction_
+  uint32_t whole_ = 1;  // budget = whole_, or whole_ + 1 with probability fraction_
   double fraction_ = 0;
   internal::Rng rng_;
   internal::EchoPool<T> pool_;
@@ -392,8 +398,8 @@ class AdaptiveEchoStage : public UnaryStage<T, T> {
   bool started_ = false;
   size_t replay_pos_ = 0;
   std::optional<Result> terminal_;  // end of stream or the input's error (sticky)
-  internal::Counter fresh_, emitted_, bytes_, input_wait_ns_, stalls_, floor_waits_, gate_waits_, evicted_,
-      pooled_;
+  internal::Counter fresh_, emitted_, bytes_, input_wait_ns_, stalls_, floor_waits_, gate_waits_,
+      evicted_, pooled_;
   std::atomic<double> rate_ratio_{0};
   std::atomic<double> chosen_factor_{0};
 };

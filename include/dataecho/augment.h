@@ -49,11 +49,11 @@ class DATAECHO_EXPORT AugmentRng {
 };
 
 struct RandomCropOptions {
-  int64_t height = 0;    // output height (REQUIRED, > 0)
-  int64_t width = 0;     // output width (REQUIRED, > 0)
-  int64_t padding = 0;   // zero pixels added on every side before cropping
+  int64_t height = 0;   // output height (REQUIRED, > 0)
+  int64_t width = 0;    // output width (REQUIRED, > 0)
+  int64_t padding = 0;  // zero pixels added on every side before cropping
   uint64_t seed = 0;
-  int component = 0;     // which component of the Example
+  int component = 0;  // which component of the Example
 };
 
 // A uniformly placed height x width window of the (padded) image. INVALID_ARGUMENT
@@ -88,8 +88,8 @@ struct NormalizeOptions {
   // Per channel (or one value for all channels): out = (in * scale - mean) / stddev.
   std::vector<float> mean = {0.0f};
   std::vector<float> stddev = {1.0f};
-  float scale = 1.0f / 255.0f;      // applied first (uint8 -> [0, 1])
-  DType dtype = DType::kFloat32;    // kFloat32, kFloat16 or kBFloat16
+  float scale = 1.0f / 255.0f;    // applied first (uint8 -> [0, 1])
+  DType dtype = DType::kFloat32;  // kFloat32, kFloat16 or kBFloat16
   int component = 0;
 };
 

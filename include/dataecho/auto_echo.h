@@ -63,7 +63,8 @@ class AutoEchoStage final : public AdaptiveEchoStage<T> {
  public:
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, AutoEchoOptions options) {
     if (options.warmup < 1) {
-      return absl::InvalidArgumentError(fmt::format("auto echo warmup must be >= 1, got {}", options.warmup));
+      return absl::InvalidArgumentError(
+          fmt::format("auto echo warmup must be >= 1, got {}", options.warmup));
     }
     AdaptiveEchoOptions adaptive{.max_factor = options.max_factor,
                                  .pool_size = options.pool_size,

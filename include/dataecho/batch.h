@@ -37,6 +37,7 @@
 #include "absl/status/statusor.h"
 #include "dataecho/example.h"
 #include "dataecho/export.h"
+#include "dataecho/internal/counter.h"
 #include "dataecho/stage.h"
 
 namespace dataecho {

@@ -35,7 +35,9 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "dataecho/element_traits.h"
 #include "dataecho/example.h"
+#include "dataecho/internal/counter.h"
 #include "dataecho/internal/random.h"
 #include "dataecho/stage.h"
 #include "fmt/format.h"
@@ -52,7 +54,8 @@ struct EchoOptions {
 
   absl::Status Validate() const {
     if (!std::isfinite(factor) || factor < 1.0) {
-      return absl::InvalidArgumentError(fmt::format("echo factor must be a finite number >= 1, got {}", factor));
+      return absl::InvalidArgumentError(
+          fmt::format("echo factor must be a finite number >= 1, got {}", factor));
     }
     return absl::OkStatus();
   }
@@ -141,7 +144,8 @@ class EchoStage final : public UnaryStage<T, T> {
     if (fraction_ > 0 && rng_.Uniform() < fraction_) ++copies;
     remaining_ = copies - 1;
     repeat_ = 0;
-    if (remaining_ > 0) current_.emplace(**r);  // (a copy construction costs less than an assignment)
+    if (remaining_ > 0)
+      current_.emplace(**r);  // (a copy construction costs less than an assignment)
   }
 
   const EchoOptions options_;

@@ -15,10 +15,8 @@
 //   ex.source_index = 42;
 //   bool fresh = ex.fresh();        // true: repeat_index == 0
 //
-// `ElementTraits<T>` tells generic stages (Echo, Shuffle, Prefetch) how big an
-// element is and how to mark it as a repeat. It is specialized for Example and
-// Batch; specialize it for your own element types to get byte counts and
-// fresh/repeat accounting, otherwise the defaults (sizeof, no marking) apply.
+// How generic stages see these types (byte size, fresh rows, repeat marking)
+// is in element_traits.h.
 //
 // Thread safety: value types; copies share payload bytes (see buffer.h).
 #ifndef DATAECHO_EXAMPLE_H_
@@ -65,47 +63,6 @@ struct Batch {
     size_t n = labels.byte_size() + source_indices.byte_size() + repeat_indices.byte_size();
     for (const Tensor& t : components) n += t.byte_size();
     return n;
-  }
-};
-
-// How generic stages see an element type. Default: plain values, never fresh-counted.
-template <typename T>
-struct ElementTraits {
-  static size_t ByteSize(const T&) { return sizeof(T); }
-  // Number of fresh items the element carries (1 for a fresh Example, the
-  // fresh row count for a Batch).
-  static int64_t FreshCount(const T&) { return 1; }
-  static int64_t ItemCount(const T&) { return 1; }
-  static void MarkRepeat(T&, uint32_t /*repeat_index*/) {}
-  // Optional: `static void Prefetch(const T&)` hints the CPU to load the
-  // element's bytes; Shuffle calls it on the element it will emit next.
-};
-
-template <>
-struct ElementTraits<Example> {
-  static size_t ByteSize(const Example& e) { return e.ByteSize(); }
-  static int64_t FreshCount(const Example& e) { return e.fresh() ? 1 : 0; }
-  static int64_t ItemCount(const Example&) { return 1; }
-  static void MarkRepeat(Example& e, uint32_t k) { e.repeat_index = k; }
-  // Up to the first 4 KiB of each component (the hardware prefetcher follows
-  // a longer row by itself).
-  static void Prefetch(const Example& e) {
-    for (const Tensor& t : e.components) {
-      const uint8_t* p = t.buffer().data();
-      const size_t n = std::min<size_t>(t.byte_size(), 4096);
-      for (size_t off = 0; off < n; off += 64) __builtin_prefetch(p + off);
-    }
-  }
-};
-
-template <>
-struct ElementTraits<Batch> {
-  static size_t ByteSize(const Batch& b) { return b.ByteSize(); }
-  static int64_t FreshCount(const Batch& b) { return b.fresh_rows; }
-  static int64_t ItemCount(const Batch& b) { return b.num_rows; }
-  static void MarkRepeat(Batch& b, uint32_t k) {
-    b.repeat_index = k;
-    if (k > 0) b.fresh_rows = 0;
   }
 };
 

@@ -42,7 +42,7 @@ inline uint16_t FloatToHalf(float f) {
   if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds past 65504
   if (abs < 0x38800000u) {  // below the smallest normal half (2^-14): subnormal or zero
     if (abs < 0x33000000u) return sign;  // below half of the smallest subnormal (2^-25)
-    const uint32_t exp = abs >> 23;                       // 102..112
+    const uint32_t exp = abs >> 23;      // 102..112
     const uint32_t mant = (abs & 0x7fffffu) | 0x800000u;  // implicit leading one
     const uint32_t shift = 126 - exp;                     // 14..24
     uint32_t h = mant >> shift;

@@ -32,7 +32,9 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "dataecho/element_traits.h"
 #include "dataecho/example.h"
+#include "dataecho/internal/counter.h"
 #include "dataecho/stage.h"
 #include "fmt/format.h"
 
@@ -49,7 +51,8 @@ struct MapOptions {
 
   absl::Status Validate() const {
     if (parallelism < 0 || parallelism > 1024) {
-      return absl::InvalidArgumentError(fmt::format("map parallelism must be in [0, 1024], got {}", parallelism));
+      return absl::InvalidArgumentError(
+          fmt::format("map parallelism must be in [0, 1024], got {}", parallelism));
     }
     if (buffer < 0) return absl::InvalidArgumentError("map buffer must be >= 0");
     return absl::OkStatus();
@@ -109,7 +112,8 @@ class MapStage final : public UnaryStage<Out, In> {
     s.bytes = bytes_;
     s.input_wait = absl::Nanoseconds(input_wait_ns_);
     s.consumer_wait = absl::Nanoseconds(consumer_wait_ns_);
-    s.extra = {{"parallelism", options_.parallelism}, {"busy_s", static_cast<double>(busy_ns_) * 1e-9}};
+    s.extra = {{"parallelism", options_.parallelism},
+               {"busy_s", static_cast<double>(busy_ns_) * 1e-9}};
     return s;
   }
 
@@ -219,7 +223,8 @@ class MapStage final : public UnaryStage<Out, In> {
       absl::MutexLock lock(&mu_);
       busy_ns_ += busy;
       if (!failed_.ok()) return;
-      results_.emplace(seq, out.ok() ? Item(std::optional<Out>(std::move(*out))) : Item(out.status()));
+      results_.emplace(seq,
+                       out.ok() ? Item(std::optional<Out>(std::move(*out))) : Item(out.status()));
     }
   }
 
@@ -230,8 +235,8 @@ class MapStage final : public UnaryStage<Out, In> {
   mutable absl::Mutex mu_;
   std::map<int64_t, Item> results_ ABSL_GUARDED_BY(mu_);  // finished, not yet returned
   int64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;             // sequence number of the next input
-  int64_t next_out_ ABSL_GUARDED_BY(mu_) = 0;             // next sequence number to return (in order)
-  int64_t terminal_seq_ ABSL_GUARDED_BY(mu_) = kNone;     // position of end of stream or the error
+  int64_t next_out_ ABSL_GUARDED_BY(mu_) = 0;          // next sequence number to return (in order)
+  int64_t terminal_seq_ ABSL_GUARDED_BY(mu_) = kNone;  // position of end of stream or the error
   bool cancel_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status failed_ ABSL_GUARDED_BY(mu_);  // first error returned by fn
   int64_t emitted_ ABSL_GUARDED_BY(mu_) = 0;

@@ -101,37 +101,43 @@ class Pipeline {
     } else {
       wrapped = [fn = std::move(fn)](T x) mutable -> absl::StatusOr<U> { return fn(std::move(x)); };
     }
-    return Pipeline<U>(MapStage<T, U>::Make(std::move(stage_), std::move(wrapped), std::move(options)));
+    return Pipeline<U>(
+        MapStage<T, U>::Make(std::move(stage_), std::move(wrapped), std::move(options)));
   }
 
   Pipeline Prefetch(PrefetchOptions options = {}) && {
-    return Then([&](StagePtr<T> in) { return PrefetchStage<T>::Make(std::move(in), std::move(options)); });
+    return Then(
+        [&](StagePtr<T> in) { return PrefetchStage<T>::Make(std::move(in), std::move(options)); });
   }
   Pipeline Echo(EchoOptions options) && {
-    return Then([&](StagePtr<T> in) { return EchoStage<T>::Make(std::move(in), std::move(options)); });
+    return Then(
+        [&](StagePtr<T> in) { return EchoStage<T>::Make(std::move(in), std::move(options)); });
   }
   // Echo only while the upstream has nothing ready (adaptive_echo.h).
   Pipeline AdaptiveEcho(AdaptiveEchoOptions options) && {
-    return Then([&](StagePtr<T> in) { return AdaptiveEchoStage<T>::Make(std::move(in), std::move(options)); });
+    return Then([&](StagePtr<T> in) {
+      return AdaptiveEchoStage<T>::Make(std::move(in), std::move(options));
+    });
   }
   // Fixed echo with the factor measured during a warm-up (auto_echo.h).
   Pipeline AutoEcho(AutoEchoOptions options) && {
-    return Then([&](StagePtr<T> in) { return AutoEchoStage<T>::Make(std::move(in), std::move(options)); });
+    return Then(
+        [&](StagePtr<T> in) { return AutoEchoStage<T>::Make(std::move(in), std::move(options)); });
   }
   Pipeline Shuffle(ShuffleOptions options) && {
-    return Then([&](StagePtr<T> in) { return ShuffleStage<T>::Make(std::move(in), std::move(options)); });
+    return Then(
+        [&](StagePtr<T> in) { return ShuffleStage<T>::Make(std::move(in), std::move(options)); });
   }
   Pipeline Throttle(ThrottleOptions options) && {
-    return Then([&](StagePtr<T> in) { return ThrottleStage<T>::Make(std::move(in), std::move(options)); });
+    return Then(
+        [&](StagePtr<T> in) { return ThrottleStage<T>::Make(std::move(in), std::move(options)); });
   }
   Pipeline Take(int64_t n) && {
     return Then([&](StagePtr<T> in) { return TakeStage<T>::Make(std::move(in), n); });
   }
 
   // Examples to fused batches (batch.h).
-  Pipeline<::dataecho::Batch> Batch(BatchOptions options) &&
-    requires std::same_as<T, Example>
-  {
+  Pipeline<::dataecho::Batch> Batch(BatchOptions options) && requires std::same_as<T, Example> {
     if (!status_.ok()) return Pipeline<::dataecho::Batch>(status_);
     return Pipeline<::dataecho::Batch>(BatchStage::Make(std::move(stage_), std::move(options)));
   }

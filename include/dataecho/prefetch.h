@@ -26,7 +26,9 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "dataecho/element_traits.h"
 #include "dataecho/example.h"
+#include "dataecho/internal/counter.h"
 #include "dataecho/stage.h"
 
 namespace dataecho {
@@ -119,7 +121,8 @@ class PrefetchStage final : public UnaryStage<T, T> {
     if (queue_.empty()) return *terminal_;  // sticky end or error
     Item item = std::move(queue_.front());
     queue_.pop_front();
-    if (options_.level) options_.level->store(static_cast<int64_t>(queue_.size()), std::memory_order_relaxed);
+    if (options_.level)
+      options_.level->store(static_cast<int64_t>(queue_.size()), std::memory_order_relaxed);
     ++emitted_;
     bytes_ += static_cast<int64_t>(ElementTraits<T>::ByteSize(**item));
     return item;
@@ -146,14 +149,15 @@ class PrefetchStage final : public UnaryStage<T, T> {
         return;
       }
       queue_.push_back(std::move(item));
-      if (options_.level) options_.level->store(static_cast<int64_t>(queue_.size()), std::memory_order_relaxed);
+      if (options_.level)
+        options_.level->store(static_cast<int64_t>(queue_.size()), std::memory_order_relaxed);
     }
   }
 
   PrefetchOptions options_;
   bool started_ = false;  // consumer thread only
   mutable absl::Mutex mu_;
-  std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);  // values only
+  std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);        // values only
   std::optional<Item> terminal_ ABSL_GUARDED_BY(mu_);  // end of stream or the error
   bool cancel_ ABSL_GUARDED_BY(mu_) = false;
   int64_t emitted_ ABSL_GUARDED_BY(mu_) = 0;

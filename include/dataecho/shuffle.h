@@ -29,7 +29,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "dataecho/element_traits.h"
 #include "dataecho/example.h"
+#include "dataecho/internal/counter.h"
 #include "dataecho/internal/random.h"
 #include "dataecho/stage.h"
 #include "fmt/format.h"
@@ -46,7 +48,8 @@ struct ShuffleOptions {
 
   absl::Status Validate() const {
     if (buffer_size < 1) {
-      return absl::InvalidArgumentError(fmt::format("shuffle buffer_size must be >= 1, got {}", buffer_size));
+      return absl::InvalidArgumentError(
+          fmt::format("shuffle buffer_size must be >= 1, got {}", buffer_size));
     }
     if (max_bytes < 0) return absl::InvalidArgumentError("shuffle max_bytes must be >= 0");
     return absl::OkStatus();
@@ -71,7 +74,8 @@ class ShuffleStage final : public UnaryStage<T, T> {
       if (v.has_value()) buffer_.push_back(*std::move(v));
       buffered_.Set(static_cast<int64_t>(buffer_.size()));
     }
-    if (buffer_.empty()) return error_.ok() ? absl::StatusOr<std::optional<T>>(std::nullopt) : error_;
+    if (buffer_.empty())
+      return error_.ok() ? absl::StatusOr<std::optional<T>>(std::nullopt) : error_;
     // Emit a uniformly chosen element; the next input takes its slot.
     // The slot was drawn at the end of the previous call (see below) unless
     // the buffer changed size since.
@@ -145,9 +149,9 @@ class ShuffleStage final : public UnaryStage<T, T> {
     }
     const int64_t b = static_cast<int64_t>(ElementTraits<T>::ByteSize(**r));
     if (options_.max_bytes > 0 && bytes_held_.Get() + b > options_.max_bytes) {
-      error_ = absl::ResourceExhaustedError(
-          fmt::format("{}: buffering {} more bytes would exceed max_bytes = {} ({} elements, {} bytes held)",
-                      options_.name, b, options_.max_bytes, buffer_.size(), bytes_held_.Get()));
+      error_ = absl::ResourceExhaustedError(fmt::format(
+          "{}: buffering {} more bytes would exceed max_bytes = {} ({} elements, {} bytes held)",
+          options_.name, b, options_.max_bytes, buffer_.size(), bytes_held_.Get()));
       input_done_ = true;
       buffer_.clear();
       bytes_held_.Set(0);

@@ -28,7 +28,9 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "dataecho/element_traits.h"
 #include "dataecho/example.h"
+#include "dataecho/internal/counter.h"
 #include "dataecho/stage.h"
 
 namespace dataecho {
@@ -94,7 +96,8 @@ template <typename T>
 class GeneratorSourceStage final : public internal::SourceStage<T> {
  public:
   using Fn = std::function<absl::StatusOr<std::optional<T>>()>;
-  explicit GeneratorSourceStage(Fn fn) : internal::SourceStage<T>("generator"), fn_(std::move(fn)) {}
+  explicit GeneratorSourceStage(Fn fn)
+      : internal::SourceStage<T>("generator"), fn_(std::move(fn)) {}
 
   absl::StatusOr<std::optional<T>> Next() override {
     if (this->cancelled()) return CancelledError();

@@ -17,7 +17,6 @@
 #ifndef DATAECHO_STATS_H_
 #define DATAECHO_STATS_H_
 
-#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -30,11 +29,11 @@
 namespace dataecho {
 
 struct DATAECHO_EXPORT StageStats {
-  std::string name;              // e.g. "echo"
-  int64_t elements = 0;          // elements emitted
-  int64_t bytes = 0;             // payload bytes emitted
-  absl::Duration input_wait;     // time blocked waiting for the input stage
-  absl::Duration consumer_wait;  // time the consumer spent waiting in Next()
+  std::string name;                                   // e.g. "echo"
+  int64_t elements = 0;                               // elements emitted
+  int64_t bytes = 0;                                  // payload bytes emitted
+  absl::Duration input_wait;                          // time blocked waiting for the input stage
+  absl::Duration consumer_wait;                       // time the consumer spent waiting in Next()
   std::vector<std::pair<std::string, double>> extra;  // stage-specific figures
 
   // Value of extra figure `key`, or `fallback`.
@@ -47,34 +46,6 @@ DATAECHO_EXPORT std::string FormatStatsTable(const std::vector<StageStats>& stat
 // "consumer_wait_s", plus every extra figure by its key}.
 DATAECHO_EXPORT std::string StatsToJson(const std::vector<StageStats>& stats);
 
-namespace internal {
-
-// A counter with one writer and any number of readers: no locked instruction
-// on the hot path (the writer does a relaxed load + store).
-class Counter {
- public:
-  void Add(int64_t n) { v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
-  void Set(int64_t n) { v_.store(n, std::memory_order_relaxed); }
-  int64_t Get() const { return v_.load(std::memory_order_relaxed); }
-
- private:
-  std::atomic<int64_t> v_{0};
-};
-
-// A counter any number of threads may add to.
-class SharedCounter {
- public:
-  void Add(int64_t n) { v_.fetch_add(n, std::memory_order_relaxed); }
-  int64_t Get() const { return v_.load(std::memory_order_relaxed); }
-
- private:
-  std::atomic<int64_t> v_{0};
-};
-
-// Monotonic clock in nanoseconds (cheap: vDSO clock_gettime).
-DATAECHO_EXPORT int64_t NowNanos();
-
-}  // namespace internal
 }  // namespace dataecho
 
 #endif  // DATAECHO_STATS_H_

@@ -42,7 +42,9 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "dataecho/element_traits.h"
 #include "dataecho/example.h"
+#include "dataecho/internal/counter.h"
 #include "dataecho/stage.h"
 
 namespace dataecho {
@@ -79,7 +81,8 @@ namespace internal {
 // Waits until `deadline_ns` (NowNanos clock) unless `*cancelled` becomes true
 // (checked under `mu`; whoever sets it must hold `mu`). Sleeps until `spin_ns`
 // before the deadline, then busy-waits. Returns false if cancelled.
-inline bool WaitUntil(absl::Mutex& mu, const bool& cancelled, int64_t deadline_ns, int64_t spin_ns) {
+inline bool WaitUntil(absl::Mutex& mu, const bool& cancelled, int64_t deadline_ns,
+                      int64_t spin_ns) {
   {
     absl::MutexLock lock(&mu);
     const int64_t sleep_ns = deadline_ns - spin_ns - NowNanos();
@@ -111,7 +114,8 @@ class ThrottleStage final : public UnaryStage<T, T> {
     if (!r.ok() || !r->has_value()) return r;
     double cost_ns = absl::ToDoubleNanoseconds(options_.latency);
     if (options_.bytes_per_second > 0) {
-      cost_ns += 1e9 * static_cast<double>(ElementTraits<T>::ByteSize(**r)) / options_.bytes_per_second;
+      cost_ns +=
+          1e9 * static_cast<double>(ElementTraits<T>::ByteSize(**r)) / options_.bytes_per_second;
     }
     // Continue the schedule if asked again within one cost of the last
     // release: the gap is then thread wake-up and hand-off latency, which a

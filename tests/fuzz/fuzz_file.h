@@ -17,9 +17,11 @@ namespace dataecho::fuzz {
 // Writes `bytes` to this process's scratch file named `name` and returns its path.
 inline std::string WriteScratch(std::string_view name, const uint8_t* data, size_t size) {
   const char* dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : P_tmpdir;
-  std::string path = std::string(dir) + "/dataecho-fuzz-" + std::to_string(getpid()) + "-" + std::string(name);
+  std::string path =
+      std::string(dir) + "/dataecho-fuzz-" + std::to_string(getpid()) + "-" + std::string(name);
   FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr || (size > 0 && std::fwrite(data, 1, size, f) != size) || std::fclose(f) != 0) std::abort();
+  if (f == nullptr || (size > 0 && std::fwrite(data, 1, size, f) != size) || std::fclose(f) != 0)
+    std::abort();
   return path;
 }
 

@@ -18,11 +18,11 @@
 #include <string>
 #include <string_view>
 
-#include "dataecho/idx.h"
-#include "dataecho/image_record.h"
-#include "dataecho/jpeg.h"
-#include "dataecho/object_store.h"
-#include "dataecho/tfrecord.h"
+#include "dataecho/formats/idx.h"
+#include "dataecho/formats/image_record.h"
+#include "dataecho/formats/jpeg.h"
+#include "dataecho/formats/tfrecord.h"
+#include "dataecho/storage/object_store.h"
 #include "fuzz_file.h"
 
 namespace dataecho::fuzz {
@@ -69,7 +69,8 @@ inline void IdxTarget(const uint8_t* data, size_t size) {
   (void)ParseIdxHeader(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz");
   const std::string path = WriteScratch("idx", data, size);
   for (Compression c : {Compression::kNone, Compression::kGzip}) {
-    auto rows = MakeIdxRecordSource(LocalStore(), {path}, {.compression = c, .buffer_size = 4096, .read_ahead = 4096});
+    auto rows = MakeIdxRecordSource(LocalStore(), {path},
+                                    {.compression = c, .buffer_size = 4096, .read_ahead = 4096});
     while (true) {
       auto next = rows->Next();
       if (!next.ok() || !next->has_value()) break;
@@ -77,8 +78,9 @@ inline void IdxTarget(const uint8_t* data, size_t size) {
   }
   static const uint8_t kLabels[] = {0, 0, 8, 1, 0, 0, 0, 2, 1, 2};
   const std::string labels = WriteScratch("labels", kLabels, sizeof(kLabels));
-  auto examples = MakeIdxSource(LocalStore(), path, labels,
-                                {.compression = Compression::kNone, .buffer_size = 4096, .read_ahead = 4096});
+  auto examples =
+      MakeIdxSource(LocalStore(), path, labels,
+                    {.compression = Compression::kNone, .buffer_size = 4096, .read_ahead = 4096});
   while (true) {
     auto next = examples->Next();
     if (!next.ok() || !next->has_value()) break;
@@ -93,7 +95,8 @@ inline void JpegTarget(const uint8_t* data, size_t size) {
     options.channels = channels;
     options.max_pixels = 1 << 22;
     auto image = DecodeJpeg(bytes, options, "fuzz");
-    if (image.ok() && image->byte_size() != static_cast<size_t>(image->num_elements())) std::abort();
+    if (image.ok() && image->byte_size() != static_cast<size_t>(image->num_elements()))
+      std::abort();
   }
   (void)DecodeImageRecord(bytes, "fuzz");
 }

@@ -5,7 +5,8 @@ namespace dataecho::testing {
 
 Example MakeExample(uint64_t i, int64_t bytes) {
   MutableBuffer mb(static_cast<size_t>(bytes));
-  for (int64_t j = 0; j < bytes; ++j) mb.data()[j] = static_cast<uint8_t>((i * 31 + static_cast<uint64_t>(j)) % 251);
+  for (int64_t j = 0; j < bytes; ++j)
+    mb.data()[j] = static_cast<uint8_t>((i * 31 + static_cast<uint64_t>(j)) % 251);
   Example e;
   e.components.push_back(*Tensor::Make(DType::kUInt8, {bytes}, std::move(mb).Freeze()));
   e.label = static_cast<int64_t>(i % 10);

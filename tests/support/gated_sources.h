@@ -51,7 +51,8 @@ class GatedSource final : public Stage<T> {
     } arg{nullptr, n};
     absl::MutexLock lock(&mu_);
     arg.waiting = &waiting_;
-    mu_.Await(absl::Condition(+[](Arg* a) { return *a->waiting == a->n; }, &arg));
+    mu_.Await(absl::Condition(
+        +[](Arg* a) { return *a->waiting == a->n; }, &arg));
   }
   int64_t taken() const {
     absl::MutexLock lock(&mu_);
@@ -75,10 +76,14 @@ class GatedSource final : public Stage<T> {
     absl::MutexLock lock(&mu_);
     cancel_ = true;
   }
-  void AppendStats(std::vector<StageStats>* out) const override { out->push_back(StageStats{.name = "gated"}); }
+  void AppendStats(std::vector<StageStats>* out) const override {
+    out->push_back(StageStats{.name = "gated"});
+  }
 
  private:
-  bool ReadyOrCancelled() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return cancel_ || !ready_.empty(); }
+  bool ReadyOrCancelled() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return cancel_ || !ready_.empty();
+  }
   Result PopLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (cancel_) return CancelledError();
     Result r = ready_.front();
@@ -114,7 +119,9 @@ class SimulatedSource final : public Stage<Example> {
     return true;
   }
   void Cancel() override {}
-  void AppendStats(std::vector<StageStats>* out) const override { out->push_back(StageStats{.name = "sim"}); }
+  void AppendStats(std::vector<StageStats>* out) const override {
+    out->push_back(StageStats{.name = "sim"});
+  }
   int64_t produced() const { return n_; }
 
  private:

@@ -13,13 +13,14 @@ namespace dataecho::testing {
 
 void ServeCloudStorageApi(HttpServer* server, std::string token, int page_size) {
   const size_t page = static_cast<size_t>(page_size);
-  server->SetRoute([server, token = std::move(token), page](
-                       const HttpRequestLog& r) -> std::optional<HttpReply> {
+  server->SetRoute([server, token = std::move(token),
+                    page](const HttpRequestLog& r) -> std::optional<HttpReply> {
     const std::string root = "/storage/v1/b/";
     if (r.path.rfind(root, 0) != 0) return std::nullopt;
     auto auth = r.headers.find("authorization");
     if (auth == r.headers.end() || auth->second != "Bearer " + token) {
-      return HttpReply{.status = 401, .body = R"({"error":{"code":401,"message":"Invalid Credentials"}})"};
+      return HttpReply{.status = 401,
+                       .body = R"({"error":{"code":401,"message":"Invalid Credentials"}})"};
     }
     std::string rest = r.path.substr(root.size());
     std::string bucket = rest.substr(0, rest.find('/'));

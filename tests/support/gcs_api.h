@@ -16,7 +16,7 @@
 
 #include <string>
 
-#include "support/http_server.h"
+#include "testing/http_server.h"
 
 namespace dataecho::testing {
 

@@ -12,9 +12,9 @@
 #include <fcntl.h>
 
 #include <cstdlib>
-#include <vector>
 #include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
@@ -78,12 +78,13 @@ std::string S3rver::Binary() {
 absl::StatusOr<std::unique_ptr<S3rver>> S3rver::Start() {
   std::string bin = Binary();
   if (bin.empty()) {
-    return absl::FailedPreconditionError(fmt::format(
-        "s3rver is not installed at {} (run scripts/setup.sh)", DATAECHO_S3RVER_BIN));
+    return absl::FailedPreconditionError(
+        fmt::format("s3rver is not installed at {} (run scripts/setup.sh)", DATAECHO_S3RVER_BIN));
   }
   std::unique_ptr<S3rver> s(new S3rver());
-  s->data_dir_ = fmt::format("{}/dataecho_s3rver_{}_{}", std::filesystem::temp_directory_path().string(),
-                             getpid(), reinterpret_cast<uintptr_t>(s.get()));
+  s->data_dir_ =
+      fmt::format("{}/dataecho_s3rver_{}_{}", std::filesystem::temp_directory_path().string(),
+                  getpid(), reinterpret_cast<uintptr_t>(s.get()));
   std::filesystem::create_directories(s->data_dir_);
   // s3rver's continuation tokens use DES, which OpenSSL 3 keeps in its
   // legacy provider.
@@ -97,8 +98,8 @@ absl::StatusOr<std::unique_ptr<S3rver>> S3rver::Start() {
   for (int tries = 0; tries < 3; ++tries) {
     s->port_ = FreePort();
     std::string port = std::to_string(s->port_);
-    std::vector<std::string> args = {bin, "-d", s->data_dir_, "-a", "127.0.0.1", "-p", port,
-                                     "--silent"};
+    std::vector<std::string> args = {bin,         "-d", s->data_dir_, "-a",
+                                     "127.0.0.1", "-p", port,         "--silent"};
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

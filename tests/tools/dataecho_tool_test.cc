@@ -7,16 +7,16 @@
 #include <string>
 #include <vector>
 
-#include "dataecho/crc32c.h"
-#include "dataecho/image_record.h"
-#include "dataecho/object_store.h"
-#include "dataecho/tfrecord.h"
+#include "dataecho/formats/crc32c.h"
+#include "dataecho/formats/image_record.h"
+#include "dataecho/formats/tfrecord.h"
+#include "dataecho/storage/object_store.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "support/gcs_api.h"
-#include "support/http_server.h"
 #include "support/s3rver.h"
 #include "support/temp_files.h"
+#include "testing/http_server.h"
 
 namespace dataecho {
 namespace {
@@ -64,8 +64,9 @@ std::string WriteTwoShards(const TempDir& dir) {
     }
     EXPECT_TRUE((*w)->Close().ok());
   }
-  return fmt::format("{{\"records\": {}, \"bytes\": {}, \"crc32c_sum\": {}, \"skipped_corrupt\": 0}}\n", records,
-                     bytes, sum);
+  return fmt::format(
+      "{{\"records\": {}, \"bytes\": {}, \"crc32c_sum\": {}, \"skipped_corrupt\": 0}}\n", records,
+      bytes, sum);
 }
 
 TEST(DataechoToolTest, StatPrintsTheExactJson) {
@@ -102,7 +103,8 @@ TEST(DataechoToolTest, StatReadsEveryUriScheme) {
 
   auto http = HttpServer::Start({.directory = dir.path()});
   ASSERT_TRUE(http.ok()) << http.status();
-  ToolRun web = Tool(dir, fmt::format("stat {0}/part-0.tfrecord {0}/part-1.tfrecord", (*http)->url()));
+  ToolRun web =
+      Tool(dir, fmt::format("stat {0}/part-0.tfrecord {0}/part-1.tfrecord", (*http)->url()));
   EXPECT_EQ(web.exit_code, 0) << web.err;
   EXPECT_EQ(web.out, want);
 
@@ -113,15 +115,16 @@ TEST(DataechoToolTest, StatReadsEveryUriScheme) {
   (*gcs)->Put("/bkt/train/part-0.tfrecord", shards[0]);
   (*gcs)->Put("/bkt/train/part-1.tfrecord", shards[1]);
   (*gcs)->Put("/bkt/train/part-notes.txt", decoy);
-  const std::string gcs_env =
-      fmt::format("STORAGE_EMULATOR_HOST=127.0.0.1:{} GOOGLE_OAUTH_ACCESS_TOKEN={}", (*gcs)->port(), kToken);
+  const std::string gcs_env = fmt::format(
+      "STORAGE_EMULATOR_HOST=127.0.0.1:{} GOOGLE_OAUTH_ACCESS_TOKEN={}", (*gcs)->port(), kToken);
   ToolRun gs = Tool(dir, "stat 'gs://bkt/train/part-*.tfrecord'", gcs_env);
   EXPECT_EQ(gs.exit_code, 0) << gs.err;
   EXPECT_EQ(gs.out, want);
   ToolRun gs_missing = Tool(dir, "stat gs://bkt/train/part-9.tfrecord", gcs_env);
   EXPECT_EQ(gs_missing.exit_code, 1);
   EXPECT_NE(gs_missing.err.find("NOT_FOUND"), std::string::npos) << gs_missing.err;
-  EXPECT_NE(gs_missing.err.find("gs://bkt/train/part-9.tfrecord"), std::string::npos) << gs_missing.err;
+  EXPECT_NE(gs_missing.err.find("gs://bkt/train/part-9.tfrecord"), std::string::npos)
+      << gs_missing.err;
   EXPECT_EQ(gs_missing.err.find(kToken), std::string::npos) << gs_missing.err;
 
   auto s3 = S3rver::Start();
@@ -130,9 +133,9 @@ TEST(DataechoToolTest, StatReadsEveryUriScheme) {
   ASSERT_TRUE((*s3)->PutObject("data", "train/part-0.tfrecord", shards[0]).ok());
   ASSERT_TRUE((*s3)->PutObject("data", "train/part-1.tfrecord", shards[1]).ok());
   ASSERT_TRUE((*s3)->PutObject("data", "train/part-notes.txt", decoy).ok());
-  const std::string s3_env =
-      fmt::format("AWS_ENDPOINT_URL={} AWS_ACCESS_KEY_ID={} AWS_SECRET_ACCESS_KEY={} AWS_REGION=us-east-1",
-                  (*s3)->endpoint(), S3rver::kAccessKey, S3rver::kSecretKey);
+  const std::string s3_env = fmt::format(
+      "AWS_ENDPOINT_URL={} AWS_ACCESS_KEY_ID={} AWS_SECRET_ACCESS_KEY={} AWS_REGION=us-east-1",
+      (*s3)->endpoint(), S3rver::kAccessKey, S3rver::kSecretKey);
   ToolRun aws = Tool(dir, "stat 's3://data/train/part-*.tfrecord'", s3_env);
   EXPECT_EQ(aws.exit_code, 0) << aws.err;
   EXPECT_EQ(aws.out, want);
@@ -147,18 +150,25 @@ TEST(DataechoToolTest, StatErrorsGoToStderrWithTheCodeName) {
   ToolRun r = Tool(dir, "stat " + dir.File("bad"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "");
-  EXPECT_NE(r.err.find("DATA_LOSS: corrupted record at " + dir.File("bad") + ":23"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("DATA_LOSS: corrupted record at " + dir.File("bad") + ":23"),
+            std::string::npos)
+      << r.err;
 
   ToolRun skip = Tool(dir, "stat --skip_corrupt " + dir.File("bad"));
   EXPECT_EQ(skip.exit_code, 0) << skip.err;
   const uint64_t sum = uint64_t{Crc32c("record0")} + Crc32c("record2");
-  EXPECT_EQ(skip.out, fmt::format("{{\"records\": 2, \"bytes\": 14, \"crc32c_sum\": {}, \"skipped_corrupt\": 1}}\n", sum));
+  EXPECT_EQ(
+      skip.out,
+      fmt::format("{{\"records\": 2, \"bytes\": 14, \"crc32c_sum\": {}, \"skipped_corrupt\": 1}}\n",
+                  sum));
   EXPECT_EQ(Tool(dir, "stat --skip_corrupt --max_skipped=0 " + dir.File("bad")).exit_code, 1);
 
   testing::WriteFileOrDie(dir.File("cut"), bytes.substr(0, 30));
   ToolRun cut = Tool(dir, "stat " + dir.File("cut"));
   EXPECT_EQ(cut.exit_code, 1);
-  EXPECT_NE(cut.err.find("DATA_LOSS: truncated record at " + dir.File("cut") + ":23"), std::string::npos) << cut.err;
+  EXPECT_NE(cut.err.find("DATA_LOSS: truncated record at " + dir.File("cut") + ":23"),
+            std::string::npos)
+      << cut.err;
 
   ToolRun missing = Tool(dir, "stat " + dir.File("missing"));
   EXPECT_EQ(missing.exit_code, 1);
@@ -173,8 +183,8 @@ TEST(DataechoToolTest, UsageAndHelp) {
     EXPECT_EQ(r.out.rfind("Usage: dataecho", 0), 0u) << args;
   }
   for (const char* args : {"", "frobnicate", "stat", "stat --format=bogus x", "stat --bogus x",
-                           "stat --format=fixed:0 x", "stat --format=idx --skip_corrupt x", "convert",
-                           "convert --images=a --labels=b --output=c --shards=0"}) {
+                           "stat --format=fixed:0 x", "stat --format=idx --skip_corrupt x",
+                           "convert", "convert --images=a --labels=b --output=c --shards=0"}) {
     ToolRun r = Tool(dir, args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_FALSE(r.err.empty()) << args;
@@ -186,10 +196,13 @@ TEST(DataechoToolTest, StatFixedAndIdx) {
   testing::WriteFileOrDie(dir.File("fixed"), "aaaabbbbcccc");
   ToolRun r = Tool(dir, "stat --format=fixed:4 " + dir.File("fixed"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, fmt::format("{{\"records\": 3, \"bytes\": 12, \"crc32c_sum\": {}, \"skipped_corrupt\": 0}}\n",
-                               uint64_t{Crc32c("aaaa")} + Crc32c("bbbb") + Crc32c("cccc")));
+  EXPECT_EQ(
+      r.out,
+      fmt::format("{{\"records\": 3, \"bytes\": 12, \"crc32c_sum\": {}, \"skipped_corrupt\": 0}}\n",
+                  uint64_t{Crc32c("aaaa")} + Crc32c("bbbb") + Crc32c("cccc")));
   EXPECT_EQ(Tool(dir, "stat --format=fixed:5 " + dir.File("fixed")).exit_code, 1);
-  testing::WriteFileOrDie(dir.File("labels.idx"), std::string("\0\0\x08\x01\0\0\0\x03\x01\x02\x03", 11));
+  testing::WriteFileOrDie(dir.File("labels.idx"),
+                          std::string("\0\0\x08\x01\0\0\0\x03\x01\x02\x03", 11));
   ToolRun idx = Tool(dir, "stat --format=idx " + dir.File("labels.idx"));
   EXPECT_EQ(idx.exit_code, 0) << idx.err;
   EXPECT_EQ(idx.out.rfind("{\"records\": 3, \"bytes\": 3,", 0), 0u) << idx.out;
@@ -198,7 +211,8 @@ TEST(DataechoToolTest, StatFixedAndIdx) {
 TEST(DataechoToolTest, ConvertIdxToShardsReadableByDecodeImageRecord) {
   TempDir dir;
   // 7 images of 3x2 and labels.
-  std::string images("\0\0\x08\x03\0\0\0\x07\0\0\0\x03\0\0\0\x02", 16), labels("\0\0\x08\x01\0\0\0\x07", 8);
+  std::string images("\0\0\x08\x03\0\0\0\x07\0\0\0\x03\0\0\0\x02", 16),
+      labels("\0\0\x08\x01\0\0\0\x07", 8);
   for (int r = 0; r < 7; ++r) {
     for (int i = 0; i < 6; ++i) images += static_cast<char>(r * 10 + i);
     labels += static_cast<char>(r % 10);
@@ -206,12 +220,14 @@ TEST(DataechoToolTest, ConvertIdxToShardsReadableByDecodeImageRecord) {
   testing::WriteFileOrDie(dir.File("images"), images);
   testing::WriteFileOrDie(dir.File("labels.gz"), testing::Gzip(labels));
   for (const char* encoding : {"raw", "jpeg"}) {
-    ToolRun r = Tool(dir, fmt::format("convert --images={} --labels={} --output={} --shards=3 --encoding={}",
-                                  dir.File("images"), dir.File("labels.gz"), dir.File(encoding), encoding));
+    ToolRun r = Tool(
+        dir, fmt::format("convert --images={} --labels={} --output={} --shards=3 --encoding={}",
+                         dir.File("images"), dir.File("labels.gz"), dir.File(encoding), encoding));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out.rfind("{\"records\": 7, \"shards\": 3,", 0), 0u) << r.out;
     std::vector<std::string> shards;
-    for (int s = 0; s < 3; ++s) shards.push_back(dir.File(fmt::format("{}-{:05d}-of-00003.tfrecord", encoding, s)));
+    for (int s = 0; s < 3; ++s)
+      shards.push_back(dir.File(fmt::format("{}-{:05d}-of-00003.tfrecord", encoding, s)));
     auto source = MakeTFRecordSource(OpenObjectStore(), shards);
     std::vector<int64_t> labels_seen;
     while (true) {

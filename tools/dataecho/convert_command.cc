@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "dataecho/idx.h"
-#include "dataecho/image_record.h"
+#include "dataecho/formats/idx.h"
+#include "dataecho/formats/image_record.h"
+#include "dataecho/formats/tfrecord.h"
 #include "dataecho/internal/json.h"
-#include "dataecho/object_store.h"
-#include "dataecho/tfrecord.h"
+#include "dataecho/storage/object_store.h"
 #include "flags.h"
 #include "fmt/format.h"
 
@@ -49,17 +49,20 @@ Example:
 }  // namespace
 
 int ConvertCommand(const std::vector<std::string>& argv) {
-  auto args = ParseArgs(argv, {"images", "labels", "output", "shards", "encoding", "jpeg_quality", "compression",
-                               "limit"},
-                        {});
+  auto args = ParseArgs(
+      argv,
+      {"images", "labels", "output", "shards", "encoding", "jpeg_quality", "compression", "limit"},
+      {});
   if (!args.ok()) return UsageError("convert", args.status());
   if (args->Has("help")) {
     std::fputs(kConvertUsage, stdout);
     return 0;
   }
-  if (!args->positional.empty()) return UsageError("convert", fmt::format("unexpected argument '{}'", args->positional[0]));
+  if (!args->positional.empty())
+    return UsageError("convert", fmt::format("unexpected argument '{}'", args->positional[0]));
   for (const char* required : {"images", "labels", "output"}) {
-    if (!args->Has(required)) return UsageError("convert", fmt::format("--{} is required", required));
+    if (!args->Has(required))
+      return UsageError("convert", fmt::format("--{} is required", required));
   }
   auto shards = args->GetInt("shards", 4, 1, 100000);
   if (!shards.ok()) return UsageError("convert", shards.status());
@@ -83,7 +86,8 @@ int ConvertCommand(const std::vector<std::string>& argv) {
   } else if (compression == "zlib") {
     writer_options.compression = Compression::kZlib;
   } else if (compression != "none") {
-    return UsageError("convert", fmt::format("--compression must be none, gzip or zlib, got '{}'", compression));
+    return UsageError(
+        "convert", fmt::format("--compression must be none, gzip or zlib, got '{}'", compression));
   }
 
   std::shared_ptr<ObjectStore> store = OpenObjectStore();
@@ -105,7 +109,8 @@ int ConvertCommand(const std::vector<std::string>& argv) {
     const Example& e = **next;
     auto payload = EncodeImageRecord(e.components[0], e.label, record_options);
     if (!payload.ok()) return Fail(payload.status());
-    if (absl::Status s = writers[static_cast<size_t>(n % *shards)]->Write(*payload); !s.ok()) return Fail(s);
+    if (absl::Status s = writers[static_cast<size_t>(n % *shards)]->Write(*payload); !s.ok())
+      return Fail(s);
     ++n;
   }
   uint64_t bytes = 0;
@@ -116,9 +121,12 @@ int ConvertCommand(const std::vector<std::string>& argv) {
     if (::stat(paths[s].c_str(), &sb) == 0) bytes += static_cast<uint64_t>(sb.st_size);
     files += (s ? ", " : "") + internal::JsonQuote(paths[s]);
   }
-  std::printf("%s\n", fmt::format(R"({{"records": {}, "shards": {}, "encoding": "{}", "bytes": {}, "files": [{}]}})",
-                                  n, *shards, encoding, bytes, files)
-                          .c_str());
+  std::printf(
+      "%s\n",
+      fmt::format(
+          R"({{"records": {}, "shards": {}, "encoding": "{}", "bytes": {}, "files": [{}]}})", n,
+          *shards, encoding, bytes, files)
+          .c_str());
   return 0;
 }
 

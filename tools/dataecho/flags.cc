@@ -28,7 +28,8 @@ absl::StatusOr<int64_t> ParsedArgs::GetInt(std::string_view name, int64_t fallba
   return v;
 }
 
-absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args, const std::set<std::string>& value_flags,
+absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
+                                     const std::set<std::string>& value_flags,
                                      const std::set<std::string>& bool_flags) {
   ParsedArgs out;
   bool flags_done = false;
@@ -45,14 +46,17 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args, const
       out.flags["help"] = "";
       continue;
     }
-    if (arg.rfind("--", 0) != 0) return absl::InvalidArgumentError(fmt::format("unknown option '{}'", arg));
+    if (arg.rfind("--", 0) != 0)
+      return absl::InvalidArgumentError(fmt::format("unknown option '{}'", arg));
     const size_t eq = arg.find('=');
     const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
     if (value_flags.count(name)) {
-      if (eq == std::string::npos) return absl::InvalidArgumentError(fmt::format("--{} needs a value (--{}=...)", name, name));
+      if (eq == std::string::npos)
+        return absl::InvalidArgumentError(fmt::format("--{} needs a value (--{}=...)", name, name));
       out.flags[name] = arg.substr(eq + 1);
     } else if (bool_flags.count(name) || name == "help") {
-      if (eq != std::string::npos) return absl::InvalidArgumentError(fmt::format("--{} takes no value", name));
+      if (eq != std::string::npos)
+        return absl::InvalidArgumentError(fmt::format("--{} takes no value", name));
       out.flags[name] = "";
     } else {
       return absl::InvalidArgumentError(fmt::format("unknown option '--{}'", name));
@@ -63,15 +67,15 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args, const
 
 int Fail(const absl::Status& status) {
   const std::string code = absl::StatusCodeToString(status.code());
-  std::fprintf(stderr, "dataecho: %s: %.*s\n", code.c_str(), static_cast<int>(status.message().size()),
-               status.message().data());
+  std::fprintf(stderr, "dataecho: %s: %.*s\n", code.c_str(),
+               static_cast<int>(status.message().size()), status.message().data());
   return 1;
 }
 
 int UsageError(std::string_view command, std::string_view message) {
   std::fprintf(stderr, "dataecho %.*s: %.*s\nTry 'dataecho %.*s --help' for more information.\n",
-               static_cast<int>(command.size()), command.data(), static_cast<int>(message.size()), message.data(),
-               static_cast<int>(command.size()), command.data());
+               static_cast<int>(command.size()), command.data(), static_cast<int>(message.size()),
+               message.data(), static_cast<int>(command.size()), command.data());
   return 2;
 }
 

@@ -24,7 +24,8 @@ struct ParsedArgs {
   bool Has(std::string_view name) const { return flags.count(std::string(name)) > 0; }
   std::string Get(std::string_view name, std::string_view fallback) const;
   // INVALID_ARGUMENT if the value is not an integer in [min, max].
-  absl::StatusOr<int64_t> GetInt(std::string_view name, int64_t fallback, int64_t min, int64_t max) const;
+  absl::StatusOr<int64_t> GetInt(std::string_view name, int64_t fallback, int64_t min,
+                                 int64_t max) const;
 };
 
 // Parses args; `value_flags` take "=value", `bool_flags` must not. Unknown

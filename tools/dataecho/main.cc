@@ -48,7 +48,8 @@ int main(int argc, char** argv) {
   }
   if (command == "stat") return dataecho::tool::StatCommand(args);
   if (command == "convert") return dataecho::tool::ConvertCommand(args);
-  std::fprintf(stderr, "dataecho: unknown command '%s'\nTry 'dataecho --help' for more information.\n",
+  std::fprintf(stderr,
+               "dataecho: unknown command '%s'\nTry 'dataecho --help' for more information.\n",
                command.c_str());
   return 2;
 }

@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "dataecho/crc32c.h"
-#include "dataecho/fixed_length.h"
-#include "dataecho/glob.h"
-#include "dataecho/idx.h"
-#include "dataecho/object_store.h"
-#include "dataecho/tfrecord.h"
-#include "fmt/format.h"
+#include "dataecho/formats/crc32c.h"
+#include "dataecho/formats/fixed_length.h"
+#include "dataecho/formats/idx.h"
+#include "dataecho/formats/tfrecord.h"
+#include "dataecho/storage/glob.h"
+#include "dataecho/storage/object_store.h"
 #include "flags.h"
+#include "fmt/format.h"
 
 namespace dataecho::tool {
 namespace {
@@ -55,7 +55,8 @@ absl::StatusOr<Compression> ParseCompression(const std::string& s) {
   if (s == "gzip") return Compression::kGzip;
   if (s == "zlib") return Compression::kZlib;
   if (s == "auto") return Compression::kAuto;
-  return absl::InvalidArgumentError(fmt::format("--compression must be none, gzip, zlib or auto, got '{}'", s));
+  return absl::InvalidArgumentError(
+      fmt::format("--compression must be none, gzip, zlib or auto, got '{}'", s));
 }
 
 }  // namespace
@@ -74,7 +75,8 @@ int StatCommand(const std::vector<std::string>& argv) {
   if (!max_skipped.ok()) return UsageError("stat", max_skipped.status());
   const std::string format = args->Get("format", "tfrecord");
   const bool skip_corrupt = args->Has("skip_corrupt");
-  if (skip_corrupt && format != "tfrecord") return UsageError("stat", "--skip_corrupt applies to --format=tfrecord");
+  if (skip_corrupt && format != "tfrecord")
+    return UsageError("stat", "--skip_corrupt applies to --format=tfrecord");
 
   std::shared_ptr<ObjectStore> store = OpenObjectStore();
   std::vector<std::string> uris;
@@ -90,8 +92,9 @@ int StatCommand(const std::vector<std::string>& argv) {
 
   StagePtr<Record> source;
   if (format == "tfrecord") {
-    source = MakeTFRecordSource(store, uris,
-                                {.compression = *compression, .skip_corrupt = skip_corrupt, .max_skipped = *max_skipped});
+    source = MakeTFRecordSource(
+        store, uris,
+        {.compression = *compression, .skip_corrupt = skip_corrupt, .max_skipped = *max_skipped});
   } else if (format == "idx") {
     source = MakeIdxRecordSource(store, uris, {.compression = *compression});
   } else if (format.rfind("fixed:", 0) == 0) {
@@ -99,11 +102,13 @@ int StatCommand(const std::vector<std::string>& argv) {
     const std::string num = format.substr(6);
     auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), n);
     if (ec != std::errc() || end != num.data() + num.size() || n == 0) {
-      return UsageError("stat", fmt::format("--format=fixed:N needs a record size N > 0, got '{}'", format));
+      return UsageError(
+          "stat", fmt::format("--format=fixed:N needs a record size N > 0, got '{}'", format));
     }
     source = MakeFixedLengthSource(store, uris, {.record_bytes = n, .compression = *compression});
   } else {
-    return UsageError("stat", fmt::format("unknown --format '{}' (tfrecord, idx or fixed:N)", format));
+    return UsageError("stat",
+                      fmt::format("unknown --format '{}' (tfrecord, idx or fixed:N)", format));
   }
 
   uint64_t records = 0, bytes = 0, crc_sum = 0;
@@ -118,10 +123,13 @@ int StatCommand(const std::vector<std::string>& argv) {
   }
   std::vector<StageStats> stats;
   source->AppendStats(&stats);
-  const auto skipped = static_cast<int64_t>(stats.empty() ? 0 : stats.back().Extra("skipped_corrupt"));
-  std::printf("%s\n", fmt::format(R"({{"records": {}, "bytes": {}, "crc32c_sum": {}, "skipped_corrupt": {}}})",
-                                  records, bytes, crc_sum, skipped)
-                          .c_str());
+  const auto skipped =
+      static_cast<int64_t>(stats.empty() ? 0 : stats.back().Extra("skipped_corrupt"));
+  std::printf(
+      "%s\n",
+      fmt::format(R"({{"records": {}, "bytes": {}, "crc32c_sum": {}, "skipped_corrupt": {}}})",
+                  records, bytes, crc_sum, skipped)
+          .c_str());
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <deque>
 #include <utility>
 
+#include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 
 namespace dataecho::internal {
@@ -123,7 +124,8 @@ class RateRatioEstimator {
     const double busy = wall - static_cast<double>(blocked_ns_);
     const bool usable = wall > 0 && busy > 0 && emitted_ > 0;
     if (usable) {
-      const double ratio = (wall / static_cast<double>(fresh_)) / (busy / static_cast<double>(emitted_));
+      const double ratio =
+          (wall / static_cast<double>(fresh_)) / (busy / static_cast<double>(emitted_));
       estimate_ = windows_ == 0 ? ratio : estimate_ + smoothing_ * (ratio - estimate_);
       ++windows_;
     }

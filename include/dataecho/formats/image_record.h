@@ -1,0 +1,69 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// formats/image_record.h: the record layout `dataecho convert` writes into TFRecord
+// shards: one labelled image per record, raw or JPEG.
+//
+// Layout of a record's payload (all integers little-endian; 32-byte header):
+//
+//   bytes  0..3   magic "DEIR"
+//   byte   4      layout version, 1
+//   byte   5      encoding: 0 = raw uint8 pixels (HWC), 1 = JPEG
+//   bytes  6..7   0
+//   bytes  8..15  int64 label
+//   bytes 16..19  uint32 height
+//   bytes 20..23  uint32 width
+//   bytes 24..27  uint32 channels (1 or 3)
+//   bytes 28..31  0
+//   bytes 32..    raw: height*width*channels pixel bytes; JPEG: the JPEG stream
+//
+// Decoding gives an Example with one uint8 component [height, width,
+// channels], the label, and the record's source and repeat indices:
+//
+//   auto pipeline = dataecho::From(dataecho::MakeTFRecordSource(store, shards))
+//       .Map([](const dataecho::Record& r) { return dataecho::DecodeImageRecord(r); },
+//            {.parallelism = 4});   // a lambda picks the overload
+//   absl::StatusOr<dataecho::Example> ex = dataecho::DecodeImageRecord(record);
+//
+// A malformed payload (bad magic, sizes that do not add up, corrupt JPEG, a
+// JPEG whose size differs from the header) is DATA_LOSS naming the record's
+// uri:offset.
+//
+// Thread safety: pure functions, thread-safe.
+#ifndef DATAECHO_FORMATS_IMAGE_RECORD_H_
+#define DATAECHO_FORMATS_IMAGE_RECORD_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "dataecho/example.h"
+#include "dataecho/export.h"
+#include "dataecho/formats/record.h"
+#include "dataecho/tensor.h"
+
+namespace dataecho {
+
+enum class ImageEncoding : uint8_t { kRaw = 0, kJpeg = 1 };
+
+inline constexpr size_t kImageRecordHeaderBytes = 32;
+
+struct ImageRecordOptions {
+  ImageEncoding encoding = ImageEncoding::kRaw;
+  int jpeg_quality = 90;  // kJpeg only
+};
+
+// The payload for `image` (uint8 [H, W, C] or [H, W], C = 1 or 3) and `label`.
+DATAECHO_EXPORT absl::StatusOr<std::string> EncodeImageRecord(
+    const Tensor& image, int64_t label, const ImageRecordOptions& options = {});
+
+// Decodes a payload; `context` (e.g. "uri:offset") names it in errors.
+DATAECHO_EXPORT absl::StatusOr<Example> DecodeImageRecord(std::string_view payload,
+                                                          std::string_view context = "");
+
+// Decodes a Record, copying its source_index and repeat_index into the Example.
+DATAECHO_EXPORT absl::StatusOr<Example> DecodeImageRecord(const Record& record);
+
+}  // namespace dataecho
+
+#endif  // DATAECHO_FORMATS_IMAGE_RECORD_H_

@@ -1,0 +1,65 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// formats/record.h: one record read from a file (a TFRecord payload, a fixed-length
+// record), before decoding.
+//
+// A `Record` carries its payload bytes (a Buffer of its own, never a view that
+// pins a larger read buffer), where it came from (URI and byte offset of the
+// record's first byte, for error messages) and a stable source index that
+// names the record independently of timing, used to seed augmentations:
+//
+//   source_index = (file_index << 40) | index of the record in its file
+//
+// where file_index is the position of the file in the list given to the
+// source. Decoders turn a Record into an Example and copy the indices over.
+//
+//   absl::StatusOr<std::optional<Record>> r = source->Next();
+//   if (r.ok() && r->has_value()) {
+//     std::string_view payload = (*r)->data.view();
+//     fmt::print("{}:{}\n", (*r)->uri(), (*r)->offset);
+//   }
+//
+// Thread safety: a value type; copies share payload bytes and the URI string.
+#ifndef DATAECHO_FORMATS_RECORD_H_
+#define DATAECHO_FORMATS_RECORD_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "dataecho/buffer.h"
+#include "dataecho/element_traits.h"
+#include "dataecho/example.h"
+
+namespace dataecho {
+
+// Bits of Record::source_index that hold the record's index within its file.
+inline constexpr int kRecordIndexBits = 40;
+
+inline uint64_t MakeSourceIndex(uint64_t file_index, uint64_t record_in_file) {
+  return (file_index << kRecordIndexBits) | record_in_file;
+}
+
+struct Record {
+  Buffer data;                                // the payload
+  std::shared_ptr<const std::string> source;  // URI of the file (shared by its records)
+  uint64_t offset = 0;        // byte offset of the record in the (uncompressed) file
+  uint64_t source_index = 0;  // see the file comment
+  uint32_t repeat_index = 0;  // 0 = fresh, k = k-th echo
+
+  std::string_view uri() const { return source ? std::string_view(*source) : std::string_view(); }
+  bool fresh() const { return repeat_index == 0; }
+};
+
+template <>
+struct ElementTraits<Record> {
+  static size_t ByteSize(const Record& r) { return r.data.size(); }
+  static int64_t FreshCount(const Record& r) { return r.fresh() ? 1 : 0; }
+  static int64_t ItemCount(const Record&) { return 1; }
+  static void MarkRepeat(Record& r, uint32_t k) { r.repeat_index = k; }
+};
+
+}  // namespace dataecho
+
+#endif  // DATAECHO_FORMATS_RECORD_H_

@@ -1,0 +1,106 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// formats/record_source.h: the source stage that reads records from a list of files,
+// one at a time or k at once (interleaved), whatever their format.
+//
+// Each format (TFRecord, fixed-length, ...) provides a `RecordFileReader` that
+// streams the records of one file; `MakeRecordSource()` turns a list of URIs
+// and a way to open one into a `Stage<Record>`. Format headers offer ready-made
+// sources (`MakeTFRecordSource()`, `MakeFixedLengthSource()`), so most users
+// only pick `InterleaveOptions`:
+//
+//   dataecho::InterleaveOptions interleave;
+//   interleave.cycle_length = 4;  // 4 files in flight, each on its own thread
+//   auto source = dataecho::MakeTFRecordSource(store, uris, {}, interleave);
+//
+// Interleaving: with cycle_length k > 1, k threads each read a share of the
+// files (thread j reads files j, j+k, j+2k, ... in order) into a bounded
+// queue. By default the output takes one record from each thread in turn
+// (round-robin; a thread whose files are done drops out), so the order is the
+// same on every run. With `deterministic = false` the output takes whichever
+// record is ready first, so one slow object does not stall the others.
+// Errors keep their place: records before the error come out first.
+//
+// Thread safety: a Stage (see stage.h). CorruptionBudget is thread-safe.
+#ifndef DATAECHO_FORMATS_RECORD_SOURCE_H_
+#define DATAECHO_FORMATS_RECORD_SOURCE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dataecho/export.h"
+#include "dataecho/formats/record.h"
+#include "dataecho/stage.h"
+
+namespace dataecho {
+
+// Compression of a whole file (as TensorFlow's TFRecord compression_type).
+enum class Compression {
+  kNone,
+  kGzip,  // gzip (RFC 1952), possibly several members
+  kZlib,  // zlib (RFC 1950)
+  kAuto,  // kGzip if the URI ends in ".gz", else kNone
+};
+
+// Counts corrupt regions skipped across the files of one source and fails
+// once more than `limit` were skipped. Thread-safe.
+class DATAECHO_EXPORT CorruptionBudget {
+ public:
+  explicit CorruptionBudget(int64_t limit) : limit_(limit) {}
+
+  // Counts one skipped region described by `what` (e.g. "corrupted record at
+  // uri:offset"). OK while the count stays within the limit, else DATA_LOSS.
+  absl::Status Skip(std::string_view what);
+
+  int64_t skipped() const { return skipped_.load(std::memory_order_relaxed); }
+  int64_t limit() const { return limit_; }
+
+ private:
+  const int64_t limit_;
+  std::atomic<int64_t> skipped_{0};
+};
+
+// Streams the records of one file, in order. Used by one thread at a time,
+// except Cancel(), which any thread may call.
+class DATAECHO_EXPORT RecordFileReader {
+ public:
+  virtual ~RecordFileReader() = default;
+  // The next record, std::nullopt at the end of the file, or an error.
+  virtual absl::StatusOr<std::optional<Record>> Next() = 0;
+  // A blocked or later Next() returns CANCELLED promptly.
+  virtual void Cancel() = 0;
+};
+
+// Opens file number `file_index` (its position in the source's list) at `uri`.
+using RecordFileOpener = std::function<absl::StatusOr<std::unique_ptr<RecordFileReader>>(
+    const std::string& uri, uint64_t file_index)>;
+
+struct InterleaveOptions {
+  // Files read concurrently, each by its own thread. 1 = one file after the
+  // other, read on the consumer's thread (no extra threads).
+  int cycle_length = 1;
+  // Records each reading thread may hold ahead of the consumer.
+  size_t buffered_records = 64;
+  // true: fixed round-robin order. false: first ready record first.
+  bool deterministic = true;
+};
+
+// A source over `uris`, in that order (see the file comment for
+// interleaving). `name` names the stage in the stats ("tfrecord_source"). If
+// `budget` is given its skip count is reported as the "skipped_corrupt" stat.
+// Stats: elements, bytes (payload), consumer_wait (time Next() blocked), and
+// extra "files" (opened) and "skipped_corrupt".
+DATAECHO_EXPORT StagePtr<Record> MakeRecordSource(
+    std::vector<std::string> uris, RecordFileOpener open, InterleaveOptions options = {},
+    std::string name = "record_source", std::shared_ptr<const CorruptionBudget> budget = nullptr);
+
+}  // namespace dataecho
+
+#endif  // DATAECHO_FORMATS_RECORD_SOURCE_H_

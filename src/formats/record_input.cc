@@ -1,0 +1,134 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+#include "formats/record_input.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "fmt/format.h"
+
+namespace dataecho::internal {
+
+Compression ResolveCompression(Compression c, std::string_view uri) {
+  if (c != Compression::kAuto) return c;
+  return uri.size() >= 3 && uri.substr(uri.size() - 3) == ".gz" ? Compression::kGzip
+                                                                : Compression::kNone;
+}
+
+absl::StatusOr<std::unique_ptr<RecordInput>> RecordInput::Open(ObjectStore& store,
+                                                               const std::string& uri,
+                                                               Compression compression,
+                                                               size_t buffer_size,
+                                                               size_t read_ahead) {
+  ReadOptions ro;
+  ro.read_ahead = read_ahead;
+  auto reader = store.Open(uri, ro);
+  if (!reader.ok()) return reader.status();
+  std::unique_ptr<RecordInput> in(
+      new RecordInput(std::move(*reader), std::make_shared<const std::string>(uri),
+                      ResolveCompression(compression, uri), std::max<size_t>(buffer_size, 4096)));
+  if (in->compressed()) {
+    const int window_bits = in->compression_ == Compression::kGzip ? 15 + 16 : 15;
+    if (inflateInit2(&in->z_, window_bits) != Z_OK) {
+      return absl::ResourceExhaustedError(fmt::format("inflateInit2 failed for {}", uri));
+    }
+    in->z_init_ = true;
+  }
+  return in;
+}
+
+RecordInput::RecordInput(std::unique_ptr<ObjectReader> reader,
+                         std::shared_ptr<const std::string> uri, Compression compression,
+                         size_t buffer_size)
+    : reader_(std::move(reader)),
+      uri_(std::move(uri)),
+      compression_(compression),
+      buf_(buffer_size) {
+  if (compressed()) in_.resize(buffer_size);
+}
+
+uint64_t RecordInput::max_stream_bytes() const {
+  const uint64_t size = object_size();
+  if (!compressed()) return size;
+  constexpr uint64_t kMaxDeflateRatio = 1032;
+  if (size > UINT64_MAX / kMaxDeflateRatio - 1) return UINT64_MAX;
+  return size * kMaxDeflateRatio + 1024;
+}
+
+RecordInput::~RecordInput() {
+  if (z_init_) inflateEnd(&z_);
+}
+
+absl::StatusOr<size_t> RecordInput::Read(uint8_t* dst, size_t n) {
+  size_t total = 0;
+  while (total < n) {
+    if (buf_pos_ < buf_len_) {
+      const size_t k = std::min(n - total, buf_len_ - buf_pos_);
+      std::memcpy(dst + total, buf_.data() + buf_pos_, k);
+      buf_pos_ += k;
+      total += k;
+      continue;
+    }
+    if (eof_) break;
+    if (!compressed() && n - total >= buf_.size()) {
+      // Large reads go straight into the destination.
+      const size_t want = n - total;
+      auto got = reader_->Read(absl::MakeSpan(dst + total, want));
+      if (!got.ok()) return got.status();
+      total += *got;
+      if (*got < want) eof_ = true;
+      break;
+    }
+    if (absl::Status s = Refill(); !s.ok()) return s;
+  }
+  position_ += total;
+  return total;
+}
+
+absl::Status RecordInput::Refill() {
+  buf_pos_ = buf_len_ = 0;
+  if (compressed()) return Inflate();
+  auto got = reader_->Read(absl::MakeSpan(buf_));
+  if (!got.ok()) return got.status();
+  buf_len_ = *got;
+  if (*got < buf_.size()) eof_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status RecordInput::Inflate() {
+  z_.next_out = buf_.data();
+  z_.avail_out = static_cast<uInt>(buf_.size());
+  while (z_.avail_out == buf_.size()) {
+    if (z_.avail_in == 0 && !in_eof_) {
+      auto got = reader_->Read(absl::MakeSpan(in_));
+      if (!got.ok()) return got.status();
+      if (*got < in_.size()) in_eof_ = true;
+      z_.next_in = in_.data();
+      z_.avail_in = static_cast<uInt>(*got);
+    }
+    if (z_.avail_in == 0 && in_eof_) {
+      if (member_ended_) {
+        eof_ = true;
+        break;
+      }
+      return absl::DataLossError(
+          fmt::format("truncated compressed stream at {}:{}", *uri_, reader_->offset()));
+    }
+    if (member_ended_) {  // another gzip member (or zlib stream) follows
+      if (inflateReset(&z_) != Z_OK) return absl::InternalError("inflateReset failed");
+      member_ended_ = false;
+    }
+    const int rc = inflate(&z_, Z_NO_FLUSH);
+    if (rc == Z_STREAM_END) {
+      member_ended_ = true;
+    } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      return absl::DataLossError(fmt::format("corrupted compressed data at {}:{} ({})", *uri_,
+                                             reader_->offset() - z_.avail_in,
+                                             z_.msg != nullptr ? z_.msg : "inflate error"));
+    }
+  }
+  buf_len_ = buf_.size() - z_.avail_out;
+  return absl::OkStatus();
+}
+
+}  // namespace dataecho::internal

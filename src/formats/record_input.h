@@ -1,0 +1,77 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// record_input.h (internal): a buffered, optionally inflating byte stream over
+// one object, used by every record reader.
+#ifndef DATAECHO_SRC_FORMATS_RECORD_INPUT_H_
+#define DATAECHO_SRC_FORMATS_RECORD_INPUT_H_
+
+#include <zlib.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dataecho/formats/record_source.h"
+#include "dataecho/storage/object_store.h"
+
+namespace dataecho::internal {
+
+// The compression `c` means for `uri` (resolves kAuto).
+Compression ResolveCompression(Compression c, std::string_view uri);
+
+// Not thread-safe, except Cancel().
+class RecordInput {
+ public:
+  // Opens `uri` from `store`. `buffer_size` is the size of the read (and
+  // inflate) buffer; `read_ahead` is passed to ObjectStore::Open.
+  static absl::StatusOr<std::unique_ptr<RecordInput>> Open(ObjectStore& store,
+                                                           const std::string& uri,
+                                                           Compression compression,
+                                                           size_t buffer_size, size_t read_ahead);
+  ~RecordInput();
+
+  // Reads up to `n` bytes into `dst`; fewer only at the end of the stream.
+  absl::StatusOr<size_t> Read(uint8_t* dst, size_t n);
+
+  // Bytes of the (uncompressed) stream returned so far.
+  uint64_t position() const { return position_; }
+  // The URI, shared with the records read from it.
+  const std::shared_ptr<const std::string>& uri() const { return uri_; }
+  // Size of the stored object (compressed size for a compressed stream).
+  uint64_t object_size() const { return reader_->info().size; }
+  bool compressed() const { return compression_ != Compression::kNone; }
+  // An upper bound on the stream's (uncompressed) size: the object size, or
+  // for a compressed object the most deflate can expand it (1032:1). Lets
+  // readers reject impossible lengths before allocating them.
+  uint64_t max_stream_bytes() const;
+
+  // Thread-safe.
+  void Cancel() { reader_->Cancel(); }
+
+ private:
+  RecordInput(std::unique_ptr<ObjectReader> reader, std::shared_ptr<const std::string> uri,
+              Compression compression, size_t buffer_size);
+  absl::Status Refill();
+  absl::Status Inflate();
+
+  std::unique_ptr<ObjectReader> reader_;
+  const std::shared_ptr<const std::string> uri_;
+  const Compression compression_;
+  std::vector<uint8_t> buf_;  // decoded bytes [buf_pos_, buf_len_) not yet returned
+  size_t buf_pos_ = 0;
+  size_t buf_len_ = 0;
+  bool eof_ = false;
+  uint64_t position_ = 0;
+  // Compressed streams only.
+  std::vector<uint8_t> in_;
+  z_stream z_{};
+  bool z_init_ = false;
+  bool in_eof_ = false;
+  bool member_ended_ = false;
+};
+
+}  // namespace dataecho::internal
+
+#endif  // DATAECHO_SRC_FORMATS_RECORD_INPUT_H_

@@ -1,0 +1,260 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+#include "dataecho/formats/tfrecord.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+#include "dataecho/formats/crc32c.h"
+#include "fmt/format.h"
+#include "formats/record_input.h"
+
+namespace dataecho {
+namespace {
+
+// absl::string_view is not std::string_view in Debian's Abseil.
+inline std::string_view Message(const absl::Status& s) {
+  return {s.message().data(), s.message().size()};
+}
+
+inline uint64_t LoadLE64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+inline uint32_t LoadLE32(const uint8_t* p) {
+  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+}
+inline void StoreLE64(uint8_t* p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+inline void StoreLE32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+class TFRecordFileReader final : public RecordFileReader {
+ public:
+  TFRecordFileReader(std::unique_ptr<internal::RecordInput> in, uint64_t file_index,
+                     const TFRecordReaderOptions& options, std::shared_ptr<CorruptionBudget> budget)
+      : in_(std::move(in)),
+        file_index_(file_index),
+        options_(options),
+        budget_(std::move(budget)) {}
+
+  absl::StatusOr<std::optional<Record>> Next() override {
+    while (!done_) {
+      const uint64_t start = in_->position();
+      uint8_t header[kTFRecordHeaderBytes];
+      auto got = in_->Read(header, sizeof(header));
+      if (!got.ok()) return got.status();
+      if (*got == 0) break;  // clean end at a record boundary
+      if (*got < sizeof(header)) return Truncated(start, "header");
+      const uint64_t length = LoadLE64(header);
+      if (UnmaskCrc32c(LoadLE32(header + 8)) != Crc32c(header, 8)) {
+        return SkipRestOfFile(start, "length CRC mismatch");
+      }
+      if (length > options_.max_record_bytes) {
+        return SkipRestOfFile(start, fmt::format("length {} exceeds max_record_bytes {}", length,
+                                                 options_.max_record_bytes));
+      }
+      if (length + kTFRecordFooterBytes >
+          in_->max_stream_bytes() - std::min(in_->max_stream_bytes(), in_->position())) {
+        return Truncated(start, fmt::format("payload of {} bytes", length));
+      }
+      MutableBuffer payload(static_cast<size_t>(length));
+      got = in_->Read(payload.data(), payload.size());
+      if (!got.ok()) return got.status();
+      if (*got < length) return Truncated(start, fmt::format("payload of {} bytes", length));
+      uint8_t footer[kTFRecordFooterBytes];
+      got = in_->Read(footer, sizeof(footer));
+      if (!got.ok()) return got.status();
+      if (*got < sizeof(footer)) return Truncated(start, "footer");
+      const uint64_t index = record_index_++;
+      if (UnmaskCrc32c(LoadLE32(footer)) != Crc32c(payload.data(), payload.size())) {
+        absl::Status s = Corrupted(start, "data CRC mismatch");
+        if (!options_.skip_corrupt) return s;
+        if (absl::Status b = budget_->Skip(Message(s)); !b.ok()) return b;
+        continue;
+      }
+      Record r;
+      r.data = std::move(payload).Freeze();
+      r.source = in_->uri();
+      r.offset = start;
+      r.source_index = MakeSourceIndex(file_index_, index);
+      return r;
+    }
+    done_ = true;
+    return std::nullopt;
+  }
+
+  void Cancel() override { in_->Cancel(); }
+
+ private:
+  absl::Status Truncated(uint64_t offset, std::string_view what) {
+    done_ = true;
+    return absl::DataLossError(
+        fmt::format("truncated record at {}:{} (partial {})", *in_->uri(), offset, what));
+  }
+  absl::Status Corrupted(uint64_t offset, std::string_view why) {
+    return absl::DataLossError(
+        fmt::format("corrupted record at {}:{} ({})", *in_->uri(), offset, why));
+  }
+  // A bad header: the next record boundary is unknown, so the file ends here.
+  absl::StatusOr<std::optional<Record>> SkipRestOfFile(uint64_t offset, std::string_view why) {
+    done_ = true;
+    absl::Status s = Corrupted(offset, why);
+    if (!options_.skip_corrupt) return s;
+    if (absl::Status b = budget_->Skip(fmt::format("{}; rest of file skipped", Message(s)));
+        !b.ok())
+      return b;
+    return std::nullopt;
+  }
+
+  std::unique_ptr<internal::RecordInput> in_;
+  const uint64_t file_index_;
+  const TFRecordReaderOptions options_;
+  const std::shared_ptr<CorruptionBudget> budget_;
+  uint64_t record_index_ = 0;
+  bool done_ = false;
+};
+
+class FileWriter final : public TFRecordWriter {
+ public:
+  FileWriter(FILE* f, std::string path, Compression compression, int level)
+      : file_(f), path_(std::move(path)), compression_(compression), level_(level) {}
+  ~FileWriter() override { (void)Close(); }
+
+  absl::Status Init() {
+    std::setvbuf(file_, nullptr, _IOFBF, size_t{1} << 20);
+    if (compression_ == Compression::kNone) return absl::OkStatus();
+    const int bits = compression_ == Compression::kGzip ? 15 + 16 : 15;
+    if (deflateInit2(&z_, level_, Z_DEFLATED, bits, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+      return absl::InvalidArgumentError(
+          fmt::format("deflateInit2 failed for {} (level {})", path_, level_));
+    }
+    z_init_ = true;
+    out_.resize(size_t{256} << 10);
+    return absl::OkStatus();
+  }
+
+  absl::Status Write(std::string_view payload) override {
+    if (file_ == nullptr) return absl::FailedPreconditionError(fmt::format("{} is closed", path_));
+    uint8_t header[kTFRecordHeaderBytes];
+    StoreLE64(header, payload.size());
+    StoreLE32(header + 8, MaskCrc32c(Crc32c(header, 8)));
+    uint8_t footer[kTFRecordFooterBytes];
+    StoreLE32(footer, MaskCrc32c(Crc32c(payload.data(), payload.size())));
+    if (absl::Status s = Put(header, sizeof(header)); !s.ok()) return s;
+    if (absl::Status s = Put(payload.data(), payload.size()); !s.ok()) return s;
+    if (absl::Status s = Put(footer, sizeof(footer)); !s.ok()) return s;
+    ++records_;
+    return absl::OkStatus();
+  }
+
+  absl::Status Close() override {
+    if (file_ == nullptr) return status_;
+    if (z_init_) {
+      if (status_.ok()) status_ = Deflate(nullptr, 0, Z_FINISH);
+      deflateEnd(&z_);
+      z_init_ = false;
+    }
+    if (std::fclose(file_) != 0 && status_.ok()) status_ = Errno("close");
+    file_ = nullptr;
+    return status_;
+  }
+
+  int64_t records() const override { return records_; }
+
+ private:
+  absl::Status Put(const void* data, size_t n) {
+    if (!status_.ok()) return status_;
+    if (z_init_) {
+      status_ = Deflate(data, n, Z_NO_FLUSH);
+    } else if (n > 0 && std::fwrite(data, 1, n, file_) != n) {
+      status_ = Errno("write");
+    }
+    return status_;
+  }
+
+  absl::Status Deflate(const void* data, size_t n, int flush) {
+    z_.next_in = static_cast<Bytef*>(const_cast<void*>(data));
+    z_.avail_in = static_cast<uInt>(n);
+    int rc;
+    do {
+      z_.next_out = out_.data();
+      z_.avail_out = static_cast<uInt>(out_.size());
+      rc = deflate(&z_, flush);
+      if (rc == Z_STREAM_ERROR)
+        return absl::InternalError(fmt::format("deflate failed for {}", path_));
+      const size_t have = out_.size() - z_.avail_out;
+      if (have > 0 && std::fwrite(out_.data(), 1, have, file_) != have) return Errno("write");
+    } while (z_.avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
+    return absl::OkStatus();
+  }
+
+  absl::Status Errno(std::string_view op) {
+    return absl::ErrnoToStatus(errno, fmt::format("{} {}", op, path_));
+  }
+
+  FILE* file_;
+  const std::string path_;
+  const Compression compression_;
+  const int level_;
+  absl::Status status_;
+  int64_t records_ = 0;
+  z_stream z_{};
+  bool z_init_ = false;
+  std::vector<uint8_t> out_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenTFRecordFile(
+    std::shared_ptr<ObjectStore> store, const std::string& uri, uint64_t file_index,
+    const TFRecordReaderOptions& options, std::shared_ptr<CorruptionBudget> budget) {
+  if (store == nullptr) return absl::InvalidArgumentError("OpenTFRecordFile: null store");
+  if (budget == nullptr) budget = std::make_shared<CorruptionBudget>(options.max_skipped);
+  auto in = internal::RecordInput::Open(*store, uri, options.compression, options.buffer_size,
+                                        options.read_ahead);
+  if (!in.ok()) return in.status();
+  return std::make_unique<TFRecordFileReader>(std::move(*in), file_index, options,
+                                              std::move(budget));
+}
+
+StagePtr<Record> MakeTFRecordSource(std::shared_ptr<ObjectStore> store,
+                                    std::vector<std::string> uris,
+                                    const TFRecordReaderOptions& options,
+                                    const InterleaveOptions& interleave) {
+  auto budget = std::make_shared<CorruptionBudget>(options.max_skipped);
+  RecordFileOpener open = [store, options, budget](const std::string& uri, uint64_t file_index) {
+    return OpenTFRecordFile(store, uri, file_index, options, budget);
+  };
+  return MakeRecordSource(std::move(uris), std::move(open), interleave, "tfrecord_source", budget);
+}
+
+void AppendTFRecord(std::string* out, std::string_view payload) {
+  uint8_t header[kTFRecordHeaderBytes];
+  StoreLE64(header, payload.size());
+  StoreLE32(header + 8, MaskCrc32c(Crc32c(header, 8)));
+  uint8_t footer[kTFRecordFooterBytes];
+  StoreLE32(footer, MaskCrc32c(Crc32c(payload.data(), payload.size())));
+  out->append(reinterpret_cast<const char*>(header), sizeof(header));
+  out->append(payload);
+  out->append(reinterpret_cast<const char*>(footer), sizeof(footer));
+}
+
+absl::StatusOr<std::unique_ptr<TFRecordWriter>> TFRecordWriter::Create(
+    const std::string& path, const TFRecordWriterOptions& options) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return absl::ErrnoToStatus(errno, fmt::format("create {}", path));
+  auto w = std::make_unique<FileWriter>(
+      f, path, internal::ResolveCompression(options.compression, path), options.compression_level);
+  if (absl::Status s = w->Init(); !s.ok()) return s;
+  return w;
+}
+
+}  // namespace dataecho

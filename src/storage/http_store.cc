@@ -1,0 +1,77 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// http:// and https:// objects: HEAD for stat, ranged GETs with If-Match.
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "fmt/format.h"
+#include "storage/remote_store.h"
+#include "storage/remote_stores.h"
+#include "storage/uri.h"
+
+namespace dataecho::internal {
+namespace {
+
+bool IsEtag(const std::string& version) {
+  return version.starts_with('"') || version.starts_with("W/\"");
+}
+
+class HttpBackend : public RemoteBackend {
+ public:
+  absl::StatusOr<HttpRequest> StatRequest(std::string_view uri) override {
+    HttpRequest r = Base(uri);
+    r.head = true;
+    return r;
+  }
+
+  absl::StatusOr<ObjectInfo> ParseStat(std::string_view uri, const HttpJob& job) override {
+    ObjectInfo info;
+    info.uri = std::string(uri);
+    auto length = job.headers.find("content-length");
+    if (length == job.headers.end() || !absl::SimpleAtoi(length->second, &info.size)) {
+      return absl::UnimplementedError(
+          fmt::format("{}: the server gave no Content-Length, so the object's size is unknown",
+                      RedactUrl(uri)));
+    }
+    if (auto etag = job.headers.find("etag"); etag != job.headers.end()) {
+      info.version = etag->second;
+    } else if (auto lm = job.headers.find("last-modified"); lm != job.headers.end()) {
+      info.version = lm->second;
+    }
+    return info;
+  }
+
+  absl::StatusOr<HttpRequest> ReadRequest(std::string_view uri,
+                                          const std::string& version) override {
+    HttpRequest r = Base(uri);
+    // A weak ETag never matches If-Match; it is still compared on responses.
+    if (IsEtag(version) && !version.starts_with("W/")) r.headers.push_back("If-Match: " + version);
+    return r;
+  }
+
+  std::string VersionHeader(const std::string& version) const override {
+    return version.empty() || IsEtag(version) ? "etag" : "last-modified";
+  }
+
+  absl::StatusOr<std::vector<ObjectInfo>> List(HttpClient&, std::string_view prefix) override {
+    return absl::UnimplementedError(
+        fmt::format("{}: plain HTTP has no listing; name the objects, or use gs:// or s3://",
+                    RedactUrl(prefix)));
+  }
+
+ private:
+  static HttpRequest Base(std::string_view uri) {
+    HttpRequest r;
+    r.url = std::string(uri);
+    r.display = RedactUrl(uri);
+    return r;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ObjectStore> NewHttpStore(const ObjectStoreOptions& options) {
+  return NewRemoteStore(std::make_shared<HttpClient>(options.http, options.retry),
+                        std::make_unique<HttpBackend>());
+}
+
+}  // namespace dataecho::internal

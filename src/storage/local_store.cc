@@ -1,0 +1,272 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+#include "dataecho/storage/local_store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "absl/status/status.h"
+#include "fmt/format.h"
+#include "storage/uri.h"
+
+namespace dataecho {
+namespace {
+
+absl::Status ErrnoStatus(int err, std::string_view what, std::string_view path) {
+  std::string msg = fmt::format("{} {}: {}", what, path, strerror(err));
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR:
+      return absl::NotFoundError(msg);
+    case EACCES:
+    case EPERM:
+      return absl::PermissionDeniedError(msg);
+    case EISDIR:
+    case ENAMETOOLONG:
+    case EINVAL:
+      return absl::InvalidArgumentError(msg);
+    default:
+      return absl::UnknownError(msg);
+  }
+}
+
+std::string VersionOf(const struct stat& st) {
+  return fmt::format("{}.{:09}-{}-{}", static_cast<int64_t>(st.st_mtim.tv_sec),
+                     static_cast<int64_t>(st.st_mtim.tv_nsec), static_cast<uint64_t>(st.st_ino),
+                     static_cast<uint64_t>(st.st_size));
+}
+
+absl::StatusOr<ObjectInfo> InfoOf(std::string_view uri, const std::string& path,
+                                  const struct stat& st) {
+  if (S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(fmt::format("{}: is a directory, not a file", path));
+  }
+  ObjectInfo info;
+  info.uri = std::string(uri);
+  info.size = static_cast<uint64_t>(st.st_size);
+  info.version = VersionOf(st);
+  return info;
+}
+
+// Reads `n` bytes at `offset`, fewer only at end of file.
+absl::StatusOr<size_t> PreadFully(int fd, uint8_t* dst, size_t n, uint64_t offset,
+                                  const std::string& path) {
+  size_t done = 0;
+  while (done < n) {
+    ssize_t r = pread(fd, dst + done, n - done, static_cast<off_t>(offset + done));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, fmt::format("read at offset {} of", offset + done), path);
+    }
+    if (r == 0) break;
+    done += static_cast<size_t>(r);
+  }
+  return done;
+}
+
+class LocalReader : public ObjectReader {
+ public:
+  LocalReader(int fd, std::string path, ObjectInfo info, struct stat pinned, uint64_t offset,
+              uint64_t end, size_t read_ahead)
+      : fd_(fd),
+        path_(std::move(path)),
+        info_(std::move(info)),
+        pinned_(pinned),
+        offset_(offset),
+        end_(end),
+        read_ahead_(std::max<size_t>(read_ahead, 4096)) {
+    posix_fadvise(fd_, static_cast<off_t>(offset_), 0, POSIX_FADV_SEQUENTIAL);
+  }
+  ~LocalReader() override { close(fd_); }
+
+  absl::StatusOr<size_t> Read(absl::Span<uint8_t> dst) override {
+    if (cancelled_.load(std::memory_order_relaxed)) {
+      return absl::CancelledError(fmt::format("read of {} cancelled", path_));
+    }
+    size_t total = 0;
+    while (total < dst.size() && offset_ < end_) {
+      if (buf_pos_ < buf_len_) {
+        size_t n = std::min(buf_len_ - buf_pos_, dst.size() - total);
+        std::memcpy(dst.data() + total, buffer_.get() + buf_pos_, n);
+        buf_pos_ += n;
+        total += n;
+        offset_ += n;
+        continue;
+      }
+      size_t want = static_cast<size_t>(std::min<uint64_t>(read_ahead_, end_ - offset_));
+      size_t room = dst.size() - total;
+      uint8_t* target;
+      if (room >= want) {
+        target = dst.data() + total;  // large read: straight into the caller's memory
+      } else {
+        if (!buffer_) buffer_.reset(new uint8_t[read_ahead_]);
+        target = buffer_.get();
+      }
+      if (absl::Status s = CheckUnchanged(); !s.ok()) return s;
+      absl::StatusOr<size_t> got = PreadFully(fd_, target, want, offset_, path_);
+      if (!got.ok()) return got.status();
+      if (*got < want) {
+        return absl::FailedPreconditionError(
+            fmt::format("{}: file shrank while being read (end at offset {}, expected {})", path_,
+                        offset_ + *got, info_.size));
+      }
+      uint64_t next = offset_ + want;
+      if (next < end_) {
+        posix_fadvise(fd_, static_cast<off_t>(next),
+                      static_cast<off_t>(std::min<uint64_t>(read_ahead_, end_ - next)),
+                      POSIX_FADV_WILLNEED);
+      }
+      if (target == buffer_.get()) {
+        buf_len_ = want;
+        buf_pos_ = 0;
+      } else {
+        total += want;
+        offset_ += want;
+      }
+    }
+    return total;
+  }
+
+  uint64_t offset() const override { return offset_; }
+  const ObjectInfo& info() const override { return info_; }
+  void Cancel() override { cancelled_.store(true, std::memory_order_relaxed); }
+
+ private:
+  absl::Status CheckUnchanged() {
+    struct stat st;
+    if (fstat(fd_, &st) != 0) return ErrnoStatus(errno, "stat", path_);
+    if (st.st_size != pinned_.st_size || st.st_mtim.tv_sec != pinned_.st_mtim.tv_sec ||
+        st.st_mtim.tv_nsec != pinned_.st_mtim.tv_nsec) {
+      return absl::FailedPreconditionError(
+          fmt::format("{}: file changed while being read (at offset {}; version {} is now {})",
+                      path_, offset_, info_.version, VersionOf(st)));
+    }
+    return absl::OkStatus();
+  }
+
+  const int fd_;
+  const std::string path_;
+  const ObjectInfo info_;
+  const struct stat pinned_;
+  uint64_t offset_;
+  const uint64_t end_;
+  const size_t read_ahead_;
+  std::unique_ptr<uint8_t[]> buffer_;
+  size_t buf_pos_ = 0;
+  size_t buf_len_ = 0;
+  std::atomic<bool> cancelled_{false};
+};
+
+class LocalStore : public ObjectStore {
+ public:
+  absl::StatusOr<ObjectInfo> Stat(std::string_view uri) override {
+    absl::StatusOr<std::string> path = internal::LocalPath(uri);
+    if (!path.ok()) return path.status();
+    struct stat st;
+    if (stat(path->c_str(), &st) != 0) return ErrnoStatus(errno, "stat", *path);
+    return InfoOf(uri, *path, st);
+  }
+
+  absl::StatusOr<Buffer> ReadRange(std::string_view uri, uint64_t offset,
+                                   uint64_t length) override {
+    absl::StatusOr<std::string> path = internal::LocalPath(uri);
+    if (!path.ok()) return path.status();
+    int fd = open(path->c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus(errno, "open", *path);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+      absl::Status s = ErrnoStatus(errno, "stat", *path);
+      close(fd);
+      return s;
+    }
+    uint64_t size = static_cast<uint64_t>(st.st_size);
+    uint64_t begin = std::min(offset, size);
+    size_t n = static_cast<size_t>(std::min(length, size - begin));
+    MutableBuffer mb(n);
+    absl::StatusOr<size_t> got = PreadFully(fd, mb.data(), n, begin, *path);
+    close(fd);
+    if (!got.ok()) return got.status();
+    mb.Truncate(*got);
+    return std::move(mb).Freeze();
+  }
+
+  absl::StatusOr<std::unique_ptr<ObjectReader>> Open(std::string_view uri,
+                                                     const ReadOptions& options) override {
+    absl::StatusOr<std::string> path = internal::LocalPath(uri);
+    if (!path.ok()) return path.status();
+    int fd = open(path->c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus(errno, "open", *path);
+    struct stat st;
+    absl::StatusOr<ObjectInfo> info =
+        fstat(fd, &st) == 0 ? InfoOf(uri, *path, st) : ErrnoStatus(errno, "stat", *path);
+    if (!info.ok()) {
+      close(fd);
+      return info.status();
+    }
+    uint64_t begin = std::min(options.offset, info->size);
+    uint64_t end = begin + std::min(options.length, info->size - begin);
+    return std::make_unique<LocalReader>(fd, *std::move(path), *std::move(info), st, begin, end,
+                                         options.read_ahead);
+  }
+
+  absl::StatusOr<std::vector<ObjectInfo>> List(std::string_view prefix) override {
+    absl::StatusOr<std::string> path_prefix = internal::LocalPath(prefix);
+    if (!path_prefix.ok()) return path_prefix.status();
+    // The URI text before the path part, kept on every listed URI.
+    std::string uri_head(prefix.substr(0, prefix.size() - path_prefix->size()));
+    size_t slash = path_prefix->rfind('/');
+    std::string dir = slash == std::string::npos ? "" : path_prefix->substr(0, slash + 1);
+    std::string base = path_prefix->substr(dir.size());
+    namespace fs = std::filesystem;
+    std::vector<ObjectInfo> out;
+    std::error_code ec;
+    fs::directory_iterator top(dir.empty() ? fs::path(".") : fs::path(dir), ec);
+    if (ec) {
+      if (ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory) {
+        return out;  // nothing under this prefix
+      }
+      return ErrnoStatus(ec.value(), "list", dir.empty() ? "." : dir);
+    }
+    auto add = [&](const fs::path& p, const std::string& rel) -> absl::Status {
+      struct stat st;
+      if (stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return absl::OkStatus();
+      std::string uri = uri_head + dir + rel;
+      absl::StatusOr<ObjectInfo> info = InfoOf(uri, p.string(), st);
+      if (info.ok()) out.push_back(*std::move(info));
+      return absl::OkStatus();
+    };
+    for (const fs::directory_entry& entry : top) {
+      std::string name = entry.path().filename().string();
+      if (!name.starts_with(base)) continue;
+      if (entry.is_directory(ec)) {
+        fs::recursive_directory_iterator it(entry.path(), ec), end;
+        if (ec) return ErrnoStatus(ec.value(), "list", entry.path().string());
+        for (; it != end; it.increment(ec)) {
+          if (ec) return ErrnoStatus(ec.value(), "list", entry.path().string());
+          if (it->is_directory(ec)) continue;
+          std::string rel = name + "/" + fs::relative(it->path(), entry.path()).string();
+          if (absl::Status s = add(it->path(), rel); !s.ok()) return s;
+        }
+      } else {
+        if (absl::Status s = add(entry.path(), name); !s.ok()) return s;
+      }
+    }
+    std::sort(out.begin(), out.end(),
+              [](const ObjectInfo& a, const ObjectInfo& b) { return a.uri < b.uri; });
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ObjectStore> NewLocalStore() { return std::make_unique<LocalStore>(); }
+
+}  // namespace dataecho

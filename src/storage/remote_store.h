@@ -1,0 +1,46 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// remote_store.h: the ObjectStore shared by http(s)://, gs:// and s3://.
+// Internal.
+//
+// A backend says how to name, stat, read and list objects of one service;
+// the store does the rest over an HttpClient: sequential readers that keep
+// several ranged GETs in flight, ranged reads, version pinning.
+#ifndef DATAECHO_SRC_STORAGE_REMOTE_STORE_H_
+#define DATAECHO_SRC_STORAGE_REMOTE_STORE_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dataecho/storage/object_store.h"
+#include "storage/http_client.h"
+
+namespace dataecho::internal {
+
+class RemoteBackend {
+ public:
+  virtual ~RemoteBackend() = default;
+
+  // The request whose response describes the object (a HEAD, or a metadata GET).
+  virtual absl::StatusOr<HttpRequest> StatRequest(std::string_view uri) = 0;
+  // The object described by a successful StatRequest job.
+  virtual absl::StatusOr<ObjectInfo> ParseStat(std::string_view uri, const HttpJob& job) = 0;
+  // A GET of the object's bytes; when `version` is not empty, the request
+  // asks the server to refuse a different version (If-Match, ...).
+  virtual absl::StatusOr<HttpRequest> ReadRequest(std::string_view uri,
+                                                  const std::string& version) = 0;
+  // The response header that carries `version` (compared on every response).
+  virtual std::string VersionHeader(const std::string& version) const = 0;
+  virtual absl::StatusOr<std::vector<ObjectInfo>> List(HttpClient& client,
+                                                       std::string_view prefix) = 0;
+};
+
+std::unique_ptr<ObjectStore> NewRemoteStore(std::shared_ptr<HttpClient> client,
+                                            std::unique_ptr<RemoteBackend> backend);
+
+}  // namespace dataecho::internal
+
+#endif  // DATAECHO_SRC_STORAGE_REMOTE_STORE_H_

@@ -1,0 +1,152 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// echo_bench: argument validation, the JSON schema and a short run on a tiny
+// generated dataset, through the real executable.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "config.h"
+#include "dataecho/formats/image_record.h"
+#include "dataecho/formats/tfrecord.h"
+#include "gtest/gtest.h"
+#include "support/examples.h"
+
+namespace dataecho::bench {
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+Result RunBench(const std::string& args) {
+  const std::string cmd = std::string(ECHO_BENCH_PATH) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST(EchoBenchArgsTest, RejectsBadInput) {
+  struct Case {
+    const char* args;
+    const char* message;
+  } cases[] = {
+      {"--echo=0.5", "below 1"},
+      {"--echo=2,x", "'x' is not a number"},
+      {"--insert=sideways", "must be before_augment, after_augment, batch or adaptive"},
+      {"--batch_size=0", "must be >= 1"},
+      {"--step_ms=-1", "must be > 0"},
+      {"--frobnicate=1", "unknown flag --frobnicate"},
+      {"stray", "unexpected argument 'stray'"},
+  };
+  for (const Case& c : cases) {
+    Result r = RunBench(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
+  }
+}
+
+TEST(EchoBenchArgsTest, UnreachableSourceFailsClearly) {
+  Result r = RunBench("--no_progress --source=/nonexistent/dir/train-*.tfrecord");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("/nonexistent/dir"), std::string::npos) << r.output;
+  Result http = RunBench("--no_progress --source=http://127.0.0.1:1/x.tfrecord");
+  EXPECT_NE(http.exit_code, 0);
+  EXPECT_NE(http.output.find("127.0.0.1:1/x.tfrecord"), std::string::npos) << http.output;
+}
+
+TEST(EchoBenchArgsTest, HelpExitsZero) {
+  Result r = RunBench("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--upstream_ratio=R"), std::string::npos);
+}
+
+TEST(EchoBenchArgsTest, ParsesFactorList) {
+  const char* argv[] = {"echo_bench", "--echo=1.5,3", "--insert=batch", "--steps=7"};
+  absl::StatusOr<BenchConfig> c = ParseArgs(4, const_cast<char**>(argv));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->echo, (std::vector<double>{1.5, 3}));
+  EXPECT_EQ(c->insert, Insert::kBatch);
+  EXPECT_EQ(c->steps, 7);
+}
+
+// Writes `n` 28x28 image records to one TFRecord file.
+std::string WriteTinyDataset(const std::string& dir, int n) {
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/tiny.tfrecord";
+  auto w = TFRecordWriter::Create(path);
+  EXPECT_TRUE(w.ok());
+  for (int i = 0; i < n; ++i) {
+    Example e = testing::MakeExample(static_cast<uint64_t>(i), 28 * 28);
+    Tensor image = *Tensor::Make(DType::kUInt8, {28, 28, 1}, e.components[0].buffer());
+    EXPECT_TRUE((*w)->Write(*EncodeImageRecord(image, i % 10)).ok());
+  }
+  EXPECT_TRUE((*w)->Close().ok());
+  return path;
+}
+
+TEST(EchoBenchRunTest, ShortRunWritesJsonAndPlot) {
+  const std::string dir = ::testing::TempDir() + "/echo_bench_run";
+  const std::string data = WriteTinyDataset(dir, 200);
+  const std::string json = dir + "/out.json", svg = dir + "/out.svg";
+  Result r = RunBench("--no_progress --source=" + data +
+                      " --echo=2,4 --steps=20 --batch_size=16 --shuffle_buffer=64 "
+                      "--step_ms=0.5 --upstream_ratio=3 --json=" +
+                      json + " --plot=" + svg);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("effic."), std::string::npos) << r.output;  // the table
+  std::ifstream f(json);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string j = ss.str();
+  for (const char* key :
+       {"\"upstream_ratio\": 3", "\"step_ms\": 0.5", "\"runs\": [", "\"echo\": 1,", "\"echo\": 2,",
+        "\"echo\": 4,", "\"insert\": \"before_augment\"", "\"steps\": 20",
+        "\"steps_per_sec\": ", "\"speedup\": 1,", "\"ideal_speedup\": 3",
+        "\"efficiency\": ", "\"fresh_examples\": ", "\"repeated_examples\": 0,",
+        "\"realized_echo_factor\": 1,", "\"upstream_bytes\": ", "\"consumer_idle_fraction\": "}) {
+    EXPECT_NE(j.find(key), std::string::npos) << key << "\n" << j;
+  }
+  // Each run's rows are 20 steps x 16 rows: fresh + repeats.
+  EXPECT_NE(j.find("\"fresh_examples\": 320, \"repeated_examples\": 0"), std::string::npos) << j;
+  std::ifstream s(svg);
+  std::stringstream svg_text;
+  svg_text << s.rdbuf();
+  EXPECT_NE(svg_text.str().find("<svg"), std::string::npos);
+  EXPECT_NE(svg_text.str().find("ideal min(e, R)"), std::string::npos);
+}
+
+TEST(EchoBenchRunTest, AdaptiveRunsTheBaselineThenTheCap) {
+  const std::string dir = ::testing::TempDir() + "/echo_bench_adaptive";
+  const std::string data = WriteTinyDataset(dir, 200);
+  const std::string json = dir + "/out.json";
+  Result r = RunBench("--no_progress --source=" + data +
+                      " --insert=adaptive --max_echo=3 --steps=20 --batch_size=16 "
+                      "--shuffle_buffer=64 --step_ms=0.5 --upstream_ratio=3 --json=" +
+                      json);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream f(json);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string j = ss.str();
+  for (const char* key :
+       {"\"echo\": 1,", "\"echo\": 3,", "\"insert\": \"adaptive\"",
+        "\"realized_echo_factor\": ", "\"rate_ratio_estimate\": ", "\"ideal_speedup\": 3"}) {
+    EXPECT_NE(j.find(key), std::string::npos) << key << "\n" << j;
+  }
+  // The baseline (m = 1) never repeats.
+  EXPECT_NE(j.find("\"fresh_examples\": 320, \"repeated_examples\": 0"), std::string::npos) << j;
+  EXPECT_EQ(j.find("\"echo\": 4,"), std::string::npos) << j;  // only e = 1 and m = 3
+}
+
+}  // namespace
+}  // namespace dataecho::bench

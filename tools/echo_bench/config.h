@@ -1,0 +1,49 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// echo_bench's command line: parsing and validation.
+#ifndef DATAECHO_BENCHMARKS_ECHO_BENCH_CONFIG_H_
+#define DATAECHO_BENCHMARKS_ECHO_BENCH_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace dataecho::bench {
+
+enum class Insert { kBeforeAugment, kAfterAugment, kBatch, kAdaptive };
+
+struct BenchConfig {
+  std::string source;  // URI or glob; empty = embedded Fashion-MNIST over loopback HTTP
+  std::string format = "tfrecord";  // tfrecord | idx (idx: --source=IMAGES,LABELS)
+  std::vector<double> echo = {1, 2, 3, 4, 6, 8};
+  Insert insert = Insert::kBeforeAugment;
+  double max_echo = 4;        // adaptive mode's cap on emissions per item
+  double upstream_ratio = 6;  // R: upstream time per batch / step time (0 = unthrottled)
+  double step_ms = 2;         // emulated training step
+  int64_t batch_size = 128;
+  int64_t shuffle_buffer = 2048;
+  int64_t steps = 300;
+  uint64_t seed = 1;
+  double latency_ms = 5;  // added latency per request of the embedded HTTP server
+  std::string data_dir;   // where the embedded dataset's shards are cached
+  std::string json;       // write results as JSON here
+  std::string plot;       // write the speedup plot (SVG) here
+  bool progress = true;
+  bool stats = false;       // print every stage's statistics after each run
+  bool pin_trainer = true;  // keep one CPU for the emulated trainer (see ReserveTrainerCpu)
+};
+
+std::string_view InsertName(Insert insert);
+
+// Parses argv. --help prints usage to stdout and returns a status with code
+// kCancelled (not an error: the caller exits 0). Invalid input returns
+// INVALID_ARGUMENT with a message naming the flag.
+absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv);
+
+std::string Usage();
+
+}  // namespace dataecho::bench
+
+#endif  // DATAECHO_BENCHMARKS_ECHO_BENCH_CONFIG_H_

@@ -1,0 +1,73 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// echo_bench's measurement: build the pipeline for one echo factor, emulate a
+// trainer on it and report what it saw.
+#ifndef DATAECHO_BENCHMARKS_ECHO_BENCH_RUN_H_
+#define DATAECHO_BENCHMARKS_ECHO_BENCH_RUN_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "config.h"
+#include "dataecho/stage.h"
+#include "dataecho/storage/object_store.h"
+
+namespace dataecho::bench {
+
+// Where the records come from, resolved once for all runs.
+struct Source {
+  std::shared_ptr<ObjectStore> store;
+  std::vector<std::string> uris;  // tfrecord shards, or {images, labels} for idx
+  std::string format;
+  std::shared_ptr<void> keep_alive;  // e.g. the embedded HTTP server
+};
+
+// Keeps one CPU for the emulated trainer: from now on the calling thread, and
+// every thread it starts (the pipeline's, the HTTP client's and server's),
+// runs on the other CPUs; RunOnce's measured steps run on the kept one. The
+// busy-wait step holds a whole core, and a pipeline thread woken onto that
+// core would preempt the "accelerator" (a real trainer blocks on its device
+// and leaves its core free). Returns false (and changes nothing) with fewer
+// than two CPUs.
+bool ReserveTrainerCpu();
+
+// Resolves --source (or prepares and serves the embedded default) and checks
+// that the first object can be read.
+absl::StatusOr<Source> OpenSource(const BenchConfig& config);
+
+struct RunResult {
+  double echo = 1;
+  std::string insert;
+  int64_t steps = 0;
+  double seconds = 0;
+  double steps_per_sec = 0;
+  double speedup = 0;        // vs the e=1 run
+  double ideal_speedup = 0;  // min(e, R)
+  double efficiency = 0;     // speedup / ideal
+  int64_t fresh_examples = 0;
+  int64_t repeated_examples = 0;
+  double realized_echo_factor = 0;
+  int64_t upstream_bytes = 0;
+  double consumer_idle_fraction = 0;
+  std::string stage_stats;         // FormatStatsTable() of the pipeline at the end
+  double rate_ratio_estimate = 0;  // adaptive echo's R̂ at the end of the run (0 otherwise)
+};
+
+// Runs `config.steps` emulated steps with echo factor `echo` (after one
+// warm-up batch and 50 warm-up steps); for --insert=adaptive, `echo` is the cap m. `progress(step)`
+// is called after every step.
+absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& source, double echo,
+                                  const std::function<void(int64_t)>& progress);
+
+// The upstream alone (read, decode, throttle, prefetch), drained as fast as
+// possible: its time per batch divided by the step time, i.e. the R it
+// actually delivers.
+absl::StatusOr<double> MeasureUpstreamRatio(const BenchConfig& config, const Source& source);
+
+}  // namespace dataecho::bench
+
+#endif  // DATAECHO_BENCHMARKS_ECHO_BENCH_RUN_H_
