@@ -50,10 +50,16 @@ class CycleSource final : public Stage<Example> {
   size_t i_ = 0;
 };
 
+// Pulls one element of `p` per iteration; each element holds `items` items.
+template <typename P>
+void PullEach(benchmark::State& state, P& p, int64_t items = 1) {
+  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
+  state.SetItemsProcessed(state.iterations() * items);
+}
+
 void BM_Echo(benchmark::State& state) {
   auto p = From<Example>(std::make_unique<CycleSource>(Dataset(784))).Echo({.factor = 4});
-  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
-  state.SetItemsProcessed(state.iterations());
+  PullEach(state, p);
 }
 BENCHMARK(BM_Echo);
 
@@ -82,16 +88,14 @@ BENCHMARK(BM_SharedPtrCopy);
 void BM_Shuffle(benchmark::State& state) {
   auto p =
       From<Example>(std::make_unique<CycleSource>(Dataset(784))).Shuffle({.buffer_size = 10000});
-  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
-  state.SetItemsProcessed(state.iterations());
+  PullEach(state, p);
 }
 BENCHMARK(BM_Shuffle);
 
 void BM_Batch(benchmark::State& state) {
   auto p = From<Example>(std::make_unique<CycleSource>(Dataset(state.range(0))))
                .Batch({.batch_size = 256});
-  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
-  state.SetItemsProcessed(state.iterations() * 256);
+  PullEach(state, p, 256);
   state.SetBytesProcessed(state.iterations() * 256 * state.range(0));
 }
 BENCHMARK(BM_Batch)->Arg(784);
@@ -103,8 +107,7 @@ void BM_BatchCastFP16(benchmark::State& state) {
                        .scale = 1.0f / 255,
                        .mean = {0.286f},
                        .stddev = {0.353f}});
-  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
-  state.SetItemsProcessed(state.iterations() * 256);
+  PullEach(state, p, 256);
 }
 BENCHMARK(BM_BatchCastFP16)->Arg(784);
 
@@ -114,8 +117,7 @@ void BM_EchoShuffleBatch(benchmark::State& state) {
                .Echo({.factor = 2})
                .Shuffle({.buffer_size = 10000})
                .Batch({.batch_size = 256});
-  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
-  state.SetItemsProcessed(state.iterations() * 256);
+  PullEach(state, p, 256);
 }
 BENCHMARK(BM_EchoShuffleBatch)->Arg(784);
 
@@ -140,8 +142,7 @@ BENCHMARK(BM_GatherBaseline)->Arg(784);
 // Cost of moving one element across the Prefetch thread boundary.
 void BM_PrefetchHandoff(benchmark::State& state) {
   auto p = FromRange(0, INT64_MAX).Prefetch({.depth = static_cast<int>(state.range(0))});
-  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
-  state.SetItemsProcessed(state.iterations());
+  PullEach(state, p);
 }
 BENCHMARK(BM_PrefetchHandoff)->Arg(64);
 
@@ -149,8 +150,7 @@ void BM_MapParallel(benchmark::State& state) {
   auto p =
       FromRange(0, INT64_MAX)
           .Map([](int64_t x) { return x + 1; }, {.parallelism = static_cast<int>(state.range(0))});
-  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
-  state.SetItemsProcessed(state.iterations());
+  PullEach(state, p);
 }
 BENCHMARK(BM_MapParallel)->Arg(1)->Arg(2);
 

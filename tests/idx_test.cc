@@ -9,6 +9,7 @@
 #include "dataecho/formats/fixed_length.h"
 #include "dataecho/storage/object_store.h"
 #include "gtest/gtest.h"
+#include "support/examples.h"
 #include "support/temp_files.h"
 
 namespace dataecho {
@@ -49,17 +50,8 @@ struct Drained {
 };
 
 Drained DrainExamples(Stage<Example>& s) {
-  Drained d;
-  while (true) {
-    auto n = s.Next();
-    if (!n.ok()) {
-      d.status = n.status();
-      break;
-    }
-    if (!n->has_value()) break;
-    d.examples.push_back(std::move(**n));
-  }
-  return d;
+  auto [examples, status] = testing::DrainWithStatus(s);
+  return {std::move(examples), std::move(status)};
 }
 
 TEST(IdxTest, ZipsImagesAndLabels) {
@@ -200,17 +192,7 @@ TEST(FixedLengthTest, ReadsRecordsBetweenHeaderAndFooter) {
                          .footer_bytes = 2,
                          .compression = gz ? Compression::kGzip : Compression::kNone};
     auto s = MakeFixedLengthSource(Store(), {path}, o);
-    std::vector<Record> recs;
-    absl::Status st;
-    while (true) {
-      auto n = s->Next();
-      if (!n.ok()) {
-        st = n.status();
-        break;
-      }
-      if (!n->has_value()) break;
-      recs.push_back(**n);
-    }
+    auto [recs, st] = testing::DrainWithStatus(*s);
     ASSERT_TRUE(st.ok()) << st;
     ASSERT_EQ(recs.size(), 6u);
     EXPECT_EQ(recs[2].data.view(), "ccccc");
@@ -219,20 +201,10 @@ TEST(FixedLengthTest, ReadsRecordsBetweenHeaderAndFooter) {
     std::string cut = bytes.substr(0, 3 + 5 * 6 - 1) + "FT";
     WriteFileOrDie(path, gz ? testing::Gzip(cut) : cut);
     auto t = MakeFixedLengthSource(Store(), {path}, o);
-    int n = 0;
-    absl::Status err;
-    while (true) {
-      auto r = t->Next();
-      if (!r.ok()) {
-        err = r.status();
-        break;
-      }
-      if (!r->has_value()) break;
-      ++n;
-    }
+    auto [cut_recs, err] = testing::DrainWithStatus(*t);
     EXPECT_EQ(err.code(), absl::StatusCode::kDataLoss) << gz;
     if (!gz) {  // a stream cannot tell the footer from record bytes before its end
-      EXPECT_EQ(n, 5);
+      EXPECT_EQ(cut_recs.size(), 5u);
       EXPECT_NE(err.message().find("truncated record at " + path + ":28"), std::string::npos)
           << err;
     }

@@ -2,11 +2,13 @@
 #include "dataecho/formats/tfrecord.h"
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "dataecho/formats/crc32c.h"
 #include "dataecho/storage/object_store.h"
 #include "gtest/gtest.h"
+#include "support/examples.h"
 #include "support/temp_files.h"
 
 namespace dataecho {
@@ -23,17 +25,17 @@ struct ReadResult {
 
 ReadResult ReadAll(Stage<Record>& source) {
   ReadResult r;
-  while (true) {
-    auto next = source.Next();
-    if (!next.ok()) {
-      r.status = next.status();
-      break;
-    }
-    if (!next->has_value()) break;
-    r.records.push_back(std::move(**next));
-  }
+  std::tie(r.records, r.status) = testing::DrainWithStatus(source);
   source.AppendStats(&r.stats);
   return r;
+}
+
+// The read failed with DATA_LOSS "corrupted record at <uri>:<offset>".
+void ExpectCorruptedAt(const ReadResult& r, const std::string& uri, size_t offset) {
+  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss) << r.status;
+  EXPECT_NE(r.status.message().find("corrupted record at " + uri + ":" + std::to_string(offset)),
+            std::string::npos)
+      << r.status;
 }
 
 ReadResult ReadFiles(std::vector<std::string> uris, TFRecordReaderOptions options = {},
@@ -154,11 +156,7 @@ TEST(TFRecordTest, BadDataCrcFailsOrIsSkippedAndCounted) {
   WriteFileOrDie(dir.File("c"), bytes);
   ReadResult strict = ReadFiles({dir.File("c")});
   EXPECT_EQ(strict.records.size(), 2u);
-  ASSERT_EQ(strict.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_NE(strict.status.message().find("corrupted record at " + dir.File("c") + ":" +
-                                         std::to_string(r2)),
-            std::string::npos)
-      << strict.status;
+  ExpectCorruptedAt(strict, dir.File("c"), r2);
 
   ReadResult skip = ReadFiles({dir.File("c"), dir.File("c")}, {.skip_corrupt = true});
   ASSERT_TRUE(skip.status.ok()) << skip.status;
@@ -184,11 +182,7 @@ TEST(TFRecordTest, BadLengthCrcFailsOrSkipsTheRestOfTheFile) {
   WriteFileOrDie(dir.File("ok"), Framed(100, 3));
   ReadResult strict = ReadFiles({dir.File("l")});
   EXPECT_EQ(strict.records.size(), 1u);
-  EXPECT_EQ(strict.status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_NE(strict.status.message().find("corrupted record at " + dir.File("l") + ":" +
-                                         std::to_string(r1)),
-            std::string::npos)
-      << strict.status;
+  ExpectCorruptedAt(strict, dir.File("l"), r1);
   ReadResult skip = ReadFiles({dir.File("l"), dir.File("ok")}, {.skip_corrupt = true});
   ASSERT_TRUE(skip.status.ok()) << skip.status;
   ASSERT_EQ(skip.records.size(), 4u);  // record 0 of l, then all of ok

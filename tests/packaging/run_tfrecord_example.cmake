@@ -2,14 +2,7 @@
 # convert` makes from Fashion-MNIST's test set (ctest: example_s3_tfrecord_echo).
 # Usage: cmake -DTOOL=<dataecho> -DEXAMPLE=<s3_tfrecord_echo> -DDATA_DIR=... -DWORK_DIR=... -P run_tfrecord_example.cmake
 cmake_minimum_required(VERSION 3.25)
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    list(JOIN ARGN " " cmd)
-    message(FATAL_ERROR "failed (${rc}): ${cmd}\n${out}\n${err}")
-  endif()
-  set(last_output "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/run_command.cmake)
 
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
