@@ -10,41 +10,36 @@
 
 namespace dataecho {
 
-size_t DTypeSize(DType dtype) {
+namespace {
+
+struct DTypeInfo {
+  size_t size;
+  std::string_view name;
+};
+
+DTypeInfo Info(DType dtype) {
   switch (dtype) {
     case DType::kUInt8:
-      return 1;
+      return {1, "uint8"};
     case DType::kInt32:
-      return 4;
+      return {4, "int32"};
     case DType::kInt64:
-      return 8;
+      return {8, "int64"};
     case DType::kFloat32:
-      return 4;
+      return {4, "float32"};
     case DType::kFloat16:
-      return 2;
+      return {2, "float16"};
     case DType::kBFloat16:
-      return 2;
+      return {2, "bfloat16"};
   }
-  return 0;
+  return {0, "unknown"};
 }
 
-std::string_view DTypeName(DType dtype) {
-  switch (dtype) {
-    case DType::kUInt8:
-      return "uint8";
-    case DType::kInt32:
-      return "int32";
-    case DType::kInt64:
-      return "int64";
-    case DType::kFloat32:
-      return "float32";
-    case DType::kFloat16:
-      return "float16";
-    case DType::kBFloat16:
-      return "bfloat16";
-  }
-  return "unknown";
-}
+}  // namespace
+
+size_t DTypeSize(DType dtype) { return Info(dtype).size; }
+
+std::string_view DTypeName(DType dtype) { return Info(dtype).name; }
 
 int64_t NumElements(absl::Span<const int64_t> shape) {
   int64_t n = 1;

@@ -2,7 +2,6 @@
 #include "dataecho/formats/tfrecord.h"
 
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "dataecho/formats/crc32c.h"
@@ -14,34 +13,16 @@
 namespace dataecho {
 namespace {
 
+using ::dataecho::testing::ExpectCorruptedAt;
+using ::dataecho::testing::ReadAllRecords;
+using ::dataecho::testing::ReadResult;
 using ::dataecho::testing::TempDir;
 using ::dataecho::testing::WriteFileOrDie;
-
-struct ReadResult {
-  std::vector<Record> records;
-  absl::Status status;  // OK at a clean end
-  std::vector<StageStats> stats;
-};
-
-ReadResult ReadAll(Stage<Record>& source) {
-  ReadResult r;
-  std::tie(r.records, r.status) = testing::DrainWithStatus(source);
-  source.AppendStats(&r.stats);
-  return r;
-}
-
-// The read failed with DATA_LOSS "corrupted record at <uri>:<offset>".
-void ExpectCorruptedAt(const ReadResult& r, const std::string& uri, size_t offset) {
-  EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss) << r.status;
-  EXPECT_NE(r.status.message().find("corrupted record at " + uri + ":" + std::to_string(offset)),
-            std::string::npos)
-      << r.status;
-}
 
 ReadResult ReadFiles(std::vector<std::string> uris, TFRecordReaderOptions options = {},
                      InterleaveOptions interleave = {}) {
   auto source = MakeTFRecordSource(OpenObjectStore(), std::move(uris), options, interleave);
-  return ReadAll(*source);
+  return ReadAllRecords(*source);
 }
 
 std::string Payload(int i) {
@@ -156,7 +137,7 @@ TEST(TFRecordTest, BadDataCrcFailsOrIsSkippedAndCounted) {
   WriteFileOrDie(dir.File("c"), bytes);
   ReadResult strict = ReadFiles({dir.File("c")});
   EXPECT_EQ(strict.records.size(), 2u);
-  ExpectCorruptedAt(strict, dir.File("c"), r2);
+  ExpectCorruptedAt(strict.status, dir.File("c"), r2);
 
   ReadResult skip = ReadFiles({dir.File("c"), dir.File("c")}, {.skip_corrupt = true});
   ASSERT_TRUE(skip.status.ok()) << skip.status;
@@ -182,7 +163,7 @@ TEST(TFRecordTest, BadLengthCrcFailsOrSkipsTheRestOfTheFile) {
   WriteFileOrDie(dir.File("ok"), Framed(100, 3));
   ReadResult strict = ReadFiles({dir.File("l")});
   EXPECT_EQ(strict.records.size(), 1u);
-  ExpectCorruptedAt(strict, dir.File("l"), r1);
+  ExpectCorruptedAt(strict.status, dir.File("l"), r1);
   ReadResult skip = ReadFiles({dir.File("l"), dir.File("ok")}, {.skip_corrupt = true});
   ASSERT_TRUE(skip.status.ok()) << skip.status;
   ASSERT_EQ(skip.records.size(), 4u);  // record 0 of l, then all of ok

@@ -1,6 +1,8 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "support/examples.h"
 
+#include "gtest/gtest.h"
+
 namespace dataecho::testing {
 
 Example MakeExample(uint64_t i, int64_t bytes) {
@@ -19,6 +21,20 @@ std::vector<Example> MakeExamples(int64_t n, int64_t bytes) {
   v.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v.push_back(MakeExample(static_cast<uint64_t>(i), bytes));
   return v;
+}
+
+ReadResult ReadAllRecords(Stage<Record>& source) {
+  ReadResult r;
+  std::tie(r.records, r.status) = DrainWithStatus(source);
+  source.AppendStats(&r.stats);
+  return r;
+}
+
+void ExpectCorruptedAt(const absl::Status& status, const std::string& uri, uint64_t offset) {
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
+  EXPECT_NE(status.message().find("corrupted record at " + uri + ":" + std::to_string(offset)),
+            std::string::npos)
+      << status;
 }
 
 }  // namespace dataecho::testing

@@ -5,11 +5,15 @@
 #define DATAECHO_TESTS_SUPPORT_EXAMPLES_H_
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "dataecho/example.h"
+#include "dataecho/formats/record.h"
 #include "dataecho/stage.h"
+#include "dataecho/stats.h"
 
 namespace dataecho::testing {
 
@@ -41,6 +45,18 @@ std::pair<std::vector<T>, absl::Status> DrainWithStatus(Stage<T>& stage) {
     out.push_back(std::move(**r));
   }
 }
+
+// What a record source yielded: the records before the end or the error, the
+// final status (OK at a clean end) and the source's statistics.
+struct ReadResult {
+  std::vector<Record> records;
+  absl::Status status;
+  std::vector<StageStats> stats;
+};
+ReadResult ReadAllRecords(Stage<Record>& source);
+
+// Expects `status` to be DATA_LOSS "corrupted record at <uri>:<offset>".
+void ExpectCorruptedAt(const absl::Status& status, const std::string& uri, uint64_t offset);
 
 }  // namespace dataecho::testing
 
