@@ -6,6 +6,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "dataecho/internal/pacer.h"
 #include "fmt/format.h"
 
 namespace dataecho {
@@ -17,20 +18,20 @@ class Link {
   explicit Link(double bytes_per_second) : bytes_per_second_(bytes_per_second) {}
 
   // The time at which `bytes` more bytes have passed the link, if they are
-  // sent after everything reserved so far.
+  // sent after everything reserved so far. A link never makes up the time it
+  // was idle: the schedule's catch-up is zero.
   absl::Time Reserve(uint64_t bytes) {
     absl::Time now = absl::Now();
     if (bytes_per_second_ <= 0) return now;
     absl::MutexLock lock(&mu_);
-    absl::Time start = std::max(now, next_free_);
-    next_free_ = start + absl::Seconds(static_cast<double>(bytes) / bytes_per_second_);
-    return next_free_;
+    return schedule_.Book(now, absl::Seconds(static_cast<double>(bytes) / bytes_per_second_),
+                          absl::ZeroDuration());
   }
 
  private:
   const double bytes_per_second_;
   absl::Mutex mu_;
-  absl::Time next_free_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  internal::Schedule schedule_ ABSL_GUARDED_BY(mu_);
 };
 
 // Sleeps until `deadline` or until cancelled.
