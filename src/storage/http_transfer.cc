@@ -49,9 +49,8 @@ void HttpTransfer::Begin(void* handle, const HttpOptions& http) {
   for (const std::string& h : request.headers) list = curl_slist_append(list, h.c_str());
   if (request.ranged) {
     list = curl_slist_append(
-        list,
-        fmt::format("Range: bytes={}-{}", request.begin + result.received, request.end - 1)
-            .c_str());
+        list, fmt::format("Range: bytes={}-{}", request.begin + result.received, request.end - 1)
+                  .c_str());
   }
   header_list = list;
   curl_easy_setopt(easy, CURLOPT_URL, request.url.c_str());
@@ -116,8 +115,8 @@ bool HttpTransfer::CheckFirstBody() {
   auto seen = result.headers.find(request.version_header);
   if (seen != result.headers.end() && !version.empty() && seen->second != version) {
     attempt.refused = absl::FailedPreconditionError(
-        fmt::format("{}: object changed while being read{} (version {} is now {})",
-                    request.display, RangeWhere(request, result.received), version, seen->second));
+        fmt::format("{}: object changed while being read{} (version {} is now {})", request.display,
+                    RangeWhere(request, result.received), version, seen->second));
     return false;
   }
   if (seen != result.headers.end() && version.empty()) version = seen->second;

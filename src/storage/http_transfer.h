@@ -42,18 +42,18 @@ struct HttpTransfer {
   State state = State::kNew;
   // The version responses must carry: the request's, else the first one seen.
   std::string version;
-  int failures_in_row = 0;  // failed attempts in a row without progress
-  absl::Time retry_at;      // kWaiting: when the next attempt may start
+  int failures_in_row = 0;           // failed attempts in a row without progress
+  absl::Time retry_at;               // kWaiting: when the next attempt may start
   StartPacer* host_pacer = nullptr;  // the client's pacer of the job's host, once looked up
 
   // The attempt in flight (kActive).
   void* easy = nullptr;
   void* header_list = nullptr;
-  HttpAttempt attempt;           // how it is going (see ClassifyAttempt)
-  absl::Time last_progress;      // last byte of the attempt (or its start)
-  bool body_checked = false;     // first body byte of the attempt seen
-  bool accepts_body = false;     // a 2xx response: its body is the object's
-  uint64_t skip = 0;             // bytes to drop before the wanted offset
+  HttpAttempt attempt;        // how it is going (see ClassifyAttempt)
+  absl::Time last_progress;   // last byte of the attempt (or its start)
+  bool body_checked = false;  // first body byte of the attempt seen
+  bool accepts_body = false;  // a 2xx response: its body is the object's
+  uint64_t skip = 0;          // bytes to drop before the wanted offset
 
   // libcurl's callbacks (through trampolines); return the bytes consumed
   // (fewer: stop the transfer).

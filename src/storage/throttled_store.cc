@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "dataecho/internal/pacer.h"
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 
 namespace dataecho {
@@ -65,10 +66,7 @@ class ThrottledReader : public ObjectReader {
       // Stop at the next request boundary so each request pays its latency.
       uint64_t left = options_.request_bytes - since_request_;
       if (left == 0) {
-        if (absl::Status s = waiter_.WaitUntil(absl::Now() + options_.latency, info().uri);
-            !s.ok()) {
-          return s;
-        }
+        DATAECHO_RETURN_IF_ERROR(waiter_.WaitUntil(absl::Now() + options_.latency, info().uri));
         since_request_ = 0;
         left = options_.request_bytes;
       }
@@ -78,7 +76,7 @@ class ThrottledReader : public ObjectReader {
     if (!n.ok()) return n;
     since_request_ += *n;
     if (*n > 0) {
-      if (absl::Status s = waiter_.WaitUntil(link_->Reserve(*n), info().uri); !s.ok()) return s;
+      DATAECHO_RETURN_IF_ERROR(waiter_.WaitUntil(link_->Reserve(*n), info().uri));
     }
     return n;
   }
@@ -135,7 +133,7 @@ class ThrottledStore : public ObjectStore {
       return base.status();
     }
     auto reader = std::make_unique<ThrottledReader>(*std::move(base), link_, options_);
-    if (absl::Status s = reader->waiter().WaitUntil(first_byte, uri); !s.ok()) return s;
+    DATAECHO_RETURN_IF_ERROR(reader->waiter().WaitUntil(first_byte, uri));
     return reader;
   }
 
