@@ -88,7 +88,8 @@ class HttpJob {
 
   const HttpRequest& request() const { return request_; }
   const HttpJobOptions& options() const { return options_; }
-  // REQUIRES: done() (HttpClient::Wait returned).
+  // The network thread writes the result until the job is done; others read
+  // it once done() (HttpClient::Wait returned).
   const HttpResult& result() const { return result_; }
   HttpResult& result() { return result_; }
 
@@ -99,11 +100,10 @@ class HttpJob {
 
  private:
   friend class HttpClient;
-  friend struct HttpTransfer;
 
   const HttpRequest request_;
   HttpJobOptions options_;
-  HttpResult result_;  // written by the network thread until done
+  HttpResult result_;
   const std::unique_ptr<HttpTransfer> transfer_;
 
   mutable absl::Mutex mu_;
