@@ -237,9 +237,9 @@ TEST(ClassifyAttemptTest, OtherHttpCodesFailWithWhatTheyMean) {
             absl::NotFoundError("obj: HTTP 404 (X: [redacted] here) at offset 0 (range 0-99)"));
   EXPECT_EQ(Classify(Whole(), Response(401)).status, absl::PermissionDeniedError("meta: HTTP 401"));
   EXPECT_EQ(Classify(Whole(), Response(403)).status, absl::PermissionDeniedError("meta: HTTP 403"));
-  EXPECT_EQ(Classify(Ranged(), Response(412, 5)).status,
-            absl::FailedPreconditionError(
-                "obj: HTTP 412 at offset 5 (range 0-99): object changed"));
+  EXPECT_EQ(
+      Classify(Ranged(), Response(412, 5)).status,
+      absl::FailedPreconditionError("obj: HTTP 412 at offset 5 (range 0-99): object changed"));
   EXPECT_EQ(Classify(Whole(), Response(400)).status, absl::InvalidArgumentError("meta: HTTP 400"));
   EXPECT_EQ(Classify(Whole(), Response(416)).status, absl::InvalidArgumentError("meta: HTTP 416"));
   EXPECT_EQ(Classify(Whole(), Response(304)).status, absl::UnknownError("meta: HTTP 304"));
@@ -255,12 +255,12 @@ HttpAttempt CurlError(CURLcode code) {
 }
 
 TEST(ClassifyAttemptTest, ConnectErrorsFailFastUnlessRetried) {
-  for (CURLcode code : {CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY,
-                        CURLE_COULDNT_CONNECT}) {
+  for (CURLcode code :
+       {CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_CONNECT}) {
     AttemptVerdict v = Classify(Ranged(), Response(0), CurlError(code));
     EXPECT_EQ(v.kind, AttemptVerdict::kFail);
-    EXPECT_EQ(v.status, absl::UnavailableError(
-                            "obj: " + std::string(curl_easy_strerror(code)) + " (not retried)"));
+    EXPECT_EQ(v.status, absl::UnavailableError("obj: " + std::string(curl_easy_strerror(code)) +
+                                               " (not retried)"));
     RetryOptions retry = Retry();
     retry.retry_connect_errors = true;
     v = ClassifyAttempt(Ranged(), Response(0), CurlError(code), retry, absl::Seconds(30));
@@ -272,14 +272,13 @@ TEST(ClassifyAttemptTest, ConnectErrorsFailFastUnlessRetried) {
 TEST(ClassifyAttemptTest, BadUrlsAndTlsFailuresAreNotRetried) {
   for (CURLcode code : {CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL}) {
     AttemptVerdict v = Classify(Whole(), Response(0), CurlError(code));
-    EXPECT_EQ(v.status, absl::InvalidArgumentError("meta: " +
-                                                   std::string(curl_easy_strerror(code))));
+    EXPECT_EQ(v.status,
+              absl::InvalidArgumentError("meta: " + std::string(curl_easy_strerror(code))));
   }
   for (CURLcode code :
        {CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM}) {
     AttemptVerdict v = Classify(Whole(), Response(0), CurlError(code));
-    EXPECT_EQ(v.status,
-              absl::UnavailableError("meta: " + std::string(curl_easy_strerror(code))));
+    EXPECT_EQ(v.status, absl::UnavailableError("meta: " + std::string(curl_easy_strerror(code))));
   }
 }
 
