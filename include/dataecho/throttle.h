@@ -11,13 +11,13 @@
 //   auto slow = dataecho::ThrottleStage<Example>::Make(
 //       std::move(source), {.latency = absl::Milliseconds(2)});
 //
-// Pacing follows a schedule: element n is released at (scheduled release of
-// n-1) + its cost when it is requested within `catch_up` (or one cost, if
-// longer) of that release, else at (request time) + its cost. So sleep
-// overshoot and thread wake-up delays do not accumulate (the long-run rate is
-// exact), while a consumer that pauses for longer gets no burst of saved-up
-// elements afterwards. Waits sleep until shortly
-// before the deadline, then spin the rest (`spin` option) for precision, and
+// Pacing follows a schedule (internal/pacer.h): element n is released at
+// (scheduled release of n-1) + its cost when it is requested within
+// `catch_up` (or one cost, if longer) of that release, else at (request time)
+// + its cost. So sleep overshoot and thread wake-up delays do not accumulate
+// (the long-run rate is exact), while a consumer that pauses for longer gets
+// no burst of saved-up elements afterwards. Waits sleep until shortly before
+// the deadline, then spin the rest (`spin` option) for precision, and
 // are cancelled promptly.
 //
 // `min_sleep` trades smoothness for fewer wake-ups: an element due less than
@@ -45,6 +45,7 @@
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/pacer.h"
 #include "dataecho/stage.h"
 
 namespace dataecho {
@@ -124,10 +125,10 @@ class ThrottleStage final : public UnaryStage<T, T> {
     const int64_t spin_ns = absl::ToInt64Nanoseconds(options_.spin);
     const int64_t cost = static_cast<int64_t>(cost_ns);
     const int64_t catch_up = std::max(cost, absl::ToInt64Nanoseconds(options_.catch_up));
-    const int64_t base = start - release_ns_ <= catch_up ? release_ns_ : start;
-    release_ns_ = base + cost;
-    if (absl::Nanoseconds(release_ns_ - got) >= options_.min_sleep) {
-      if (!internal::WaitUntil(mu_, cancel_, release_ns_, spin_ns)) return CancelledError();
+    const int64_t release_ns = absl::ToUnixNanos(schedule_.Book(
+        absl::FromUnixNanos(start), absl::Nanoseconds(cost), absl::Nanoseconds(catch_up)));
+    if (absl::Nanoseconds(release_ns - got) >= options_.min_sleep) {
+      if (!internal::WaitUntil(mu_, cancel_, release_ns, spin_ns)) return CancelledError();
       throttled_ns_.Add(internal::NowNanos() - got);
     }
     elements_.Add(1);
@@ -156,7 +157,8 @@ class ThrottleStage final : public UnaryStage<T, T> {
       : UnaryStage<T, T>(std::move(input)), options_(std::move(options)) {}
 
   const ThrottleOptions options_;
-  int64_t release_ns_ = INT64_MIN / 2;  // scheduled release of the previous element
+  // Releases on the NowNanos clock, as absl::Time since the Unix epoch.
+  internal::Schedule schedule_;
   absl::Mutex mu_;
   bool cancel_ ABSL_GUARDED_BY(mu_) = false;
   internal::Counter elements_, bytes_, input_wait_ns_, throttled_ns_;

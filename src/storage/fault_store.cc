@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 
 namespace dataecho {
@@ -16,9 +17,7 @@ class FaultReader : public ObjectReader {
   absl::StatusOr<size_t> Read(absl::Span<uint8_t> dst) override {
     uint64_t at = base_->offset();
     if (!dst.empty()) {
-      if (absl::Status s = store_->Check(Fault::Op::kRead, info().uri, at, dst.size()); !s.ok()) {
-        return s;
-      }
+      DATAECHO_RETURN_IF_ERROR(store_->Check(Fault::Op::kRead, info().uri, at, dst.size()));
     }
     absl::StatusOr<size_t> n = base_->Read(dst);
     if (n.ok()) store_->Corrupt(info().uri, at, dst.subspan(0, *n));
@@ -102,13 +101,13 @@ void FaultInjectingStore::Corrupt(std::string_view uri, uint64_t offset,
 }
 
 absl::StatusOr<ObjectInfo> FaultInjectingStore::Stat(std::string_view uri) {
-  if (absl::Status s = Check(Fault::Op::kStat, uri, 0, 0); !s.ok()) return s;
+  DATAECHO_RETURN_IF_ERROR(Check(Fault::Op::kStat, uri, 0, 0));
   return base_->Stat(uri);
 }
 
 absl::StatusOr<Buffer> FaultInjectingStore::ReadRange(std::string_view uri, uint64_t offset,
                                                       uint64_t length) {
-  if (absl::Status s = Check(Fault::Op::kReadRange, uri, offset, length); !s.ok()) return s;
+  DATAECHO_RETURN_IF_ERROR(Check(Fault::Op::kReadRange, uri, offset, length));
   absl::StatusOr<Buffer> data = base_->ReadRange(uri, offset, length);
   if (!data.ok()) return data;
   bool touched = false;
@@ -127,14 +126,13 @@ absl::StatusOr<Buffer> FaultInjectingStore::ReadRange(std::string_view uri, uint
 
 absl::StatusOr<std::unique_ptr<ObjectReader>> FaultInjectingStore::Open(
     std::string_view uri, const ReadOptions& options) {
-  if (absl::Status s = Check(Fault::Op::kOpen, uri, options.offset, 0); !s.ok()) return s;
-  absl::StatusOr<std::unique_ptr<ObjectReader>> base = base_->Open(uri, options);
-  if (!base.ok()) return base.status();
-  return std::unique_ptr<ObjectReader>(std::make_unique<FaultReader>(*std::move(base), this));
+  DATAECHO_RETURN_IF_ERROR(Check(Fault::Op::kOpen, uri, options.offset, 0));
+  DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<ObjectReader> base, base_->Open(uri, options));
+  return std::unique_ptr<ObjectReader>(std::make_unique<FaultReader>(std::move(base), this));
 }
 
 absl::StatusOr<std::vector<ObjectInfo>> FaultInjectingStore::List(std::string_view prefix) {
-  if (absl::Status s = Check(Fault::Op::kList, prefix, 0, 0); !s.ok()) return s;
+  DATAECHO_RETURN_IF_ERROR(Check(Fault::Op::kList, prefix, 0, 0));
   return base_->List(prefix);
 }
 

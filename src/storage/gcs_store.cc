@@ -3,43 +3,34 @@
 // gs://bucket/key through the Cloud Storage JSON API: object metadata for
 // stat, media downloads (alt=media) pinned with ifGenerationMatch, listings
 // with page tokens.
-#include <cstdlib>
-
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 #include "internal/json_reader.h"
 #include "storage/remote_store.h"
-#include "storage/remote_stores.h"
 #include "storage/uri.h"
 
 namespace dataecho::internal {
 namespace {
 
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? "" : v;
-}
-
 class GcsBackend : public RemoteBackend {
  public:
   explicit GcsBackend(const GcsOptions& options) {
-    endpoint_ = !options.endpoint.empty() ? options.endpoint : Env("STORAGE_EMULATOR_HOST");
+    endpoint_ = OptionOrEnv(options.endpoint, {"STORAGE_EMULATOR_HOST"});
     if (endpoint_.empty()) endpoint_ = "https://storage.googleapis.com";
     if (UriScheme(endpoint_).empty()) endpoint_ = "http://" + endpoint_;
     while (endpoint_.ends_with('/')) endpoint_.pop_back();
-    token_ =
-        !options.access_token.empty() ? options.access_token : Env("GOOGLE_OAUTH_ACCESS_TOKEN");
+    token_ = OptionOrEnv(options.access_token, {"GOOGLE_OAUTH_ACCESS_TOKEN"});
   }
 
   absl::StatusOr<HttpRequest> StatRequest(std::string_view uri) override {
-    absl::StatusOr<BucketKey> bk = Split(uri);
-    if (!bk.ok()) return bk.status();
-    return Request(uri, ObjectUrl(*bk));
+    DATAECHO_ASSIGN_OR_RETURN(BucketKey bk, Split(uri));
+    return Request(uri, ObjectUrl(bk));
   }
 
-  absl::StatusOr<ObjectInfo> ParseStat(std::string_view uri, const HttpJob& job) override {
-    absl::StatusOr<JsonValue> json = ParseJson(job.body);
+  absl::StatusOr<ObjectInfo> ParseStat(std::string_view uri, const HttpResult& result) override {
+    absl::StatusOr<JsonValue> json = ParseJson(result.body);
     if (!json.ok()) {
       return absl::DataLossError(
           fmt::format("{}: bad object metadata: {}", uri, std::string(json.status().message())));
@@ -49,9 +40,8 @@ class GcsBackend : public RemoteBackend {
 
   absl::StatusOr<HttpRequest> ReadRequest(std::string_view uri,
                                           const std::string& version) override {
-    absl::StatusOr<BucketKey> bk = Split(uri);
-    if (!bk.ok()) return bk.status();
-    std::string url = ObjectUrl(*bk) + "?alt=media";
+    DATAECHO_ASSIGN_OR_RETURN(BucketKey bk, Split(uri));
+    std::string url = ObjectUrl(bk) + "?alt=media";
     if (!version.empty()) url += "&ifGenerationMatch=" + version;
     return Request(uri, url);
   }
@@ -60,28 +50,26 @@ class GcsBackend : public RemoteBackend {
 
   absl::StatusOr<std::vector<ObjectInfo>> List(HttpClient& client,
                                                std::string_view prefix) override {
-    absl::StatusOr<BucketKey> bk = SplitBucketUri(prefix);
-    if (!bk.ok()) return bk.status();
+    DATAECHO_ASSIGN_OR_RETURN(BucketKey bk, SplitBucketUri(prefix));
     std::vector<ObjectInfo> out;
     std::string page_token;
     do {
       std::string url = fmt::format("{}/storage/v1/b/{}/o?prefix={}", endpoint_,
-                                    PercentEncode(bk->bucket), PercentEncode(bk->key));
+                                    PercentEncode(bk.bucket), PercentEncode(bk.key));
       if (!page_token.empty()) url += "&pageToken=" + PercentEncode(page_token);
-      auto job = std::make_shared<HttpJob>();
-      job->request = Request(prefix, url);
-      if (absl::Status s = client.Run(job); !s.ok()) return s;
-      absl::StatusOr<JsonValue> json = ParseJson(job->body);
+      auto job = std::make_shared<HttpJob>(Request(prefix, url));
+      DATAECHO_RETURN_IF_ERROR(client.Run(job));
+      absl::StatusOr<JsonValue> json = ParseJson(job->result().body);
       if (!json.ok()) {
         return absl::DataLossError(
             fmt::format("{}: bad listing: {}", prefix, std::string(json.status().message())));
       }
       if (const JsonValue* items = json->Find("items")) {
         for (const JsonValue& item : items->items) {
-          absl::StatusOr<ObjectInfo> info =
-              Info(fmt::format("gs://{}/{}", bk->bucket, item.String("name")), item);
-          if (!info.ok()) return info.status();
-          out.push_back(*std::move(info));
+          DATAECHO_ASSIGN_OR_RETURN(
+              ObjectInfo info,
+              Info(fmt::format("gs://{}/{}", bk.bucket, item.String("name")), item));
+          out.push_back(std::move(info));
         }
       }
       page_token = json->String("nextPageToken");

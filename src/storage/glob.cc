@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "absl/status/status.h"
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 
 namespace dataecho {
@@ -24,18 +25,15 @@ absl::StatusOr<std::vector<std::string>> ExpandUris(ObjectStore& store, std::str
   if (pattern.empty()) return absl::InvalidArgumentError("empty file pattern");
   if (IsGlob(pattern)) {
     std::string_view prefix = pattern.substr(0, pattern.find_first_of("*?["));
-    absl::StatusOr<std::vector<ObjectInfo>> listed = store.List(prefix);
-    if (!listed.ok()) return listed.status();
-    for (ObjectInfo& info : *listed) {
+    DATAECHO_ASSIGN_OR_RETURN(std::vector<ObjectInfo> listed, store.List(prefix));
+    for (ObjectInfo& info : listed) {
       if (GlobMatch(pattern, info.uri)) out.push_back(std::move(info.uri));
     }
   } else if (pattern.ends_with('/')) {
-    absl::StatusOr<std::vector<ObjectInfo>> listed = store.List(pattern);
-    if (!listed.ok()) return listed.status();
-    for (ObjectInfo& info : *listed) out.push_back(std::move(info.uri));
+    DATAECHO_ASSIGN_OR_RETURN(std::vector<ObjectInfo> listed, store.List(pattern));
+    for (ObjectInfo& info : listed) out.push_back(std::move(info.uri));
   } else {
-    absl::StatusOr<ObjectInfo> info = store.Stat(pattern);
-    if (!info.ok()) return info.status();
+    DATAECHO_RETURN_IF_ERROR(store.Stat(pattern).status());
     out.push_back(std::string(pattern));
   }
   if (out.empty()) {
@@ -49,9 +47,8 @@ absl::StatusOr<std::vector<std::string>> ExpandUris(ObjectStore& store,
                                                     const std::vector<std::string>& patterns) {
   std::vector<std::string> out;
   for (const std::string& pattern : patterns) {
-    absl::StatusOr<std::vector<std::string>> uris = ExpandUris(store, pattern);
-    if (!uris.ok()) return uris.status();
-    out.insert(out.end(), uris->begin(), uris->end());
+    DATAECHO_ASSIGN_OR_RETURN(std::vector<std::string> uris, ExpandUris(store, pattern));
+    out.insert(out.end(), uris.begin(), uris.end());
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

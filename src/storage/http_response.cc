@@ -103,4 +103,126 @@ absl::Duration RetryDelay(const RetryOptions& retry, int failures_in_row,
   return delay;
 }
 
+std::string RangeWhere(const HttpRequest& request, uint64_t received) {
+  if (!request.ranged) return "";
+  return fmt::format(" at offset {} (range {}-{})", request.begin + received, request.begin,
+                     request.end - 1);
+}
+
+namespace {
+
+AttemptVerdict Done(AttemptVerdict v) {
+  v.kind = AttemptVerdict::kDone;
+  v.status = absl::OkStatus();
+  return v;
+}
+
+AttemptVerdict Fail(AttemptVerdict v, absl::Status status) {
+  v.kind = AttemptVerdict::kFail;
+  v.status = std::move(status);
+  return v;
+}
+
+// The error a final response other than 2xx, 416 and the retried codes means.
+absl::Status ResponseError(const HttpRequest& request, const HttpResult& result) {
+  const int code = result.http_code;
+  std::string msg =
+      fmt::format("{}: HTTP {}{}{}", request.display, code,
+                  ErrorDetail(result.body, request.secrets), RangeWhere(request, result.received));
+  switch (code) {
+    case 404:
+      return absl::NotFoundError(msg);
+    case 401:
+    case 403:
+      return absl::PermissionDeniedError(msg);
+    case 412:
+      return absl::FailedPreconditionError(msg + ": object changed");
+    default:
+      if (code >= 400) return absl::InvalidArgumentError(msg);
+      return absl::UnknownError(msg);
+  }
+}
+
+}  // namespace
+
+AttemptVerdict ClassifyAttempt(const HttpRequest& request, const HttpResult& result,
+                               const HttpAttempt& attempt, const RetryOptions& retry,
+                               absl::Duration stall_timeout) {
+  AttemptVerdict v;
+  v.failures_in_row = attempt.failures_in_row;
+  v.object_size = result.object_size;
+  if (!attempt.refused.ok()) return Fail(std::move(v), attempt.refused);
+  if (attempt.complete) return Done(std::move(v));
+  const std::string& who = request.display;
+  const int code = result.http_code;
+  const uint64_t at = request.begin + result.received;  // the next byte wanted
+  std::string cause;
+  if (!attempt.body_error.empty()) {
+    cause = attempt.body_error;
+  } else if (attempt.curl_code != CURLE_OK) {
+    auto err = static_cast<CURLcode>(attempt.curl_code);
+    std::string what = curl_easy_strerror(err);
+    switch (err) {
+      case CURLE_COULDNT_RESOLVE_HOST:
+      case CURLE_COULDNT_RESOLVE_PROXY:
+      case CURLE_COULDNT_CONNECT:
+        if (!retry.retry_connect_errors) {
+          return Fail(std::move(v),
+                      absl::UnavailableError(fmt::format("{}: {} (not retried)", who, what)));
+        }
+        break;
+      case CURLE_URL_MALFORMAT:
+      case CURLE_UNSUPPORTED_PROTOCOL:
+        return Fail(std::move(v), absl::InvalidArgumentError(fmt::format("{}: {}", who, what)));
+      case CURLE_PEER_FAILED_VERIFICATION:
+      case CURLE_SSL_CACERT_BADFILE:
+      case CURLE_SSL_CERTPROBLEM:
+        return Fail(std::move(v), absl::UnavailableError(fmt::format("{}: {}", who, what)));
+      case CURLE_OPERATION_TIMEDOUT:
+        if (attempt.stalled) {
+          what = fmt::format("stalled: no data for {}", absl::FormatDuration(stall_timeout));
+        }
+        break;
+      default:
+        break;
+    }
+    cause = request.ranged ? fmt::format("{} after {} bytes", what, result.received) : what;
+  } else if (code >= 200 && code < 300) {
+    if (!request.ranged) return Done(std::move(v));
+    if (v.object_size >= 0 && at >= static_cast<uint64_t>(v.object_size)) {
+      return Done(std::move(v));  // the object ends before the range does
+    }
+    cause = fmt::format("short body: {} of {} bytes", result.received, request.end - request.begin);
+  } else if (code == 416 && request.ranged) {
+    int64_t first, size = -1;
+    auto cr = result.headers.find("content-range");
+    if (cr != result.headers.end()) ParseContentRange(cr->second, &first, &size);
+    if (size >= 0) v.object_size = size;
+    if (size < 0 || at >= static_cast<uint64_t>(size)) {
+      return Done(std::move(v));  // at the end: a clean, empty read
+    }
+    return Fail(std::move(v), absl::FailedPreconditionError(
+                                  fmt::format("{}: object shrank to {} bytes while being read{}",
+                                              who, size, RangeWhere(request, result.received))));
+  } else if (code == 408 || code == 429 || code >= 500) {
+    cause = fmt::format("HTTP {}{}", code, ErrorDetail(result.body, request.secrets));
+  } else {
+    return Fail(std::move(v), ResponseError(request, result));
+  }
+  const bool progressed = result.received > attempt.start_received;
+  v.failures_in_row = progressed ? 1 : attempt.failures_in_row + 1;
+  if (v.failures_in_row >= retry.max_attempts) {
+    return Fail(
+        std::move(v),
+        absl::UnavailableError(fmt::format(
+            "{}{}: giving up after {} attempts ({} in a row without progress); "
+            "last cause: {}",
+            who, RangeWhere(request, result.received), result.attempts, v.failures_in_row, cause)));
+  }
+  v.kind = AttemptVerdict::kRetry;
+  v.delay = RetryDelay(retry, v.failures_in_row, result.headers);
+  v.cause = std::move(cause);
+  return v;
+}
+
 }  // namespace dataecho::internal

@@ -1,11 +1,11 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
 // http:// and https:// objects: HEAD for stat, ranged GETs with If-Match.
+#include <optional>
+
 #include "absl/status/status.h"
-#include "absl/strings/numbers.h"
 #include "fmt/format.h"
 #include "storage/remote_store.h"
-#include "storage/remote_stores.h"
 #include "storage/uri.h"
 
 namespace dataecho::internal {
@@ -23,21 +23,14 @@ class HttpBackend : public RemoteBackend {
     return r;
   }
 
-  absl::StatusOr<ObjectInfo> ParseStat(std::string_view uri, const HttpJob& job) override {
-    ObjectInfo info;
-    info.uri = std::string(uri);
-    auto length = job.headers.find("content-length");
-    if (length == job.headers.end() || !absl::SimpleAtoi(length->second, &info.size)) {
+  absl::StatusOr<ObjectInfo> ParseStat(std::string_view uri, const HttpResult& head) override {
+    std::optional<ObjectInfo> info = InfoFromHead(uri, head, /*last_modified_version=*/true);
+    if (!info) {
       return absl::UnimplementedError(
           fmt::format("{}: the server gave no Content-Length, so the object's size is unknown",
                       RedactUrl(uri)));
     }
-    if (auto etag = job.headers.find("etag"); etag != job.headers.end()) {
-      info.version = etag->second;
-    } else if (auto lm = job.headers.find("last-modified"); lm != job.headers.end()) {
-      info.version = lm->second;
-    }
-    return info;
+    return *std::move(info);
   }
 
   absl::StatusOr<HttpRequest> ReadRequest(std::string_view uri,

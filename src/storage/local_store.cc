@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "absl/status/status.h"
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 #include "storage/uri.h"
 
@@ -110,13 +111,12 @@ class LocalReader : public ObjectReader {
         if (!buffer_) buffer_.reset(new uint8_t[read_ahead_]);
         target = buffer_.get();
       }
-      if (absl::Status s = CheckUnchanged(); !s.ok()) return s;
-      absl::StatusOr<size_t> got = PreadFully(fd_, target, want, offset_, path_);
-      if (!got.ok()) return got.status();
-      if (*got < want) {
+      DATAECHO_RETURN_IF_ERROR(CheckUnchanged());
+      DATAECHO_ASSIGN_OR_RETURN(const size_t got, PreadFully(fd_, target, want, offset_, path_));
+      if (got < want) {
         return absl::FailedPreconditionError(
             fmt::format("{}: file shrank while being read (end at offset {}, expected {})", path_,
-                        offset_ + *got, info_.size));
+                        offset_ + got, info_.size));
       }
       uint64_t next = offset_ + want;
       if (next < end_) {
@@ -168,22 +168,20 @@ class LocalReader : public ObjectReader {
 class LocalStore : public ObjectStore {
  public:
   absl::StatusOr<ObjectInfo> Stat(std::string_view uri) override {
-    absl::StatusOr<std::string> path = internal::LocalPath(uri);
-    if (!path.ok()) return path.status();
+    DATAECHO_ASSIGN_OR_RETURN(const std::string path, internal::LocalPath(uri));
     struct stat st;
-    if (stat(path->c_str(), &st) != 0) return ErrnoStatus(errno, "stat", *path);
-    return InfoOf(uri, *path, st);
+    if (stat(path.c_str(), &st) != 0) return ErrnoStatus(errno, "stat", path);
+    return InfoOf(uri, path, st);
   }
 
   absl::StatusOr<Buffer> ReadRange(std::string_view uri, uint64_t offset,
                                    uint64_t length) override {
-    absl::StatusOr<std::string> path = internal::LocalPath(uri);
-    if (!path.ok()) return path.status();
-    int fd = open(path->c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ErrnoStatus(errno, "open", *path);
+    DATAECHO_ASSIGN_OR_RETURN(const std::string path, internal::LocalPath(uri));
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus(errno, "open", path);
     struct stat st;
     if (fstat(fd, &st) != 0) {
-      absl::Status s = ErrnoStatus(errno, "stat", *path);
+      absl::Status s = ErrnoStatus(errno, "stat", path);
       close(fd);
       return s;
     }
@@ -191,7 +189,7 @@ class LocalStore : public ObjectStore {
     uint64_t begin = std::min(offset, size);
     size_t n = static_cast<size_t>(std::min(length, size - begin));
     MutableBuffer mb(n);
-    absl::StatusOr<size_t> got = PreadFully(fd, mb.data(), n, begin, *path);
+    absl::StatusOr<size_t> got = PreadFully(fd, mb.data(), n, begin, path);
     close(fd);
     if (!got.ok()) return got.status();
     mb.Truncate(*got);
@@ -200,31 +198,29 @@ class LocalStore : public ObjectStore {
 
   absl::StatusOr<std::unique_ptr<ObjectReader>> Open(std::string_view uri,
                                                      const ReadOptions& options) override {
-    absl::StatusOr<std::string> path = internal::LocalPath(uri);
-    if (!path.ok()) return path.status();
-    int fd = open(path->c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ErrnoStatus(errno, "open", *path);
+    DATAECHO_ASSIGN_OR_RETURN(std::string path, internal::LocalPath(uri));
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus(errno, "open", path);
     struct stat st;
     absl::StatusOr<ObjectInfo> info =
-        fstat(fd, &st) == 0 ? InfoOf(uri, *path, st) : ErrnoStatus(errno, "stat", *path);
+        fstat(fd, &st) == 0 ? InfoOf(uri, path, st) : ErrnoStatus(errno, "stat", path);
     if (!info.ok()) {
       close(fd);
       return info.status();
     }
     uint64_t begin = std::min(options.offset, info->size);
     uint64_t end = begin + std::min(options.length, info->size - begin);
-    return std::make_unique<LocalReader>(fd, *std::move(path), *std::move(info), st, begin, end,
+    return std::make_unique<LocalReader>(fd, std::move(path), *std::move(info), st, begin, end,
                                          options.read_ahead);
   }
 
   absl::StatusOr<std::vector<ObjectInfo>> List(std::string_view prefix) override {
-    absl::StatusOr<std::string> path_prefix = internal::LocalPath(prefix);
-    if (!path_prefix.ok()) return path_prefix.status();
+    DATAECHO_ASSIGN_OR_RETURN(const std::string path_prefix, internal::LocalPath(prefix));
     // The URI text before the path part, kept on every listed URI.
-    std::string uri_head(prefix.substr(0, prefix.size() - path_prefix->size()));
-    size_t slash = path_prefix->rfind('/');
-    std::string dir = slash == std::string::npos ? "" : path_prefix->substr(0, slash + 1);
-    std::string base = path_prefix->substr(dir.size());
+    std::string uri_head(prefix.substr(0, prefix.size() - path_prefix.size()));
+    size_t slash = path_prefix.rfind('/');
+    std::string dir = slash == std::string::npos ? "" : path_prefix.substr(0, slash + 1);
+    std::string base = path_prefix.substr(dir.size());
     namespace fs = std::filesystem;
     std::vector<ObjectInfo> out;
     std::error_code ec;
@@ -253,10 +249,10 @@ class LocalStore : public ObjectStore {
           if (ec) return ErrnoStatus(ec.value(), "list", entry.path().string());
           if (it->is_directory(ec)) continue;
           std::string rel = name + "/" + fs::relative(it->path(), entry.path()).string();
-          if (absl::Status s = add(it->path(), rel); !s.ok()) return s;
+          DATAECHO_RETURN_IF_ERROR(add(it->path(), rel));
         }
       } else {
-        if (absl::Status s = add(entry.path(), name); !s.ok()) return s;
+        DATAECHO_RETURN_IF_ERROR(add(entry.path(), name));
       }
     }
     std::sort(out.begin(), out.end(),

@@ -3,68 +3,90 @@
 // OpenObjectStore(): one store that hands each URI to the store of its scheme.
 #include "dataecho/storage/object_store.h"
 
+#include <algorithm>
 #include <memory>
+#include <string_view>
+#include <vector>
 
-#include "absl/base/thread_annotations.h"
+#include "absl/base/call_once.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
+#include "dataecho/status_macros.h"
 #include "dataecho/storage/local_store.h"
 #include "fmt/format.h"
-#include "storage/remote_stores.h"
+#include "storage/remote_store.h"
 #include "storage/uri.h"
 
 namespace dataecho {
 namespace {
 
+// The backends, by URI scheme. A new backend adds its constructor here (and
+// to the message of UnknownScheme). An explicit table, not registrars in the
+// backends' files: the library is also a static archive, where the linker
+// drops an object file nothing refers to, with its registrar.
+struct Backend {
+  std::vector<std::string_view> schemes;  // "" is a plain path
+  std::unique_ptr<ObjectStore> (*open)(const ObjectStoreOptions& options);
+};
+
+std::unique_ptr<ObjectStore> OpenLocal(const ObjectStoreOptions&) { return NewLocalStore(); }
+
+const std::vector<Backend>& Backends() {
+  static const std::vector<Backend>* const backends = new std::vector<Backend>{
+      {{"", "file"}, &OpenLocal},
+      {{"http", "https"}, &internal::NewHttpStore},
+      {{"gs"}, &internal::NewGcsStore},
+      {{"s3"}, &internal::NewS3Store},
+  };
+  return *backends;
+}
+
+// One store that hands each URI to the store of its scheme, opened on first
+// use and kept.
 class SchemeStore : public ObjectStore {
  public:
   explicit SchemeStore(const ObjectStoreOptions& options)
-      : options_(options), local_(NewLocalStore()) {}
+      : options_(options), stores_(std::make_unique<Slot[]>(Backends().size())) {}
 
   absl::StatusOr<ObjectInfo> Stat(std::string_view uri) override {
-    absl::StatusOr<ObjectStore*> store = StoreFor(uri);
-    if (!store.ok()) return store.status();
-    return (*store)->Stat(uri);
+    DATAECHO_ASSIGN_OR_RETURN(auto* store, StoreFor(uri));
+    return store->Stat(uri);
   }
 
   absl::StatusOr<Buffer> ReadRange(std::string_view uri, uint64_t offset,
                                    uint64_t length) override {
-    absl::StatusOr<ObjectStore*> store = StoreFor(uri);
-    if (!store.ok()) return store.status();
-    return (*store)->ReadRange(uri, offset, length);
+    DATAECHO_ASSIGN_OR_RETURN(auto* store, StoreFor(uri));
+    return store->ReadRange(uri, offset, length);
   }
 
   absl::StatusOr<std::unique_ptr<ObjectReader>> Open(std::string_view uri,
                                                      const ReadOptions& options) override {
-    absl::StatusOr<ObjectStore*> store = StoreFor(uri);
-    if (!store.ok()) return store.status();
-    return (*store)->Open(uri, options);
+    DATAECHO_ASSIGN_OR_RETURN(auto* store, StoreFor(uri));
+    return store->Open(uri, options);
   }
 
   absl::StatusOr<std::vector<ObjectInfo>> List(std::string_view prefix) override {
-    absl::StatusOr<ObjectStore*> store = StoreFor(prefix);
-    if (!store.ok()) return store.status();
-    return (*store)->List(prefix);
+    DATAECHO_ASSIGN_OR_RETURN(auto* store, StoreFor(prefix));
+    return store->List(prefix);
   }
 
  private:
+  struct Slot {
+    absl::once_flag once;
+    std::unique_ptr<ObjectStore> store;
+  };
+
   absl::StatusOr<ObjectStore*> StoreFor(std::string_view uri) {
-    std::string_view scheme = internal::UriScheme(uri);
-    if (scheme.empty() || scheme == "file") return local_.get();
-    absl::MutexLock lock(&mu_);
-    if (scheme == "http" || scheme == "https") {
-      if (!http_) http_ = internal::NewHttpStore(options_);
-      return http_.get();
-    }
-    if (scheme == "gs") {
-      if (!gcs_) gcs_ = internal::NewGcsStore(options_);
-      if (!gcs_) return absl::UnimplementedError("gs:// is not available yet");
-      return gcs_.get();
-    }
-    if (scheme == "s3") {
-      if (!s3_) s3_ = internal::NewS3Store(options_);
-      if (!s3_) return absl::UnimplementedError("s3:// is not available yet");
-      return s3_.get();
+    const std::string_view scheme = internal::UriScheme(uri);
+    const std::vector<Backend>& backends = Backends();
+    for (size_t i = 0; i < backends.size(); ++i) {
+      const Backend& backend = backends[i];
+      if (std::find(backend.schemes.begin(), backend.schemes.end(), scheme) ==
+          backend.schemes.end()) {
+        continue;
+      }
+      Slot& slot = stores_[i];
+      absl::call_once(slot.once, [&] { slot.store = backend.open(options_); });
+      return slot.store.get();
     }
     return UnknownScheme(uri, scheme);
   }
@@ -77,11 +99,7 @@ class SchemeStore : public ObjectStore {
   }
 
   const ObjectStoreOptions options_;
-  const std::unique_ptr<ObjectStore> local_;
-  absl::Mutex mu_;
-  std::unique_ptr<ObjectStore> http_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<ObjectStore> gcs_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<ObjectStore> s3_ ABSL_GUARDED_BY(mu_);
+  const std::unique_ptr<Slot[]> stores_;  // one per backend, in the table's order
 };
 
 }  // namespace

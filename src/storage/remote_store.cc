@@ -6,9 +6,13 @@
 #include <cstring>
 #include <deque>
 
+#include <cstdlib>
+
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/synchronization/mutex.h"
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 
 namespace dataecho::internal {
@@ -44,10 +48,11 @@ class RemoteReader : public ObjectReader {
     const uint64_t start = offset_;
     size_t total = 0;
     while (total < dst.size() && offset_ < end_) {
-      if (current_ && current_pos_ < current_->received) {
+      if (current_ && current_pos_ < current_->result().received) {
+        const HttpResult& chunk = current_->result();
         size_t n = static_cast<size_t>(
-            std::min<uint64_t>(current_->received - current_pos_, dst.size() - total));
-        std::memcpy(dst.data() + total, current_->data.data() + current_pos_, n);
+            std::min<uint64_t>(chunk.received - current_pos_, dst.size() - total));
+        std::memcpy(dst.data() + total, chunk.data.data() + current_pos_, n);
         current_pos_ += n;
         total += n;
         offset_ += n;
@@ -107,23 +112,24 @@ class RemoteReader : public ObjectReader {
       const size_t lanes = std::min<size_t>(
           window_, static_cast<size_t>(std::max(1, client_->http_options().max_concurrency)));
       while (jobs_.size() < window_ && next_fetch_ < end_) {
-        auto j = std::make_shared<HttpJob>();
-        j->request = request_;
-        j->ranged = true;
-        j->begin = next_fetch_;
-        j->end = std::min<uint64_t>(next_fetch_ + chunk_, end_);
-        j->pinned_version = info_.version;
-        j->version_header = version_header_;
+        HttpRequest request = request_;
+        request.ranged = true;
+        request.begin = next_fetch_;
+        request.end = std::min<uint64_t>(next_fetch_ + chunk_, end_);
+        request.pinned_version = info_.version;
+        request.version_header = version_header_;
+        HttpJobOptions options;
         if (paced) {
-          j->pacer = pacer_;
-          j->pace = service_ / static_cast<double>(lanes);
-          j->round_trip = service_;
+          options.pacer = pacer_;
+          options.pace = service_ / static_cast<double>(lanes);
+          options.round_trip = service_;
         }
         if (!spare_.empty()) {
-          j->data = std::move(spare_.back());
+          options.buffer = std::move(spare_.back());
           spare_.pop_back();
         }
-        next_fetch_ = j->end;
+        next_fetch_ = request.end;
+        auto j = std::make_shared<HttpJob>(std::move(request), std::move(options));
         client_->Submit(j);
         jobs_.push_back(std::move(j));
       }
@@ -134,11 +140,13 @@ class RemoteReader : public ObjectReader {
     jobs_.pop_front();
     if (cancelled_) return Cancelled();
     if (!s.ok()) return s;
-    service_ = std::min(service_, job->finished - job->attempt_started);
-    if (job->received < job->end - job->begin) {
+    const HttpResult& result = job->result();
+    service_ = std::min(service_, result.finished - result.attempt_started);
+    const HttpRequest& request = job->request();
+    if (result.received < request.end - request.begin) {
       return absl::FailedPreconditionError(
           fmt::format("{}: object ended at byte {} while being read (it had {} bytes; it changed)",
-                      request_.display, job->begin + job->received, info_.size));
+                      request_.display, request.begin + result.received, info_.size));
     }
     return job;
   }
@@ -147,7 +155,8 @@ class RemoteReader : public ObjectReader {
   void Recycle() {
     if (!current_) return;
     absl::MutexLock lock(&mu_);
-    if (current_->data.size() >= chunk_) spare_.push_back(std::move(current_->data));
+    MutableBuffer& data = current_->result().data;
+    if (data.size() >= chunk_) spare_.push_back(std::move(data));
     current_.reset();
   }
 
@@ -184,12 +193,10 @@ class RemoteStore : public ObjectStore {
       : client_(std::move(client)), backend_(std::move(backend)) {}
 
   absl::StatusOr<ObjectInfo> Stat(std::string_view uri) override {
-    absl::StatusOr<HttpRequest> request = backend_->StatRequest(uri);
-    if (!request.ok()) return request.status();
-    auto job = std::make_shared<HttpJob>();
-    job->request = *std::move(request);
-    if (absl::Status s = client_->Run(job); !s.ok()) return s;
-    return backend_->ParseStat(uri, *job);
+    DATAECHO_ASSIGN_OR_RETURN(HttpRequest request, backend_->StatRequest(uri));
+    auto job = std::make_shared<HttpJob>(std::move(request));
+    DATAECHO_RETURN_IF_ERROR(client_->Run(job));
+    return backend_->ParseStat(uri, job->result());
   }
 
   absl::StatusOr<Buffer> ReadRange(std::string_view uri, uint64_t offset,
@@ -197,47 +204,42 @@ class RemoteStore : public ObjectStore {
     if (length == 0) return Buffer();
     std::string version;
     if (length > kUnstatedRangeLimit || offset + length < offset) {
-      absl::StatusOr<ObjectInfo> info = Stat(uri);
-      if (!info.ok()) return info.status();
-      if (offset >= info->size) return Buffer();
-      length = std::min(length, info->size - offset);
-      version = info->version;
+      DATAECHO_ASSIGN_OR_RETURN(ObjectInfo info, Stat(uri));
+      if (offset >= info.size) return Buffer();
+      length = std::min(length, info.size - offset);
+      version = info.version;
     }
-    absl::StatusOr<HttpRequest> request = backend_->ReadRequest(uri, version);
-    if (!request.ok()) return request.status();
-    auto job = std::make_shared<HttpJob>();
-    job->request = *std::move(request);
-    job->ranged = true;
-    job->begin = offset;
-    job->end = offset + length;
-    job->pinned_version = version;
-    job->version_header = backend_->VersionHeader(version);
-    if (absl::Status s = client_->Run(job); !s.ok()) return s;
-    if (job->received == 0) return Buffer();
-    job->data.Truncate(static_cast<size_t>(job->received));
-    return std::move(job->data).Freeze();
+    DATAECHO_ASSIGN_OR_RETURN(HttpRequest request, backend_->ReadRequest(uri, version));
+    request.ranged = true;
+    request.begin = offset;
+    request.end = offset + length;
+    request.version_header = backend_->VersionHeader(version);
+    request.pinned_version = std::move(version);
+    auto job = std::make_shared<HttpJob>(std::move(request));
+    DATAECHO_RETURN_IF_ERROR(client_->Run(job));
+    HttpResult& result = job->result();
+    if (result.received == 0) return Buffer();
+    result.data.Truncate(static_cast<size_t>(result.received));
+    return std::move(result.data).Freeze();
   }
 
   absl::StatusOr<std::unique_ptr<ObjectReader>> Open(std::string_view uri,
                                                      const ReadOptions& options) override {
     const absl::Time start = absl::Now();
-    absl::StatusOr<ObjectInfo> info = Stat(uri);
-    if (!info.ok()) return info.status();
+    DATAECHO_ASSIGN_OR_RETURN(ObjectInfo info, Stat(uri));
     const absl::Duration latency = absl::Now() - start;
-    absl::StatusOr<HttpRequest> request = backend_->ReadRequest(uri, info->version);
-    if (!request.ok()) return request.status();
-    uint64_t begin = std::min(options.offset, info->size);
-    uint64_t end = begin + std::min(options.length, info->size - begin);
-    std::string header = backend_->VersionHeader(info->version);
-    return std::make_unique<RemoteReader>(client_, *std::move(info), *std::move(request),
+    DATAECHO_ASSIGN_OR_RETURN(HttpRequest request, backend_->ReadRequest(uri, info.version));
+    uint64_t begin = std::min(options.offset, info.size);
+    uint64_t end = begin + std::min(options.length, info.size - begin);
+    std::string header = backend_->VersionHeader(info.version);
+    return std::make_unique<RemoteReader>(client_, std::move(info), std::move(request),
                                           std::move(header), begin, end, options.read_ahead,
                                           latency);
   }
 
   absl::StatusOr<std::vector<ObjectInfo>> List(std::string_view prefix) override {
-    absl::StatusOr<std::vector<ObjectInfo>> out = backend_->List(*client_, prefix);
-    if (!out.ok()) return out;
-    std::sort(out->begin(), out->end(),
+    DATAECHO_ASSIGN_OR_RETURN(std::vector<ObjectInfo> out, backend_->List(*client_, prefix));
+    std::sort(out.begin(), out.end(),
               [](const ObjectInfo& a, const ObjectInfo& b) { return a.uri < b.uri; });
     return out;
   }
@@ -248,6 +250,32 @@ class RemoteStore : public ObjectStore {
 };
 
 }  // namespace
+
+std::string OptionOrEnv(const std::string& option, std::initializer_list<const char*> vars) {
+  if (!option.empty()) return option;
+  for (const char* var : vars) {
+    const char* value = std::getenv(var);
+    if (value != nullptr && *value != '\0') return value;
+  }
+  return "";
+}
+
+std::optional<ObjectInfo> InfoFromHead(std::string_view uri, const HttpResult& head,
+                                       bool last_modified_version) {
+  ObjectInfo info;
+  info.uri = std::string(uri);
+  auto length = head.headers.find("content-length");
+  if (length == head.headers.end() || !absl::SimpleAtoi(length->second, &info.size)) {
+    return std::nullopt;
+  }
+  if (auto etag = head.headers.find("etag"); etag != head.headers.end()) {
+    info.version = etag->second;
+  } else if (auto lm = head.headers.find("last-modified");
+             last_modified_version && lm != head.headers.end()) {
+    info.version = lm->second;
+  }
+  return info;
+}
 
 std::unique_ptr<ObjectStore> NewRemoteStore(std::shared_ptr<HttpClient> client,
                                             std::unique_ptr<RemoteBackend> backend) {

@@ -1,15 +1,22 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
-// remote_store.h: the ObjectStore shared by http(s)://, gs:// and s3://.
-// Internal.
+// remote_store.h: the ObjectStore shared by http(s)://, gs:// and s3://, and
+// the constructors of those stores (the object store's table of schemes,
+// object_store.cc, names them). Internal.
 //
 // A backend says how to name, stat, read and list objects of one service;
 // the store does the rest over an HttpClient: sequential readers that keep
 // several ranged GETs in flight, ranged reads, version pinning.
+//
+//   class MyBackend : public RemoteBackend { ... };
+//   std::unique_ptr<ObjectStore> store = NewRemoteStore(
+//       std::make_shared<HttpClient>(options.http, options.retry), std::make_unique<MyBackend>());
 #ifndef DATAECHO_SRC_STORAGE_REMOTE_STORE_H_
 #define DATAECHO_SRC_STORAGE_REMOTE_STORE_H_
 
+#include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,8 +33,8 @@ class RemoteBackend {
 
   // The request whose response describes the object (a HEAD, or a metadata GET).
   virtual absl::StatusOr<HttpRequest> StatRequest(std::string_view uri) = 0;
-  // The object described by a successful StatRequest job.
-  virtual absl::StatusOr<ObjectInfo> ParseStat(std::string_view uri, const HttpJob& job) = 0;
+  // The object described by the result of a successful StatRequest job.
+  virtual absl::StatusOr<ObjectInfo> ParseStat(std::string_view uri, const HttpResult& result) = 0;
   // A GET of the object's bytes; when `version` is not empty, the request
   // asks the server to refuse a different version (If-Match, ...).
   virtual absl::StatusOr<HttpRequest> ReadRequest(std::string_view uri,
@@ -40,6 +47,24 @@ class RemoteBackend {
 
 std::unique_ptr<ObjectStore> NewRemoteStore(std::shared_ptr<HttpClient> client,
                                             std::unique_ptr<RemoteBackend> backend);
+
+// The stores of http:// and https://, gs:// (gcs_store.cc) and s3://
+// (s3_store.cc).
+std::unique_ptr<ObjectStore> NewHttpStore(const ObjectStoreOptions& options);
+std::unique_ptr<ObjectStore> NewGcsStore(const ObjectStoreOptions& options);
+std::unique_ptr<ObjectStore> NewS3Store(const ObjectStoreOptions& options);
+
+// Helpers of the backends.
+
+// `option` if not empty, else the first of the environment variables `vars`
+// that is set and not empty, else "".
+std::string OptionOrEnv(const std::string& option, std::initializer_list<const char*> vars);
+
+// The object a HEAD response describes: its size from Content-Length and its
+// version from ETag (else, with `last_modified_version`, Last-Modified).
+// nullopt without a valid Content-Length.
+std::optional<ObjectInfo> InfoFromHead(std::string_view uri, const HttpResult& head,
+                                       bool last_modified_version);
 
 }  // namespace dataecho::internal
 

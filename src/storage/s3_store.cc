@@ -4,22 +4,17 @@
 // ListObjectsV2 with continuation tokens, requests signed with AWS SigV4 by
 // libcurl (CURLOPT_AWS_SIGV4). With an endpoint (an emulator, MinIO, ...)
 // requests are path-style: ENDPOINT/bucket/key.
-#include <cstdlib>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 #include "storage/remote_store.h"
-#include "storage/remote_stores.h"
 #include "storage/uri.h"
 
 namespace dataecho::internal {
 namespace {
-
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? "" : v;
-}
 
 std::string XmlUnescape(std::string_view s) {
   std::string out;
@@ -76,44 +71,34 @@ std::string Tag(std::string_view xml, std::string_view tag) {
 
 class S3Backend : public RemoteBackend {
  public:
-  explicit S3Backend(const S3Options& o) : page_size_(o.list_page_size) {
-    endpoint_ = o.endpoint;
-    if (endpoint_.empty()) endpoint_ = Env("AWS_ENDPOINT_URL_S3");
-    if (endpoint_.empty()) endpoint_ = Env("AWS_ENDPOINT_URL");
+  explicit S3Backend(const S3Options& o)
+      : endpoint_(OptionOrEnv(o.endpoint, {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"})),
+        region_(OptionOrEnv(o.region, {"AWS_REGION", "AWS_DEFAULT_REGION"})),
+        key_id_(OptionOrEnv(o.access_key_id, {"AWS_ACCESS_KEY_ID"})),
+        secret_(OptionOrEnv(o.secret_access_key, {"AWS_SECRET_ACCESS_KEY"})),
+        token_(OptionOrEnv(o.session_token, {"AWS_SESSION_TOKEN"})),
+        page_size_(o.list_page_size) {
     while (endpoint_.ends_with('/')) endpoint_.pop_back();
-    region_ = !o.region.empty() ? o.region : Env("AWS_REGION");
-    if (region_.empty()) region_ = Env("AWS_DEFAULT_REGION");
     if (region_.empty()) region_ = "us-east-1";
-    key_id_ = !o.access_key_id.empty() ? o.access_key_id : Env("AWS_ACCESS_KEY_ID");
-    secret_ = !o.secret_access_key.empty() ? o.secret_access_key : Env("AWS_SECRET_ACCESS_KEY");
-    token_ = !o.session_token.empty() ? o.session_token : Env("AWS_SESSION_TOKEN");
   }
 
   absl::StatusOr<HttpRequest> StatRequest(std::string_view uri) override {
-    absl::StatusOr<BucketKey> bk = Split(uri);
-    if (!bk.ok()) return bk.status();
-    HttpRequest r = Request(uri, ObjectUrl(*bk));
+    DATAECHO_ASSIGN_OR_RETURN(BucketKey bk, Split(uri));
+    HttpRequest r = Request(uri, ObjectUrl(bk));
     r.head = true;
     return r;
   }
 
-  absl::StatusOr<ObjectInfo> ParseStat(std::string_view uri, const HttpJob& job) override {
-    ObjectInfo info;
-    info.uri = std::string(uri);
-    auto length = job.headers.find("content-length");
-    if (length == job.headers.end() || !absl::SimpleAtoi(length->second, &info.size)) {
-      return absl::DataLossError(fmt::format("{}: HEAD gave no Content-Length", uri));
-    }
-    if (auto etag = job.headers.find("etag"); etag != job.headers.end())
-      info.version = etag->second;
-    return info;
+  absl::StatusOr<ObjectInfo> ParseStat(std::string_view uri, const HttpResult& head) override {
+    std::optional<ObjectInfo> info = InfoFromHead(uri, head, /*last_modified_version=*/false);
+    if (!info) return absl::DataLossError(fmt::format("{}: HEAD gave no Content-Length", uri));
+    return *std::move(info);
   }
 
   absl::StatusOr<HttpRequest> ReadRequest(std::string_view uri,
                                           const std::string& version) override {
-    absl::StatusOr<BucketKey> bk = Split(uri);
-    if (!bk.ok()) return bk.status();
-    HttpRequest r = Request(uri, ObjectUrl(*bk));
+    DATAECHO_ASSIGN_OR_RETURN(BucketKey bk, Split(uri));
+    HttpRequest r = Request(uri, ObjectUrl(bk));
     if (!version.empty()) r.headers.push_back("If-Match: " + version);
     return r;
   }
@@ -122,24 +107,22 @@ class S3Backend : public RemoteBackend {
 
   absl::StatusOr<std::vector<ObjectInfo>> List(HttpClient& client,
                                                std::string_view prefix) override {
-    absl::StatusOr<BucketKey> bk = SplitBucketUri(prefix);
-    if (!bk.ok()) return bk.status();
+    DATAECHO_ASSIGN_OR_RETURN(BucketKey bk, SplitBucketUri(prefix));
     std::vector<ObjectInfo> out;
     std::string token;
     while (true) {
       // Query parameters in the sorted, fully escaped form SigV4 signs.
       std::string query;
       if (!token.empty()) query += "continuation-token=" + PercentEncode(token) + "&";
-      query += fmt::format("list-type=2&max-keys={}&prefix={}", page_size_, PercentEncode(bk->key));
-      auto job = std::make_shared<HttpJob>();
-      job->request = Request(prefix, BucketUrl(bk->bucket) + "?" + query);
-      if (absl::Status s = client.Run(job); !s.ok()) return s;
-      std::string_view xml = job->body;
+      query += fmt::format("list-type=2&max-keys={}&prefix={}", page_size_, PercentEncode(bk.key));
+      auto job = std::make_shared<HttpJob>(Request(prefix, BucketUrl(bk.bucket) + "?" + query));
+      DATAECHO_RETURN_IF_ERROR(client.Run(job));
+      std::string_view xml = job->result().body;
       size_t pos = 0;
       std::string_view entry;
       while (NextTag(xml, "Contents", &pos, &entry)) {
         ObjectInfo info;
-        info.uri = fmt::format("s3://{}/{}", bk->bucket, Tag(entry, "Key"));
+        info.uri = fmt::format("s3://{}/{}", bk.bucket, Tag(entry, "Key"));
         if (!absl::SimpleAtoi(Tag(entry, "Size"), &info.size)) {
           return absl::DataLossError(fmt::format("{}: listing entry without a size", info.uri));
         }

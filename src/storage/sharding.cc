@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 
 namespace dataecho {
@@ -32,7 +33,7 @@ absl::StatusOr<Shard> ResolveShard(const ShardOptions& options) {
     shard.rank = options.rank;
     shard.world_size = options.world_size;
     shard.source = "options";
-    if (absl::Status s = Check(shard); !s.ok()) return s;
+    DATAECHO_RETURN_IF_ERROR(Check(shard));
     return shard;
   }
   static constexpr const char* kVars[][2] = {
@@ -53,7 +54,7 @@ absl::StatusOr<Shard> ResolveShard(const ShardOptions& options) {
           fmt::format("{}='{}' and {}='{}' must be integers", rank_var, rank, size_var, size));
     }
     shard.source = rank_var;
-    if (absl::Status s = Check(shard); !s.ok()) return s;
+    DATAECHO_RETURN_IF_ERROR(Check(shard));
     return shard;
   }
   return shard;

@@ -6,6 +6,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "dataecho/internal/pacer.h"
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 
 namespace dataecho {
@@ -17,20 +19,20 @@ class Link {
   explicit Link(double bytes_per_second) : bytes_per_second_(bytes_per_second) {}
 
   // The time at which `bytes` more bytes have passed the link, if they are
-  // sent after everything reserved so far.
+  // sent after everything reserved so far. A link never makes up the time it
+  // was idle: the schedule's catch-up is zero.
   absl::Time Reserve(uint64_t bytes) {
     absl::Time now = absl::Now();
     if (bytes_per_second_ <= 0) return now;
     absl::MutexLock lock(&mu_);
-    absl::Time start = std::max(now, next_free_);
-    next_free_ = start + absl::Seconds(static_cast<double>(bytes) / bytes_per_second_);
-    return next_free_;
+    return schedule_.Book(now, absl::Seconds(static_cast<double>(bytes) / bytes_per_second_),
+                          absl::ZeroDuration());
   }
 
  private:
   const double bytes_per_second_;
   absl::Mutex mu_;
-  absl::Time next_free_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  internal::Schedule schedule_ ABSL_GUARDED_BY(mu_);
 };
 
 // Sleeps until `deadline` or until cancelled.
@@ -64,10 +66,7 @@ class ThrottledReader : public ObjectReader {
       // Stop at the next request boundary so each request pays its latency.
       uint64_t left = options_.request_bytes - since_request_;
       if (left == 0) {
-        if (absl::Status s = waiter_.WaitUntil(absl::Now() + options_.latency, info().uri);
-            !s.ok()) {
-          return s;
-        }
+        DATAECHO_RETURN_IF_ERROR(waiter_.WaitUntil(absl::Now() + options_.latency, info().uri));
         since_request_ = 0;
         left = options_.request_bytes;
       }
@@ -77,7 +76,7 @@ class ThrottledReader : public ObjectReader {
     if (!n.ok()) return n;
     since_request_ += *n;
     if (*n > 0) {
-      if (absl::Status s = waiter_.WaitUntil(link_->Reserve(*n), info().uri); !s.ok()) return s;
+      DATAECHO_RETURN_IF_ERROR(waiter_.WaitUntil(link_->Reserve(*n), info().uri));
     }
     return n;
   }
@@ -134,7 +133,7 @@ class ThrottledStore : public ObjectStore {
       return base.status();
     }
     auto reader = std::make_unique<ThrottledReader>(*std::move(base), link_, options_);
-    if (absl::Status s = reader->waiter().WaitUntil(first_byte, uri); !s.ok()) return s;
+    DATAECHO_RETURN_IF_ERROR(reader->waiter().WaitUntil(first_byte, uri));
     return reader;
   }
 
