@@ -33,9 +33,11 @@ find_package(CURL REQUIRED)
 list(APPEND DATAECHO_PRIVATE_LIBS CURL::libcurl)
 list(APPEND DATAECHO_FIND_DEPENDENCIES CURL)
 list(APPEND DATAECHO_PC_REQUIRES_PRIVATE libcurl)
-# The loopback HTTP server of the tests, benchmarks and example trainer
-# (libmicrohttpd): not needed to build only the library and the tool.
-if(DATAECHO_BUILD_TESTS OR DATAECHO_BUILD_BENCHMARKS OR DATAECHO_BUILD_EXAMPLES)
+# The loopback HTTP server of dataecho::testing (testing/: the tests,
+# benchmarks, example trainer and echo_bench use it; libmicrohttpd): not
+# needed to build only the library.
+if(DATAECHO_BUILD_TESTS OR DATAECHO_BUILD_BENCHMARKS OR DATAECHO_BUILD_EXAMPLES OR
+   DATAECHO_BUILD_TOOLS)
   find_package(PkgConfig REQUIRED)
   pkg_check_modules(MICROHTTPD REQUIRED IMPORTED_TARGET libmicrohttpd)
   list(APPEND DATAECHO_TEST_SUPPORT_LIBS PkgConfig::MICROHTTPD CURL::libcurl)

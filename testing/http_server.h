@@ -1,28 +1,44 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
-// http_server.h: an in-process HTTP server on loopback, for tests and benches.
+// testing/http_server.h: an in-process HTTP server on loopback, the heart of
+// dataecho::testing.
 //
-// Built on libmicrohttpd. Binds 127.0.0.1 on a free port and serves objects
-// held in memory and/or the files of a directory, with single byte ranges
-// (206 + Content-Range, 416 past the end), ETags, If-Match (412 on a
-// mismatch) and HEAD. It can emulate a remote object store (added latency
-// per request, a bandwidth cap shared by all responses) and fail on a
-// script: status codes with Retry-After, connection reset after N bytes,
-// stalls, short bodies, a wrong Content-Range, 200 to a ranged request, the
-// object replaced mid-read. It counts and logs requests.
+// dataecho::testing (target `dataecho::testing`, include "testing/...") is a
+// small library of fixtures that programs may use, not only tests: the
+// tests, the benchmarks, echo_bench (its default dataset is served by it, with
+// added latency) and the example trainer stand on it. It uses no test
+// framework, so a tool or a benchmark links it without GoogleTest. It is built
+// with the project (any of the tests, benchmarks, examples or tools), not
+// installed; the library itself never depends on it. See docs/testing.md.
 //
-//   auto server = dataecho::testing::HttpServer::Start({});
-//   (*server)->Put("/data/obj", bytes);
-//   (*server)->AddFault({.kind = HttpFault::Kind::kReset, .after_bytes = 4096});
-//   std::string url = (*server)->url() + "/data/obj";
+// HttpServer is built on libmicrohttpd. It binds 127.0.0.1 on a free port and
+// serves objects held in memory and/or the files of a directory, with single
+// byte ranges (206 + Content-Range, 416 past the end), ETags, If-Match (412 on
+// a mismatch) and HEAD. It can emulate a remote object store (added latency
+// per request, a bandwidth cap shared by all responses) and fail on a script:
+// status codes with Retry-After, connection reset after N bytes, stalls, short
+// bodies, a wrong Content-Range, 200 to a ranged request, the object replaced
+// mid-read. It counts and logs requests, and custom routes (SetRoute) emulate
+// service APIs.
 //
-// No test framework is used here, so benchmarks may link it too.
+//   #include "testing/http_server.h"
+//
+//   absl::StatusOr<std::unique_ptr<dataecho::testing::HttpServer>> server =
+//       dataecho::testing::HttpServer::Start({.latency = absl::Milliseconds(5)});
+//   if (!server.ok()) return server.status();
+//   (*server)->Put("/data/train.tfrecord", bytes);
+//   (*server)->AddFault({.kind = dataecho::testing::HttpFault::Kind::kReset,
+//                        .after_bytes = 4096});  // the first GET breaks off
+//   auto source = dataecho::MakeTFRecordSource(
+//       dataecho::OpenObjectStore(), {(*server)->url() + "/data/train.tfrecord"});
+//   ...                                  // reads resume after the reset
+//   int64_t gets = (*server)->request_count("/data/");
 //
 // Thread safety: all methods are thread-safe. Requests are served on one
 // thread per connection; the destructor wakes stalled responses and returns
 // once every connection is closed.
-#ifndef DATAECHO_TESTS_SUPPORT_HTTP_SERVER_H_
-#define DATAECHO_TESTS_SUPPORT_HTTP_SERVER_H_
+#ifndef DATAECHO_TESTING_HTTP_SERVER_H_
+#define DATAECHO_TESTING_HTTP_SERVER_H_
 
 #include <cstdint>
 #include <functional>
@@ -177,4 +193,4 @@ class HttpServer {
 
 }  // namespace dataecho::testing
 
-#endif  // DATAECHO_TESTS_SUPPORT_HTTP_SERVER_H_
+#endif  // DATAECHO_TESTING_HTTP_SERVER_H_

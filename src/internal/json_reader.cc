@@ -148,7 +148,9 @@ class Parser {
       do {
         std::string key;
         if (!String(&key) || !Eat(':')) return false;
-        if (!Value(&v->fields[key], depth + 1)) return false;
+        JsonValue& field = v->fields[key];
+        field = JsonValue();  // a repeated name: the last value wins, nothing is merged
+        if (!Value(&field, depth + 1)) return false;
       } while (Eat(','));
       return Eat('}');
     }

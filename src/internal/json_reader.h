@@ -29,7 +29,8 @@ struct JsonValue {
   std::string String(std::string_view name) const;
 };
 
-// INVALID_ARGUMENT (naming the byte offset) on malformed input.
+// INVALID_ARGUMENT (naming the byte offset) on malformed input. Of a name
+// repeated in an object, the last value is kept.
 absl::StatusOr<JsonValue> ParseJson(std::string_view text);
 
 }  // namespace dataecho::internal

@@ -191,6 +191,66 @@ TEST(DataechoToolTest, UsageAndHelp) {
   }
 }
 
+// Each subcommand has its own flags: one of convert is unknown to stat and
+// the other way round; each help text lists its own.
+TEST(DataechoToolTest, SubcommandsHaveTheirOwnFlags) {
+  TempDir dir;
+  testing::WriteFileOrDie(dir.File("fixed"), "aaaa");
+  for (const char* args : {"stat --shards=2 ", "stat --encoding=raw ", "stat --images=a "}) {
+    ToolRun r = Tool(dir, args + dir.File("fixed"));
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_NE(r.err.find("unknown flag"), std::string::npos) << args << r.err;
+    EXPECT_EQ(r.out, "") << args;
+  }
+  ToolRun convert = Tool(dir, "convert --images=a --labels=b --output=c --skip_corrupt");
+  EXPECT_EQ(convert.exit_code, 2);
+  EXPECT_NE(convert.err.find("unknown flag --skip_corrupt"), std::string::npos) << convert.err;
+
+  const std::string stat_help = Tool(dir, "stat --help").out;
+  for (const char* flag :
+       {"--format=FORMAT", "--compression=C", "--skip_corrupt", "--max_skipped=K", "-h, --help"}) {
+    EXPECT_NE(stat_help.find(flag), std::string::npos) << flag << "\n" << stat_help;
+  }
+  EXPECT_EQ(stat_help.find("--shards"), std::string::npos) << stat_help;
+  const std::string convert_help = Tool(dir, "convert --help").out;
+  for (const char* flag : {"--images=URI", "--labels=URI", "--output=PREFIX", "--shards=N",
+                           "--encoding=E", "--jpeg_quality=Q", "--compression=C", "--limit=N"}) {
+    EXPECT_NE(convert_help.find(flag), std::string::npos) << flag << "\n" << convert_help;
+  }
+  EXPECT_EQ(convert_help.find("--skip_corrupt"), std::string::npos) << convert_help;
+  // The shared --compression flag: each subcommand says its own default.
+  EXPECT_NE(stat_help.find("none, gzip, zlib or auto (default: gzip for URIs"), std::string::npos);
+  EXPECT_NE(convert_help.find("none (default), gzip or zlib"), std::string::npos);
+}
+
+// Flags are Abseil flags: a boolean also takes =true/=false, a value that is
+// not of the flag's type is a usage error naming it.
+TEST(DataechoToolTest, FlagValues) {
+  TempDir dir;
+  std::string bytes;
+  AppendTFRecord(&bytes, "record0");
+  testing::WriteFileOrDie(dir.File("one"), bytes);
+  const std::string want =
+      fmt::format("{{\"records\": 1, \"bytes\": 7, \"crc32c_sum\": {}, \"skipped_corrupt\": 0}}\n",
+                  Crc32c("record0"));
+  for (const char* flags : {"--skip_corrupt=false", "--skip_corrupt=true", "--skip_corrupt",
+                            "--max_skipped=0 --compression=none", "-- "}) {
+    ToolRun r = Tool(dir, fmt::format("stat {} {}", flags, dir.File("one")));
+    EXPECT_EQ(r.exit_code, 0) << flags << r.err;
+    EXPECT_EQ(r.out, want) << flags;
+  }
+  for (const char* args :
+       {"stat --max_skipped=many x", "stat --max_skipped x", "stat --skip_corrupt=maybe x",
+        "stat --compression= x", "convert --images=a --labels=b --output=c --limit=-1"}) {
+    ToolRun r = Tool(dir, args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_EQ(r.err.rfind("dataecho ", 0), 0u) << args << r.err;
+    const std::string flag = std::string(args).substr(std::string(args).rfind("--"));
+    EXPECT_NE(r.err.find(flag.substr(0, flag.find_first_of("= "))), std::string::npos)
+        << args << r.err;
+  }
+}
+
 TEST(DataechoToolTest, StatFixedAndIdx) {
   TempDir dir;
   testing::WriteFileOrDie(dir.File("fixed"), "aaaabbbbcccc");

@@ -79,6 +79,60 @@ TEST(EchoBenchArgsTest, ParsesFactorList) {
   EXPECT_EQ(c->steps, 7);
 }
 
+// Every call starts from the defaults (flags are process-wide); the defaults
+// are BenchConfig's.
+TEST(EchoBenchArgsTest, EachParseStartsFromTheDefaults) {
+  const char* first[] = {"echo_bench", "--echo=5", "--steps=9",
+                         "--no_pin",   "--stats",  "--json=out.json"};
+  ASSERT_TRUE(ParseArgs(6, const_cast<char**>(first)).ok());
+  const char* second[] = {"echo_bench"};
+  absl::StatusOr<BenchConfig> c = ParseArgs(1, const_cast<char**>(second));
+  ASSERT_TRUE(c.ok()) << c.status();
+  const BenchConfig defaults;
+  EXPECT_EQ(c->echo, defaults.echo);
+  EXPECT_EQ(c->steps, defaults.steps);
+  EXPECT_EQ(c->pin_trainer, defaults.pin_trainer);
+  EXPECT_EQ(c->stats, defaults.stats);
+  EXPECT_EQ(c->json, defaults.json);
+  EXPECT_EQ(c->insert, defaults.insert);
+  EXPECT_EQ(c->max_echo, defaults.max_echo);
+  EXPECT_EQ(c->upstream_ratio, defaults.upstream_ratio);
+  EXPECT_EQ(c->step_ms, defaults.step_ms);
+  EXPECT_EQ(c->batch_size, defaults.batch_size);
+  EXPECT_EQ(c->shuffle_buffer, defaults.shuffle_buffer);
+  EXPECT_EQ(c->seed, defaults.seed);
+  EXPECT_EQ(c->latency_ms, defaults.latency_ms);
+  EXPECT_EQ(c->progress, defaults.progress);
+  EXPECT_EQ(c->format, defaults.format);
+}
+
+TEST(EchoBenchArgsTest, AdaptiveRunsOnlyTheBaselineUnlessEchoIsGiven) {
+  const char* adaptive[] = {"echo_bench", "--insert=adaptive"};
+  absl::StatusOr<BenchConfig> c = ParseArgs(2, const_cast<char**>(adaptive));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->echo, (std::vector<double>{1}));
+  const char* given[] = {"echo_bench", "--insert=adaptive", "--echo=1,2,3,4,6,8"};
+  c = ParseArgs(3, const_cast<char**>(given));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->echo, (std::vector<double>{1, 2, 3, 4, 6, 8}));
+}
+
+TEST(EchoBenchArgsTest, HelpListsEveryFlagWithItsDefault) {
+  const std::string usage = Usage();
+  for (const char* flag :
+       {"--source=URI", "--format=FORMAT", "--data_dir=DIR", "--latency_ms=MS", "--echo=E1,E2,...",
+        "--insert=WHERE", "--max_echo=M", "--batch_size=N", "--shuffle_buffer=N", "--seed=N",
+        "--step_ms=T", "--no_pin", "--upstream_ratio=R", "--steps=N", "--json=PATH", "--plot=PATH",
+        "--stats", "--no_progress", "--help"}) {
+    EXPECT_NE(usage.find(flag), std::string::npos) << flag << "\n" << usage;
+  }
+  for (const char* shown : {"[tfrecord]", "[5]", "[1,2,3,4,6,8]", "[before_augment]", "[128]",
+                            "[2048]", "[300]", "unthrottled [6]"}) {
+    EXPECT_NE(usage.find(shown), std::string::npos) << shown << "\n" << usage;
+  }
+  EXPECT_EQ(RunBench("--help").output, usage);
+}
+
 // Writes `n` 28x28 image records to one TFRecord file.
 std::string WriteTinyDataset(const std::string& dir, int n) {
   std::filesystem::create_directories(dir);

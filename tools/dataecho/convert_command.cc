@@ -8,18 +8,42 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/flag.h"
+#include "command.h"
+#include "common/command_line.h"
 #include "dataecho/formats/idx.h"
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/tfrecord.h"
 #include "dataecho/internal/json.h"
 #include "dataecho/storage/object_store.h"
-#include "flags.h"
 #include "fmt/format.h"
+
+ABSL_FLAG(std::string, images, "", "IDX images, e.g. train-images-idx3-ubyte.gz");
+ABSL_FLAG(std::string, labels, "", "IDX labels, e.g. train-labels-idx1-ubyte.gz");
+ABSL_FLAG(std::string, output, "", "local path prefix of the shards (directories must exist)");
+ABSL_FLAG(int64_t, shards, 4, "number of shards (default 4)");
+ABSL_FLAG(std::string, encoding, "raw", "raw (default) or jpeg");
+ABSL_FLAG(int64_t, jpeg_quality, 90, "1..100 (default 90)");
+ABSL_FLAG(int64_t, limit, INT64_MAX, "convert only the first N examples (default: all)");
 
 namespace dataecho::tool {
 namespace {
 
-constexpr char kConvertUsage[] =
+// The flags of `dataecho convert`, in the order of its usage text.
+constexpr tools::FlagSpec kConvertFlags[] = {
+    {"images", "URI"},
+    {"labels", "URI"},
+    {"output", "PREFIX"},
+    {"shards", "N"},
+    {"encoding", "E"},
+    {"jpeg_quality", "Q"},
+    {"compression", "C",
+     "none (default), gzip or zlib for the shard files\n"
+     "(gzip adds \".gz\" to the names)"},
+    {"limit", "N"},
+};
+
+constexpr char kConvertUsageHead[] =
     R"(Usage: dataecho convert --images=URI --labels=URI --output=PREFIX [OPTION]...
 
 Convert an IDX images file and its labels file (MNIST, Fashion-MNIST; plain or
@@ -29,16 +53,8 @@ pixels or a JPEG), readable with dataecho::DecodeImageRecord(). Example i goes
 to shard i mod N. Prints a JSON summary on stdout.
 
 Options:
-  --images=URI         IDX images, e.g. train-images-idx3-ubyte.gz
-  --labels=URI         IDX labels, e.g. train-labels-idx1-ubyte.gz
-  --output=PREFIX      local path prefix of the shards (directories must exist)
-  --shards=N           number of shards (default 4)
-  --encoding=E         raw (default) or jpeg
-  --jpeg_quality=Q     1..100 (default 90)
-  --compression=C      none (default), gzip or zlib for the shard files
-                       (gzip adds ".gz" to the names)
-  --limit=N            convert only the first N examples (default: all)
-  -h, --help           show this help and exit
+)";
+constexpr char kConvertUsageTail[] = R"(  -h, --help           show this help and exit
 
 Example:
   dataecho convert --images=/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz \
@@ -49,35 +65,37 @@ Example:
 }  // namespace
 
 int ConvertCommand(const std::vector<std::string>& argv) {
-  auto args = ParseArgs(
-      argv,
-      {"images", "labels", "output", "shards", "encoding", "jpeg_quality", "compression", "limit"},
-      {});
+  absl::StatusOr<tools::CommandLine> args = tools::ParseFlags(argv, kConvertFlags);
   if (!args.ok()) return UsageError("convert", args.status());
-  if (args->Has("help")) {
-    std::fputs(kConvertUsage, stdout);
+  if (args->help) {
+    std::fputs(
+        (kConvertUsageHead + tools::FlagsUsage(kConvertFlags, 23) + kConvertUsageTail).c_str(),
+        stdout);
     return 0;
   }
   if (!args->positional.empty())
     return UsageError("convert", fmt::format("unexpected argument '{}'", args->positional[0]));
   for (const char* required : {"images", "labels", "output"}) {
-    if (!args->Has(required))
+    if (!args->given.count(required))
       return UsageError("convert", fmt::format("--{} is required", required));
   }
-  auto shards = args->GetInt("shards", 4, 1, 100000);
-  if (!shards.ok()) return UsageError("convert", shards.status());
-  auto quality = args->GetInt("jpeg_quality", 90, 1, 100);
-  if (!quality.ok()) return UsageError("convert", quality.status());
-  auto limit = args->GetInt("limit", INT64_MAX, 0, INT64_MAX);
-  if (!limit.ok()) return UsageError("convert", limit.status());
-  ImageRecordOptions record_options{.jpeg_quality = static_cast<int>(*quality)};
-  const std::string encoding = args->Get("encoding", "raw");
+  const int64_t shards = absl::GetFlag(FLAGS_shards);
+  const int64_t quality = absl::GetFlag(FLAGS_jpeg_quality);
+  const int64_t limit = absl::GetFlag(FLAGS_limit);
+  for (absl::Status s :
+       {CheckRange("shards", shards, 1, 100000), CheckRange("jpeg_quality", quality, 1, 100),
+        CheckRange("limit", limit, 0, INT64_MAX)}) {
+    if (!s.ok()) return UsageError("convert", s);
+  }
+  ImageRecordOptions record_options{.jpeg_quality = static_cast<int>(quality)};
+  const std::string encoding = absl::GetFlag(FLAGS_encoding);
   if (encoding == "jpeg") {
     record_options.encoding = ImageEncoding::kJpeg;
   } else if (encoding != "raw") {
     return UsageError("convert", fmt::format("--encoding must be raw or jpeg, got '{}'", encoding));
   }
-  const std::string compression = args->Get("compression", "none");
+  const std::string compression =
+      args->given.count("compression") ? absl::GetFlag(FLAGS_compression) : "none";
   TFRecordWriterOptions writer_options;
   std::string suffix = ".tfrecord";
   if (compression == "gzip") {
@@ -91,25 +109,25 @@ int ConvertCommand(const std::vector<std::string>& argv) {
   }
 
   std::shared_ptr<ObjectStore> store = OpenObjectStore();
-  auto source = MakeIdxSource(store, args->Get("images", ""), args->Get("labels", ""));
+  auto source = MakeIdxSource(store, absl::GetFlag(FLAGS_images), absl::GetFlag(FLAGS_labels));
   std::vector<std::string> paths;
   std::vector<std::unique_ptr<TFRecordWriter>> writers;
-  const std::string prefix = args->Get("output", "");
-  for (int64_t s = 0; s < *shards; ++s) {
-    paths.push_back(fmt::format("{}-{:05d}-of-{:05d}{}", prefix, s, *shards, suffix));
+  const std::string prefix = absl::GetFlag(FLAGS_output);
+  for (int64_t s = 0; s < shards; ++s) {
+    paths.push_back(fmt::format("{}-{:05d}-of-{:05d}{}", prefix, s, shards, suffix));
     auto w = TFRecordWriter::Create(paths.back(), writer_options);
     if (!w.ok()) return Fail(w.status());
     writers.push_back(std::move(*w));
   }
   int64_t n = 0;
-  while (n < *limit) {
+  while (n < limit) {
     auto next = source->Next();
     if (!next.ok()) return Fail(next.status());
     if (!next->has_value()) break;
     const Example& e = **next;
     auto payload = EncodeImageRecord(e.components[0], e.label, record_options);
     if (!payload.ok()) return Fail(payload.status());
-    if (absl::Status s = writers[static_cast<size_t>(n % *shards)]->Write(*payload); !s.ok())
+    if (absl::Status s = writers[static_cast<size_t>(n % shards)]->Write(*payload); !s.ok())
       return Fail(s);
     ++n;
   }
@@ -125,7 +143,7 @@ int ConvertCommand(const std::vector<std::string>& argv) {
       "%s\n",
       fmt::format(
           R"({{"records": {}, "shards": {}, "encoding": "{}", "bytes": {}, "files": [{}]}})", n,
-          *shards, encoding, bytes, files)
+          shards, encoding, bytes, files)
           .c_str());
   return 0;
 }

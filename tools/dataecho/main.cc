@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "command.h"
 #include "dataecho/version.h"
-#include "flags.h"
 
 namespace {
 

@@ -7,19 +7,41 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/flag.h"
+#include "command.h"
+#include "common/command_line.h"
 #include "dataecho/formats/crc32c.h"
 #include "dataecho/formats/fixed_length.h"
 #include "dataecho/formats/idx.h"
 #include "dataecho/formats/tfrecord.h"
 #include "dataecho/storage/glob.h"
 #include "dataecho/storage/object_store.h"
-#include "flags.h"
 #include "fmt/format.h"
+
+ABSL_FLAG(std::string, format, "tfrecord",
+          "tfrecord (default); idx (each row of an IDX file is a\n"
+          "record); fixed:N (records of N bytes)");
+ABSL_FLAG(bool, skip_corrupt, false,
+          "tfrecord: skip records with a bad CRC (and the rest of\n"
+          "a file after a bad length) instead of failing");
+ABSL_FLAG(int64_t, max_skipped, 1000,
+          "with --skip_corrupt: fail after more than K skips\n"
+          "(default 1000)");
 
 namespace dataecho::tool {
 namespace {
 
-constexpr char kStatUsage[] =
+// The flags of `dataecho stat`, in the order of its usage text.
+constexpr tools::FlagSpec kStatFlags[] = {
+    {"format", "FORMAT"},
+    {"compression", "C",
+     "none, gzip, zlib or auto (default: gzip for URIs\n"
+     "ending in .gz, else none)"},
+    {"skip_corrupt", ""},
+    {"max_skipped", "K"},
+};
+
+constexpr char kStatUsageHead[] =
     R"(Usage: dataecho stat [--format=tfrecord|idx|fixed:N] [--skip_corrupt] [OPTION]... URI...
 
 Read every record of the files URI... (in order) and print one JSON object:
@@ -29,15 +51,8 @@ of each payload mod 2^64 and K the corrupt regions skipped. A URI containing
 '*', '?' or '[' is a glob.
 
 Options:
-  --format=FORMAT      tfrecord (default); idx (each row of an IDX file is a
-                       record); fixed:N (records of N bytes)
-  --compression=C      none, gzip, zlib or auto (default: gzip for URIs
-                       ending in .gz, else none)
-  --skip_corrupt       tfrecord: skip records with a bad CRC (and the rest of
-                       a file after a bad length) instead of failing
-  --max_skipped=K      with --skip_corrupt: fail after more than K skips
-                       (default 1000)
-  -h, --help           show this help and exit
+)";
+constexpr char kStatUsageTail[] = R"(  -h, --help           show this help and exit
 
 On an error (missing file, truncated or corrupted record, ...) nothing is
 printed on stdout; the status code name and message go to stderr and the
@@ -62,19 +77,22 @@ absl::StatusOr<Compression> ParseCompression(const std::string& s) {
 }  // namespace
 
 int StatCommand(const std::vector<std::string>& argv) {
-  auto args = ParseArgs(argv, {"format", "compression", "max_skipped"}, {"skip_corrupt"});
+  absl::StatusOr<tools::CommandLine> args = tools::ParseFlags(argv, kStatFlags);
   if (!args.ok()) return UsageError("stat", args.status());
-  if (args->Has("help")) {
-    std::fputs(kStatUsage, stdout);
+  if (args->help) {
+    std::fputs((kStatUsageHead + tools::FlagsUsage(kStatFlags, 23) + kStatUsageTail).c_str(),
+               stdout);
     return 0;
   }
   if (args->positional.empty()) return UsageError("stat", "no URI given");
-  auto compression = ParseCompression(args->Get("compression", "auto"));
+  auto compression = ParseCompression(
+      args->given.count("compression") ? absl::GetFlag(FLAGS_compression) : "auto");
   if (!compression.ok()) return UsageError("stat", compression.status());
-  auto max_skipped = args->GetInt("max_skipped", 1000, 0, INT64_MAX);
-  if (!max_skipped.ok()) return UsageError("stat", max_skipped.status());
-  const std::string format = args->Get("format", "tfrecord");
-  const bool skip_corrupt = args->Has("skip_corrupt");
+  const int64_t max_skipped = absl::GetFlag(FLAGS_max_skipped);
+  if (absl::Status s = CheckRange("max_skipped", max_skipped, 0, INT64_MAX); !s.ok())
+    return UsageError("stat", s);
+  const std::string format = absl::GetFlag(FLAGS_format);
+  const bool skip_corrupt = absl::GetFlag(FLAGS_skip_corrupt);
   if (skip_corrupt && format != "tfrecord")
     return UsageError("stat", "--skip_corrupt applies to --format=tfrecord");
 
@@ -94,7 +112,7 @@ int StatCommand(const std::vector<std::string>& argv) {
   if (format == "tfrecord") {
     source = MakeTFRecordSource(
         store, uris,
-        {.compression = *compression, .skip_corrupt = skip_corrupt, .max_skipped = *max_skipped});
+        {.compression = *compression, .skip_corrupt = skip_corrupt, .max_skipped = max_skipped});
   } else if (format == "idx") {
     source = MakeIdxRecordSource(store, uris, {.compression = *compression});
   } else if (format.rfind("fixed:", 0) == 0) {

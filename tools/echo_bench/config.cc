@@ -1,11 +1,61 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <string>
 #include <string_view>
+#include <vector>
 
+#include "absl/flags/flag.h"
+#include "common/command_line.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
+
+namespace {
+// The flags' defaults are those of BenchConfig.
+const dataecho::bench::BenchConfig& Defaults() {
+  static const auto* defaults = new dataecho::bench::BenchConfig;
+  return *defaults;
+}
+}  // namespace
+
+ABSL_FLAG(std::string, source, Defaults().source,
+          "records to read: a path, glob, file://, http(s)://, gs://, s3://\n"
+          "(default: Fashion-MNIST converted to TFRecord shards, served\n"
+          "over loopback HTTP with added latency)");
+ABSL_FLAG(std::string, format, Defaults().format,
+          "tfrecord (image records, see docs/formats.md) or idx\n"
+          "(--source=IMAGES_URI,LABELS_URI)");
+ABSL_FLAG(std::string, data_dir, Defaults().data_dir,
+          "cache of the default dataset's shards [~/.cache/dataecho]");
+ABSL_FLAG(double, latency_ms, Defaults().latency_ms,
+          "default source: added latency per HTTP request");
+ABSL_FLAG(std::string, echo, fmt::format("{}", fmt::join(Defaults().echo, ",")),
+          "echo factors to run (e=1 always runs first)");
+ABSL_FLAG(std::string, insert, std::string(dataecho::bench::InsertName(Defaults().insert)),
+          "before_augment | after_augment | batch | adaptive");
+ABSL_FLAG(double, max_echo, Defaults().max_echo,
+          "adaptive: at most M emissions per item (one run per\n"
+          "--echo value too, e=1 runs first as the baseline)");
+ABSL_FLAG(int64_t, batch_size, Defaults().batch_size, "rows per batch");
+ABSL_FLAG(int64_t, shuffle_buffer, Defaults().shuffle_buffer,
+          "shuffle buffer after example echoing");
+ABSL_FLAG(int64_t, seed, static_cast<int64_t>(Defaults().seed), "seed of every random stage");
+ABSL_FLAG(double, step_ms, Defaults().step_ms, "time of one training step (busy-wait)");
+ABSL_FLAG(bool, no_pin, !Defaults().pin_trainer,
+          "do not keep a CPU for the trainer (by default, with two\n"
+          "or more CPUs, the busy-wait step runs on a CPU of its own\n"
+          "and the pipeline's threads on the others)");
+ABSL_FLAG(double, upstream_ratio, Defaults().upstream_ratio,
+          "upstream time per batch / step time; 0 = unthrottled");
+ABSL_FLAG(int64_t, steps, Defaults().steps, "measured steps per run");
+ABSL_FLAG(std::string, json, Defaults().json, "write the results as JSON");
+ABSL_FLAG(std::string, plot, Defaults().plot, "write speedup vs echo factor as SVG");
+ABSL_FLAG(bool, stats, Defaults().stats, "print every stage's statistics after each run");
+ABSL_FLAG(bool, no_progress, !Defaults().progress,
+          "no progress bar (also off when stderr is not a terminal)");
 
 namespace dataecho::bench {
 namespace {
@@ -22,12 +72,31 @@ absl::StatusOr<double> ParseDouble(std::string_view flag, const std::string& v) 
   return d;
 }
 
-absl::StatusOr<int64_t> ParseInt(std::string_view flag, const std::string& v, int64_t min) {
-  char* end = nullptr;
-  const long long i = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || end != v.c_str() + v.size()) return Bad(flag, v, "not an integer");
-  if (i < min) return Bad(flag, v, fmt::format("must be >= {}", min));
-  return static_cast<int64_t>(i);
+// The flags by section of the usage text.
+constexpr tools::FlagSpec kSourceFlags[] = {
+    {"source", "URI"}, {"format", "FORMAT"}, {"data_dir", "DIR"}, {"latency_ms", "MS"}};
+constexpr tools::FlagSpec kPipelineFlags[] = {{"echo", "E1,E2,..."},   {"insert", "WHERE"},
+                                              {"max_echo", "M"},       {"batch_size", "N"},
+                                              {"shuffle_buffer", "N"}, {"seed", "N"}};
+constexpr tools::FlagSpec kTrainerFlags[] = {
+    {"step_ms", "T"}, {"no_pin", ""}, {"upstream_ratio", "R"}, {"steps", "N"}};
+constexpr tools::FlagSpec kOutputFlags[] = {
+    {"json", "PATH"}, {"plot", "PATH"}, {"stats", ""}, {"no_progress", ""}};
+
+struct Section {
+  std::string_view title;
+  absl::Span<const tools::FlagSpec> flags;
+};
+constexpr Section kSections[] = {{"Source", kSourceFlags},
+                                 {"Pipeline", kPipelineFlags},
+                                 {"Emulated trainer", kTrainerFlags},
+                                 {"Output", kOutputFlags}};
+
+// INVALID_ARGUMENT "--flag=value: must be >= min" unless value >= min.
+template <typename T>
+absl::Status AtLeast(std::string_view flag, T value, T min) {
+  if (value >= min) return absl::OkStatus();
+  return Bad(flag, fmt::format("{}", value), fmt::format("must be >= {}", min));
 }
 
 }  // namespace
@@ -47,139 +116,85 @@ std::string_view InsertName(Insert insert) {
 }
 
 std::string Usage() {
-  return R"(Usage: echo_bench [FLAG]...
+  std::string usage = R"(Usage: echo_bench [FLAG]...
 Measures training steps per second with data echoing against the e=1 baseline
 and the ideal speedup min(e, R), with a trainer emulated by a busy-wait step.
 
-Source:
-  --source=URI        records to read: a path, glob, file://, http(s)://, gs://, s3://
-                      (default: Fashion-MNIST converted to TFRecord shards, served
-                      over loopback HTTP with added latency)
-  --format=FORMAT     tfrecord (image records, see docs/formats.md) or idx
-                      (--source=IMAGES_URI,LABELS_URI)                [tfrecord]
-  --data_dir=DIR      cache of the default dataset's shards [~/.cache/dataecho]
-  --latency_ms=MS     default source: added latency per HTTP request    [5]
-Pipeline:
-  --echo=E1,E2,...    echo factors to run (e=1 always runs first)   [1,2,3,4,6,8]
-  --insert=WHERE      before_augment | after_augment | batch | adaptive
-                                                              [before_augment]
-  --max_echo=M        adaptive: at most M emissions per item (one run per
-                      --echo value too, e=1 runs first as the baseline)   [4]
-  --batch_size=N      rows per batch                                    [128]
-  --shuffle_buffer=N  shuffle buffer after example echoing             [2048]
-  --seed=N            seed of every random stage                          [1]
-Emulated trainer:
-  --step_ms=T         time of one training step (busy-wait)               [2]
-  --no_pin            do not keep a CPU for the trainer (by default, with two
-                      or more CPUs, the busy-wait step runs on a CPU of its own
-                      and the pipeline's threads on the others)
-  --upstream_ratio=R  upstream time per batch / step time; 0 = unthrottled [6]
-  --steps=N           measured steps per run                            [300]
-Output:
-  --json=PATH         write the results as JSON
-  --plot=PATH         write speedup vs echo factor as SVG
-  --stats             print every stage's statistics after each run
-  --no_progress       no progress bar (also off when stderr is not a terminal)
-  --help              this text
 )";
+  for (const Section& section : kSections) {
+    usage += fmt::format("{}:\n", section.title);
+    usage += tools::FlagsUsage(section.flags, /*help_column=*/22, /*show_defaults=*/true);
+  }
+  return usage + "  --help              this text\n";
 }
 
 absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
-  BenchConfig c;
-  bool echo_given = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    if (arg == "--help" || arg == "-h") return absl::CancelledError("help");
-    if (arg == "--no_progress") {
-      c.progress = false;
-      continue;
-    }
-    if (arg == "--stats") {
-      c.stats = true;
-      continue;
-    }
-    if (arg == "--no_pin") {
-      c.pin_trainer = false;
-      continue;
-    }
-    if (arg.substr(0, 2) != "--" || arg.find('=') == std::string_view::npos) {
-      return absl::InvalidArgumentError(
-          fmt::format("unexpected argument '{}' (flags are --name=value; see --help)", arg));
-    }
-    const size_t eq = arg.find('=');
-    const std::string name(arg.substr(2, eq - 2));
-    const std::string value(arg.substr(eq + 1));
-    if (name == "source") {
-      c.source = value;
-    } else if (name == "format") {
-      if (value != "tfrecord" && value != "idx") return Bad(name, value, "must be tfrecord or idx");
-      c.format = value;
-    } else if (name == "echo") {
-      c.echo.clear();
-      echo_given = true;
-      size_t start = 0;
-      while (start <= value.size()) {
-        const size_t comma = value.find(',', start);
-        const std::string item =
-            value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        absl::StatusOr<double> e = ParseDouble(name, item);
-        if (!e.ok()) return Bad(name, value, fmt::format("'{}' is not a number", item));
-        if (*e < 1) return Bad(name, value, fmt::format("echo factor {} is below 1", *e));
-        c.echo.push_back(*e);
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-      }
-    } else if (name == "insert") {
-      if (value == "before_augment")
-        c.insert = Insert::kBeforeAugment;
-      else if (value == "after_augment")
-        c.insert = Insert::kAfterAugment;
-      else if (value == "batch")
-        c.insert = Insert::kBatch;
-      else if (value == "adaptive")
-        c.insert = Insert::kAdaptive;
-      else
-        return Bad(name, value, "must be before_augment, after_augment, batch or adaptive");
-    } else if (name == "max_echo" || name == "upstream_ratio" || name == "step_ms" ||
-               name == "latency_ms") {
-      absl::StatusOr<double> d = ParseDouble(name, value);
-      if (!d.ok()) return d.status();
-      if (name == "max_echo") {
-        if (*d < 1) return Bad(name, value, "must be >= 1");
-        c.max_echo = *d;
-      } else if (name == "upstream_ratio") {
-        if (*d < 0) return Bad(name, value, "must be >= 0");
-        c.upstream_ratio = *d;
-      } else if (name == "step_ms") {
-        if (*d <= 0) return Bad(name, value, "must be > 0");
-        c.step_ms = *d;
-      } else {
-        if (*d < 0) return Bad(name, value, "must be >= 0");
-        c.latency_ms = *d;
-      }
-    } else if (name == "batch_size" || name == "shuffle_buffer" || name == "steps" ||
-               name == "seed") {
-      absl::StatusOr<int64_t> n = ParseInt(name, value, name == "seed" ? 0 : 1);
-      if (!n.ok()) return n.status();
-      if (name == "batch_size")
-        c.batch_size = *n;
-      else if (name == "shuffle_buffer")
-        c.shuffle_buffer = *n;
-      else if (name == "steps")
-        c.steps = *n;
-      else
-        c.seed = static_cast<uint64_t>(*n);
-    } else if (name == "data_dir") {
-      c.data_dir = value;
-    } else if (name == "json") {
-      c.json = value;
-    } else if (name == "plot") {
-      c.plot = value;
-    } else {
-      return absl::InvalidArgumentError(fmt::format("unknown flag --{} (see --help)", name));
-    }
+  const std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
+  std::vector<tools::FlagSpec> flags;
+  for (const Section& section : kSections)
+    flags.insert(flags.end(), section.flags.begin(), section.flags.end());
+  absl::StatusOr<tools::CommandLine> cl = tools::ParseFlags(args, flags);
+  if (!cl.ok()) return cl.status();
+  if (cl->help) return absl::CancelledError("help");
+  if (!cl->positional.empty()) {
+    return absl::InvalidArgumentError(fmt::format(
+        "unexpected argument '{}' (flags are --name=value; see --help)", cl->positional[0]));
   }
-  if (c.insert == Insert::kAdaptive && !echo_given) c.echo = {1};
+  BenchConfig c;
+  c.source = absl::GetFlag(FLAGS_source);
+  c.format = absl::GetFlag(FLAGS_format);
+  if (c.format != "tfrecord" && c.format != "idx")
+    return Bad("format", c.format, "must be tfrecord or idx");
+  c.data_dir = absl::GetFlag(FLAGS_data_dir);
+  c.latency_ms = absl::GetFlag(FLAGS_latency_ms);
+  const std::string echo = absl::GetFlag(FLAGS_echo);
+  c.echo.clear();
+  size_t start = 0;
+  while (start <= echo.size()) {
+    const size_t comma = echo.find(',', start);
+    const std::string item =
+        echo.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    absl::StatusOr<double> e = ParseDouble("echo", item);
+    if (!e.ok()) return Bad("echo", echo, fmt::format("'{}' is not a number", item));
+    if (*e < 1) return Bad("echo", echo, fmt::format("echo factor {} is below 1", *e));
+    c.echo.push_back(*e);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  const std::string insert = absl::GetFlag(FLAGS_insert);
+  if (insert == "before_augment")
+    c.insert = Insert::kBeforeAugment;
+  else if (insert == "after_augment")
+    c.insert = Insert::kAfterAugment;
+  else if (insert == "batch")
+    c.insert = Insert::kBatch;
+  else if (insert == "adaptive")
+    c.insert = Insert::kAdaptive;
+  else
+    return Bad("insert", insert, "must be before_augment, after_augment, batch or adaptive");
+  c.max_echo = absl::GetFlag(FLAGS_max_echo);
+  c.batch_size = absl::GetFlag(FLAGS_batch_size);
+  c.shuffle_buffer = absl::GetFlag(FLAGS_shuffle_buffer);
+  const int64_t seed = absl::GetFlag(FLAGS_seed);
+  c.seed = static_cast<uint64_t>(seed);
+  c.step_ms = absl::GetFlag(FLAGS_step_ms);
+  c.pin_trainer = !absl::GetFlag(FLAGS_no_pin);
+  c.upstream_ratio = absl::GetFlag(FLAGS_upstream_ratio);
+  c.steps = absl::GetFlag(FLAGS_steps);
+  for (const absl::Status& s :
+       {AtLeast("latency_ms", c.latency_ms, 0.0), AtLeast("max_echo", c.max_echo, 1.0),
+        AtLeast<int64_t>("batch_size", c.batch_size, 1),
+        AtLeast<int64_t>("shuffle_buffer", c.shuffle_buffer, 1), AtLeast<int64_t>("seed", seed, 0),
+        AtLeast("upstream_ratio", c.upstream_ratio, 0.0), AtLeast<int64_t>("steps", c.steps, 1)}) {
+    if (!s.ok()) return s;
+  }
+  if (c.step_ms <= 0) return Bad("step_ms", fmt::format("{}", c.step_ms), "must be > 0");
+  c.json = absl::GetFlag(FLAGS_json);
+  c.plot = absl::GetFlag(FLAGS_plot);
+  c.stats = absl::GetFlag(FLAGS_stats);
+  c.progress = !absl::GetFlag(FLAGS_no_progress);
+
+  if (c.insert == Insert::kAdaptive && !cl->given.count("echo")) c.echo = {1};
   if (c.format == "idx" && !c.source.empty() && c.source.find(',') == std::string::npos) {
     return Bad("source", c.source, "--format=idx needs IMAGES_URI,LABELS_URI");
   }

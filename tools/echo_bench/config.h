@@ -37,11 +37,16 @@ struct BenchConfig {
 
 std::string_view InsertName(Insert insert);
 
-// Parses argv. --help prints usage to stdout and returns a status with code
-// kCancelled (not an error: the caller exits 0). Invalid input returns
-// INVALID_ARGUMENT with a message naming the flag.
+// Parses argv (argv[0] is the program's name) through echo_bench's Abseil
+// flags (ABSL_FLAG, defined in config.cc with BenchConfig's defaults; each
+// call starts from the defaults) and checks the values. --help returns a
+// status with code kCancelled (not an error: the caller prints Usage() and
+// exits 0). Invalid input returns INVALID_ARGUMENT with a message naming the
+// flag. Not thread-safe (flags are process-wide).
 absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv);
 
+// The --help text: what the program does and every flag with its help text
+// and default.
 std::string Usage();
 
 }  // namespace dataecho::bench
