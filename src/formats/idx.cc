@@ -1,10 +1,10 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "dataecho/formats/idx.h"
 
-#include <mutex>
 #include <utility>
 
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "dataecho/internal/counter.h"
 #include "fmt/format.h"
 #include "formats/record_input.h"
@@ -171,7 +171,7 @@ class IdxExampleSource final : public Stage<Example> {
   }
 
   void Cancel() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     cancelled_ = true;
     if (images_) images_->Cancel();
     if (labels_) labels_->Cancel();
@@ -228,7 +228,7 @@ class IdxExampleSource final : public Stage<Example> {
     }
     shape_.assign(ih.dims.begin() + 1, ih.dims.end());
     if (shape_.size() == 2) shape_.push_back(1);
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     images_ = std::move(*images);
     labels_ = std::move(*labels);
     if (cancelled_) {
@@ -240,7 +240,7 @@ class IdxExampleSource final : public Stage<Example> {
   }
 
   bool IsCancelled() {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return cancelled_;
   }
 
@@ -250,7 +250,7 @@ class IdxExampleSource final : public Stage<Example> {
   absl::Status status_;
   bool opened_ = false;
   Shape shape_;
-  std::mutex mu_;  // std::mutex: visible to ThreadSanitizer
+  absl::Mutex mu_;
   // Owned by the consumer thread, which sets them once while holding mu_;
   // Cancel() reads them under mu_.
   std::unique_ptr<IdxFileReader> images_;
