@@ -7,6 +7,7 @@
 #include "buffer_pool.h"
 #include "dataecho/float16.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 #include "row_convert.h"
 
@@ -133,7 +134,8 @@ BatchStage::BatchStage(StagePtr<Example> input, BatchOptions options)
 BatchStage::~BatchStage() = default;
 
 absl::StatusOr<StagePtr<Batch>> BatchStage::Make(StagePtr<Example> input, BatchOptions options) {
-  if (absl::Status s = options.Validate(); !s.ok()) return s;
+  DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
+  DATAECHO_RETURN_IF_ERROR(options.Validate());
   return StagePtr<Batch>(new BatchStage(std::move(input), std::move(options)));
 }
 

@@ -4,8 +4,10 @@
 //
 // A Pipeline<T> owns a chain of stages ending in elements of type T. Each
 // builder call consumes the pipeline and returns a longer one; the element
-// type flows through Map's return type. An invalid option anywhere makes the
-// whole pipeline hold that error: status() reports it and Next() returns it.
+// type flows through Map's return type. Each call runs the stage's factory
+// (stage.h); an invalid option anywhere makes the whole pipeline hold the
+// factory's INVALID_ARGUMENT, and every later call passes it on: status()
+// reports it and Next() returns it.
 //
 //   auto pipeline = dataecho::FromVector(std::move(examples))
 //       .Throttle({.latency = absl::Milliseconds(1)})        // a slow upstream
@@ -190,6 +192,11 @@ class Pipeline {
 
 template <typename T>
 Pipeline<T> From(StagePtr<T> stage) {
+  return Pipeline<T>(std::move(stage));
+}
+// From a stage factory's result: its error becomes the pipeline's.
+template <typename T>
+Pipeline<T> From(absl::StatusOr<StagePtr<T>> stage) {
   return Pipeline<T>(std::move(stage));
 }
 template <typename T>

@@ -34,6 +34,7 @@
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/random.h"
 #include "dataecho/stage.h"
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 
 namespace dataecho {
@@ -51,7 +52,10 @@ struct ShuffleOptions {
       return absl::InvalidArgumentError(
           fmt::format("shuffle buffer_size must be >= 1, got {}", buffer_size));
     }
-    if (max_bytes < 0) return absl::InvalidArgumentError("shuffle max_bytes must be >= 0");
+    if (max_bytes < 0) {
+      return absl::InvalidArgumentError(
+          fmt::format("shuffle max_bytes must be >= 0, got {}", max_bytes));
+    }
     return absl::OkStatus();
   }
 };
@@ -60,7 +64,8 @@ template <typename T>
 class ShuffleStage final : public UnaryStage<T, T> {
  public:
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, ShuffleOptions options) {
-    if (absl::Status s = options.Validate(); !s.ok()) return s;
+    DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
+    DATAECHO_RETURN_IF_ERROR(options.Validate());
     return StagePtr<T>(new ShuffleStage(std::move(input), std::move(options)));
   }
 
