@@ -75,7 +75,7 @@ class ShuffleStage final : public UnaryStage<T, T> {
     while (!input_done_ && static_cast<int64_t>(buffer_.size()) < options_.buffer_size) {  // fill
       if (this->cancelled()) return CancelledError();
       std::optional<T> v;
-      if (absl::Status s = Pull(&v); !s.ok()) return s;
+      DATAECHO_RETURN_IF_ERROR(Pull(&v));
       if (v.has_value()) buffer_.push_back(*std::move(v));
       buffered_.Set(static_cast<int64_t>(buffer_.size()));
     }
@@ -90,9 +90,7 @@ class ShuffleStage final : public UnaryStage<T, T> {
     const int64_t b = static_cast<int64_t>(ElementTraits<T>::ByteSize(out));
     bytes_held_.Add(-b);
     std::optional<T> next;
-    if (!input_done_) {
-      if (absl::Status s = Pull(&next); !s.ok()) return s;
-    }
+    if (!input_done_) DATAECHO_RETURN_IF_ERROR(Pull(&next));
     if (next.has_value()) {
       buffer_[i] = *std::move(next);
     } else {  // draining

@@ -8,6 +8,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 
 namespace dataecho {
@@ -257,9 +258,8 @@ class InterleavedSource final : public RecordSourceBase {
   // Moves the records of one file into the slot's queue.
   absl::Status Drain(size_t slot, RecordFileReader& reader) {
     while (true) {
-      auto next = reader.Next();
-      if (!next.ok()) return next.status();
-      if (!next->has_value()) return absl::OkStatus();
+      DATAECHO_ASSIGN_OR_RETURN(std::optional<Record> next, reader.Next());
+      if (!next.has_value()) return absl::OkStatus();
       bool wake;
       {
         absl::MutexLock lock(&mu_);
@@ -270,7 +270,7 @@ class InterleavedSource final : public RecordSourceBase {
           s.worker_waiting = false;
         }
         if (cancelled_) return CancelledError();
-        s.queue.emplace_back(std::move(**next));
+        s.queue.emplace_back(*std::move(next));
         wake = consumer_waiting_;
       }
       if (wake) consumer_cv_.Signal();
