@@ -63,9 +63,8 @@ TEST(StageFactoryTest, NullInputIsRejectedByEveryUnaryStage) {
   ExpectInvalid(TakeStage<int64_t>::Make(nullptr, 3).status(), "take: null input stage");
   ExpectInvalid(ShuffleStage<int64_t>::Make(nullptr, {}).status(), "shuffle: null input stage");
   ExpectInvalid(ThrottleStage<int64_t>::Make(nullptr, {}).status(), "throttle: null input stage");
-  ExpectInvalid(
-      (MapStage<int64_t, int64_t>::Make(nullptr, [](int64_t x) { return x; }).status()),
-      "map: null input stage");
+  ExpectInvalid((MapStage<int64_t, int64_t>::Make(nullptr, [](int64_t x) { return x; }).status()),
+                "map: null input stage");
   ExpectInvalid(BatchStage::Make(nullptr, {}).status(), "batch: null input stage");
 }
 
