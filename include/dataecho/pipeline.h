@@ -37,6 +37,7 @@
 #ifndef DATAECHO_PIPELINE_H_
 #define DATAECHO_PIPELINE_H_
 
+#include <concepts>
 #include <functional>
 #include <memory>
 #include <type_traits>
@@ -194,9 +195,11 @@ template <typename T>
 Pipeline<T> From(StagePtr<T> stage) {
   return Pipeline<T>(std::move(stage));
 }
-// From a stage factory's result: its error becomes the pipeline's.
-template <typename T>
-Pipeline<T> From(absl::StatusOr<StagePtr<T>> stage) {
+// From a stage factory's result (absl::StatusOr<StagePtr<T>>): its error
+// becomes the pipeline's. (A template over the whole type, so that
+// `From<T>(std::make_unique<MyStage>(...))` still picks the overload above.)
+template <typename S, typename T = typename S::value_type::element_type::value_type>
+Pipeline<T> From(S stage) requires std::same_as<S, absl::StatusOr<StagePtr<T>>> {
   return Pipeline<T>(std::move(stage));
 }
 template <typename T>
