@@ -2,6 +2,14 @@
 //
 // ThreadSanitizer support for an uninstrumented Abseil (TSan builds only).
 //
+// Why this exists: dataecho has one mutex type, absl::Mutex (with
+// absl::CondVar where a hand-off signals explicitly), because its
+// Await(Condition) waits cannot miss a wake-up and ABSL_GUARDED_BY /
+// ABSL_EXCLUSIVE_LOCKS_REQUIRED annotate every field it protects
+// (docs/design.md, "Threading"). The price is this shim: without it a TSan
+// build over the system Abseil reports false races, and the way out would be
+// std::mutex in some files and absl::Mutex in others.
+//
 // Debian's libabsl is not built with -fsanitize=thread, so TSan cannot see
 // absl::Mutex acquire or release memory (its fast path is an atomic in the
 // shared library, its slow path a futex) and reports every access guarded by

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "dataecho/float16.h"
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 
 namespace dataecho {
@@ -120,73 +121,67 @@ uint64_t AugmentRng::Uniform(uint64_t n) {
 double AugmentRng::UniformDouble() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
 
 absl::StatusOr<Example> RandomCrop::operator()(Example example) const {
-  auto comp = Component(example, options_.component, "RandomCrop");
-  if (!comp.ok()) return comp.status();
-  Tensor& t = **comp;
-  auto g = ImageGeometry(t, "RandomCrop");
-  if (!g.ok()) return g.status();
+  DATAECHO_ASSIGN_OR_RETURN(Tensor* const comp,
+                            Component(example, options_.component, "RandomCrop"));
+  Tensor& t = *comp;
+  DATAECHO_ASSIGN_OR_RETURN(const Geometry g, ImageGeometry(t, "RandomCrop"));
   const int64_t h = options_.height, w = options_.width, p = options_.padding;
-  if (h <= 0 || w <= 0 || p < 0 || g->height + 2 * p < h || g->width + 2 * p < w) {
+  if (h <= 0 || w <= 0 || p < 0 || g.height + 2 * p < h || g.width + 2 * p < w) {
     return absl::InvalidArgumentError(fmt::format(
         "RandomCrop of {}x{} (padding {}) does not fit image {}", h, w, p, ShapeString(t.shape())));
   }
   AugmentRng rng(options_.seed + kCropSalt, example.source_index, example.repeat_index);
   const int64_t oy =
-      static_cast<int64_t>(rng.Uniform(static_cast<uint64_t>(g->height + 2 * p - h + 1))) - p;
+      static_cast<int64_t>(rng.Uniform(static_cast<uint64_t>(g.height + 2 * p - h + 1))) - p;
   const int64_t ox =
-      static_cast<int64_t>(rng.Uniform(static_cast<uint64_t>(g->width + 2 * p - w + 1))) - p;
-  const size_t pb = g->pixel_bytes;
+      static_cast<int64_t>(rng.Uniform(static_cast<uint64_t>(g.width + 2 * p - w + 1))) - p;
+  const size_t pb = g.pixel_bytes;
   MutableBuffer out(static_cast<size_t>(h * w) * pb);
   std::memset(out.data(), 0, out.size());
   // Columns of the window that fall inside the image.
-  const int64_t x0 = std::max<int64_t>(0, -ox), x1 = std::min<int64_t>(w, g->width - ox);
+  const int64_t x0 = std::max<int64_t>(0, -ox), x1 = std::min<int64_t>(w, g.width - ox);
   const uint8_t* src = t.buffer().data();
   for (int64_t y = 0; y < h; ++y) {
     const int64_t sy = oy + y;
-    if (sy < 0 || sy >= g->height || x1 <= x0) continue;
+    if (sy < 0 || sy >= g.height || x1 <= x0) continue;
     std::memcpy(out.data() + static_cast<size_t>(y * w + x0) * pb,
-                src + static_cast<size_t>(sy * g->width + ox + x0) * pb,
+                src + static_cast<size_t>(sy * g.width + ox + x0) * pb,
                 static_cast<size_t>(x1 - x0) * pb);
   }
-  auto cropped = Tensor::Make(t.dtype(), WithHW(t, h, w), std::move(out).Freeze());
-  if (!cropped.ok()) return cropped.status();
-  t = std::move(*cropped);
+  DATAECHO_ASSIGN_OR_RETURN(t, Tensor::Make(t.dtype(), WithHW(t, h, w), std::move(out).Freeze()));
   return example;
 }
 
 absl::StatusOr<Example> RandomFlip::operator()(Example example) const {
-  auto comp = Component(example, options_.component, "RandomFlip");
-  if (!comp.ok()) return comp.status();
-  Tensor& t = **comp;
-  auto g = ImageGeometry(t, "RandomFlip");
-  if (!g.ok()) return g.status();
+  DATAECHO_ASSIGN_OR_RETURN(Tensor* const comp,
+                            Component(example, options_.component, "RandomFlip"));
+  Tensor& t = *comp;
+  DATAECHO_ASSIGN_OR_RETURN(const Geometry g, ImageGeometry(t, "RandomFlip"));
   AugmentRng rng(options_.seed + kFlipSalt, example.source_index, example.repeat_index);
   if (rng.UniformDouble() >= options_.probability) return example;
-  const size_t pb = g->pixel_bytes;
+  const size_t pb = g.pixel_bytes;
   MutableBuffer out(t.byte_size());
   const uint8_t* src = t.buffer().data();
-  for (int64_t y = 0; y < g->height; ++y) {
-    const uint8_t* row = src + static_cast<size_t>(y * g->width) * pb;
-    uint8_t* dst = out.data() + static_cast<size_t>(y * g->width) * pb;
+  for (int64_t y = 0; y < g.height; ++y) {
+    const uint8_t* row = src + static_cast<size_t>(y * g.width) * pb;
+    uint8_t* dst = out.data() + static_cast<size_t>(y * g.width) * pb;
     if (pb == 1) {  // one uint8 channel (grayscale): a vectorizable byte reversal
-      std::reverse_copy(row, row + g->width, dst);
+      std::reverse_copy(row, row + g.width, dst);
       continue;
     }
-    for (int64_t x = 0; x < g->width; ++x) {
+    for (int64_t x = 0; x < g.width; ++x) {
       std::memcpy(dst + static_cast<size_t>(x) * pb,
-                  row + static_cast<size_t>(g->width - 1 - x) * pb, pb);
+                  row + static_cast<size_t>(g.width - 1 - x) * pb, pb);
     }
   }
-  auto flipped = Tensor::Make(t.dtype(), t.shape(), std::move(out).Freeze());
-  if (!flipped.ok()) return flipped.status();
-  t = std::move(*flipped);
+  DATAECHO_ASSIGN_OR_RETURN(t, Tensor::Make(t.dtype(), t.shape(), std::move(out).Freeze()));
   return example;
 }
 
 absl::StatusOr<Example> Normalize::operator()(Example example) const {
-  auto comp = Component(example, options_.component, "Normalize");
-  if (!comp.ok()) return comp.status();
-  Tensor& t = **comp;
+  DATAECHO_ASSIGN_OR_RETURN(Tensor* const comp,
+                            Component(example, options_.component, "Normalize"));
+  Tensor& t = *comp;
   const int64_t channels = t.rank() >= 3 ? t.dim(t.rank() - 1) : 1;
   const size_t nc = std::max(options_.mean.size(), options_.stddev.size());
   if (options_.mean.empty() || options_.stddev.empty() ||
@@ -205,19 +200,14 @@ absl::StatusOr<Example> Normalize::operator()(Example example) const {
     a[c] = options_.scale / sd;
     b[c] = -mean / sd;
   }
-  auto out = AffineConvert(t, a, b, options_.dtype, "Normalize");
-  if (!out.ok()) return out.status();
-  t = std::move(*out);
+  DATAECHO_ASSIGN_OR_RETURN(t, AffineConvert(t, a, b, options_.dtype, "Normalize"));
   return example;
 }
 
 absl::StatusOr<Example> Cast::operator()(Example example) const {
-  auto comp = Component(example, options_.component, "Cast");
-  if (!comp.ok()) return comp.status();
-  Tensor& t = **comp;
-  auto out = AffineConvert(t, {options_.scale}, {0.0f}, options_.dtype, "Cast");
-  if (!out.ok()) return out.status();
-  t = std::move(*out);
+  DATAECHO_ASSIGN_OR_RETURN(Tensor* const comp, Component(example, options_.component, "Cast"));
+  Tensor& t = *comp;
+  DATAECHO_ASSIGN_OR_RETURN(t, AffineConvert(t, {options_.scale}, {0.0f}, options_.dtype, "Cast"));
   return example;
 }
 

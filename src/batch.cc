@@ -7,6 +7,7 @@
 #include "buffer_pool.h"
 #include "dataecho/float16.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 #include "row_convert.h"
 
@@ -133,7 +134,8 @@ BatchStage::BatchStage(StagePtr<Example> input, BatchOptions options)
 BatchStage::~BatchStage() = default;
 
 absl::StatusOr<StagePtr<Batch>> BatchStage::Make(StagePtr<Example> input, BatchOptions options) {
-  if (absl::Status s = options.Validate(); !s.ok()) return s;
+  DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
+  DATAECHO_RETURN_IF_ERROR(options.Validate());
   return StagePtr<Batch>(new BatchStage(std::move(input), std::move(options)));
 }
 
@@ -242,23 +244,17 @@ absl::StatusOr<Batch> BatchStage::FinishBatch() {
     shape.push_back(l.rows);
     shape.insert(shape.end(), c.shape.begin(), c.shape.end());
     c.data.Truncate(rows * c.out_bytes);
-    absl::StatusOr<Tensor> t = Tensor::Make(c.out, std::move(shape), std::move(c.data).Freeze());
-    if (!t.ok()) return t.status();
-    b.components.push_back(*std::move(t));
+    DATAECHO_ASSIGN_OR_RETURN(Tensor t,
+                              Tensor::Make(c.out, std::move(shape), std::move(c.data).Freeze()));
+    b.components.push_back(std::move(t));
   }
   auto column = [&](MutableBuffer& m, DType dtype) -> absl::StatusOr<Tensor> {
     m.Truncate(rows * DTypeSize(dtype));
     return Tensor::Make(dtype, {l.rows}, std::move(m).Freeze());
   };
-  absl::StatusOr<Tensor> labels = column(l.labels, DType::kInt64);
-  absl::StatusOr<Tensor> sources = column(l.sources, DType::kInt64);
-  absl::StatusOr<Tensor> repeats = column(l.repeats, DType::kInt32);
-  if (!labels.ok()) return labels.status();
-  if (!sources.ok()) return sources.status();
-  if (!repeats.ok()) return repeats.status();
-  b.labels = *std::move(labels);
-  b.source_indices = *std::move(sources);
-  b.repeat_indices = *std::move(repeats);
+  DATAECHO_ASSIGN_OR_RETURN(b.labels, column(l.labels, DType::kInt64));
+  DATAECHO_ASSIGN_OR_RETURN(b.source_indices, column(l.sources, DType::kInt64));
+  DATAECHO_ASSIGN_OR_RETURN(b.repeat_indices, column(l.repeats, DType::kInt32));
   l.rows = 0;
   batches_.Add(1);
   rows_.Add(b.num_rows);

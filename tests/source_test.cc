@@ -34,7 +34,7 @@ TEST(SourceTest, GeneratorErrorIsSticky) {
 
 TEST(SourceTest, RepeatRunsEpochs) {
   auto r = RepeatSource<int64_t>([] { return RangeSource(0, 3); }, 3);
-  EXPECT_EQ(*Drain(*r), (std::vector<int64_t>{0, 1, 2, 0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(*Drain(**r), (std::vector<int64_t>{0, 1, 2, 0, 1, 2, 0, 1, 2}));
   auto forever =
       From(RepeatSource<int64_t>([] { return RangeSource(0, 2); }, -1)).Take(7).Release();
   EXPECT_EQ(Drain(**forever)->size(), 7u);
@@ -42,8 +42,8 @@ TEST(SourceTest, RepeatRunsEpochs) {
 
 TEST(SourceTest, CancelledSourceReturnsCancelled) {
   auto s = RangeSource(0, 10);
-  s->Cancel();
-  EXPECT_EQ(s->Next().status().code(), absl::StatusCode::kCancelled);
+  (*s)->Cancel();
+  EXPECT_EQ((*s)->Next().status().code(), absl::StatusCode::kCancelled);
 }
 
 TEST(StatsTest, TableAndJson) {

@@ -71,8 +71,8 @@ class PipelineData final : public TrainData {
 // The IDX training set in memory, as an endless stream of Examples: each
 // epoch in a new seeded order, and with source indices unique across epochs
 // (epoch * N + i) so that augmentations differ from epoch to epoch.
-dataecho::StagePtr<dataecho::Example> IdxSource(std::vector<dataecho::Example> train,
-                                                uint64_t seed) {
+absl::StatusOr<dataecho::StagePtr<dataecho::Example>> IdxSource(
+    std::vector<dataecho::Example> train, uint64_t seed) {
   struct State {
     std::vector<dataecho::Example> examples;
     std::vector<size_t> order;
@@ -107,21 +107,19 @@ dataecho::StagePtr<dataecho::Example> IdxSource(std::vector<dataecho::Example> t
 
 // TFRecord shards of `dataecho convert`, endless: every epoch reopens them;
 // the epoch goes into the top bits of the source index (see IdxSource).
-dataecho::StagePtr<dataecho::Record> ShardSource(std::shared_ptr<dataecho::ObjectStore> store,
-                                                 std::vector<std::string> uris) {
+absl::StatusOr<dataecho::StagePtr<dataecho::Record>> ShardSource(
+    std::shared_ptr<dataecho::ObjectStore> store, std::vector<std::string> uris) {
   auto epoch = std::make_shared<uint64_t>(0);
   return dataecho::RepeatSource<dataecho::Record>(
-      [store, uris, epoch]() -> dataecho::StagePtr<dataecho::Record> {
+      [store, uris, epoch]() -> absl::StatusOr<dataecho::StagePtr<dataecho::Record>> {
         const uint64_t offset = (*epoch)++ << 50;
         auto tag = [offset](dataecho::Record r) {
           r.source_index += offset;
           return r;
         };
-        absl::StatusOr<dataecho::StagePtr<dataecho::Record>> tagged =
-            dataecho::From(dataecho::MakeTFRecordSource(store, uris))
-                .Map(std::move(tag), {.parallelism = 0, .name = "epoch_tag"})
-                .Release();
-        return tagged.ok() ? *std::move(tagged) : nullptr;
+        return dataecho::From(dataecho::MakeTFRecordSource(store, uris))
+            .Map(std::move(tag), {.parallelism = 0, .name = "epoch_tag"})
+            .Release();
       },
       /*epochs=*/-1);
 }

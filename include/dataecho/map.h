@@ -11,6 +11,7 @@
 //
 //   auto decoded = dataecho::MapStage<Record, Example>::Make(
 //       std::move(records), DecodeImageRecord, {.parallelism = 4});
+//   if (!decoded.ok()) return decoded.status();  // a bad option, empty fn or null input
 //
 // Workers pull from the input one at a time (never concurrently) and start on
 // the first Next(). Destruction cancels, wakes and joins them; a call of `fn`
@@ -36,6 +37,7 @@
 #include "dataecho/example.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/stage.h"
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 
 namespace dataecho {
@@ -54,7 +56,9 @@ struct MapOptions {
       return absl::InvalidArgumentError(
           fmt::format("map parallelism must be in [0, 1024], got {}", parallelism));
     }
-    if (buffer < 0) return absl::InvalidArgumentError("map buffer must be >= 0");
+    if (buffer < 0) {
+      return absl::InvalidArgumentError(fmt::format("map buffer must be >= 0, got {}", buffer));
+    }
     return absl::OkStatus();
   }
 };
@@ -65,7 +69,9 @@ class MapStage final : public UnaryStage<Out, In> {
   using Fn = std::function<absl::StatusOr<Out>(In)>;
 
   static absl::StatusOr<StagePtr<Out>> Make(StagePtr<In> input, Fn fn, MapOptions options = {}) {
-    if (absl::Status s = options.Validate(); !s.ok()) return s;
+    DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
+    DATAECHO_RETURN_IF_ERROR(options.Validate());
+    if (!fn) return absl::InvalidArgumentError(fmt::format("{}: empty fn", options.name));
     return StagePtr<Out>(new MapStage(std::move(input), std::move(fn), std::move(options)));
   }
 

@@ -4,8 +4,10 @@
 //
 // A Pipeline<T> owns a chain of stages ending in elements of type T. Each
 // builder call consumes the pipeline and returns a longer one; the element
-// type flows through Map's return type. An invalid option anywhere makes the
-// whole pipeline hold that error: status() reports it and Next() returns it.
+// type flows through Map's return type. Each call runs the stage's factory
+// (stage.h); an invalid option anywhere makes the whole pipeline hold the
+// factory's INVALID_ARGUMENT, and every later call passes it on: status()
+// reports it and Next() returns it.
 //
 //   auto pipeline = dataecho::FromVector(std::move(examples))
 //       .Throttle({.latency = absl::Milliseconds(1)})        // a slow upstream
@@ -35,6 +37,7 @@
 #ifndef DATAECHO_PIPELINE_H_
 #define DATAECHO_PIPELINE_H_
 
+#include <concepts>
 #include <functional>
 #include <memory>
 #include <type_traits>
@@ -190,6 +193,13 @@ class Pipeline {
 
 template <typename T>
 Pipeline<T> From(StagePtr<T> stage) {
+  return Pipeline<T>(std::move(stage));
+}
+// From a stage factory's result (absl::StatusOr<StagePtr<T>>): its error
+// becomes the pipeline's. (A template over the whole type, so that
+// `From<T>(std::make_unique<MyStage>(...))` still picks the overload above.)
+template <typename S, typename T = typename S::value_type::element_type::value_type>
+Pipeline<T> From(S stage) requires std::same_as<S, absl::StatusOr<StagePtr<T>>> {
   return Pipeline<T>(std::move(stage));
 }
 template <typename T>

@@ -9,6 +9,7 @@
 // error arrives after every element produced before it, and stays.
 //
 //   auto p = dataecho::PrefetchStage<Example>::Make(std::move(decoded), {.depth = 64});
+//   if (!p.ok()) return p.status();  // INVALID_ARGUMENT: depth < 1 or a null input
 //
 // Stats: input_wait = producer time inside the input's Next(); consumer_wait =
 // consumer time blocked on an empty queue; extra "producer_blocked_s" = time
@@ -23,13 +24,17 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string>
 #include <thread>
 
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/stage.h"
+#include "dataecho/status_macros.h"
+#include "fmt/format.h"
 
 namespace dataecho {
 
@@ -42,17 +47,22 @@ struct PrefetchOptions {
   // pop, for other stages to read: e.g. AdaptiveEchoOptions::repeat_gate, to
   // repeat only while the trainer's queue runs low.
   std::shared_ptr<std::atomic<int64_t>> level = nullptr;
+
+  absl::Status Validate() const {
+    if (depth < 1) {
+      return absl::InvalidArgumentError(fmt::format("prefetch depth must be >= 1, got {}", depth));
+    }
+    return absl::OkStatus();
+  }
 };
 
 template <typename T>
 class PrefetchStage final : public UnaryStage<T, T> {
  public:
-  PrefetchStage(StagePtr<T> input, PrefetchOptions options)
-      : UnaryStage<T, T>(std::move(input)), options_(std::move(options)) {
-    if (options_.depth < 1) options_.depth = 1;
-  }
-  static StagePtr<T> Make(StagePtr<T> input, PrefetchOptions options = {}) {
-    return std::make_unique<PrefetchStage>(std::move(input), std::move(options));
+  static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, PrefetchOptions options = {}) {
+    DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
+    DATAECHO_RETURN_IF_ERROR(options.Validate());
+    return StagePtr<T>(new PrefetchStage(std::move(input), std::move(options)));
   }
 
   ~PrefetchStage() override {
@@ -101,6 +111,9 @@ class PrefetchStage final : public UnaryStage<T, T> {
 
  private:
   using Item = absl::StatusOr<std::optional<T>>;
+
+  PrefetchStage(StagePtr<T> input, PrefetchOptions options)
+      : UnaryStage<T, T>(std::move(input)), options_(std::move(options)) {}
 
   void StartOnce() {
     if (!started_) {
@@ -154,7 +167,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
     }
   }
 
-  PrefetchOptions options_;
+  const PrefetchOptions options_;
   bool started_ = false;  // consumer thread only
   mutable absl::Mutex mu_;
   std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);        // values only

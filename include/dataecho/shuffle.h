@@ -34,6 +34,7 @@
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/random.h"
 #include "dataecho/stage.h"
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 
 namespace dataecho {
@@ -51,7 +52,10 @@ struct ShuffleOptions {
       return absl::InvalidArgumentError(
           fmt::format("shuffle buffer_size must be >= 1, got {}", buffer_size));
     }
-    if (max_bytes < 0) return absl::InvalidArgumentError("shuffle max_bytes must be >= 0");
+    if (max_bytes < 0) {
+      return absl::InvalidArgumentError(
+          fmt::format("shuffle max_bytes must be >= 0, got {}", max_bytes));
+    }
     return absl::OkStatus();
   }
 };
@@ -60,7 +64,8 @@ template <typename T>
 class ShuffleStage final : public UnaryStage<T, T> {
  public:
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, ShuffleOptions options) {
-    if (absl::Status s = options.Validate(); !s.ok()) return s;
+    DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
+    DATAECHO_RETURN_IF_ERROR(options.Validate());
     return StagePtr<T>(new ShuffleStage(std::move(input), std::move(options)));
   }
 
@@ -70,7 +75,7 @@ class ShuffleStage final : public UnaryStage<T, T> {
     while (!input_done_ && static_cast<int64_t>(buffer_.size()) < options_.buffer_size) {  // fill
       if (this->cancelled()) return CancelledError();
       std::optional<T> v;
-      if (absl::Status s = Pull(&v); !s.ok()) return s;
+      DATAECHO_RETURN_IF_ERROR(Pull(&v));
       if (v.has_value()) buffer_.push_back(*std::move(v));
       buffered_.Set(static_cast<int64_t>(buffer_.size()));
     }
@@ -85,9 +90,7 @@ class ShuffleStage final : public UnaryStage<T, T> {
     const int64_t b = static_cast<int64_t>(ElementTraits<T>::ByteSize(out));
     bytes_held_.Add(-b);
     std::optional<T> next;
-    if (!input_done_) {
-      if (absl::Status s = Pull(&next); !s.ok()) return s;
-    }
+    if (!input_done_) DATAECHO_RETURN_IF_ERROR(Pull(&next));
     if (next.has_value()) {
       buffer_[i] = *std::move(next);
     } else {  // draining

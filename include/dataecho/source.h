@@ -12,9 +12,14 @@
 //         if (i == 10) return std::nullopt;                      // end of stream
 //         return i++;
 //       });
-//   auto first5  = dataecho::TakeStage<int>::Make(std::move(gen), 5);
+//   auto first5  = dataecho::TakeStage<int>::Make(*std::move(gen), 5);
 //   // Three passes over a source that can be re-created:
 //   auto epochs  = dataecho::RepeatSource<int>([] { return dataecho::RangeSource(0, 10); }, 3);
+//
+// Like every stage factory these return absl::StatusOr<StagePtr<T>>:
+// INVALID_ARGUMENT for a range step <= 0, an empty function or a null input.
+// (The builder's FromRange(), FromVector() and FromGenerator() in pipeline.h
+// wrap them.)
 //
 // Thread safety: as for every stage (stage.h). A generator function is only
 // ever called from the consumer's thread, one call at a time.
@@ -27,11 +32,14 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/stage.h"
+#include "dataecho/status_macros.h"
 
 namespace dataecho {
 namespace internal {
@@ -69,8 +77,9 @@ class SourceStage : public Stage<T> {
 template <typename T>
 class VectorSourceStage final : public internal::SourceStage<T> {
  public:
-  explicit VectorSourceStage(std::vector<T> items)
-      : internal::SourceStage<T>("vector"), items_(std::move(items)) {}
+  static absl::StatusOr<StagePtr<T>> Make(std::vector<T> items) {
+    return StagePtr<T>(new VectorSourceStage(std::move(items)));
+  }
 
   absl::StatusOr<std::optional<T>> Next() override {
     if (this->cancelled()) return CancelledError();
@@ -81,13 +90,16 @@ class VectorSourceStage final : public internal::SourceStage<T> {
   }
 
  private:
+  explicit VectorSourceStage(std::vector<T> items)
+      : internal::SourceStage<T>("vector"), items_(std::move(items)) {}
+
   std::vector<T> items_;
   size_t pos_ = 0;
 };
 
 template <typename T>
-StagePtr<T> VectorSource(std::vector<T> items) {
-  return std::make_unique<VectorSourceStage<T>>(std::move(items));
+absl::StatusOr<StagePtr<T>> VectorSource(std::vector<T> items) {
+  return VectorSourceStage<T>::Make(std::move(items));
 }
 
 // Calls `fn` for each element; fn returns an element, std::nullopt at the end,
@@ -96,8 +108,10 @@ template <typename T>
 class GeneratorSourceStage final : public internal::SourceStage<T> {
  public:
   using Fn = std::function<absl::StatusOr<std::optional<T>>()>;
-  explicit GeneratorSourceStage(Fn fn)
-      : internal::SourceStage<T>("generator"), fn_(std::move(fn)) {}
+  static absl::StatusOr<StagePtr<T>> Make(Fn fn) {
+    if (!fn) return absl::InvalidArgumentError("generator: empty fn");
+    return StagePtr<T>(new GeneratorSourceStage(std::move(fn)));
+  }
 
   absl::StatusOr<std::optional<T>> Next() override {
     if (this->cancelled()) return CancelledError();
@@ -115,25 +129,31 @@ class GeneratorSourceStage final : public internal::SourceStage<T> {
   }
 
  private:
+  explicit GeneratorSourceStage(Fn fn)
+      : internal::SourceStage<T>("generator"), fn_(std::move(fn)) {}
+
   Fn fn_;
   absl::Status status_;
   bool done_ = false;
 };
 
 template <typename T>
-StagePtr<T> GeneratorSource(typename GeneratorSourceStage<T>::Fn fn) {
-  return std::make_unique<GeneratorSourceStage<T>>(std::move(fn));
+absl::StatusOr<StagePtr<T>> GeneratorSource(typename GeneratorSourceStage<T>::Fn fn) {
+  return GeneratorSourceStage<T>::Make(std::move(fn));
 }
 
-// Integers begin, begin + step, ... below end.
+// Integers begin, begin + step, ... below end. REQUIRES: step >= 1.
 class RangeSourceStage final : public internal::SourceStage<int64_t> {
  public:
-  RangeSourceStage(int64_t begin, int64_t end, int64_t step)
-      : internal::SourceStage<int64_t>("range"), next_(begin), end_(end), step_(step) {}
+  static absl::StatusOr<StagePtr<int64_t>> Make(int64_t begin, int64_t end, int64_t step) {
+    if (step < 1) {
+      return absl::InvalidArgumentError(absl::StrCat("range step must be >= 1, got ", step));
+    }
+    return StagePtr<int64_t>(new RangeSourceStage(begin, end, step));
+  }
 
   absl::StatusOr<std::optional<int64_t>> Next() override {
     if (cancelled()) return CancelledError();
-    if (step_ <= 0) return absl::InvalidArgumentError("range step must be positive");
     if (next_ >= end_) return std::nullopt;
     const int64_t v = next_;
     next_ += step_;
@@ -142,20 +162,23 @@ class RangeSourceStage final : public internal::SourceStage<int64_t> {
   }
 
  private:
+  RangeSourceStage(int64_t begin, int64_t end, int64_t step)
+      : internal::SourceStage<int64_t>("range"), next_(begin), end_(end), step_(step) {}
+
   int64_t next_, end_, step_;
 };
 
-inline StagePtr<int64_t> RangeSource(int64_t begin, int64_t end, int64_t step = 1) {
-  return std::make_unique<RangeSourceStage>(begin, end, step);
+inline absl::StatusOr<StagePtr<int64_t>> RangeSource(int64_t begin, int64_t end, int64_t step = 1) {
+  return RangeSourceStage::Make(begin, end, step);
 }
 
 // The first `n` elements of its input (all of them if n < 0).
 template <typename T>
 class TakeStage final : public UnaryStage<T, T> {
  public:
-  TakeStage(StagePtr<T> input, int64_t n) : UnaryStage<T, T>(std::move(input)), limit_(n) {}
-  static StagePtr<T> Make(StagePtr<T> input, int64_t n) {
-    return std::make_unique<TakeStage>(std::move(input), n);
+  static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, int64_t n) {
+    DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, "take"));
+    return StagePtr<T>(new TakeStage(std::move(input), n));
   }
 
   absl::StatusOr<std::optional<T>> Next() override {
@@ -175,27 +198,41 @@ class TakeStage final : public UnaryStage<T, T> {
   }
 
  private:
+  TakeStage(StagePtr<T> input, int64_t n) : UnaryStage<T, T>(std::move(input)), limit_(n) {}
+
   const int64_t limit_;
   internal::Counter taken_;
 };
 
 // Runs the source that `factory` creates `epochs` times in a row (forever if
-// epochs < 0). The factory is called at the start of each epoch.
+// epochs < 0). The factory is called at the start of each epoch; it returns
+// the source (a StagePtr<T>, or a factory's absl::StatusOr<StagePtr<T>>, so
+// `[] { return RangeSource(0, 10); }` works). An error from the factory is
+// returned by Next() and stays.
 template <typename T>
 class RepeatStage final : public Stage<T> {
  public:
-  using Factory = std::function<StagePtr<T>()>;
-  RepeatStage(Factory factory, int64_t epochs) : factory_(std::move(factory)), epochs_(epochs) {}
+  using Factory = std::function<absl::StatusOr<StagePtr<T>>()>;
+  static absl::StatusOr<StagePtr<T>> Make(Factory factory, int64_t epochs) {
+    if (!factory) return absl::InvalidArgumentError("repeat: empty factory");
+    return StagePtr<T>(new RepeatStage(std::move(factory), epochs));
+  }
 
   absl::StatusOr<std::optional<T>> Next() override {
     while (true) {
       if (cancelled_.load(std::memory_order_relaxed)) return CancelledError();
+      if (!status_.ok()) return status_;
       if (current_ == nullptr) {
         if (epochs_ >= 0 && epoch_ >= epochs_) return std::nullopt;
-        StagePtr<T> next = factory_();
+        absl::StatusOr<StagePtr<T>> next = factory_();
+        if (next.ok() && *next == nullptr) {
+          next = absl::InvalidArgumentError("repeat: the factory returned a null stage");
+        }
+        if (!next.ok()) return status_ = next.status();
         absl::MutexLock lock(&mu_);
-        current_ = std::move(next);
+        current_ = *std::move(next);
         ++epoch_;
+        if (cancelled_.load(std::memory_order_relaxed)) current_->Cancel();  // raced with Cancel()
       }
       absl::StatusOr<std::optional<T>> r = current_->Next();
       if (!r.ok() || r->has_value()) return r;
@@ -221,9 +258,12 @@ class RepeatStage final : public Stage<T> {
   }
 
  private:
+  RepeatStage(Factory factory, int64_t epochs) : factory_(std::move(factory)), epochs_(epochs) {}
+
   Factory factory_;
   const int64_t epochs_;
-  int64_t epoch_ = 0;  // written under mu_ by the consumer
+  absl::Status status_;  // the factory's error: sticky (consumer thread only)
+  int64_t epoch_ = 0;    // written under mu_ by the consumer
   std::atomic<bool> cancelled_{false};
   mutable absl::Mutex mu_;
   // Written only by the consumer thread under mu_; read by it without the lock.
@@ -231,8 +271,8 @@ class RepeatStage final : public Stage<T> {
 };
 
 template <typename T>
-StagePtr<T> RepeatSource(typename RepeatStage<T>::Factory factory, int64_t epochs) {
-  return std::make_unique<RepeatStage<T>>(std::move(factory), epochs);
+absl::StatusOr<StagePtr<T>> RepeatSource(typename RepeatStage<T>::Factory factory, int64_t epochs) {
+  return RepeatStage<T>::Make(std::move(factory), epochs);
 }
 
 }  // namespace dataecho

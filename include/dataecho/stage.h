@@ -22,6 +22,13 @@
 // joins any threads it runs) is always prompt, even while its threads are
 // blocked on a full queue, an empty queue or a stalled transfer.
 //
+// Stages are made by factories, never by constructors: each stage class has
+// `static absl::StatusOr<StagePtr<T>> Make(input, options)` (sources have a
+// free function of the same shape, e.g. RangeSource), which checks its options
+// and input and returns INVALID_ARGUMENT naming the bad one; nothing is
+// silently clamped. The builder in pipeline.h turns a failed factory into the
+// pipeline's error.
+//
 // Thread safety: Next() is called by one consumer thread at a time; Cancel()
 // and AppendStats() are thread-safe.
 #ifndef DATAECHO_STAGE_H_
@@ -35,6 +42,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "dataecho/stats.h"
 
 namespace dataecho {
@@ -70,6 +79,18 @@ using StagePtr = std::unique_ptr<Stage<T>>;
 
 // The error every stage returns once cancelled.
 inline absl::Status CancelledError() { return absl::CancelledError("pipeline cancelled"); }
+
+namespace internal {
+
+// INVALID_ARGUMENT unless `input` is a stage: the first check of every factory.
+template <typename T>
+absl::Status CheckInput(const StagePtr<T>& input, absl::string_view stage) {
+  if (input == nullptr)
+    return absl::InvalidArgumentError(absl::StrCat(stage, ": null input stage"));
+  return absl::OkStatus();
+}
+
+}  // namespace internal
 
 // Base class for a stage with one input: holds the input, forwards Cancel()
 // and stats. Subclasses implement Next() and OwnStats().

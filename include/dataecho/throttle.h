@@ -47,6 +47,7 @@
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/pacer.h"
 #include "dataecho/stage.h"
+#include "dataecho/status_macros.h"
 
 namespace dataecho {
 
@@ -103,7 +104,8 @@ template <typename T>
 class ThrottleStage final : public UnaryStage<T, T> {
  public:
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, ThrottleOptions options) {
-    if (absl::Status s = options.Validate(); !s.ok()) return s;
+    DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
+    DATAECHO_RETURN_IF_ERROR(options.Validate());
     return StagePtr<T>(new ThrottleStage(std::move(input), std::move(options)));
   }
 

@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 #include "formats/record_input.h"
 
@@ -17,9 +18,7 @@ class FixedLengthFileReader final : public RecordFileReader {
 
   absl::StatusOr<std::optional<Record>> Next() override {
     if (done_) return std::nullopt;
-    if (!skipped_header_) {
-      if (absl::Status s = SkipHeader(); !s.ok()) return s;
-    }
+    if (!skipped_header_) DATAECHO_RETURN_IF_ERROR(SkipHeader());
     const uint64_t start = in_->position();
     if (!in_->compressed() && index_ == records_) {
       done_ = true;
@@ -27,11 +26,10 @@ class FixedLengthFileReader final : public RecordFileReader {
       return std::nullopt;
     }
     MutableBuffer data(static_cast<size_t>(options_.record_bytes));
-    auto got = in_->Read(data.data(), data.size());
-    if (!got.ok()) return got.status();
-    if (*got < data.size()) {
+    DATAECHO_ASSIGN_OR_RETURN(size_t got, in_->Read(data.data(), data.size()));
+    if (got < data.size()) {
       done_ = true;
-      if (in_->compressed() && *got == options_.footer_bytes) return std::nullopt;
+      if (in_->compressed() && got == options_.footer_bytes) return std::nullopt;
       return Truncated(start);
     }
     Record r;
@@ -48,12 +46,11 @@ class FixedLengthFileReader final : public RecordFileReader {
   absl::Status SkipHeader() {
     skipped_header_ = true;
     std::vector<uint8_t> header(static_cast<size_t>(options_.header_bytes));
-    auto got = in_->Read(header.data(), header.size());
-    if (!got.ok()) return got.status();
-    if (*got < header.size()) {
+    DATAECHO_ASSIGN_OR_RETURN(size_t got, in_->Read(header.data(), header.size()));
+    if (got < header.size()) {
       done_ = true;
       return absl::DataLossError(
-          fmt::format("truncated header of {} ({} of {} bytes)", *in_->uri(), *got, header.size()));
+          fmt::format("truncated header of {} ({} of {} bytes)", *in_->uri(), got, header.size()));
     }
     return absl::OkStatus();
   }
@@ -82,12 +79,12 @@ absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenFixedLengthFile(
     return absl::InvalidArgumentError(
         fmt::format("record_bytes must be in 1..2^30, got {}", options.record_bytes));
   }
-  auto in = internal::RecordInput::Open(*store, uri, options.compression, options.buffer_size,
-                                        options.read_ahead);
-  if (!in.ok()) return in.status();
+  DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<internal::RecordInput> in,
+                            internal::RecordInput::Open(*store, uri, options.compression,
+                                                        options.buffer_size, options.read_ahead));
   uint64_t records = 0;
-  if (!(*in)->compressed()) {
-    const uint64_t size = (*in)->object_size();
+  if (!in->compressed()) {
+    const uint64_t size = in->object_size();
     if (size < options.header_bytes + options.footer_bytes) {
       return absl::DataLossError(
           fmt::format("{} has {} bytes, fewer than its header and footer ({} + {})", uri, size,
@@ -95,7 +92,7 @@ absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenFixedLengthFile(
     }
     records = (size - options.header_bytes - options.footer_bytes) / options.record_bytes;
   }
-  return std::make_unique<FixedLengthFileReader>(std::move(*in), file_index, options, records);
+  return std::make_unique<FixedLengthFileReader>(std::move(in), file_index, options, records);
 }
 
 StagePtr<Record> MakeFixedLengthSource(std::shared_ptr<ObjectStore> store,
@@ -132,10 +129,10 @@ absl::StatusOr<Example> FixedImageDecoder::operator()(const Record& record) cons
   } else {
     image = record.data.Slice(static_cast<size_t>(l.label_bytes), pixels);
   }
-  auto t = Tensor::Make(DType::kUInt8, {l.height, l.width, l.channels}, std::move(image));
-  if (!t.ok()) return t.status();
+  DATAECHO_ASSIGN_OR_RETURN(
+      Tensor t, Tensor::Make(DType::kUInt8, {l.height, l.width, l.channels}, std::move(image)));
   Example e;
-  e.components.push_back(std::move(*t));
+  e.components.push_back(std::move(t));
   e.label = record.data.data()[l.label_index];
   e.source_index = record.source_index;
   e.repeat_index = record.repeat_index;

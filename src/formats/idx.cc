@@ -1,11 +1,12 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "dataecho/formats/idx.h"
 
-#include <mutex>
 #include <utility>
 
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 #include "formats/record_input.h"
 
@@ -47,18 +48,16 @@ class IdxFileReader final : public RecordFileReader {
     if (row_ == header_.rows()) {
       done_ = true;
       uint8_t extra;
-      auto got = in_->Read(&extra, 1);
-      if (!got.ok()) return got.status();
-      if (*got != 0) {
+      DATAECHO_ASSIGN_OR_RETURN(size_t got, in_->Read(&extra, 1));
+      if (got != 0) {
         return absl::DataLossError(fmt::format(
             "IDX file {} has bytes after its last row at offset {}", *in_->uri(), start));
       }
       return std::nullopt;
     }
     MutableBuffer row(header_.row_bytes);
-    auto got = in_->Read(row.data(), row.size());
-    if (!got.ok()) return got.status();
-    if (*got < row.size()) {
+    DATAECHO_ASSIGN_OR_RETURN(size_t got, in_->Read(row.data(), row.size()));
+    if (got < row.size()) {
       done_ = true;
       return absl::DataLossError(fmt::format("truncated record at {}:{} (IDX row {} of {})",
                                              *in_->uri(), start, row_, header_.rows()));
@@ -86,43 +85,41 @@ class IdxFileReader final : public RecordFileReader {
 absl::StatusOr<std::unique_ptr<IdxFileReader>> OpenIdx(ObjectStore& store, const std::string& uri,
                                                        uint64_t file_index,
                                                        const IdxOptions& options) {
-  auto in = internal::RecordInput::Open(store, uri, options.compression, options.buffer_size,
-                                        options.read_ahead);
-  if (!in.ok()) return in.status();
+  DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<internal::RecordInput> in,
+                            internal::RecordInput::Open(store, uri, options.compression,
+                                                        options.buffer_size, options.read_ahead));
   std::string head(4, '\0');
-  auto got = (*in)->Read(reinterpret_cast<uint8_t*>(head.data()), 4);
-  if (!got.ok()) return got.status();
-  head.resize(*got);
+  DATAECHO_ASSIGN_OR_RETURN(size_t got, in->Read(reinterpret_cast<uint8_t*>(head.data()), 4));
+  head.resize(got);
   if (head.size() == 4) {
     const size_t dims_bytes = 4 * static_cast<size_t>(static_cast<uint8_t>(head[3]));
     head.resize(4 + dims_bytes);
-    got = (*in)->Read(reinterpret_cast<uint8_t*>(head.data()) + 4, dims_bytes);
-    if (!got.ok()) return got.status();
-    head.resize(4 + *got);
+    DATAECHO_ASSIGN_OR_RETURN(got,
+                              in->Read(reinterpret_cast<uint8_t*>(head.data()) + 4, dims_bytes));
+    head.resize(4 + got);
   }
-  auto header = ParseIdxHeader(head, uri);
-  if (!header.ok()) return header.status();
-  if (header->type != 0x08) {
+  DATAECHO_ASSIGN_OR_RETURN(IdxHeader header, ParseIdxHeader(head, uri));
+  if (header.type != 0x08) {
     return absl::UnimplementedError(fmt::format(
         "IDX file {} has element type 0x{:02x}; only unsigned bytes (0x08) are supported", uri,
-        header->type));
+        header.type));
   }
-  const uint64_t want = header->header_bytes + header->data_bytes;
-  const std::string dims = absl::StrJoin(header->dims, "x");
-  if (!(*in)->compressed()) {
-    if ((*in)->object_size() != want) {
+  const uint64_t want = header.header_bytes + header.data_bytes;
+  const std::string dims = absl::StrJoin(header.dims, "x");
+  if (!in->compressed()) {
+    if (in->object_size() != want) {
       return absl::DataLossError(
           fmt::format("IDX header of {} describes {} bytes ({} elements), object has {}", uri, want,
-                      dims, (*in)->object_size()));
+                      dims, in->object_size()));
     }
   } else if (internal::ResolveCompression(options.compression, uri) == Compression::kGzip) {
     // The gzip trailer's ISIZE: the uncompressed size mod 2^32.
-    const uint64_t size = (*in)->object_size();
-    auto trailer = size >= 4 ? store.ReadRange(uri, size - 4, 4) : absl::StatusOr<Buffer>(Buffer());
-    if (!trailer.ok()) return trailer.status();
-    if (trailer->size() != 4)
+    const uint64_t size = in->object_size();
+    DATAECHO_ASSIGN_OR_RETURN(Buffer trailer, size >= 4 ? store.ReadRange(uri, size - 4, 4)
+                                                        : absl::StatusOr<Buffer>(Buffer()));
+    if (trailer.size() != 4)
       return absl::DataLossError(fmt::format("truncated gzip stream {}", uri));
-    const uint8_t* p = trailer->data();
+    const uint8_t* p = trailer.data();
     const uint32_t isize =
         uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
     if (isize != static_cast<uint32_t>(want)) {
@@ -131,22 +128,22 @@ absl::StatusOr<std::unique_ptr<IdxFileReader>> OpenIdx(ObjectStore& store, const
           uri, want, dims, isize));
     }
   }
-  if (want > (*in)->max_stream_bytes()) {
+  if (want > in->max_stream_bytes()) {
     return absl::DataLossError(
         fmt::format("IDX header of {} describes {} bytes ({} elements), more than its {} "
                     "compressed bytes can hold",
-                    uri, want, dims, (*in)->object_size()));
+                    uri, want, dims, in->object_size()));
   }
-  if (header->row_bytes == 0 && header->rows() > 0) {
+  if (header.row_bytes == 0 && header.rows() > 0) {
     // [N, 0, ...]: N empty rows, a header that costs N reads and holds nothing.
     return absl::DataLossError(fmt::format("IDX file {} has {} rows of zero bytes ({} elements)",
-                                           uri, header->rows(), dims));
+                                           uri, header.rows(), dims));
   }
-  if (header->row_bytes > kMaxRowBytes) {
+  if (header.row_bytes > kMaxRowBytes) {
     return absl::DataLossError(fmt::format("IDX file {} has rows of {} bytes (limit {})", uri,
-                                           header->row_bytes, kMaxRowBytes));
+                                           header.row_bytes, kMaxRowBytes));
   }
-  return std::make_unique<IdxFileReader>(std::move(*in), std::move(*header), file_index);
+  return std::make_unique<IdxFileReader>(std::move(in), std::move(header), file_index);
 }
 
 class IdxExampleSource final : public Stage<Example> {
@@ -171,7 +168,7 @@ class IdxExampleSource final : public Stage<Example> {
   }
 
   void Cancel() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     cancelled_ = true;
     if (images_) images_->Cancel();
     if (labels_) labels_->Cancel();
@@ -190,33 +187,29 @@ class IdxExampleSource final : public Stage<Example> {
   absl::StatusOr<std::optional<Example>> NextImpl() {
     if (!status_.ok()) return status_;
     if (IsCancelled()) return CancelledError();
-    if (!opened_) {
-      if (absl::Status s = OpenBoth(); !s.ok()) return s;
-    }
-    auto image = images_->Next();
-    if (!image.ok()) return image.status();
-    auto label = labels_->Next();
-    if (!label.ok()) return label.status();
-    if (!image->has_value() || !label->has_value()) {
+    if (!opened_) DATAECHO_RETURN_IF_ERROR(OpenBoth());
+    DATAECHO_ASSIGN_OR_RETURN(std::optional<Record> image, images_->Next());
+    DATAECHO_ASSIGN_OR_RETURN(std::optional<Record> label, labels_->Next());
+    if (!image.has_value() || !label.has_value()) {
       if (IsCancelled()) return CancelledError();
       return std::nullopt;  // equal row counts were checked at open
     }
-    auto t = Tensor::Make(DType::kUInt8, shape_, std::move((*image)->data));
-    if (!t.ok()) return t.status();
+    DATAECHO_ASSIGN_OR_RETURN(Tensor t,
+                              Tensor::Make(DType::kUInt8, shape_, std::move(image->data)));
     Example e;
-    e.components.push_back(std::move(*t));
-    e.label = (*label)->data.data()[0];
-    e.source_index = (*image)->source_index;
+    e.components.push_back(std::move(t));
+    e.label = label->data.data()[0];
+    e.source_index = image->source_index;
     return e;
   }
 
   absl::Status OpenBoth() {
-    auto images = OpenIdx(*store_, images_uri_, 0, options_);
-    if (!images.ok()) return images.status();
-    auto labels = OpenIdx(*store_, labels_uri_, 0, options_);
-    if (!labels.ok()) return labels.status();
-    const IdxHeader& ih = (*images)->header();
-    const IdxHeader& lh = (*labels)->header();
+    DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<IdxFileReader> images,
+                              OpenIdx(*store_, images_uri_, 0, options_));
+    DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<IdxFileReader> labels,
+                              OpenIdx(*store_, labels_uri_, 0, options_));
+    const IdxHeader& ih = images->header();
+    const IdxHeader& lh = labels->header();
     if (lh.dims.size() != 1) {
       return absl::InvalidArgumentError(
           fmt::format("IDX labels {} must be 1-D, has {} dimensions", labels_uri_, lh.dims.size()));
@@ -228,9 +221,9 @@ class IdxExampleSource final : public Stage<Example> {
     }
     shape_.assign(ih.dims.begin() + 1, ih.dims.end());
     if (shape_.size() == 2) shape_.push_back(1);
-    std::lock_guard<std::mutex> lock(mu_);
-    images_ = std::move(*images);
-    labels_ = std::move(*labels);
+    absl::MutexLock lock(&mu_);
+    images_ = std::move(images);
+    labels_ = std::move(labels);
     if (cancelled_) {
       images_->Cancel();
       labels_->Cancel();
@@ -240,7 +233,7 @@ class IdxExampleSource final : public Stage<Example> {
   }
 
   bool IsCancelled() {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return cancelled_;
   }
 
@@ -250,7 +243,7 @@ class IdxExampleSource final : public Stage<Example> {
   absl::Status status_;
   bool opened_ = false;
   Shape shape_;
-  std::mutex mu_;  // std::mutex: visible to ThreadSanitizer
+  absl::Mutex mu_;
   // Owned by the consumer thread, which sets them once while holding mu_;
   // Cancel() reads them under mu_.
   std::unique_ptr<IdxFileReader> images_;
@@ -299,9 +292,9 @@ absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenIdxFile(std::shared_ptr<Ob
                                                               uint64_t file_index,
                                                               const IdxOptions& options) {
   if (store == nullptr) return absl::InvalidArgumentError("OpenIdxFile: null store");
-  auto r = OpenIdx(*store, uri, file_index, options);
-  if (!r.ok()) return r.status();
-  return std::unique_ptr<RecordFileReader>(std::move(*r));
+  DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<IdxFileReader> r,
+                            OpenIdx(*store, uri, file_index, options));
+  return std::unique_ptr<RecordFileReader>(std::move(r));
 }
 
 StagePtr<Record> MakeIdxRecordSource(std::shared_ptr<ObjectStore> store,

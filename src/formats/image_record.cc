@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "dataecho/formats/jpeg.h"
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 
 namespace dataecho {
@@ -47,9 +48,9 @@ absl::StatusOr<std::string> EncodeImageRecord(const Tensor& image, int64_t label
   if (options.encoding == ImageEncoding::kRaw) {
     out.append(image.buffer().view());
   } else if (options.encoding == ImageEncoding::kJpeg) {
-    auto jpeg = EncodeJpeg(image, {.quality = options.jpeg_quality});
-    if (!jpeg.ok()) return jpeg.status();
-    out += *jpeg;
+    DATAECHO_ASSIGN_OR_RETURN(std::string jpeg,
+                              EncodeJpeg(image, {.quality = options.jpeg_quality}));
+    out += jpeg;
   } else {
     return absl::InvalidArgumentError("unknown image encoding");
   }
@@ -87,22 +88,21 @@ absl::StatusOr<Example> Decode(std::string_view payload, const Buffer* owner,
                                              Named(context), height, width, channels,
                                              height * width * channels, body.size()));
     }
-    auto t = Tensor::Make(
-        DType::kUInt8,
-        {static_cast<int64_t>(height), static_cast<int64_t>(width), static_cast<int64_t>(channels)},
-        owner != nullptr ? owner->Slice(kImageRecordHeaderBytes, body.size())
-                         : Buffer::CopyOf(body));
-    if (!t.ok()) return t.status();
-    ex.components.push_back(std::move(*t));
+    DATAECHO_ASSIGN_OR_RETURN(
+        Tensor t, Tensor::Make(DType::kUInt8,
+                               {static_cast<int64_t>(height), static_cast<int64_t>(width),
+                                static_cast<int64_t>(channels)},
+                               owner != nullptr ? owner->Slice(kImageRecordHeaderBytes, body.size())
+                                                : Buffer::CopyOf(body)));
+    ex.components.push_back(std::move(t));
   } else if (p[5] == static_cast<uint8_t>(ImageEncoding::kJpeg)) {
-    auto t = DecodeJpeg(body, {.channels = static_cast<int>(channels)},
-                        context.empty() ? Named(context) : context);
-    if (!t.ok()) return t.status();
-    if (static_cast<uint64_t>(t->dim(0)) != height || static_cast<uint64_t>(t->dim(1)) != width) {
+    DATAECHO_ASSIGN_OR_RETURN(Tensor t, DecodeJpeg(body, {.channels = static_cast<int>(channels)},
+                                                   context.empty() ? Named(context) : context));
+    if (static_cast<uint64_t>(t.dim(0)) != height || static_cast<uint64_t>(t.dim(1)) != width) {
       return absl::DataLossError(fmt::format("{}: JPEG is {}x{}, header says {}x{}", Named(context),
-                                             t->dim(1), t->dim(0), width, height));
+                                             t.dim(1), t.dim(0), width, height));
     }
-    ex.components.push_back(std::move(*t));
+    ex.components.push_back(std::move(t));
   } else {
     return absl::DataLossError(fmt::format("{} has unknown encoding {}", Named(context), p[5]));
   }
@@ -116,11 +116,10 @@ absl::StatusOr<Example> DecodeImageRecord(std::string_view payload, std::string_
 }
 
 absl::StatusOr<Example> DecodeImageRecord(const Record& record) {
-  auto ex =
-      Decode(record.data.view(), &record.data, fmt::format("{}:{}", record.uri(), record.offset));
-  if (!ex.ok()) return ex.status();
-  ex->source_index = record.source_index;
-  ex->repeat_index = record.repeat_index;
+  DATAECHO_ASSIGN_OR_RETURN(Example ex, Decode(record.data.view(), &record.data,
+                                               fmt::format("{}:{}", record.uri(), record.offset)));
+  ex.source_index = record.source_index;
+  ex.repeat_index = record.repeat_index;
   return ex;
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 
 namespace dataecho::internal {
@@ -22,10 +23,9 @@ absl::StatusOr<std::unique_ptr<RecordInput>> RecordInput::Open(ObjectStore& stor
                                                                size_t read_ahead) {
   ReadOptions ro;
   ro.read_ahead = read_ahead;
-  auto reader = store.Open(uri, ro);
-  if (!reader.ok()) return reader.status();
+  DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<ObjectReader> reader, store.Open(uri, ro));
   std::unique_ptr<RecordInput> in(
-      new RecordInput(std::move(*reader), std::make_shared<const std::string>(uri),
+      new RecordInput(std::move(reader), std::make_shared<const std::string>(uri),
                       ResolveCompression(compression, uri), std::max<size_t>(buffer_size, 4096)));
   if (in->compressed()) {
     const int window_bits = in->compression_ == Compression::kGzip ? 15 + 16 : 15;
@@ -73,13 +73,12 @@ absl::StatusOr<size_t> RecordInput::Read(uint8_t* dst, size_t n) {
     if (!compressed() && n - total >= buf_.size()) {
       // Large reads go straight into the destination.
       const size_t want = n - total;
-      auto got = reader_->Read(absl::MakeSpan(dst + total, want));
-      if (!got.ok()) return got.status();
-      total += *got;
-      if (*got < want) eof_ = true;
+      DATAECHO_ASSIGN_OR_RETURN(size_t got, reader_->Read(absl::MakeSpan(dst + total, want)));
+      total += got;
+      if (got < want) eof_ = true;
       break;
     }
-    if (absl::Status s = Refill(); !s.ok()) return s;
+    DATAECHO_RETURN_IF_ERROR(Refill());
   }
   position_ += total;
   return total;
@@ -88,10 +87,9 @@ absl::StatusOr<size_t> RecordInput::Read(uint8_t* dst, size_t n) {
 absl::Status RecordInput::Refill() {
   buf_pos_ = buf_len_ = 0;
   if (compressed()) return Inflate();
-  auto got = reader_->Read(absl::MakeSpan(buf_));
-  if (!got.ok()) return got.status();
-  buf_len_ = *got;
-  if (*got < buf_.size()) eof_ = true;
+  DATAECHO_ASSIGN_OR_RETURN(size_t got, reader_->Read(absl::MakeSpan(buf_)));
+  buf_len_ = got;
+  if (got < buf_.size()) eof_ = true;
   return absl::OkStatus();
 }
 
@@ -100,11 +98,10 @@ absl::Status RecordInput::Inflate() {
   z_.avail_out = static_cast<uInt>(buf_.size());
   while (z_.avail_out == buf_.size()) {
     if (z_.avail_in == 0 && !in_eof_) {
-      auto got = reader_->Read(absl::MakeSpan(in_));
-      if (!got.ok()) return got.status();
-      if (*got < in_.size()) in_eof_ = true;
+      DATAECHO_ASSIGN_OR_RETURN(size_t got, reader_->Read(absl::MakeSpan(in_)));
+      if (got < in_.size()) in_eof_ = true;
       z_.next_in = in_.data();
-      z_.avail_in = static_cast<uInt>(*got);
+      z_.avail_in = static_cast<uInt>(got);
     }
     if (z_.avail_in == 0 && in_eof_) {
       if (member_ended_) {

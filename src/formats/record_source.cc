@@ -1,14 +1,14 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "dataecho/formats/record_source.h"
 
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <thread>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 
 namespace dataecho {
@@ -75,7 +75,7 @@ class SequentialSource final : public RecordSourceBase {
   }
 
   void Cancel() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     cancelled_ = true;
     if (current_) current_->Cancel();
   }
@@ -91,7 +91,7 @@ class SequentialSource final : public RecordSourceBase {
         ++next_file_;
         if (!opened.ok()) return opened.status();
         files_.Add(1);
-        std::lock_guard<std::mutex> lock(mu_);
+        absl::MutexLock lock(&mu_);
         reader_ = std::move(*opened);
         current_ = reader_.get();
         if (cancelled_) current_->Cancel();
@@ -99,23 +99,21 @@ class SequentialSource final : public RecordSourceBase {
       auto next = reader_->Next();
       if (!next.ok()) return IsCancelled() ? CancelledError() : next.status();
       if (next->has_value()) return next;
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       current_ = nullptr;
       reader_.reset();
     }
   }
 
   bool IsCancelled() {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return cancelled_;
   }
 
   absl::Status status_;  // sticky error
   size_t next_file_ = 0;
   std::unique_ptr<RecordFileReader> reader_;  // written under mu_, read by the consumer
-  // std::mutex rather than absl::Mutex: ThreadSanitizer sees its
-  // synchronization even when Abseil itself is not instrumented.
-  std::mutex mu_;
+  absl::Mutex mu_;
   RecordFileReader* current_ ABSL_GUARDED_BY(mu_) = nullptr;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
 };
@@ -130,7 +128,7 @@ class InterleavedSource final : public RecordSourceBase {
         slots_(static_cast<size_t>(options.cycle_length)) {
     for (size_t i = 0; i < slots_.size(); ++i) {
       if (i >= uris_.size()) {
-        std::lock_guard<std::mutex> lock(mu_);
+        absl::MutexLock lock(&mu_);
         slots_[i].done = true;
         continue;
       }
@@ -145,8 +143,8 @@ class InterleavedSource final : public RecordSourceBase {
 
   absl::StatusOr<std::optional<Record>> Next() override {
     const int64_t start = internal::NowNanos();
-    std::unique_lock<std::mutex> lock(mu_);
-    auto result = NextLocked(lock);
+    absl::MutexLock lock(&mu_);
+    auto result = NextLocked();
     wait_nanos_.Add(internal::NowNanos() - start);
     if (!result.ok() && status_.ok()) status_ = result.status();
     if (result.ok() && result->has_value()) Count(**result);
@@ -155,14 +153,14 @@ class InterleavedSource final : public RecordSourceBase {
 
   void Cancel() override {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       cancelled_ = true;
       for (Slot& s : slots_) {
         if (s.reader) s.reader->Cancel();
-        s.room.notify_all();
+        s.room.SignalAll();
       }
     }
-    consumer_cv_.notify_all();
+    consumer_cv_.SignalAll();
   }
 
  private:
@@ -174,12 +172,11 @@ class InterleavedSource final : public RecordSourceBase {
     std::deque<absl::StatusOr<Record>> queue;
     bool done = false;                   // the thread pushed its last item
     bool worker_waiting = false;         // the thread waits for room
-    std::condition_variable room;        // signalled when the queue is down to half
+    absl::CondVar room;                  // signalled when the queue is down to half
     RecordFileReader* reader = nullptr;  // the file being read, for Cancel()
   };
 
-  absl::StatusOr<std::optional<Record>> NextLocked(std::unique_lock<std::mutex>& lock)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  absl::StatusOr<std::optional<Record>> NextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (!status_.ok()) return status_;
     const size_t n = slots_.size();
     if (n == 0) return std::nullopt;
@@ -202,7 +199,7 @@ class InterleavedSource final : public RecordSourceBase {
         }
       }
       consumer_waiting_ = true;
-      consumer_cv_.wait(lock, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return Ready(); });
+      while (!Ready()) consumer_cv_.Wait(&mu_);
       consumer_waiting_ = false;
     }
   }
@@ -212,7 +209,7 @@ class InterleavedSource final : public RecordSourceBase {
     absl::StatusOr<Record> item = std::move(slot.queue.front());
     slot.queue.pop_front();
     turn_ = (i + 1) % slots_.size();
-    if (slot.worker_waiting && slot.queue.size() <= LowWater()) slot.room.notify_one();
+    if (slot.worker_waiting && slot.queue.size() <= LowWater()) slot.room.Signal();
     if (!item.ok()) return item.status();
     return std::optional<Record>(std::move(*item));
   }
@@ -246,12 +243,12 @@ class InterleavedSource final : public RecordSourceBase {
       files_.Add(1);
       std::unique_ptr<RecordFileReader> reader = std::move(*opened);
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        absl::MutexLock lock(&mu_);
         if (cancelled_) break;
         slots_[slot].reader = reader.get();
       }
       status = Drain(slot, *reader);
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       slots_[slot].reader = nullptr;
       if (cancelled_) break;
     }
@@ -261,42 +258,39 @@ class InterleavedSource final : public RecordSourceBase {
   // Moves the records of one file into the slot's queue.
   absl::Status Drain(size_t slot, RecordFileReader& reader) {
     while (true) {
-      auto next = reader.Next();
-      if (!next.ok()) return next.status();
-      if (!next->has_value()) return absl::OkStatus();
-      std::unique_lock<std::mutex> lock(mu_);
-      Slot& s = slots_[slot];
-      if (s.queue.size() >= options_.buffered_records) {
-        s.worker_waiting = true;
-        s.room.wait(lock, [this, &s]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-          return cancelled_ || s.queue.size() <= LowWater();
-        });
-        s.worker_waiting = false;
+      DATAECHO_ASSIGN_OR_RETURN(std::optional<Record> next, reader.Next());
+      if (!next.has_value()) return absl::OkStatus();
+      bool wake;
+      {
+        absl::MutexLock lock(&mu_);
+        Slot& s = slots_[slot];
+        if (s.queue.size() >= options_.buffered_records) {
+          s.worker_waiting = true;
+          while (!cancelled_ && s.queue.size() > LowWater()) s.room.Wait(&mu_);
+          s.worker_waiting = false;
+        }
+        if (cancelled_) return CancelledError();
+        s.queue.emplace_back(*std::move(next));
+        wake = consumer_waiting_;
       }
-      if (cancelled_) return CancelledError();
-      s.queue.emplace_back(std::move(**next));
-      const bool wake = consumer_waiting_;
-      lock.unlock();
-      if (wake) consumer_cv_.notify_one();
+      if (wake) consumer_cv_.Signal();
     }
   }
 
   void Finish(size_t slot, absl::Status status) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (!status.ok() && !cancelled_) slots_[slot].queue.emplace_back(std::move(status));
       slots_[slot].done = true;
       slots_[slot].reader = nullptr;
     }
-    consumer_cv_.notify_one();
+    consumer_cv_.Signal();
   }
 
   const InterleaveOptions options_;
   absl::Status status_;  // sticky error (consumer only)
-  // std::mutex rather than absl::Mutex: ThreadSanitizer sees its
-  // synchronization even when Abseil itself is not instrumented.
-  mutable std::mutex mu_;
-  std::condition_variable consumer_cv_;  // an item arrived, a slot finished, or cancel
+  mutable absl::Mutex mu_;
+  absl::CondVar consumer_cv_;  // an item arrived, a slot finished, or cancel
   bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);
   size_t turn_ ABSL_GUARDED_BY(mu_) = 0;

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "dataecho/formats/crc32c.h"
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 #include "formats/record_input.h"
 
@@ -49,10 +50,9 @@ class TFRecordFileReader final : public RecordFileReader {
     while (!done_) {
       const uint64_t start = in_->position();
       uint8_t header[kTFRecordHeaderBytes];
-      auto got = in_->Read(header, sizeof(header));
-      if (!got.ok()) return got.status();
-      if (*got == 0) break;  // clean end at a record boundary
-      if (*got < sizeof(header)) return Truncated(start, "header");
+      DATAECHO_ASSIGN_OR_RETURN(size_t got, in_->Read(header, sizeof(header)));
+      if (got == 0) break;  // clean end at a record boundary
+      if (got < sizeof(header)) return Truncated(start, "header");
       const uint64_t length = LoadLE64(header);
       if (UnmaskCrc32c(LoadLE32(header + 8)) != Crc32c(header, 8)) {
         return SkipRestOfFile(start, "length CRC mismatch");
@@ -66,18 +66,16 @@ class TFRecordFileReader final : public RecordFileReader {
         return Truncated(start, fmt::format("payload of {} bytes", length));
       }
       MutableBuffer payload(static_cast<size_t>(length));
-      got = in_->Read(payload.data(), payload.size());
-      if (!got.ok()) return got.status();
-      if (*got < length) return Truncated(start, fmt::format("payload of {} bytes", length));
+      DATAECHO_ASSIGN_OR_RETURN(got, in_->Read(payload.data(), payload.size()));
+      if (got < length) return Truncated(start, fmt::format("payload of {} bytes", length));
       uint8_t footer[kTFRecordFooterBytes];
-      got = in_->Read(footer, sizeof(footer));
-      if (!got.ok()) return got.status();
-      if (*got < sizeof(footer)) return Truncated(start, "footer");
+      DATAECHO_ASSIGN_OR_RETURN(got, in_->Read(footer, sizeof(footer)));
+      if (got < sizeof(footer)) return Truncated(start, "footer");
       const uint64_t index = record_index_++;
       if (UnmaskCrc32c(LoadLE32(footer)) != Crc32c(payload.data(), payload.size())) {
         absl::Status s = Corrupted(start, "data CRC mismatch");
         if (!options_.skip_corrupt) return s;
-        if (absl::Status b = budget_->Skip(Message(s)); !b.ok()) return b;
+        DATAECHO_RETURN_IF_ERROR(budget_->Skip(Message(s)));
         continue;
       }
       Record r;
@@ -148,9 +146,9 @@ class FileWriter final : public TFRecordWriter {
     StoreLE32(header + 8, MaskCrc32c(Crc32c(header, 8)));
     uint8_t footer[kTFRecordFooterBytes];
     StoreLE32(footer, MaskCrc32c(Crc32c(payload.data(), payload.size())));
-    if (absl::Status s = Put(header, sizeof(header)); !s.ok()) return s;
-    if (absl::Status s = Put(payload.data(), payload.size()); !s.ok()) return s;
-    if (absl::Status s = Put(footer, sizeof(footer)); !s.ok()) return s;
+    DATAECHO_RETURN_IF_ERROR(Put(header, sizeof(header)));
+    DATAECHO_RETURN_IF_ERROR(Put(payload.data(), payload.size()));
+    DATAECHO_RETURN_IF_ERROR(Put(footer, sizeof(footer)));
     ++records_;
     return absl::OkStatus();
   }
@@ -218,10 +216,10 @@ absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenTFRecordFile(
     const TFRecordReaderOptions& options, std::shared_ptr<CorruptionBudget> budget) {
   if (store == nullptr) return absl::InvalidArgumentError("OpenTFRecordFile: null store");
   if (budget == nullptr) budget = std::make_shared<CorruptionBudget>(options.max_skipped);
-  auto in = internal::RecordInput::Open(*store, uri, options.compression, options.buffer_size,
-                                        options.read_ahead);
-  if (!in.ok()) return in.status();
-  return std::make_unique<TFRecordFileReader>(std::move(*in), file_index, options,
+  DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<internal::RecordInput> in,
+                            internal::RecordInput::Open(*store, uri, options.compression,
+                                                        options.buffer_size, options.read_ahead));
+  return std::make_unique<TFRecordFileReader>(std::move(in), file_index, options,
                                               std::move(budget));
 }
 
@@ -253,7 +251,7 @@ absl::StatusOr<std::unique_ptr<TFRecordWriter>> TFRecordWriter::Create(
   if (f == nullptr) return absl::ErrnoToStatus(errno, fmt::format("create {}", path));
   auto w = std::make_unique<FileWriter>(
       f, path, internal::ResolveCompression(options.compression, path), options.compression_level);
-  if (absl::Status s = w->Init(); !s.ok()) return s;
+  DATAECHO_RETURN_IF_ERROR(w->Init());
   return w;
 }
 
