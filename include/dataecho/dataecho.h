@@ -14,6 +14,7 @@
 #include "dataecho/buffer.h"
 #include "dataecho/echo.h"
 #include "dataecho/echo_options.h"
+#include "dataecho/echo_placement.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/export.h"

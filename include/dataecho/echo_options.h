@@ -61,7 +61,7 @@ struct DATAECHO_EXPORT AdaptiveEchoOptions {
   // whether an item is ready. Once they run out, the stage is adaptive again.
   // An 'R' with no eligible item means the input differs from the recorded
   // run: FAILED_PRECONDITION.
-  std::string replay_decisions;
+  std::string replay_decisions = "";
   // Demand gate (adaptive_echo.h): if set, a repeat is emitted only while it
   // returns true; otherwise the request waits for a fresh item, polling the
   // input (TryNext) and the gate every `gate_poll`. Called from the consumer's
@@ -70,7 +70,7 @@ struct DATAECHO_EXPORT AdaptiveEchoOptions {
   absl::Duration gate_poll = absl::Microseconds(100);
   // The clock (nanoseconds) for R̂; empty = the monotonic clock. For
   // simulations and tests.
-  std::function<int64_t()> clock;
+  std::function<int64_t()> clock = nullptr;
   // Name shown in stats.
   std::string name = "adaptive_echo";
 

@@ -32,20 +32,6 @@ absl::StatusOr<int64_t> ParseInt(std::string_view flag, const std::string& v, in
 
 }  // namespace
 
-std::string_view InsertName(Insert insert) {
-  switch (insert) {
-    case Insert::kBeforeAugment:
-      return "before_augment";
-    case Insert::kAfterAugment:
-      return "after_augment";
-    case Insert::kBatch:
-      return "batch";
-    case Insert::kAdaptive:
-      return "adaptive";
-  }
-  return "?";
-}
-
 std::string Usage() {
   return R"(Usage: echo_bench [FLAG]...
 Measures training steps per second with data echoing against the e=1 baseline
@@ -130,16 +116,10 @@ absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
         start = comma + 1;
       }
     } else if (name == "insert") {
-      if (value == "before_augment")
-        c.insert = Insert::kBeforeAugment;
-      else if (value == "after_augment")
-        c.insert = Insert::kAfterAugment;
-      else if (value == "batch")
-        c.insert = Insert::kBatch;
-      else if (value == "adaptive")
-        c.insert = Insert::kAdaptive;
-      else
+      absl::StatusOr<Insert> insert = ParseEchoPlacement(value);
+      if (!insert.ok())
         return Bad(name, value, "must be before_augment, after_augment, batch or adaptive");
+      c.insert = *insert;
     } else if (name == "max_echo" || name == "upstream_ratio" || name == "step_ms" ||
                name == "latency_ms") {
       absl::StatusOr<double> d = ParseDouble(name, value);
