@@ -79,6 +79,23 @@ Drained Drain(Pipeline<Batch> p) {
   return d;
 }
 
+// Per source index: its rows, their distinct payloads and repeat indices.
+struct Copies {
+  int rows = 0;
+  std::set<std::string> pixels;
+  std::set<uint32_t> repeats;
+};
+std::map<uint64_t, Copies> ByItem(const Drained& d) {
+  std::map<uint64_t, Copies> out;
+  for (const Row& r : d.rows) {
+    Copies& c = out[r.source_index];
+    ++c.rows;
+    c.pixels.insert(r.pixels);
+    c.repeats.insert(r.repeat_index);
+  }
+  return out;
+}
+
 // Stage names after the source and the upstream's prefetch.
 std::vector<std::string> Tail(const std::vector<std::string>& stages) {
   return std::vector<std::string>(stages.begin() + 2, stages.end());
@@ -103,16 +120,11 @@ TEST(EchoPlacementTest, BeforeAugmentAugmentsEveryCopyAnew) {
             (std::vector<std::string>{"echo", "map", "shuffle", "batch", "prefetch"}));
   ASSERT_EQ(d.rows.size(), static_cast<size_t>(3 * kItems));
   EXPECT_EQ(d.fresh_rows, kItems);
-  std::map<uint64_t, std::set<std::string>> pixels;
-  std::map<uint64_t, std::set<uint32_t>> repeats;
-  for (const Row& r : d.rows) {
-    pixels[r.source_index].insert(r.pixels);
-    repeats[r.source_index].insert(r.repeat_index);
-  }
-  ASSERT_EQ(pixels.size(), static_cast<size_t>(kItems));
-  for (const auto& [index, set] : pixels) {
-    EXPECT_EQ(set.size(), 3u) << index;  // three copies, three augmentations
-    EXPECT_EQ(repeats[index], (std::set<uint32_t>{0, 1, 2})) << index;
+  const std::map<uint64_t, Copies> items = ByItem(d);
+  ASSERT_EQ(items.size(), static_cast<size_t>(kItems));
+  for (const auto& [index, c] : items) {
+    EXPECT_EQ(c.pixels.size(), 3u) << index;  // three copies, three augmentations
+    EXPECT_EQ(c.repeats, (std::set<uint32_t>{0, 1, 2})) << index;
   }
 }
 
@@ -122,16 +134,11 @@ TEST(EchoPlacementTest, AfterAugmentRepeatsTheAugmentedItem) {
             (std::vector<std::string>{"map", "echo", "shuffle", "batch", "prefetch"}));
   ASSERT_EQ(d.rows.size(), static_cast<size_t>(3 * kItems));
   EXPECT_EQ(d.fresh_rows, kItems);
-  std::map<uint64_t, std::set<std::string>> pixels;
-  std::map<uint64_t, int> copies;
-  for (const Row& r : d.rows) {
-    pixels[r.source_index].insert(r.pixels);
-    ++copies[r.source_index];
-  }
-  ASSERT_EQ(pixels.size(), static_cast<size_t>(kItems));
-  for (const auto& [index, set] : pixels) {
-    EXPECT_EQ(set.size(), 1u) << index;  // identical copies
-    EXPECT_EQ(copies[index], 3) << index;
+  const std::map<uint64_t, Copies> items = ByItem(d);
+  ASSERT_EQ(items.size(), static_cast<size_t>(kItems));
+  for (const auto& [index, c] : items) {
+    EXPECT_EQ(c.pixels.size(), 1u) << index;  // identical copies
+    EXPECT_EQ(c.rows, 3) << index;
   }
 }
 
@@ -170,16 +177,11 @@ TEST(EchoPlacementTest, AdaptiveEchoesBeforeAugmentWithTheDemandGate) {
   // Timing decides how many repeats; every item is read once, fresh, and
   // emitted at most m = 3 times, each copy augmented anew.
   EXPECT_EQ(d.fresh_rows, kItems);
-  std::map<uint64_t, std::set<std::string>> pixels;
-  std::map<uint64_t, int> copies;
-  for (const Row& r : d.rows) {
-    pixels[r.source_index].insert(r.pixels);
-    ++copies[r.source_index];
-  }
-  ASSERT_EQ(copies.size(), static_cast<size_t>(kItems));
-  for (const auto& [index, n] : copies) {
-    EXPECT_LE(n, 3) << index;
-    EXPECT_EQ(pixels[index].size(), static_cast<size_t>(n)) << index;
+  const std::map<uint64_t, Copies> items = ByItem(d);
+  ASSERT_EQ(items.size(), static_cast<size_t>(kItems));
+  for (const auto& [index, c] : items) {
+    EXPECT_LE(c.rows, 3) << index;
+    EXPECT_EQ(c.pixels.size(), static_cast<size_t>(c.rows)) << index;
   }
   // The final Prefetch publishes its queue into the level the gate reads.
   EXPECT_GE(level->load(), 0);

@@ -98,23 +98,14 @@ namespace dataecho {
 template <typename T>
 class AdaptiveEchoStage final : public internal::PooledEchoStage<T> {
  public:
-  using Result = absl::StatusOr<std::optional<T>>;
-
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, AdaptiveEchoOptions options) {
     if (absl::Status s = options.Validate(); !s.ok()) return s;
     return StagePtr<T>(new AdaptiveEchoStage(std::move(input), std::move(options)));
   }
 
-  Result Next() override {
-    Result out;
-    Step(/*may_block=*/true, &out);
-    return out;
-  }
-
-  // Ready unless serving the request would mean waiting for the upstream.
-  bool TryNext(Result* out) override { return Step(/*may_block=*/false, out); }
-
  protected:
+  bool BackToBack() override { return false; }  // always adaptive
+
   StageStats OwnStats() const override {
     return this->core().Stats(this->core().options().name, this->counts());
   }
@@ -122,10 +113,6 @@ class AdaptiveEchoStage final : public internal::PooledEchoStage<T> {
  private:
   AdaptiveEchoStage(StagePtr<T> input, AdaptiveEchoOptions options)
       : internal::PooledEchoStage<T>(std::move(input), std::move(options)) {}
-
-  bool Step(bool may_block, Result* out) {
-    return this->Begin(out) || this->Serve(may_block, /*back_to_back=*/false, out);
-  }
 };
 
 }  // namespace dataecho

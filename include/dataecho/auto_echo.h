@@ -34,6 +34,7 @@
 #define DATAECHO_AUTO_ECHO_H_
 
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "dataecho/echo_options.h"
@@ -46,23 +47,20 @@ namespace dataecho {
 template <typename T>
 class AutoEchoStage final : public internal::PooledEchoStage<T> {
  public:
-  using Result = absl::StatusOr<std::optional<T>>;
-
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, AutoEchoOptions options) {
     if (absl::Status s = options.Validate(); !s.ok()) return s;
     return StagePtr<T>(new AutoEchoStage(std::move(input), std::move(options)));
   }
 
-  Result Next() override {
-    Result out;
-    Step(/*may_block=*/true, &out);
-    return out;
+ protected:
+  // Adaptive until the switch, back to back with the chosen factor after it.
+  bool BackToBack() override {
+    if (std::optional<double> e = switch_.Check(this->counts().emitted(), this->core().estimator(),
+                                                this->core().options().max_factor))
+      this->FixFactor(*e);
+    return switch_.fixed();
   }
 
-  // Ready unless serving the request would mean waiting for the upstream.
-  bool TryNext(Result* out) override { return Step(/*may_block=*/false, out); }
-
- protected:
   StageStats OwnStats() const override {
     StageStats s = this->core().Stats(name_, this->counts());
     switch_.AppendStats(&s);
@@ -74,15 +72,6 @@ class AutoEchoStage final : public internal::PooledEchoStage<T> {
       : internal::PooledEchoStage<T>(std::move(input), std::move(options.adaptive)),
         name_(std::move(options.name)),
         switch_(options.warmup) {}
-
-  bool Step(bool may_block, Result* out) {
-    if (this->Begin(out)) return true;
-    if (std::optional<double> e = switch_.Check(this->counts().emitted(), this->core().estimator(),
-                                                this->core().options().max_factor)) {
-      this->FixFactor(*e);
-    }
-    return this->Serve(may_block, /*back_to_back=*/switch_.fixed(), out);
-  }
 
   const std::string name_;
   internal::AutoEchoSwitch switch_;

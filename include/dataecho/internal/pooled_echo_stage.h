@@ -3,7 +3,8 @@
 // internal/pooled_echo_stage.h: the echo stages that repeat from a pool of
 // recent items (adaptive_echo.h, auto_echo.h). Not part of the public API.
 //
-// A request is served in one of two ways, chosen by the child per request:
+// A request is served in one of two ways, chosen by the child per request
+// (BackToBack()):
 //   adaptive:      a fresh item if the input has one ready, else a repeat of
 //                  the pooled item emitted fewest times (if the demand gate
 //                  and min_fresh_fraction allow), else a wait for the input;
@@ -38,12 +39,40 @@ class PooledEchoStage : public EchoStageBase<T> {
  public:
   using Result = absl::StatusOr<std::optional<T>>;
 
+  Result Next() override {
+    Result out;
+    Step(/*may_block=*/true, &out);
+    return out;
+  }
+
+  // Ready unless serving the request would mean waiting for the upstream.
+  bool TryNext(Result* out) override { return Step(/*may_block=*/false, out); }
+
  protected:
   // REQUIRES: options.Validate() is OK. Budgets are drawn for max_factor.
   PooledEchoStage(StagePtr<T> input, AdaptiveEchoOptions options)
       : EchoStageBase<T>(std::move(input), options.max_factor, options.seed),
         pool_(static_cast<size_t>(options.pool_size)),
         core_(std::move(options)) {}
+
+  // The policy, asked at every request that is not answered by the cancel or
+  // the sticky end: serve it back to back (true) or adaptively (false).
+  virtual bool BackToBack() = 0;
+
+  // From now on, budgets (copies) are drawn for `factor`; the pool keeps only
+  // the newest item (for back-to-back serving) and drops what it holds.
+  void FixFactor(double factor) {
+    this->SetFactor(factor);
+    pool_.Reset(1);
+    core_.OnPoolCleared();
+  }
+
+  const AdaptiveEchoCore& core() const { return core_; }
+
+ private:
+  bool Step(bool may_block, Result* out) {
+    return Begin(out) || Serve(may_block, BackToBack(), out);
+  }
 
   // What every request starts with: true (and *out set) if the stage is
   // cancelled or has ended; otherwise starts R̂ at the first request.
@@ -87,17 +116,6 @@ class PooledEchoStage : public EchoStageBase<T> {
     return Fresh(may_block, out);
   }
 
-  // From now on, budgets (copies) are drawn for `factor`; the pool keeps only
-  // the newest item (for back-to-back serving) and drops what it holds.
-  void FixFactor(double factor) {
-    this->SetFactor(factor);
-    pool_.Reset(1);
-    core_.OnPoolCleared();
-  }
-
-  const AdaptiveEchoCore& core() const { return core_; }
-
- private:
   bool Replay(bool may_block, Result* out) {
     if (core_.ReplayWantsFresh()) {
       if (!Fresh(may_block, out)) return false;
