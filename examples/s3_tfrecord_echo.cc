@@ -42,18 +42,28 @@ int main(int argc, char** argv) {
 
   dataecho::InterleaveOptions interleave;
   interleave.cycle_length = 4;  // read 4 shards at once
-  auto pipeline =
+  auto decoded =
       dataecho::From(dataecho::MakeTFRecordSource(
                          store, *shards, {.compression = dataecho::Compression::kAuto}, interleave))
           .Map([](dataecho::Record r) { return dataecho::DecodeImageRecord(r); },
                {.parallelism = 2})
-          .Prefetch({.depth = 256})                  // upstream: reading and decoding run ahead
-          .Echo({.factor = echo_factor, .seed = 1})  // echo before augmentation...
-          .Map(dataecho::RandomCrop({.height = 24, .width = 24, .padding = 2, .seed = 2}))
-          .Map(dataecho::RandomFlip({.seed = 3}))     // ...so every repeat is augmented anew
-          .Shuffle({.buffer_size = 2048, .seed = 4})  // spread the copies of an image apart
-          .Batch({.batch_size = 128, .cast = dataecho::DType::kFloat16, .scale = 1.0f / 255})
-          .Prefetch({.depth = 2});
+          .Prefetch({.depth = 256});  // upstream: reading and decoding run ahead
+  const dataecho::RandomCrop crop({.height = 24, .width = 24, .padding = 2, .seed = 2});
+  const dataecho::RandomFlip flip({.seed = 3});
+  auto augment = [crop, flip](dataecho::Example e) -> absl::StatusOr<dataecho::Example> {
+    absl::StatusOr<dataecho::Example> cropped = crop(std::move(e));
+    if (!cropped.ok()) return cropped.status();
+    return flip(*std::move(cropped));
+  };
+  // Echo before augmentation, so that every repeat is augmented anew; the
+  // shuffle buffer spreads the copies of an image apart.
+  dataecho::Pipeline<dataecho::Batch> pipeline = dataecho::EchoedBatches(
+      std::move(decoded), augment,
+      {.placement = dataecho::EchoPlacement::kBeforeAugment,
+       .echo = {.factor = echo_factor, .seed = 1},
+       .shuffle = {.buffer_size = 2048, .seed = 4},
+       .batch = {.batch_size = 128, .cast = dataecho::DType::kFloat16, .scale = 1.0f / 255},
+       .prefetch = {.depth = 2}});
   if (!pipeline.status().ok()) return Fail(pipeline.status());
 
   int64_t batches = 0, rows = 0, fresh = 0;

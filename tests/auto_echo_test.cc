@@ -124,11 +124,11 @@ TEST(AdaptiveEchoSimulationTest, RepeatsSpreadOverThePool) {
 
 SimRun SimulateAuto(int64_t r, double max_factor, int64_t steps, int64_t warmup) {
   return Simulate(r, steps, [&](StagePtr<Example> in, std::function<int64_t()> clock) {
-    return AutoEchoStage<Example>::Make(std::move(in), {.max_factor = max_factor,
-                                                        .warmup = warmup,
-                                                        .seed = 5,
-                                                        .rate_window = 8,
-                                                        .clock = std::move(clock)});
+    return AutoEchoStage<Example>::Make(std::move(in), {.adaptive = {.max_factor = max_factor,
+                                                                     .seed = 5,
+                                                                     .rate_window = 8,
+                                                                     .clock = std::move(clock)},
+                                                        .warmup = warmup});
   });
 }
 
@@ -178,7 +178,7 @@ TEST(AutoEchoTest, FractionalChoiceDrawsCopiesPerItem) {
 TEST(AutoEchoTest, WorksThroughTheBuilderAndRejectsBadOptions) {
   auto p = FromVector(MakeExamples(500))
                .Prefetch({.depth = 8})
-               .AutoEcho({.max_factor = 3, .warmup = 10});
+               .AutoEcho({.adaptive = {.max_factor = 3}, .warmup = 10});
   ASSERT_TRUE(p.status().ok());
   std::map<uint64_t, int> counts;
   while (true) {
@@ -191,7 +191,7 @@ TEST(AutoEchoTest, WorksThroughTheBuilderAndRejectsBadOptions) {
   for (const auto& [index, n] : counts) EXPECT_LE(n, 3) << index;
   EXPECT_EQ(FromVector(MakeExamples(3)).AutoEcho({.warmup = 0}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(FromVector(MakeExamples(3)).AutoEcho({.max_factor = 0.5}).status().code(),
+  EXPECT_EQ(FromVector(MakeExamples(3)).AutoEcho({.adaptive = {.max_factor = 0.5}}).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 

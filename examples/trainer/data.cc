@@ -2,13 +2,13 @@
 #include "trainer/data.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <numeric>
 #include <random>
 #include <utility>
 
 #include "dataecho/augment.h"
+#include "dataecho/echo_placement.h"
 #include "dataecho/formats/idx.h"
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/tfrecord.h"
@@ -179,48 +179,28 @@ absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
     if (!cropped.ok()) return cropped.status();
     return flip(*std::move(cropped));
   };
-  const dataecho::EchoOptions echo{.factor = o.echo, .seed = DeriveSeed(o.seed, 4)};
-  const bool echo_examples = o.echo > 1.0 && o.insert != EchoInsert::kBatch;
-
-  dataecho::Pipeline<Example> examples = std::move(upstream).Prefetch({.depth = o.prefetch_depth});
-  if (echo_examples && o.insert == EchoInsert::kBeforeAugment)
-    examples = std::move(examples).Echo(echo);
-  // Batches queued for the training loop (the last Prefetch publishes it).
-  auto trainer_queue = std::make_shared<std::atomic<int64_t>>(0);
+  // Adaptive: a pool of two batches of recent examples, and repeats only
+  // while fewer than two batches wait for the training loop (the demand gate
+  // on the last Prefetch's queue), not whenever the queues downstream have room.
   const bool adaptive = o.insert == EchoInsert::kAdaptive;
-  if (adaptive) {
-    // Right after the prefetch boundary, whose TryNext says whether a fresh
-    // example is ready; the pool holds two batches of recent examples. Its
-    // demand gate: repeat only while fewer than two batches wait for the
-    // training loop, not whenever the queues downstream have room.
-    dataecho::AdaptiveEchoOptions options;
-    options.max_factor = o.max_echo;
-    options.pool_size = 2 * int64_t{o.batch_size};
-    options.seed = DeriveSeed(o.seed, 4);
-    options.repeat_gate = [trainer_queue] {
-      return trainer_queue->load(std::memory_order_relaxed) < 2;
-    };
-    examples = std::move(examples).AdaptiveEcho(std::move(options));
-  }
-  examples = std::move(examples).Map(augment, {.parallelism = 1, .name = "augment"});
-  if (echo_examples && o.insert == EchoInsert::kAfterAugment)
-    examples = std::move(examples).Echo(echo);
-  dataecho::Pipeline<dataecho::Batch> batches =
-      std::move(examples)
-          .Shuffle({.buffer_size = o.shuffle_buffer, .seed = DeriveSeed(o.seed, 5)})
-          .Batch({.batch_size = o.batch_size,
-                  .drop_remainder = true,
-                  .cast = dataecho::DType::kFloat32,
-                  .scale = 1.0f / 255.0f,
-                  .mean = {kPixelMean},
-                  .stddev = {kPixelStddev}});
-  if (o.echo > 1.0 && o.insert == EchoInsert::kBatch) batches = std::move(batches).Echo(echo);
-  if (adaptive) {
-    batches = std::move(batches).Prefetch(
-        {.depth = 4, .name = "trainer_prefetch", .level = trainer_queue});
-  } else {
-    batches = std::move(batches).Prefetch({.depth = 2});
-  }
+  dataecho::Pipeline<dataecho::Batch> batches = dataecho::EchoedBatches(
+      std::move(upstream).Prefetch({.depth = o.prefetch_depth}), augment,
+      {.placement = o.insert,
+       .echo = {.factor = o.echo, .seed = DeriveSeed(o.seed, 4)},
+       .adaptive = {.max_factor = o.max_echo,
+                    .pool_size = 2 * int64_t{o.batch_size},
+                    .seed = DeriveSeed(o.seed, 4)},
+       .gate_below = 2,
+       .augment = {.parallelism = 1, .name = "augment"},
+       .shuffle = {.buffer_size = o.shuffle_buffer, .seed = DeriveSeed(o.seed, 5)},
+       .batch = {.batch_size = o.batch_size,
+                 .drop_remainder = true,
+                 .cast = dataecho::DType::kFloat32,
+                 .scale = 1.0f / 255.0f,
+                 .mean = {kPixelMean},
+                 .stddev = {kPixelStddev}},
+       .prefetch = adaptive ? dataecho::PrefetchOptions{.depth = 4, .name = "trainer_prefetch"}
+                            : dataecho::PrefetchOptions{.depth = 2}});
   if (!batches.status().ok()) return batches.status();
   return std::unique_ptr<TrainData>(new PipelineData(std::move(server), std::move(batches)));
 }

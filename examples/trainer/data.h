@@ -17,6 +17,11 @@
 //     -> [Echo]  batch
 //     -> Prefetch(2; 4 with adaptive)                 (the trainer's input)
 //
+// Everything after the upstream's Prefetch is the library's
+// dataecho::EchoedBatches (dataecho/echo_placement.h) with the placement as
+// TrainOptions::insert; the echo stage is there at every factor, 1 included
+// (where it passes examples through unchanged).
+//
 // With upstream_ratio > 0 the shards are served by a loopback HTTP server and
 // read through a throttled store capped so that the upstream delivers one
 // batch of fresh examples per `upstream_ratio` training steps.

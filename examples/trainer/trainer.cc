@@ -13,25 +13,9 @@
 
 namespace trainer {
 
-std::string_view EchoInsertName(EchoInsert insert) {
-  switch (insert) {
-    case EchoInsert::kBeforeAugment:
-      return "before_augment";
-    case EchoInsert::kAfterAugment:
-      return "after_augment";
-    case EchoInsert::kBatch:
-      return "batch";
-    case EchoInsert::kAdaptive:
-      return "adaptive";
-  }
-  return "?";
-}
-
 absl::StatusOr<EchoInsert> ParseEchoInsert(std::string_view name) {
-  for (EchoInsert insert : {EchoInsert::kBeforeAugment, EchoInsert::kAfterAugment,
-                            EchoInsert::kBatch, EchoInsert::kAdaptive}) {
-    if (name == EchoInsertName(insert)) return insert;
-  }
+  absl::StatusOr<EchoInsert> insert = dataecho::ParseEchoPlacement(name);
+  if (insert.ok()) return insert;
   return absl::InvalidArgumentError(fmt::format(
       "--insert must be before_augment, after_augment, batch or adaptive, got '{}'", name));
 }

@@ -31,21 +31,22 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "dataecho/echo_placement.h"
 
 namespace trainer {
 
-// Where Echo sits in the pipeline (the paper's three insertion points), or
-// adaptive echoing (dataecho/adaptive_echo.h) before augmentation.
-enum class EchoInsert {
-  kBeforeAugment,  // example echoing, then augmentation: each copy is cropped anew
-  kAfterAugment,   // augmentation, then example echoing: copies are identical
-  kBatch,          // batch echoing: whole batches repeated after Batch
-  kAdaptive,       // like kBeforeAugment, but repeats only while the upstream has
-                   // nothing ready, at most `max_echo` emissions per example
-};
+// Where Echo sits in the pipeline: the library's placements
+// (dataecho/echo_placement.h): the paper's three insertion points
+// (kBeforeAugment: each copy is cropped anew; kAfterAugment: copies are
+// identical; kBatch: whole batches repeated), or kAdaptive: like
+// kBeforeAugment, but repeats only while the upstream has nothing ready, at
+// most `max_echo` emissions per example.
+using EchoInsert = dataecho::EchoPlacement;
 // "before_augment", "after_augment", "batch", "adaptive".
-std::string_view EchoInsertName(EchoInsert insert);
-// Parses a name above; INVALID_ARGUMENT otherwise.
+inline std::string_view EchoInsertName(EchoInsert insert) {
+  return dataecho::EchoPlacementName(insert);
+}
+// Parses a name above; INVALID_ARGUMENT (naming --insert) otherwise.
 absl::StatusOr<EchoInsert> ParseEchoInsert(std::string_view name);
 
 struct TrainOptions {

@@ -13,6 +13,8 @@
 #include "dataecho/batch.h"
 #include "dataecho/buffer.h"
 #include "dataecho/echo.h"
+#include "dataecho/echo_options.h"
+#include "dataecho/echo_placement.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/export.h"

@@ -24,45 +24,29 @@
 // input computes in Echo's thread and that time is not counted as waiting.
 //
 // Adaptive mode (emit repeats only while the upstream has nothing ready) is in
-// adaptive_echo.h.
+// adaptive_echo.h; a factor measured from a warm-up in auto_echo.h. All three
+// draw per item with internal::EchoDraw; options are in echo_options.h, and
+// where in the pipeline echo goes is an option of echo_placement.h.
 //
 // Thread safety: as every stage (stage.h).
 #ifndef DATAECHO_ECHO_H_
 #define DATAECHO_ECHO_H_
 
-#include <cmath>
 #include <cstdint>
-#include <string>
+#include <optional>
+#include <utility>
 
-#include "absl/status/status.h"
+#include "dataecho/echo_options.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/internal/counter.h"
-#include "dataecho/internal/random.h"
+#include "dataecho/internal/echo_stage_base.h"
 #include "dataecho/stage.h"
-#include "fmt/format.h"
 
 namespace dataecho {
 
-struct EchoOptions {
-  // Echo factor e: finite, >= 1. Fractional factors are realized per item.
-  double factor = 2.0;
-  // Seed of the per-item draw for fractional factors.
-  uint64_t seed = 0;
-  // Name shown in stats.
-  std::string name = "echo";
-
-  absl::Status Validate() const {
-    if (!std::isfinite(factor) || factor < 1.0) {
-      return absl::InvalidArgumentError(
-          fmt::format("echo factor must be a finite number >= 1, got {}", factor));
-    }
-    return absl::OkStatus();
-  }
-};
-
 template <typename T>
-class EchoStage final : public UnaryStage<T, T> {
+class EchoStage final : public internal::EchoStageBase<T> {
  public:
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, EchoOptions options) {
     if (absl::Status s = options.Validate(); !s.ok()) return s;
@@ -77,7 +61,7 @@ class EchoStage final : public UnaryStage<T, T> {
     if (!this->input().TryNext(&r)) {
       const int64_t t0 = internal::NowNanos();
       r = this->input().Next();
-      input_wait_ns_.Add(internal::NowNanos() - t0);
+      this->counts().AddInputWait(internal::NowNanos() - t0);
     }
     AcceptFresh(r);
     return r;
@@ -98,32 +82,18 @@ class EchoStage final : public UnaryStage<T, T> {
 
  protected:
   StageStats OwnStats() const override {
-    StageStats s;
-    s.name = options_.name;
-    s.elements = emitted_.Get();
-    s.bytes = bytes_.Get();
-    s.input_wait = absl::Nanoseconds(input_wait_ns_.Get());
-    const double fresh = static_cast<double>(fresh_.Get());
-    s.extra = {{"factor", options_.factor},
-               {"fresh", fresh},
-               {"repeats", static_cast<double>(emitted_.Get()) - fresh},
-               {"realized_factor", fresh > 0 ? static_cast<double>(emitted_.Get()) / fresh : 0.0}};
-    return s;
+    return this->counts().ToStats(options_.name, {{"factor", options_.factor}});
   }
 
  private:
   EchoStage(StagePtr<T> input, EchoOptions options)
-      : UnaryStage<T, T>(std::move(input)),
-        options_(std::move(options)),
-        whole_(static_cast<uint32_t>(std::floor(options_.factor))),
-        fraction_(options_.factor - std::floor(options_.factor)),
-        rng_(options_.seed) {}
+      : internal::EchoStageBase<T>(std::move(input), options.factor, options.seed),
+        options_(std::move(options)) {}
 
   absl::StatusOr<std::optional<T>> EmitRepeat() {
     --remaining_;
     const uint32_t k = ++repeat_;
-    emitted_.Add(1);
-    bytes_.Add(current_bytes_);
+    this->counts().AddRepeat(current_bytes_);
     // Each copy is built right in the returned value (no element to move
     // from: a move of an Example costs a few ns, as much as the rest here).
     ElementTraits<T>::MarkRepeat(*current_, k);
@@ -137,26 +107,18 @@ class EchoStage final : public UnaryStage<T, T> {
   void AcceptFresh(const absl::StatusOr<std::optional<T>>& r) {
     if (!r.ok() || !r->has_value()) return;
     current_bytes_ = static_cast<int64_t>(ElementTraits<T>::ByteSize(**r));
-    fresh_.Add(1);
-    emitted_.Add(1);
-    bytes_.Add(current_bytes_);
-    uint32_t copies = whole_;
-    if (fraction_ > 0 && rng_.Uniform() < fraction_) ++copies;
-    remaining_ = copies - 1;
+    this->counts().AddFresh(current_bytes_);
+    remaining_ = this->DrawCopies() - 1;
     repeat_ = 0;
     if (remaining_ > 0)
       current_.emplace(**r);  // (a copy construction costs less than an assignment)
   }
 
   const EchoOptions options_;
-  const uint32_t whole_;
-  const double fraction_;
-  internal::Rng rng_;
   std::optional<T> current_;  // the item being repeated
   uint32_t remaining_ = 0;    // copies of current_ still to emit
   uint32_t repeat_ = 0;       // repeat index of the last copy emitted
   int64_t current_bytes_ = 0;
-  internal::Counter fresh_, emitted_, bytes_, input_wait_ns_;
 };
 
 }  // namespace dataecho

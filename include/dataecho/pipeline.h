@@ -29,7 +29,9 @@
 //
 // Batch echoing is `.Batch(...).Echo(...)`. `.AdaptiveEcho(...)` repeats only
 // while the upstream has nothing ready; `.AutoEcho(...)` picks a fixed factor
-// from a warm-up measurement. For a stage of your own, pass a
+// from a warm-up measurement. To build everything after the decoded
+// upstream's Prefetch with echo at a placement chosen at run time (a flag),
+// use EchoedBatches (echo_placement.h). For a stage of your own, pass a
 // factory to Apply(): `.Apply([](dataecho::StagePtr<T> in) { return Wrap(std::move(in)); })`.
 //
 // Thread safety: as for a stage (stage.h): one consumer thread calls Next();

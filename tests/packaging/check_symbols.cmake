@@ -18,6 +18,22 @@ set(allowed_internal
   "dataecho::internal::Crc32cExtendPortable(unsigned int, void const*, unsigned long)"
   "dataecho::internal::Crc32cExtendSse42(unsigned int, void const*, unsigned long)"
   "dataecho::internal::Crc32cHardwareAvailable()"
+  # internal/echo_core.h: the type-independent half of the echo stages, called
+  # by the stage templates (echo.h, adaptive_echo.h, auto_echo.h).
+  "dataecho::internal::AdaptiveEchoCore::AdaptiveEchoCore(dataecho::AdaptiveEchoOptions)"
+  "dataecho::internal::AdaptiveEchoCore::CountWait(dataecho::internal::AdaptiveEchoCore::Action)"
+  "dataecho::internal::AdaptiveEchoCore::OnFresh(long, dataecho::internal::EchoCounts&)"
+  "dataecho::internal::AdaptiveEchoCore::OnPooled(bool, unsigned long)"
+  "dataecho::internal::AdaptiveEchoCore::OnRepeat(long, unsigned long, dataecho::internal::EchoCounts&)"
+  "dataecho::internal::AdaptiveEchoCore::OnWaited(long, dataecho::internal::EchoCounts&)"
+  "dataecho::internal::AdaptiveEchoCore::ReplayMismatch() const"
+  "dataecho::internal::AdaptiveEchoCore::SleepGatePoll() const"
+  "dataecho::internal::AdaptiveEchoCore::Stats(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, dataecho::internal::EchoCounts const&) const"
+  "dataecho::internal::AdaptiveEchoCore::WithoutFresh(bool, dataecho::internal::EchoCounts const&) const"
+  "dataecho::internal::AutoEchoSwitch::AppendStats(dataecho::StageStats*) const"
+  "dataecho::internal::AutoEchoSwitch::Check(long, dataecho::internal::RateRatioEstimator const&, double)"
+  "dataecho::internal::EchoCounts::ToStats(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, std::initializer_list<std::pair<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, double> >) const"
+  "dataecho::internal::RateRatioEstimator::AddFresh(long)"
   # internal/json.h: the JSON writing helpers the tools (dataecho,
   # echo_bench) and the example trainer share with the library.
   "dataecho::internal::JsonQuote[abi:cxx11](std::basic_string_view<char, std::char_traits<char> >)"

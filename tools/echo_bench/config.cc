@@ -101,20 +101,6 @@ absl::Status AtLeast(std::string_view flag, T value, T min) {
 
 }  // namespace
 
-std::string_view InsertName(Insert insert) {
-  switch (insert) {
-    case Insert::kBeforeAugment:
-      return "before_augment";
-    case Insert::kAfterAugment:
-      return "after_augment";
-    case Insert::kBatch:
-      return "batch";
-    case Insert::kAdaptive:
-      return "adaptive";
-  }
-  return "?";
-}
-
 std::string Usage() {
   std::string usage = R"(Usage: echo_bench [FLAG]...
 Measures training steps per second with data echoing against the e=1 baseline
@@ -162,16 +148,10 @@ absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
     start = comma + 1;
   }
   const std::string insert = absl::GetFlag(FLAGS_insert);
-  if (insert == "before_augment")
-    c.insert = Insert::kBeforeAugment;
-  else if (insert == "after_augment")
-    c.insert = Insert::kAfterAugment;
-  else if (insert == "batch")
-    c.insert = Insert::kBatch;
-  else if (insert == "adaptive")
-    c.insert = Insert::kAdaptive;
-  else
+  absl::StatusOr<Insert> placement = ParseEchoPlacement(insert);
+  if (!placement.ok())
     return Bad("insert", insert, "must be before_augment, after_augment, batch or adaptive");
+  c.insert = *placement;
   c.max_echo = absl::GetFlag(FLAGS_max_echo);
   c.batch_size = absl::GetFlag(FLAGS_batch_size);
   c.shuffle_buffer = absl::GetFlag(FLAGS_shuffle_buffer);

@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "dataecho/echo_placement.h"
 
 namespace dataecho::bench {
 
-enum class Insert { kBeforeAugment, kAfterAugment, kBatch, kAdaptive };
+// --insert: the library's echo placement (echo_placement.h).
+using Insert = EchoPlacement;
 
 struct BenchConfig {
   std::string source;  // URI or glob; empty = embedded Fashion-MNIST over loopback HTTP
@@ -35,7 +37,7 @@ struct BenchConfig {
   bool pin_trainer = true;  // keep one CPU for the emulated trainer (see ReserveTrainerCpu)
 };
 
-std::string_view InsertName(Insert insert);
+inline std::string_view InsertName(Insert insert) { return EchoPlacementName(insert); }
 
 // Parses argv (argv[0] is the program's name) through echo_bench's Abseil
 // flags (ABSL_FLAG, defined in config.cc with BenchConfig's defaults; each

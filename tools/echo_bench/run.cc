@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "dataecho/augment.h"
+#include "dataecho/echo_placement.h"
 #include "dataecho/formats/idx.h"
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/tfrecord.h"
@@ -222,50 +223,19 @@ absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& sourc
   auto bytes = std::make_shared<std::atomic<int64_t>>(0);
   Pipeline<Example> upstream = Upstream(config, source, bytes);
   const uint64_t seed = config.seed;
-  const EchoOptions echo_options{.factor = echo, .seed = seed + 7};
-  const ShuffleOptions shuffle{.buffer_size = config.shuffle_buffer, .seed = seed + 3};
-  // Batches queued for the trainer; adaptive echo repeats only while fewer
-  // than two are (its demand gate), not whenever the queue has room.
-  auto trainer_queue = std::make_shared<std::atomic<int64_t>>(0);
-  Pipeline<Batch> batches = [&]() -> Pipeline<Batch> {
-    switch (config.insert) {
-      case Insert::kBeforeAugment:
-        return std::move(upstream)
-            .Echo(echo_options)
-            .Map(Augmenter(seed), {.parallelism = 0})
-            .Shuffle(shuffle)
-            .Batch(TrainerBatch(config));
-      case Insert::kAfterAugment:
-        return std::move(upstream)
-            .Map(Augmenter(seed), {.parallelism = 0})
-            .Echo(echo_options)
-            .Shuffle(shuffle)
-            .Batch(TrainerBatch(config));
-      case Insert::kBatch:
-        return std::move(upstream)
-            .Map(Augmenter(seed), {.parallelism = 0})
-            .Shuffle(shuffle)
-            .Batch(TrainerBatch(config))
-            .Echo(echo_options);
-      case Insert::kAdaptive:
-        // Example echoing before augmentation, repeating only while the
-        // upstream has nothing ready; `echo` is the cap m (1 = no echoing).
-        return std::move(upstream)
-            .AdaptiveEcho({.max_factor = echo,
-                           .pool_size = 2 * config.batch_size,
-                           .seed = seed + 7,
-                           .repeat_gate =
-                               [trainer_queue] {
-                                 return trainer_queue->load(std::memory_order_relaxed) < 2;
-                               }})
-            .Map(Augmenter(seed), {.parallelism = 0})
-            .Shuffle(shuffle)
-            .Batch(TrainerBatch(config));
-    }
-    return Pipeline<Batch>(absl::InternalError("unknown insertion point"));
-  }();
-  Pipeline<Batch> p =
-      std::move(batches).Prefetch({.depth = 4, .name = "trainer_prefetch", .level = trainer_queue});
+  // The placement as --insert says; for adaptive, `echo` is the cap m (1 = no
+  // echoing), and repeats are made only while fewer than two batches are
+  // queued for the trainer (the demand gate), not whenever the queue has room.
+  Pipeline<Batch> p = EchoedBatches(
+      std::move(upstream), Augmenter(seed),
+      {.placement = config.insert,
+       .echo = {.factor = echo, .seed = seed + 7},
+       .adaptive = {.max_factor = echo, .pool_size = 2 * config.batch_size, .seed = seed + 7},
+       .gate_below = 2,
+       .augment = {.parallelism = 0},
+       .shuffle = {.buffer_size = config.shuffle_buffer, .seed = seed + 3},
+       .batch = TrainerBatch(config),
+       .prefetch = {.depth = 4, .name = "trainer_prefetch"}});
   if (!p.status().ok()) return p.status();
 
   // Warm-up, not measured: the first batch fills the shuffle buffer, then

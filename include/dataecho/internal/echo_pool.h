@@ -1,8 +1,7 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
-// internal/echo_pool.h: the pool of recent items adaptive echo repeats from,
-// and the moving estimate of the upstream/downstream rate ratio. Not part of
-// the public API; used by adaptive_echo.h.
+// internal/echo_pool.h: the pool of recent items adaptive and auto echo repeat
+// from (internal/pooled_echo_stage.h). Not part of the public API.
 #ifndef DATAECHO_INTERNAL_ECHO_POOL_H_
 #define DATAECHO_INTERNAL_ECHO_POOL_H_
 
@@ -90,65 +89,6 @@ class EchoPool {
 
   size_t capacity_;
   std::deque<Entry> entries_;  // arrival order, oldest first
-};
-
-// Moving estimate of R = (upstream time per fresh item) / (downstream time
-// per element). A window closes when `window` fresh items have arrived since
-// the last one closed; over it,
-//   upstream time per item   = wall / fresh,
-//   downstream time per elem = (wall - time blocked on the upstream) / emitted,
-// and the estimate moves toward the window's ratio by `smoothing` (the first
-// window sets it). While the upstream keeps up every element is fresh and the
-// ratio is about 1: a faster upstream is not observable through a full queue.
-//
-// Thread-compatible.
-class RateRatioEstimator {
- public:
-  RateRatioEstimator(int64_t window, double smoothing)
-      : window_(window < 1 ? 1 : window), smoothing_(smoothing) {}
-
-  // Starts the first window at `now_ns` (the first request).
-  void Start(int64_t now_ns) {
-    if (!started_) {
-      started_ = true;
-      window_start_ns_ = now_ns;
-    }
-  }
-  void AddBlocked(int64_t ns) { blocked_ns_ += ns; }
-  void AddEmitted() { ++emitted_; }
-  // A fresh item arrived at `now_ns` (count its emission separately). Returns
-  // true if a window closed and the estimate changed.
-  bool AddFresh(int64_t now_ns) {
-    if (++fresh_ < window_) return false;
-    const double wall = static_cast<double>(now_ns - window_start_ns_);
-    const double busy = wall - static_cast<double>(blocked_ns_);
-    const bool usable = wall > 0 && busy > 0 && emitted_ > 0;
-    if (usable) {
-      const double ratio =
-          (wall / static_cast<double>(fresh_)) / (busy / static_cast<double>(emitted_));
-      estimate_ = windows_ == 0 ? ratio : estimate_ + smoothing_ * (ratio - estimate_);
-      ++windows_;
-    }
-    window_start_ns_ = now_ns;
-    blocked_ns_ = 0;
-    fresh_ = 0;
-    emitted_ = 0;
-    return usable;
-  }
-
-  double estimate() const { return estimate_; }  // 0 until a window closed
-  int64_t windows() const { return windows_; }
-
- private:
-  const int64_t window_;
-  const double smoothing_;
-  bool started_ = false;
-  int64_t window_start_ns_ = 0;
-  int64_t blocked_ns_ = 0;
-  int64_t fresh_ = 0;
-  int64_t emitted_ = 0;
-  int64_t windows_ = 0;
-  double estimate_ = 0;
 };
 
 }  // namespace dataecho::internal

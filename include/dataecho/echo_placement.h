@@ -1,0 +1,109 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// echo_placement.h: where echo goes in a training input pipeline, as an
+// option, and the one builder for the pipeline around it.
+//
+// A training input reads and decodes upstream, behind a prefetch boundary,
+// then augments, shuffles and batches. Echo goes at one of four places
+// (the data-echoing paper's three insertion points, and ours):
+//
+//   decoded ─► [Echo] ─► Map(augment) ─► [Echo] ─► Shuffle ─► Batch ─► [Echo] ─► Prefetch
+//              before_augment            after_augment                  batch
+//              adaptive (AdaptiveEcho, repeats only on demand)
+//
+//   kBeforeAugment  example echoing, then augmentation: each copy is augmented anew
+//                   (usually the best);
+//   kAfterAugment   augmentation, then example echoing: the copies are identical;
+//   kBatch          batch echoing: whole batches repeated after Batch;
+//   kAdaptive       like kBeforeAugment, but an AdaptiveEchoStage that repeats
+//                   only while the upstream has nothing ready and the consumer
+//                   needs a batch (its demand gate watches the final Prefetch's
+//                   queue: PrefetchOptions::level).
+//
+//   auto decoded = dataecho::From(std::move(records))
+//       .Map(Decode, {.parallelism = 4})
+//       .Prefetch({.depth = 256});                            // the boundary
+//   dataecho::Pipeline<dataecho::Batch> batches = dataecho::EchoedBatches(
+//       std::move(decoded), Augment,
+//       {.placement = dataecho::EchoPlacement::kBeforeAugment,
+//        .echo = {.factor = 2, .seed = 1},
+//        .shuffle = {.buffer_size = 2048, .seed = 2},
+//        .batch = {.batch_size = 128},
+//        .prefetch = {.depth = 2}});
+//   if (!batches.status().ok()) return batches.status();
+//
+// The names ("before_augment", "after_augment", "batch", "adaptive") are what
+// command-line flags and JSON output use: EchoPlacementName, ParseEchoPlacement.
+//
+// Thread safety: the functions are thread-safe; the pipeline they build is
+// used as any pipeline (pipeline.h).
+#ifndef DATAECHO_ECHO_PLACEMENT_H_
+#define DATAECHO_ECHO_PLACEMENT_H_
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "dataecho/batch.h"
+#include "dataecho/echo_options.h"
+#include "dataecho/example.h"
+#include "dataecho/export.h"
+#include "dataecho/map.h"
+#include "dataecho/pipeline.h"
+#include "dataecho/prefetch.h"
+#include "dataecho/shuffle.h"
+
+namespace dataecho {
+
+enum class EchoPlacement {
+  kBeforeAugment,  // example echoing, then augmentation
+  kAfterAugment,   // augmentation, then example echoing
+  kBatch,          // batch echoing, after Batch
+  kAdaptive,       // adaptive example echoing before augmentation
+};
+
+// Every placement, in the order above.
+inline constexpr EchoPlacement kEchoPlacements[] = {
+    EchoPlacement::kBeforeAugment, EchoPlacement::kAfterAugment, EchoPlacement::kBatch,
+    EchoPlacement::kAdaptive};
+
+// "before_augment", "after_augment", "batch" or "adaptive".
+DATAECHO_EXPORT std::string_view EchoPlacementName(EchoPlacement placement);
+// The placement of a name above; INVALID_ARGUMENT for any other name.
+DATAECHO_EXPORT absl::StatusOr<EchoPlacement> ParseEchoPlacement(std::string_view name);
+
+// The augmentation applied to every element (random crop, flip, ...).
+using AugmentFn = std::function<absl::StatusOr<Example>(Example)>;
+
+struct EchoedBatchesOptions {
+  EchoPlacement placement = EchoPlacement::kBeforeAugment;
+  // The fixed placements' echo. It is a stage at every factor, 1 included
+  // (where it passes elements through unchanged).
+  EchoOptions echo;
+  // kAdaptive's echo (max_factor = m, pool_size, seed, ...). Without a
+  // repeat_gate of its own it gets the demand gate below.
+  AdaptiveEchoOptions adaptive;
+  // kAdaptive's demand gate: repeat only while fewer than this many batches
+  // wait in the final Prefetch's queue. 0 = no gate (unless adaptive has one).
+  int64_t gate_below = 2;
+  // The Map that runs the augmentation.
+  MapOptions augment;
+  ShuffleOptions shuffle;
+  BatchOptions batch;
+  // The final Prefetch (the consumer's queue). For kAdaptive its `level` is
+  // what the demand gate reads; one is made if it is null.
+  PrefetchOptions prefetch;
+};
+
+// Builds the rest of the training input on `decoded` (which should end in a
+// Prefetch: echo serves repeats while it reads ahead): augmentation (skipped
+// if `augment` is empty), shuffle, batch, the final prefetch, and echo where
+// `options.placement` says. An invalid option makes the returned pipeline
+// hold INVALID_ARGUMENT (see pipeline.h), as does an unknown placement.
+DATAECHO_EXPORT Pipeline<Batch> EchoedBatches(Pipeline<Example> decoded, AugmentFn augment,
+                                              EchoedBatchesOptions options);
+
+}  // namespace dataecho
+
+#endif  // DATAECHO_ECHO_PLACEMENT_H_

@@ -1,0 +1,53 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// internal/echo_stage_base.h: what every echo stage has, whatever its policy:
+// its input, the seeded per-item draw (internal/echo_draw.h) and the counts
+// behind its stats (internal/echo_core.h). Not part of the public API.
+//
+//   EchoStageBase<T>
+//   ├── EchoStage<T>                  fixed factor (echo.h)
+//   └── PooledEchoStage<T>            a pool of recent items (pooled_echo_stage.h)
+//       ├── AdaptiveEchoStage<T>      repeats only while the upstream stalls
+//       └── AutoEchoStage<T>          adaptive for a warm-up, then a fixed factor
+//
+// The base knows none of its children: a policy lives in its own class.
+//
+// Thread safety: as every stage (stage.h).
+#ifndef DATAECHO_INTERNAL_ECHO_STAGE_BASE_H_
+#define DATAECHO_INTERNAL_ECHO_STAGE_BASE_H_
+
+#include <cstdint>
+#include <utility>
+
+#include "dataecho/internal/echo_core.h"
+#include "dataecho/internal/echo_draw.h"
+#include "dataecho/internal/random.h"
+#include "dataecho/stage.h"
+
+namespace dataecho::internal {
+
+template <typename T>
+class EchoStageBase : public UnaryStage<T, T> {
+ protected:
+  // REQUIRES: factor finite and >= 1.
+  EchoStageBase(StagePtr<T> input, double factor, uint64_t seed)
+      : UnaryStage<T, T>(std::move(input)), draw_(factor), rng_(seed) {}
+
+  // The copies (or budget) of the next fresh item: floor(e), or one more with
+  // probability e - floor(e).
+  uint32_t DrawCopies() { return draw_(rng_); }
+  // From now on, draw for `factor` (the generator goes on where it was).
+  void SetFactor(double factor) { draw_ = EchoDraw(factor); }
+
+  EchoCounts& counts() { return counts_; }
+  const EchoCounts& counts() const { return counts_; }
+
+ private:
+  EchoCounts counts_;
+  EchoDraw draw_;
+  Rng rng_;
+};
+
+}  // namespace dataecho::internal
+
+#endif  // DATAECHO_INTERNAL_ECHO_STAGE_BASE_H_

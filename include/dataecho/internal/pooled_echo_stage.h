@@ -1,0 +1,197 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// internal/pooled_echo_stage.h: the echo stages that repeat from a pool of
+// recent items (adaptive_echo.h, auto_echo.h). Not part of the public API.
+//
+// A request is served in one of two ways, chosen by the child per request
+// (BackToBack()):
+//   adaptive:      a fresh item if the input has one ready, else a repeat of
+//                  the pooled item emitted fewest times (if the demand gate
+//                  and min_fresh_fraction allow), else a wait for the input;
+//   back to back:  the copies of the newest item, then a wait for the next
+//                  fresh one (EchoStage's order).
+// Recorded decisions (AdaptiveEchoOptions::replay_decisions) come first in
+// both. The decisions and figures themselves are AdaptiveEchoCore's
+// (internal/echo_core.h, src/internal/echo_core.cc); this template holds what
+// touches elements: the input, the pool, the sticky end.
+//
+// Thread safety: as every stage (stage.h).
+#ifndef DATAECHO_INTERNAL_POOLED_ECHO_STAGE_H_
+#define DATAECHO_INTERNAL_POOLED_ECHO_STAGE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "dataecho/echo_options.h"
+#include "dataecho/element_traits.h"
+#include "dataecho/example.h"
+#include "dataecho/internal/echo_core.h"
+#include "dataecho/internal/echo_pool.h"
+#include "dataecho/internal/echo_stage_base.h"
+#include "dataecho/stage.h"
+
+namespace dataecho::internal {
+
+template <typename T>
+class PooledEchoStage : public EchoStageBase<T> {
+ public:
+  using Result = absl::StatusOr<std::optional<T>>;
+
+  Result Next() override {
+    Result out;
+    Step(/*may_block=*/true, &out);
+    return out;
+  }
+
+  // Ready unless serving the request would mean waiting for the upstream.
+  bool TryNext(Result* out) override { return Step(/*may_block=*/false, out); }
+
+ protected:
+  // REQUIRES: options.Validate() is OK. Budgets are drawn for max_factor.
+  PooledEchoStage(StagePtr<T> input, AdaptiveEchoOptions options)
+      : EchoStageBase<T>(std::move(input), options.max_factor, options.seed),
+        pool_(static_cast<size_t>(options.pool_size)),
+        core_(std::move(options)) {}
+
+  // The policy, asked at every request that is not answered by the cancel or
+  // the sticky end: serve it back to back (true) or adaptively (false).
+  virtual bool BackToBack() = 0;
+
+  // From now on, budgets (copies) are drawn for `factor`; the pool keeps only
+  // the newest item (for back-to-back serving) and drops what it holds.
+  void FixFactor(double factor) {
+    this->SetFactor(factor);
+    pool_.Reset(1);
+    core_.OnPoolCleared();
+  }
+
+  const AdaptiveEchoCore& core() const { return core_; }
+
+ private:
+  bool Step(bool may_block, Result* out) {
+    return Begin(out) || Serve(may_block, BackToBack(), out);
+  }
+
+  // What every request starts with: true (and *out set) if the stage is
+  // cancelled or has ended; otherwise starts R̂ at the first request.
+  bool Begin(Result* out) {
+    if (this->cancelled()) {
+      *out = CancelledError();
+      return true;
+    }
+    if (terminal_.has_value()) {
+      *out = *terminal_;
+      return true;
+    }
+    core_.StartOnce();
+    return false;
+  }
+
+  // Serves one request (after Begin()); false if it would have to wait and
+  // !may_block.
+  bool Serve(bool may_block, bool back_to_back, Result* out) {
+    if (core_.replaying()) return Replay(may_block, out);
+    if (back_to_back) {
+      if (!pool_.empty()) {
+        *out = EmitRepeat(pool_.TakeNewest());
+        return true;
+      }
+      return Fresh(may_block, out);
+    }
+    Result r;
+    if (this->input().TryNext(&r)) {
+      *out = AcceptFresh(std::move(r));
+      return true;
+    }
+    const AdaptiveEchoCore::Action action = core_.WithoutFresh(pool_.empty(), this->counts());
+    if (action == AdaptiveEchoCore::Action::kRepeat) {
+      *out = EmitRepeat(pool_.TakeFewest());
+      return true;
+    }
+    if (!may_block) return false;
+    core_.CountWait(action);
+    if (action == AdaptiveEchoCore::Action::kGateClosed) return GatedWait(out);
+    return Fresh(may_block, out);
+  }
+
+  bool Replay(bool may_block, Result* out) {
+    if (core_.ReplayWantsFresh()) {
+      if (!Fresh(may_block, out)) return false;
+      core_.ReplayStep();
+      return true;
+    }
+    if (pool_.empty()) {
+      terminal_ = core_.ReplayMismatch();
+      *out = *terminal_;
+      return true;
+    }
+    core_.ReplayStep();
+    *out = EmitRepeat(pool_.TakeFewest());
+    return true;
+  }
+
+  // The demand gate is closed and a repeat is possible: poll for a fresh item
+  // until one is ready or the gate opens.
+  bool GatedWait(Result* out) {
+    const int64_t t0 = core_.Now();
+    while (true) {
+      core_.SleepGatePoll();
+      if (this->cancelled()) {
+        *out = CancelledError();
+        return true;
+      }
+      Result r;
+      if (this->input().TryNext(&r)) {
+        core_.OnWaited(core_.Now() - t0, this->counts());
+        *out = AcceptFresh(std::move(r));
+        return true;
+      }
+      if (core_.GateOpen()) {
+        *out = EmitRepeat(pool_.TakeFewest());
+        return true;
+      }
+    }
+  }
+
+  // Takes the next fresh item, waiting for it if may_block.
+  bool Fresh(bool may_block, Result* out) {
+    Result r;
+    if (!may_block) {
+      if (!this->input().TryNext(&r)) return false;
+    } else {
+      const int64_t t0 = core_.Now();
+      r = this->input().Next();
+      core_.OnWaited(core_.Now() - t0, this->counts());
+    }
+    *out = AcceptFresh(std::move(r));
+    return true;
+  }
+
+  Result AcceptFresh(Result r) {
+    if (!r.ok() || !r->has_value()) {
+      // CANCELLED comes from our own Cancel(); every other end stays.
+      if (!this->cancelled()) terminal_ = r;
+      return r;
+    }
+    core_.OnFresh(static_cast<int64_t>(ElementTraits<T>::ByteSize(**r)), this->counts());
+    const bool evicted = pool_.Add(**r, this->DrawCopies());
+    core_.OnPooled(evicted, pool_.size());
+    return r;
+  }
+
+  Result EmitRepeat(T out) {
+    core_.OnRepeat(static_cast<int64_t>(ElementTraits<T>::ByteSize(out)), pool_.size(),
+                   this->counts());
+    return Result(std::move(out));
+  }
+
+  EchoPool<T> pool_;
+  AdaptiveEchoCore core_;
+  std::optional<Result> terminal_;  // end of stream or the input's error (sticky)
+};
+
+}  // namespace dataecho::internal
+
+#endif  // DATAECHO_INTERNAL_POOLED_ECHO_STAGE_H_
