@@ -15,6 +15,7 @@
 #include "dataecho/storage/sharding.h"
 #include "gtest/gtest.h"
 #include "support/store_objects.h"
+#include "support/temp_files.h"
 
 namespace dataecho {
 namespace {
@@ -23,16 +24,6 @@ namespace fs = std::filesystem;
 
 class LocalStoreTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) /
-           fmt_name(::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  static std::string fmt_name(const char* name) {
-    return std::string("dataecho_local_") + name + "_" + std::to_string(getpid());
-  }
   std::string Write(const std::string& rel, const std::string& bytes) {
     fs::path p = dir_ / rel;
     fs::create_directories(p.parent_path());
@@ -45,7 +36,8 @@ class LocalStoreTest : public ::testing::Test {
     EXPECT_TRUE(s.ok()) << s;
     return out;
   }
-  fs::path dir_;
+  testing::TempDir tmp_;  // a fresh directory per test, removed after it
+  fs::path dir_ = tmp_.path();
   std::unique_ptr<ObjectStore> store_ = OpenObjectStore();
 };
 
