@@ -11,43 +11,20 @@
 #include "gtest/gtest.h"
 #include "support/gcs_api.h"
 #include "support/s3rver.h"
+#include "support/store_objects.h"
 #include "testing/http_server.h"
 
 namespace dataecho {
 namespace {
 
+using testing::Bytes;
 using testing::HttpServer;
 using testing::S3rver;
 using testing::ServeCloudStorageApi;
 
-std::string Bytes(size_t n, uint32_t seed) {
-  std::string s(n, '\0');
-  uint32_t x = seed;
-  for (size_t i = 0; i < n; ++i) {
-    x = x * 1103515245u + 12345u;
-    s[i] = static_cast<char>(x >> 23);
-  }
-  return s;
-}
-
 std::string ReadAll(ObjectStore& store, const std::string& uri, absl::Status* status) {
   std::string out;
-  auto r = store.Open(uri, {.read_ahead = 256 << 10});
-  if (!r.ok()) {
-    *status = r.status();
-    return out;
-  }
-  std::string buf(100000, '\0');
-  while (true) {
-    auto n = (*r)->Read(absl::MakeSpan(reinterpret_cast<uint8_t*>(buf.data()), buf.size()));
-    if (!n.ok()) {
-      *status = n.status();
-      return out;
-    }
-    if (*n == 0) break;
-    out.append(buf.data(), *n);
-  }
-  *status = absl::OkStatus();
+  *status = testing::ReadObject(store, uri, 256 << 10, 100000, &out);
   return out;
 }
 
@@ -206,14 +183,7 @@ TEST_F(GcsTest, GenerationChangeMidReadIsFailedPrecondition) {
   std::string buf(64 << 10, '\0');
   ASSERT_TRUE((*r)->Read(absl::MakeSpan(reinterpret_cast<uint8_t*>(buf.data()), buf.size())).ok());
   server_->Put("/bkt/dir/obj", Bytes(300000, 4));
-  absl::Status s;
-  while (s.ok()) {
-    auto n = (*r)->Read(absl::MakeSpan(reinterpret_cast<uint8_t*>(buf.data()), buf.size()));
-    if (!n.ok())
-      s = n.status();
-    else if (*n == 0)
-      break;
-  }
+  absl::Status s = testing::ReadToEnd(**r, buf.size());
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
 }
 

@@ -9,25 +9,17 @@
 #include "absl/time/clock.h"
 #include "dataecho/storage/object_store.h"
 #include "gtest/gtest.h"
+#include "support/store_objects.h"
 #include "testing/http_server.h"
 
 namespace dataecho {
 namespace {
 
+using testing::Bytes;
 using testing::HttpFault;
 using testing::HttpServer;
 
 constexpr size_t kChunk = 64 << 10;
-
-std::string Bytes(size_t n, uint32_t seed) {
-  std::string s(n, '\0');
-  uint32_t x = seed;
-  for (size_t i = 0; i < n; ++i) {
-    x = x * 1103515245u + 12345u;
-    s[i] = static_cast<char>(x >> 23);
-  }
-  return s;
-}
 
 ObjectStoreOptions FastRetries() {
   ObjectStoreOptions o;
@@ -54,17 +46,7 @@ class HttpStoreTest : public ::testing::Test {
   absl::Status ReadAll(ObjectStore& store, const std::string& url, std::string* out,
                        size_t read_ahead = 4 * kChunk, size_t step = 10000) {
     out->clear();
-    ReadOptions ro;
-    ro.read_ahead = read_ahead;
-    auto r = store.Open(url, ro);
-    if (!r.ok()) return r.status();
-    std::string buf(step, '\0');
-    while (true) {
-      auto n = (*r)->Read(absl::MakeSpan(reinterpret_cast<uint8_t*>(buf.data()), buf.size()));
-      if (!n.ok()) return n.status();
-      if (*n == 0) return absl::OkStatus();
-      out->append(buf.data(), *n);
-    }
+    return testing::ReadObject(store, url, read_ahead, step, out);
   }
 
   std::unique_ptr<HttpServer> server_;
@@ -315,14 +297,7 @@ TEST_F(HttpStoreTest, ObjectReplacedMidReadIsFailedPrecondition) {
   ASSERT_TRUE((*r)->Read(absl::MakeSpan(reinterpret_cast<uint8_t*>(buf.data()), kChunk)).ok());
   server_->Put("/bucket/obj", data_);  // same bytes, new ETag
   server_->AddFault({.kind = HttpFault::Kind::kIgnoreRange});
-  absl::Status s;
-  while (s.ok()) {
-    auto n = (*r)->Read(absl::MakeSpan(reinterpret_cast<uint8_t*>(buf.data()), kChunk));
-    if (!n.ok())
-      s = n.status();
-    else if (*n == 0)
-      break;
-  }
+  absl::Status s = testing::ReadToEnd(**r, kChunk);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
 }
 

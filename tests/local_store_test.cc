@@ -14,34 +14,16 @@
 #include "dataecho/storage/object_store.h"
 #include "dataecho/storage/sharding.h"
 #include "gtest/gtest.h"
+#include "support/store_objects.h"
+#include "support/temp_files.h"
 
 namespace dataecho {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string Pattern(size_t n, uint32_t seed = 1) {
-  std::string s(n, '\0');
-  uint32_t x = seed;
-  for (size_t i = 0; i < n; ++i) {
-    x = x * 1664525u + 1013904223u;
-    s[i] = static_cast<char>(x >> 24);
-  }
-  return s;
-}
-
 class LocalStoreTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) /
-           fmt_name(::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  static std::string fmt_name(const char* name) {
-    return std::string("dataecho_local_") + name + "_" + std::to_string(getpid());
-  }
   std::string Write(const std::string& rel, const std::string& bytes) {
     fs::path p = dir_ / rel;
     fs::create_directories(p.parent_path());
@@ -50,42 +32,37 @@ class LocalStoreTest : public ::testing::Test {
   }
   std::string ReadAll(ObjectReader& r, size_t step) {
     std::string out;
-    std::string buf(step, '\0');
-    while (true) {
-      absl::StatusOr<size_t> n =
-          r.Read(absl::MakeSpan(reinterpret_cast<uint8_t*>(buf.data()), step));
-      EXPECT_TRUE(n.ok()) << n.status();
-      if (!n.ok() || *n == 0) break;
-      out.append(buf.data(), *n);
-    }
+    absl::Status s = testing::ReadToEnd(r, step, &out);
+    EXPECT_TRUE(s.ok()) << s;
     return out;
   }
-  fs::path dir_;
+  testing::TempDir tmp_;  // a fresh directory per test, removed after it
+  fs::path dir_ = tmp_.path();
   std::unique_ptr<ObjectStore> store_ = OpenObjectStore();
 };
 
 TEST_F(LocalStoreTest, StatGivesSizeAndVersionThatChangesWithContent) {
-  std::string path = Write("a.bin", Pattern(1000));
+  std::string path = Write("a.bin", testing::Bytes(1000, 1));
   absl::StatusOr<ObjectInfo> info = store_->Stat(path);
   ASSERT_TRUE(info.ok()) << info.status();
   EXPECT_EQ(info->size, 1000u);
   EXPECT_EQ(info->uri, path);
   EXPECT_FALSE(info->version.empty());
-  Write("a.bin", Pattern(1001));
+  Write("a.bin", testing::Bytes(1001, 1));
   absl::StatusOr<ObjectInfo> again = store_->Stat(path);
   ASSERT_TRUE(again.ok());
   EXPECT_NE(again->version, info->version);
 }
 
 TEST_F(LocalStoreTest, FileUriAndPlainPathAreTheSameObject) {
-  std::string path = Write("b.bin", Pattern(77));
+  std::string path = Write("b.bin", testing::Bytes(77, 1));
   absl::StatusOr<ObjectInfo> info = store_->Stat("file://" + path);
   ASSERT_TRUE(info.ok()) << info.status();
   EXPECT_EQ(info->size, 77u);
   EXPECT_EQ(info->uri, "file://" + path);
   absl::StatusOr<Buffer> range = store_->ReadRange("file://localhost" + path, 7, 10);
   ASSERT_TRUE(range.ok()) << range.status();
-  EXPECT_EQ(range->view(), Pattern(77).substr(7, 10));
+  EXPECT_EQ(range->view(), testing::Bytes(77, 1).substr(7, 10));
   EXPECT_EQ(store_->Stat("file://otherhost/x").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
@@ -107,7 +84,7 @@ TEST_F(LocalStoreTest, ErrorsNameThePathAndUseTheRightCode) {
 }
 
 TEST_F(LocalStoreTest, ReaderReturnsEveryByteOnceWhateverTheReadSize) {
-  std::string bytes = Pattern(300000);
+  std::string bytes = testing::Bytes(300000, 1);
   std::string path = Write("c.bin", bytes);
   for (size_t step : {1u, 7u, 4096u, 65536u, 1000000u}) {
     ReadOptions opts;
@@ -120,7 +97,7 @@ TEST_F(LocalStoreTest, ReaderReturnsEveryByteOnceWhateverTheReadSize) {
 }
 
 TEST_F(LocalStoreTest, ReaderHonoursOffsetAndLength) {
-  std::string bytes = Pattern(5000);
+  std::string bytes = testing::Bytes(5000, 1);
   std::string path = Write("d.bin", bytes);
   ReadOptions opts;
   opts.offset = 1234;
@@ -140,7 +117,7 @@ TEST_F(LocalStoreTest, ReaderHonoursOffsetAndLength) {
 }
 
 TEST_F(LocalStoreTest, ReaderSeesAFileChangingUnderIt) {
-  std::string path = Write("e.bin", Pattern(100000));
+  std::string path = Write("e.bin", testing::Bytes(100000, 1));
   ReadOptions opts;
   opts.read_ahead = 4096;
   auto r = store_->Open(path, opts);
@@ -148,19 +125,12 @@ TEST_F(LocalStoreTest, ReaderSeesAFileChangingUnderIt) {
   uint8_t buf[100];
   ASSERT_TRUE((*r)->Read(absl::MakeSpan(buf)).ok());
   ASSERT_EQ(truncate(path.c_str(), 50000), 0);
-  absl::Status s;
-  while (s.ok()) {
-    absl::StatusOr<size_t> n = (*r)->Read(absl::MakeSpan(buf));
-    if (!n.ok())
-      s = n.status();
-    else if (*n == 0)
-      break;
-  }
+  absl::Status s = testing::ReadToEnd(**r, sizeof(buf));
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
 }
 
 TEST_F(LocalStoreTest, CancelledReaderReturnsCancelled) {
-  std::string path = Write("f.bin", Pattern(1000));
+  std::string path = Write("f.bin", testing::Bytes(1000, 1));
   auto r = store_->Open(path, {});
   ASSERT_TRUE(r.ok());
   (*r)->Cancel();

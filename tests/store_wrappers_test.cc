@@ -1,5 +1,4 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -11,6 +10,7 @@
 #include "dataecho/storage/object_store.h"
 #include "dataecho/storage/throttled_store.h"
 #include "gtest/gtest.h"
+#include "support/temp_files.h"
 
 namespace dataecho {
 namespace {
@@ -20,19 +20,13 @@ namespace fs = std::filesystem;
 class WrappersTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) /
-           (std::string("dataecho_wrap_") +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
-            std::to_string(getpid()));
-    fs::create_directories(dir_);
     bytes_.resize(1 << 20);
     for (size_t i = 0; i < bytes_.size(); ++i) bytes_[i] = static_cast<char>((i * 131) >> 3);
     path_ = (dir_ / "obj").string();
     std::ofstream(path_, std::ios::binary) << bytes_;
   }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  fs::path dir_;
+  testing::TempDir tmp_;  // a fresh directory per test, removed after it
+  fs::path dir_ = tmp_.path();
   std::string bytes_;
   std::string path_;
 };

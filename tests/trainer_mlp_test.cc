@@ -22,6 +22,29 @@ std::vector<float> RandomVector(size_t n, std::mt19937& gen, float zero_fraction
   return v;
 }
 
+// A matrix read in place: element (r, c) is data[r * row_stride + c * col_stride],
+// so a transposed operand is the same data with the strides swapped.
+struct MatrixView {
+  const float* data;
+  int row_stride;
+  int col_stride;
+  float at(int r, int c) const { return data[r * row_stride + c * col_stride]; }
+};
+
+// out[i * cols + j] += a(i, p) * b(p, j) for p = 0 .. inner-1, in that order:
+// the definition the kernels must match.
+void NaiveMatMulAdd(MatrixView a, MatrixView b, int rows, int inner, int cols,
+                    std::vector<float>& out) {
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j)
+      for (int p = 0; p < inner; ++p) out[i * cols + j] += a.at(i, p) * b.at(p, j);
+}
+
+void ExpectAllNear(const std::vector<float>& got, const std::vector<float>& expected) {
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t t = 0; t < got.size(); ++t) EXPECT_NEAR(got[t], expected[t], 1e-4f) << t;
+}
+
 TEST(MlpKernelsTest, MatchNaiveLoops) {
   std::mt19937 gen(3);
   const int n = 7, k = 13, m = 37;  // odd sizes: vector tails matter
@@ -30,28 +53,25 @@ TEST(MlpKernelsTest, MatchNaiveLoops) {
   std::vector<float> d = RandomVector(n * m, gen);
 
   std::vector<float> c = RandomVector(n * m, gen);
+  // c (n x m) += a (n x k) * b (k x m)
   std::vector<float> expected = c;
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < m; ++j)
-      for (int p = 0; p < k; ++p) expected[i * m + j] += a[i * k + p] * b[p * m + j];
+  NaiveMatMulAdd({a.data(), k, 1}, {b.data(), m, 1}, n, k, m, expected);
   MatMulAdd(a.data(), b.data(), c.data(), n, k, m);
-  for (int t = 0; t < n * m; ++t) EXPECT_NEAR(c[t], expected[t], 1e-4f) << t;
+  ExpectAllNear(c, expected);
 
+  // ta (k x m) = a^T (k x n) * d (n x m)
   std::vector<float> ta(k * m, 42.0f);  // overwritten, not accumulated
   std::vector<float> expected_ta(k * m, 0.0f);
-  for (int p = 0; p < k; ++p)
-    for (int j = 0; j < m; ++j)
-      for (int i = 0; i < n; ++i) expected_ta[p * m + j] += a[i * k + p] * d[i * m + j];
+  NaiveMatMulAdd({a.data(), 1, k}, {d.data(), m, 1}, k, n, m, expected_ta);
   MatMulTransposeA(a.data(), d.data(), ta.data(), n, k, m);
-  for (int t = 0; t < k * m; ++t) EXPECT_NEAR(ta[t], expected_ta[t], 1e-4f) << t;
+  ExpectAllNear(ta, expected_ta);
 
+  // tb (n x k) = d (n x m) * b^T (m x k)
   std::vector<float> tb(n * k, 42.0f);
   std::vector<float> expected_tb(n * k, 0.0f);
-  for (int i = 0; i < n; ++i)
-    for (int p = 0; p < k; ++p)
-      for (int j = 0; j < m; ++j) expected_tb[i * k + p] += d[i * m + j] * b[p * m + j];
+  NaiveMatMulAdd({d.data(), m, 1}, {b.data(), 1, m}, n, m, k, expected_tb);
   MatMulTransposeB(d.data(), b.data(), tb.data(), n, k, m);
-  for (int t = 0; t < n * k; ++t) EXPECT_NEAR(tb[t], expected_tb[t], 1e-4f) << t;
+  ExpectAllNear(tb, expected_tb);
 }
 
 // Central differences of the mean loss against ComputeGradients for every

@@ -48,6 +48,17 @@ class DATAECHO_EXPORT AugmentRng {
   uint64_t state_;
 };
 
+// The common part of the augmenters below: an immutable function object that
+// keeps its options. A custom augmenter may derive from it the same way.
+template <typename Options>
+class Augmenter {
+ public:
+  explicit Augmenter(Options options) : options_(std::move(options)) {}
+
+ protected:
+  Options options_;
+};
+
 struct RandomCropOptions {
   int64_t height = 0;   // output height (REQUIRED, > 0)
   int64_t width = 0;    // output width (REQUIRED, > 0)
@@ -58,13 +69,10 @@ struct RandomCropOptions {
 
 // A uniformly placed height x width window of the (padded) image. INVALID_ARGUMENT
 // if the padded image is smaller than the window.
-class DATAECHO_EXPORT RandomCrop {
+class DATAECHO_EXPORT RandomCrop : public Augmenter<RandomCropOptions> {
  public:
-  explicit RandomCrop(RandomCropOptions options) : options_(options) {}
+  using Augmenter::Augmenter;
   absl::StatusOr<Example> operator()(Example example) const;
-
- private:
-  RandomCropOptions options_;
 };
 
 struct RandomFlipOptions {
@@ -75,13 +83,10 @@ struct RandomFlipOptions {
 
 // Mirrors the image left-right with the given probability (an unflipped
 // example is returned as is: no copy).
-class DATAECHO_EXPORT RandomFlip {
+class DATAECHO_EXPORT RandomFlip : public Augmenter<RandomFlipOptions> {
  public:
-  explicit RandomFlip(RandomFlipOptions options) : options_(options) {}
+  using Augmenter::Augmenter;
   absl::StatusOr<Example> operator()(Example example) const;
-
- private:
-  RandomFlipOptions options_;
 };
 
 struct NormalizeOptions {
@@ -94,13 +99,10 @@ struct NormalizeOptions {
 };
 
 // Converts a uint8/float32/float16/bfloat16 image to normalized floats.
-class DATAECHO_EXPORT Normalize {
+class DATAECHO_EXPORT Normalize : public Augmenter<NormalizeOptions> {
  public:
-  explicit Normalize(NormalizeOptions options) : options_(std::move(options)) {}
+  using Augmenter::Augmenter;
   absl::StatusOr<Example> operator()(Example example) const;
-
- private:
-  NormalizeOptions options_;
 };
 
 struct CastOptions {
@@ -110,13 +112,10 @@ struct CastOptions {
 };
 
 // Converts a component's values to float32, FP16 or BF16 (round to nearest even).
-class DATAECHO_EXPORT Cast {
+class DATAECHO_EXPORT Cast : public Augmenter<CastOptions> {
  public:
-  explicit Cast(CastOptions options) : options_(options) {}
+  using Augmenter::Augmenter;
   absl::StatusOr<Example> operator()(Example example) const;
-
- private:
-  CastOptions options_;
 };
 
 }  // namespace dataecho

@@ -36,6 +36,7 @@
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
@@ -84,11 +85,7 @@ class MapStage final : public UnaryStage<Out, In> {
     if (options_.parallelism == 0) return NextInline();
     StartWorkers();
     absl::MutexLock lock(&mu_);
-    if (!ResultReadyOrCancelled()) {  // clock reads only when actually waiting
-      const int64_t t0 = internal::NowNanos();
-      mu_.Await(absl::Condition(this, &MapStage::ResultReadyOrCancelled));
-      consumer_wait_ns_ += internal::NowNanos() - t0;
-    }
+    internal::AwaitTimed(mu_, this, &MapStage::ResultReadyOrCancelled, totals_.consumer_wait_ns);
     return TakeLocked();
   }
 
@@ -112,15 +109,8 @@ class MapStage final : public UnaryStage<Out, In> {
 
   StageStats OwnStats() const override {
     absl::MutexLock lock(&mu_);
-    StageStats s;
-    s.name = options_.name;
-    s.elements = emitted_;
-    s.bytes = bytes_;
-    s.input_wait = absl::Nanoseconds(input_wait_ns_);
-    s.consumer_wait = absl::Nanoseconds(consumer_wait_ns_);
-    s.extra = {{"parallelism", options_.parallelism},
-               {"busy_s", static_cast<double>(busy_ns_) * 1e-9}};
-    return s;
+    return totals_.Report(options_.name, {{"parallelism", options_.parallelism},
+                                          {"busy_s", static_cast<double>(busy_ns_) * 1e-9}});
   }
 
  private:
@@ -153,8 +143,8 @@ class MapStage final : public UnaryStage<Out, In> {
       return failed_;
     }
     ++next_out_;
-    ++emitted_;
-    bytes_ += static_cast<int64_t>(ElementTraits<Out>::ByteSize(**item));
+    ++totals_.elements;
+    totals_.bytes += static_cast<int64_t>(ElementTraits<Out>::ByteSize(**item));
     return item;
   }
 
@@ -169,15 +159,15 @@ class MapStage final : public UnaryStage<Out, In> {
       in = this->input().Next();
       const int64_t waited = internal::NowNanos() - t0;
       absl::MutexLock lock(&mu_);
-      input_wait_ns_ += waited;
+      totals_.input_wait_ns += waited;
     }
     if (!in.ok()) return inline_status_ = in.status();
     if (!in->has_value()) return std::nullopt;
     absl::StatusOr<Out> out = fn_(std::move(**in));
     if (!out.ok()) return inline_status_ = out.status();
     absl::MutexLock lock(&mu_);
-    ++emitted_;
-    bytes_ += static_cast<int64_t>(ElementTraits<Out>::ByteSize(*out));
+    ++totals_.elements;
+    totals_.bytes += static_cast<int64_t>(ElementTraits<Out>::ByteSize(*out));
     return std::optional<Out>(std::move(*out));
   }
 
@@ -216,7 +206,7 @@ class MapStage final : public UnaryStage<Out, In> {
         in = this->input().Next();
         const int64_t waited = internal::NowNanos() - t0;
         absl::MutexLock lock(&mu_);
-        input_wait_ns_ += waited;
+        totals_.input_wait_ns += waited;
         if (!in.ok() || !in->has_value()) {
           terminal_seq_ = seq;
           results_.emplace(seq, in.ok() ? Item(std::nullopt) : Item(in.status()));
@@ -245,10 +235,7 @@ class MapStage final : public UnaryStage<Out, In> {
   int64_t terminal_seq_ ABSL_GUARDED_BY(mu_) = kNone;  // position of end of stream or the error
   bool cancel_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status failed_ ABSL_GUARDED_BY(mu_);  // first error returned by fn
-  int64_t emitted_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t input_wait_ns_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t consumer_wait_ns_ ABSL_GUARDED_BY(mu_) = 0;
+  internal::StageTotals<int64_t> totals_ ABSL_GUARDED_BY(mu_);
   int64_t busy_ns_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::thread> workers_;  // consumer thread starts them; joined in the destructor
 };

@@ -32,6 +32,7 @@
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
@@ -73,11 +74,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
   absl::StatusOr<std::optional<T>> Next() override {
     StartOnce();
     absl::MutexLock lock(&mu_);
-    if (!ReadyOrCancelled()) {  // clock reads only when actually waiting
-      const int64_t t0 = internal::NowNanos();
-      mu_.Await(absl::Condition(this, &PrefetchStage::ReadyOrCancelled));
-      consumer_wait_ns_ += internal::NowNanos() - t0;
-    }
+    internal::AwaitTimed(mu_, this, &PrefetchStage::ReadyOrCancelled, totals_.consumer_wait_ns);
     return PopLocked();
   }
 
@@ -97,16 +94,10 @@ class PrefetchStage final : public UnaryStage<T, T> {
 
   StageStats OwnStats() const override {
     absl::MutexLock lock(&mu_);
-    StageStats s;
-    s.name = options_.name;
-    s.elements = emitted_;
-    s.bytes = bytes_;
-    s.input_wait = absl::Nanoseconds(input_wait_ns_);
-    s.consumer_wait = absl::Nanoseconds(consumer_wait_ns_);
-    s.extra = {{"depth", options_.depth},
-               {"queued", static_cast<double>(queue_.size())},
-               {"producer_blocked_s", static_cast<double>(producer_blocked_ns_) * 1e-9}};
-    return s;
+    return totals_.Report(
+        options_.name, {{"depth", options_.depth},
+                        {"queued", static_cast<double>(queue_.size())},
+                        {"producer_blocked_s", static_cast<double>(producer_blocked_ns_) * 1e-9}});
   }
 
  private:
@@ -136,8 +127,8 @@ class PrefetchStage final : public UnaryStage<T, T> {
     queue_.pop_front();
     if (options_.level)
       options_.level->store(static_cast<int64_t>(queue_.size()), std::memory_order_relaxed);
-    ++emitted_;
-    bytes_ += static_cast<int64_t>(ElementTraits<T>::ByteSize(**item));
+    ++totals_.elements;
+    totals_.bytes += static_cast<int64_t>(ElementTraits<T>::ByteSize(**item));
     return item;
   }
 
@@ -145,18 +136,14 @@ class PrefetchStage final : public UnaryStage<T, T> {
     while (true) {
       {
         absl::MutexLock lock(&mu_);
-        if (!HasRoomOrCancelled()) {
-          const int64_t t0 = internal::NowNanos();
-          mu_.Await(absl::Condition(this, &PrefetchStage::HasRoomOrCancelled));
-          producer_blocked_ns_ += internal::NowNanos() - t0;
-        }
+        internal::AwaitTimed(mu_, this, &PrefetchStage::HasRoomOrCancelled, producer_blocked_ns_);
         if (cancel_) return;
       }
       const int64_t t0 = internal::NowNanos();
       Item item = this->input().Next();
       const int64_t waited = internal::NowNanos() - t0;
       absl::MutexLock lock(&mu_);
-      input_wait_ns_ += waited;
+      totals_.input_wait_ns += waited;
       if (!item.ok() || !item->has_value()) {
         terminal_ = std::move(item);
         return;
@@ -173,10 +160,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
   std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);        // values only
   std::optional<Item> terminal_ ABSL_GUARDED_BY(mu_);  // end of stream or the error
   bool cancel_ ABSL_GUARDED_BY(mu_) = false;
-  int64_t emitted_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t input_wait_ns_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t consumer_wait_ns_ ABSL_GUARDED_BY(mu_) = 0;
+  internal::StageTotals<int64_t> totals_ ABSL_GUARDED_BY(mu_);
   int64_t producer_blocked_ns_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread producer_;  // last: joined (in the destructor) before anything above goes
 };

@@ -33,6 +33,7 @@
 #include "dataecho/example.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/random.h"
+#include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
@@ -98,8 +99,8 @@ class ShuffleStage final : public UnaryStage<T, T> {
       buffer_.pop_back();
       buffered_.Set(static_cast<int64_t>(buffer_.size()));
     }
-    emitted_.Add(1);
-    bytes_out_.Add(b);
+    totals_.elements.Add(1);
+    totals_.bytes.Add(b);
     // Draw the next call's slot now and start loading its bytes, so that they
     // arrive while the consumer works on `out`: from a large buffer each
     // emitted element is otherwise a cache miss for whoever reads it (Batch's
@@ -117,16 +118,11 @@ class ShuffleStage final : public UnaryStage<T, T> {
 
  protected:
   StageStats OwnStats() const override {
-    StageStats s;
-    s.name = options_.name;
-    s.elements = emitted_.Get();
-    s.bytes = bytes_out_.Get();
-    s.input_wait = absl::Nanoseconds(input_wait_ns_.Get());
-    s.extra = {{"buffer_size", static_cast<double>(options_.buffer_size)},
-               {"buffered", static_cast<double>(buffered_.Get())},
-               {"bytes_held", static_cast<double>(bytes_held_.Get())},
-               {"peak_bytes_held", static_cast<double>(peak_bytes_held_.Get())}};
-    return s;
+    return totals_.Report(options_.name,
+                          {{"buffer_size", static_cast<double>(options_.buffer_size)},
+                           {"buffered", static_cast<double>(buffered_.Get())},
+                           {"bytes_held", static_cast<double>(bytes_held_.Get())},
+                           {"peak_bytes_held", static_cast<double>(peak_bytes_held_.Get())}});
   }
 
  private:
@@ -143,7 +139,7 @@ class ShuffleStage final : public UnaryStage<T, T> {
     if (!this->input().TryNext(&r)) {  // time only real waits (a clock read is not free)
       const int64_t t0 = internal::NowNanos();
       r = this->input().Next();
-      input_wait_ns_.Add(internal::NowNanos() - t0);
+      totals_.input_wait_ns.Add(internal::NowNanos() - t0);
     }
     if (!r.ok() || !r->has_value()) {
       input_done_ = true;
@@ -173,7 +169,8 @@ class ShuffleStage final : public UnaryStage<T, T> {
   size_t next_size_ = 0;  // this many elements (0: none drawn)
   bool input_done_ = false;
   absl::Status error_;  // input error, returned once the buffer has drained
-  internal::Counter emitted_, bytes_out_, bytes_held_, peak_bytes_held_, buffered_, input_wait_ns_;
+  internal::StageTotals<internal::Counter> totals_;
+  internal::Counter bytes_held_, peak_bytes_held_, buffered_;
 };
 
 }  // namespace dataecho

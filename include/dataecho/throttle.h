@@ -46,6 +46,7 @@
 #include "dataecho/example.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/pacer.h"
+#include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 
@@ -113,7 +114,7 @@ class ThrottleStage final : public UnaryStage<T, T> {
     const int64_t start = internal::NowNanos();
     absl::StatusOr<std::optional<T>> r = this->input().Next();
     const int64_t got = internal::NowNanos();
-    input_wait_ns_.Add(got - start);
+    totals_.input_wait_ns.Add(got - start);
     if (!r.ok() || !r->has_value()) return r;
     double cost_ns = absl::ToDoubleNanoseconds(options_.latency);
     if (options_.bytes_per_second > 0) {
@@ -133,8 +134,8 @@ class ThrottleStage final : public UnaryStage<T, T> {
       if (!internal::WaitUntil(mu_, cancel_, release_ns, spin_ns)) return CancelledError();
       throttled_ns_.Add(internal::NowNanos() - got);
     }
-    elements_.Add(1);
-    bytes_.Add(static_cast<int64_t>(ElementTraits<T>::ByteSize(**r)));
+    totals_.elements.Add(1);
+    totals_.bytes.Add(static_cast<int64_t>(ElementTraits<T>::ByteSize(**r)));
     return r;
   }
 
@@ -145,13 +146,8 @@ class ThrottleStage final : public UnaryStage<T, T> {
   }
 
   StageStats OwnStats() const override {
-    StageStats s;
-    s.name = options_.name;
-    s.elements = elements_.Get();
-    s.bytes = bytes_.Get();
-    s.input_wait = absl::Nanoseconds(input_wait_ns_.Get());
-    s.extra = {{"throttled_s", static_cast<double>(throttled_ns_.Get()) * 1e-9}};
-    return s;
+    return totals_.Report(options_.name,
+                          {{"throttled_s", static_cast<double>(throttled_ns_.Get()) * 1e-9}});
   }
 
  private:
@@ -163,7 +159,8 @@ class ThrottleStage final : public UnaryStage<T, T> {
   internal::Schedule schedule_;
   absl::Mutex mu_;
   bool cancel_ ABSL_GUARDED_BY(mu_) = false;
-  internal::Counter elements_, bytes_, input_wait_ns_, throttled_ns_;
+  internal::StageTotals<internal::Counter> totals_;
+  internal::Counter throttled_ns_;
 };
 
 }  // namespace dataecho

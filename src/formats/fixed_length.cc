@@ -32,12 +32,7 @@ class FixedLengthFileReader final : public RecordFileReader {
       if (in_->compressed() && got == options_.footer_bytes) return std::nullopt;
       return Truncated(start);
     }
-    Record r;
-    r.data = std::move(data).Freeze();
-    r.source = in_->uri();
-    r.offset = start;
-    r.source_index = MakeSourceIndex(file_index_, index_++);
-    return r;
+    return in_->MakeRecord(std::move(data), start, file_index_, index_++);
   }
 
   void Cancel() override { in_->Cancel(); }

@@ -62,12 +62,7 @@ class IdxFileReader final : public RecordFileReader {
       return absl::DataLossError(fmt::format("truncated record at {}:{} (IDX row {} of {})",
                                              *in_->uri(), start, row_, header_.rows()));
     }
-    Record r;
-    r.data = std::move(row).Freeze();
-    r.source = in_->uri();
-    r.offset = start;
-    r.source_index = MakeSourceIndex(file_index_, row_++);
-    return r;
+    return in_->MakeRecord(std::move(row), start, file_index_, row_++);
   }
 
   void Cancel() override { in_->Cancel(); }

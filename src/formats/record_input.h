@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "dataecho/buffer.h"
+#include "dataecho/formats/record.h"
 #include "dataecho/formats/record_source.h"
 #include "dataecho/storage/object_store.h"
 
@@ -46,6 +48,18 @@ class RecordInput {
   // for a compressed object the most deflate can expand it (1032:1). Lets
   // readers reject impossible lengths before allocating them.
   uint64_t max_stream_bytes() const;
+
+  // The record `data` that starts at stream position `offset`, record `index`
+  // of the file numbered `file_index` (Record::source_index).
+  Record MakeRecord(MutableBuffer data, uint64_t offset, uint64_t file_index,
+                    uint64_t index) const {
+    Record r;
+    r.data = std::move(data).Freeze();
+    r.source = uri_;
+    r.offset = offset;
+    r.source_index = MakeSourceIndex(file_index, index);
+    return r;
+  }
 
   // Thread-safe.
   void Cancel() { reader_->Cancel(); }

@@ -47,9 +47,17 @@ class RecordSourceBase : public Stage<Record> {
   }
 
  protected:
-  void Count(const Record& r) {
-    elements_.Add(1);
-    bytes_.Add(static_cast<int64_t>(r.data.size()));
+  // Ends a Next() that began at `start`: accounts its time, keeps the first
+  // error in status_ and counts a record.
+  absl::StatusOr<std::optional<Record>> Account(int64_t start,
+                                                absl::StatusOr<std::optional<Record>> result) {
+    wait_nanos_.Add(internal::NowNanos() - start);
+    if (!result.ok() && status_.ok()) status_ = result.status();
+    if (result.ok() && result->has_value()) {
+      elements_.Add(1);
+      bytes_.Add(static_cast<int64_t>((*result)->data.size()));
+    }
+    return result;
   }
 
   const std::vector<std::string> uris_;
@@ -58,6 +66,7 @@ class RecordSourceBase : public Stage<Record> {
   const std::shared_ptr<const CorruptionBudget> budget_;
   internal::Counter elements_, bytes_, wait_nanos_;
   internal::SharedCounter files_;
+  absl::Status status_;  // sticky error (consumer only)
 };
 
 // cycle_length == 1: files one after the other, on the consumer's thread.
@@ -67,11 +76,7 @@ class SequentialSource final : public RecordSourceBase {
 
   absl::StatusOr<std::optional<Record>> Next() override {
     const int64_t start = internal::NowNanos();
-    auto result = NextImpl();
-    wait_nanos_.Add(internal::NowNanos() - start);
-    if (!result.ok() && status_.ok()) status_ = result.status();
-    if (result.ok() && result->has_value()) Count(**result);
-    return result;
+    return Account(start, NextImpl());
   }
 
   void Cancel() override {
@@ -110,7 +115,6 @@ class SequentialSource final : public RecordSourceBase {
     return cancelled_;
   }
 
-  absl::Status status_;  // sticky error
   size_t next_file_ = 0;
   std::unique_ptr<RecordFileReader> reader_;  // written under mu_, read by the consumer
   absl::Mutex mu_;
@@ -144,11 +148,7 @@ class InterleavedSource final : public RecordSourceBase {
   absl::StatusOr<std::optional<Record>> Next() override {
     const int64_t start = internal::NowNanos();
     absl::MutexLock lock(&mu_);
-    auto result = NextLocked();
-    wait_nanos_.Add(internal::NowNanos() - start);
-    if (!result.ok() && status_.ok()) status_ = result.status();
-    if (result.ok() && result->has_value()) Count(**result);
-    return result;
+    return Account(start, NextLocked());
   }
 
   void Cancel() override {
@@ -288,7 +288,6 @@ class InterleavedSource final : public RecordSourceBase {
   }
 
   const InterleaveOptions options_;
-  absl::Status status_;  // sticky error (consumer only)
   mutable absl::Mutex mu_;
   absl::CondVar consumer_cv_;  // an item arrived, a slot finished, or cancel
   bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = false;

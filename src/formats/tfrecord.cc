@@ -78,12 +78,7 @@ class TFRecordFileReader final : public RecordFileReader {
         DATAECHO_RETURN_IF_ERROR(budget_->Skip(Message(s)));
         continue;
       }
-      Record r;
-      r.data = std::move(payload).Freeze();
-      r.source = in_->uri();
-      r.offset = start;
-      r.source_index = MakeSourceIndex(file_index_, index);
-      return r;
+      return in_->MakeRecord(std::move(payload), start, file_index_, index);
     }
     done_ = true;
     return std::nullopt;

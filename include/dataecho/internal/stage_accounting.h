@@ -1,0 +1,72 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// internal/stage_accounting.h: the figures every stage keeps for its StageStats
+// (stats.h), and a blocking wait that accounts the time it blocks. Internal:
+// Map, Prefetch, Shuffle and Throttle are built on it.
+//
+//   internal::StageTotals<int64_t> totals_ ABSL_GUARDED_BY(mu_);  // or <internal::Counter>
+//   ...
+//   internal::AwaitTimed(mu_, this, &MyStage::Ready, totals_.consumer_wait_ns);
+//   ...
+//   return totals_.Report(options_.name, {{"depth", options_.depth}});
+//
+// Thread safety: StageTotals<int64_t> is a plain value (guard it with the
+// stage's mutex); StageTotals<Counter> has one writer and any number of
+// readers (internal/counter.h).
+#ifndef DATAECHO_INTERNAL_STAGE_ACCOUNTING_H_
+#define DATAECHO_INTERNAL_STAGE_ACCOUNTING_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "dataecho/internal/counter.h"
+#include "dataecho/stats.h"
+
+namespace dataecho::internal {
+
+// Elements and bytes emitted, and the time spent waiting on the input and by
+// the consumer, in nanoseconds. `N` is int64_t or Counter.
+template <typename N>
+struct StageTotals {
+  N elements{};
+  N bytes{};
+  N input_wait_ns{};
+  N consumer_wait_ns{};
+
+  // The stage's StageStats: these figures, `name` and the stage's own `extra`.
+  StageStats Report(std::string name,
+                    std::vector<std::pair<std::string, double>> extra = {}) const {
+    StageStats s;
+    s.name = std::move(name);
+    s.elements = Value(elements);
+    s.bytes = Value(bytes);
+    s.input_wait = absl::Nanoseconds(Value(input_wait_ns));
+    s.consumer_wait = absl::Nanoseconds(Value(consumer_wait_ns));
+    s.extra = std::move(extra);
+    return s;
+  }
+
+ private:
+  static int64_t Value(int64_t v) { return v; }
+  static int64_t Value(const Counter& c) { return c.Get(); }
+};
+
+// Waits under `mu` until `(object->*ready)()` holds and adds the time it
+// blocked to `waited_ns`. The clock is read only when it actually blocks (a
+// clock read is not free on a hand-off path).
+template <typename T>
+void AwaitTimed(absl::Mutex& mu, const T* object, bool (T::*ready)() const, int64_t& waited_ns)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+  if ((object->*ready)()) return;
+  const int64_t t0 = NowNanos();
+  mu.Await(absl::Condition(object, ready));
+  waited_ns += NowNanos() - t0;
+}
+
+}  // namespace dataecho::internal
+
+#endif  // DATAECHO_INTERNAL_STAGE_ACCOUNTING_H_
