@@ -47,5 +47,15 @@ TEST(FuzzCorpusTest, IdxInputs) { EXPECT_GT(ReplayCorpus("idx", fuzz::IdxTarget)
 
 TEST(FuzzCorpusTest, JpegInputs) { EXPECT_GT(ReplayCorpus("jpeg", fuzz::JpegTarget), 0); }
 
+TEST(FuzzCorpusTest, UriInputs) { EXPECT_GT(ReplayCorpus("uri", fuzz::UriTarget), 0); }
+
+TEST(FuzzCorpusTest, S3ListingInputs) {
+  EXPECT_GT(ReplayCorpus("s3_listing", fuzz::S3ListingTarget), 0);
+}
+
+TEST(FuzzCorpusTest, GcsListingInputs) {
+  EXPECT_GT(ReplayCorpus("gcs_listing", fuzz::GcsListingTarget), 0);
+}
+
 }  // namespace
 }  // namespace dataecho

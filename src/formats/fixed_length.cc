@@ -82,8 +82,8 @@ absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenFixedLengthFile(
     const uint64_t size = in->object_size();
     if (size < options.header_bytes + options.footer_bytes) {
       return absl::DataLossError(
-          fmt::format("{} has {} bytes, fewer than its header and footer ({} + {})", uri, size,
-                      options.header_bytes, options.footer_bytes));
+          fmt::format("{} has {} bytes, fewer than its header and footer ({} + {})", RedactUri(uri),
+                      size, options.header_bytes, options.footer_bytes));
     }
     records = (size - options.header_bytes - options.footer_bytes) / options.record_bytes;
   }

@@ -83,6 +83,7 @@ absl::StatusOr<std::unique_ptr<IdxFileReader>> OpenIdx(ObjectStore& store, const
   DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<internal::RecordInput> in,
                             internal::RecordInput::Open(store, uri, options.compression,
                                                         options.buffer_size, options.read_ahead));
+  const std::string shown = RedactUri(uri);  // in messages
   std::string head(4, '\0');
   DATAECHO_ASSIGN_OR_RETURN(size_t got, in->Read(reinterpret_cast<uint8_t*>(head.data()), 4));
   head.resize(got);
@@ -93,10 +94,10 @@ absl::StatusOr<std::unique_ptr<IdxFileReader>> OpenIdx(ObjectStore& store, const
                               in->Read(reinterpret_cast<uint8_t*>(head.data()) + 4, dims_bytes));
     head.resize(4 + got);
   }
-  DATAECHO_ASSIGN_OR_RETURN(IdxHeader header, ParseIdxHeader(head, uri));
+  DATAECHO_ASSIGN_OR_RETURN(IdxHeader header, ParseIdxHeader(head, shown));
   if (header.type != 0x08) {
     return absl::UnimplementedError(fmt::format(
-        "IDX file {} has element type 0x{:02x}; only unsigned bytes (0x08) are supported", uri,
+        "IDX file {} has element type 0x{:02x}; only unsigned bytes (0x08) are supported", shown,
         header.type));
   }
   const uint64_t want = header.header_bytes + header.data_bytes;
@@ -104,8 +105,8 @@ absl::StatusOr<std::unique_ptr<IdxFileReader>> OpenIdx(ObjectStore& store, const
   if (!in->compressed()) {
     if (in->object_size() != want) {
       return absl::DataLossError(
-          fmt::format("IDX header of {} describes {} bytes ({} elements), object has {}", uri, want,
-                      dims, in->object_size()));
+          fmt::format("IDX header of {} describes {} bytes ({} elements), object has {}", shown,
+                      want, dims, in->object_size()));
     }
   } else if (internal::ResolveCompression(options.compression, uri) == Compression::kGzip) {
     // The gzip trailer's ISIZE: the uncompressed size mod 2^32.
@@ -113,29 +114,29 @@ absl::StatusOr<std::unique_ptr<IdxFileReader>> OpenIdx(ObjectStore& store, const
     DATAECHO_ASSIGN_OR_RETURN(Buffer trailer, size >= 4 ? store.ReadRange(uri, size - 4, 4)
                                                         : absl::StatusOr<Buffer>(Buffer()));
     if (trailer.size() != 4)
-      return absl::DataLossError(fmt::format("truncated gzip stream {}", uri));
+      return absl::DataLossError(fmt::format("truncated gzip stream {}", shown));
     const uint8_t* p = trailer.data();
     const uint32_t isize =
         uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
     if (isize != static_cast<uint32_t>(want)) {
       return absl::DataLossError(fmt::format(
           "IDX header of {} describes {} bytes ({} elements), gzip trailer records {} (mod 2^32)",
-          uri, want, dims, isize));
+          shown, want, dims, isize));
     }
   }
   if (want > in->max_stream_bytes()) {
     return absl::DataLossError(
         fmt::format("IDX header of {} describes {} bytes ({} elements), more than its {} "
                     "compressed bytes can hold",
-                    uri, want, dims, in->object_size()));
+                    shown, want, dims, in->object_size()));
   }
   if (header.row_bytes == 0 && header.rows() > 0) {
     // [N, 0, ...]: N empty rows, a header that costs N reads and holds nothing.
     return absl::DataLossError(fmt::format("IDX file {} has {} rows of zero bytes ({} elements)",
-                                           uri, header.rows(), dims));
+                                           shown, header.rows(), dims));
   }
   if (header.row_bytes > kMaxRowBytes) {
-    return absl::DataLossError(fmt::format("IDX file {} has rows of {} bytes (limit {})", uri,
+    return absl::DataLossError(fmt::format("IDX file {} has rows of {} bytes (limit {})", shown,
                                            header.row_bytes, kMaxRowBytes));
   }
   return std::make_unique<IdxFileReader>(std::move(in), std::move(header), file_index);
@@ -206,13 +207,13 @@ class IdxExampleSource final : public Stage<Example> {
     const IdxHeader& ih = images->header();
     const IdxHeader& lh = labels->header();
     if (lh.dims.size() != 1) {
-      return absl::InvalidArgumentError(
-          fmt::format("IDX labels {} must be 1-D, has {} dimensions", labels_uri_, lh.dims.size()));
+      return absl::InvalidArgumentError(fmt::format("IDX labels {} must be 1-D, has {} dimensions",
+                                                    RedactUri(labels_uri_), lh.dims.size()));
     }
     if (ih.rows() != lh.rows()) {
       return absl::InvalidArgumentError(
-          fmt::format("IDX images {} have {} rows but labels {} have {}", images_uri_, ih.rows(),
-                      labels_uri_, lh.rows()));
+          fmt::format("IDX images {} have {} rows but labels {} have {}", RedactUri(images_uri_),
+                      ih.rows(), RedactUri(labels_uri_), lh.rows()));
     }
     shape_.assign(ih.dims.begin() + 1, ih.dims.end());
     if (shape_.size() == 2) shape_.push_back(1);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "dataecho/status_macros.h"
+#include "dataecho/storage/object_store.h"
 #include "fmt/format.h"
 
 namespace dataecho::internal {
@@ -25,12 +26,13 @@ absl::StatusOr<std::unique_ptr<RecordInput>> RecordInput::Open(ObjectStore& stor
   ro.read_ahead = read_ahead;
   DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<ObjectReader> reader, store.Open(uri, ro));
   std::unique_ptr<RecordInput> in(
-      new RecordInput(std::move(reader), std::make_shared<const std::string>(uri),
+      new RecordInput(std::move(reader), std::make_shared<const std::string>(RedactUri(uri)),
                       ResolveCompression(compression, uri), std::max<size_t>(buffer_size, 4096)));
   if (in->compressed()) {
     const int window_bits = in->compression_ == Compression::kGzip ? 15 + 16 : 15;
     if (inflateInit2(&in->z_, window_bits) != Z_OK) {
-      return absl::ResourceExhaustedError(fmt::format("inflateInit2 failed for {}", uri));
+      return absl::ResourceExhaustedError(
+          fmt::format("inflateInit2 failed for {}", RedactUri(uri)));
     }
     in->z_init_ = true;
   }

@@ -84,8 +84,9 @@ absl::Status FaultInjectingStore::Check(Fault::Op op, std::string_view uri, uint
     }
     if (f.times > 0) --f.times;
     ++fired_;
-    return absl::Status(f.error.code(), fmt::format("{}: {} at offset {} (injected fault)", uri,
-                                                    std::string(f.error.message()), offset));
+    return absl::Status(f.error.code(),
+                        fmt::format("{}: {} at offset {} (injected fault)", RedactUri(uri),
+                                    std::string(f.error.message()), offset));
   }
   return absl::OkStatus();
 }

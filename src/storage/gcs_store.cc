@@ -14,6 +14,17 @@
 namespace dataecho::internal {
 namespace {
 
+absl::StatusOr<ObjectInfo> Info(std::string uri, const JsonValue& json) {
+  ObjectInfo info;
+  info.uri = std::move(uri);
+  if (!absl::SimpleAtoi(json.String("size"), &info.size)) {
+    return absl::DataLossError(
+        fmt::format("{}: object metadata without a size", RedactUrl(info.uri)));
+  }
+  info.version = json.String("generation");
+  return info;
+}
+
 class GcsBackend : public RemoteBackend {
  public:
   explicit GcsBackend(const GcsOptions& options) {
@@ -32,8 +43,8 @@ class GcsBackend : public RemoteBackend {
   absl::StatusOr<ObjectInfo> ParseStat(std::string_view uri, const HttpResult& result) override {
     absl::StatusOr<JsonValue> json = ParseJson(result.body);
     if (!json.ok()) {
-      return absl::DataLossError(
-          fmt::format("{}: bad object metadata: {}", uri, std::string(json.status().message())));
+      return absl::DataLossError(fmt::format("{}: bad object metadata: {}", RedactUrl(uri),
+                                             std::string(json.status().message())));
     }
     return Info(std::string(uri), *json);
   }
@@ -51,69 +62,67 @@ class GcsBackend : public RemoteBackend {
   absl::StatusOr<std::vector<ObjectInfo>> List(HttpClient& client,
                                                std::string_view prefix) override {
     DATAECHO_ASSIGN_OR_RETURN(BucketKey bk, SplitBucketUri(prefix));
-    std::vector<ObjectInfo> out;
-    std::string page_token;
-    do {
+    const std::string where =
+        fmt::format("listing of bucket '{}', prefix '{}' ({})", Printable(bk.bucket),
+                    Printable(bk.key), RedactUrl(prefix));
+    return ListAllPages(where, [&](const std::string& token, int) -> absl::StatusOr<ListPage> {
       std::string url = fmt::format("{}/storage/v1/b/{}/o?prefix={}", endpoint_,
                                     PercentEncode(bk.bucket), PercentEncode(bk.key));
-      if (!page_token.empty()) url += "&pageToken=" + PercentEncode(page_token);
+      if (!token.empty()) url += "&pageToken=" + PercentEncode(token);
       auto job = std::make_shared<HttpJob>(Request(prefix, url));
       DATAECHO_RETURN_IF_ERROR(client.Run(job));
-      absl::StatusOr<JsonValue> json = ParseJson(job->result().body);
-      if (!json.ok()) {
-        return absl::DataLossError(
-            fmt::format("{}: bad listing: {}", prefix, std::string(json.status().message())));
-      }
-      if (const JsonValue* items = json->Find("items")) {
-        for (const JsonValue& item : items->items) {
-          DATAECHO_ASSIGN_OR_RETURN(
-              ObjectInfo info,
-              Info(fmt::format("gs://{}/{}", bk.bucket, item.String("name")), item));
-          out.push_back(std::move(info));
-        }
-      }
-      page_token = json->String("nextPageToken");
-    } while (!page_token.empty());
-    return out;
+      return ParseGcsListPage(job->result().body, bk.bucket);
+    });
   }
 
  private:
   static absl::StatusOr<BucketKey> Split(std::string_view uri) {
     absl::StatusOr<BucketKey> bk = SplitBucketUri(uri);
     if (bk.ok() && bk->key.empty()) {
-      return absl::InvalidArgumentError(fmt::format("{}: no object name", uri));
+      return absl::InvalidArgumentError(fmt::format("{}: no object name", RedactUrl(uri)));
     }
     return bk;
   }
   std::string ObjectUrl(const BucketKey& bk) const {
-    return fmt::format("{}/storage/v1/b/{}/o/{}", endpoint_, PercentEncode(bk.bucket),
-                       PercentEncode(bk.key));
+    // The name is one path segment ('/' encoded too); "." and ".." as
+    // %2E... so that nothing resolves them as dot segments.
+    std::string name = PercentEncode(bk.key);
+    if (name == "." || name == "..") name = EncodeKeyPath(bk.key);
+    return fmt::format("{}/storage/v1/b/{}/o/{}", endpoint_, PercentEncode(bk.bucket), name);
   }
   HttpRequest Request(std::string_view uri, std::string url) const {
     HttpRequest r;
     r.url = std::move(url);
-    r.display = std::string(uri);
+    r.display = RedactUrl(uri);
     if (!token_.empty()) {
       r.headers.push_back("Authorization: Bearer " + token_);
       r.secrets.push_back(token_);
     }
     return r;
   }
-  static absl::StatusOr<ObjectInfo> Info(std::string uri, const JsonValue& json) {
-    ObjectInfo info;
-    info.uri = std::move(uri);
-    if (!absl::SimpleAtoi(json.String("size"), &info.size)) {
-      return absl::DataLossError(fmt::format("{}: object metadata without a size", info.uri));
-    }
-    info.version = json.String("generation");
-    return info;
-  }
-
   std::string endpoint_;
   std::string token_;
 };
 
 }  // namespace
+
+absl::StatusOr<ListPage> ParseGcsListPage(std::string_view json_text, std::string_view bucket) {
+  absl::StatusOr<JsonValue> json = ParseJson(json_text);
+  if (!json.ok()) {
+    return absl::DataLossError(
+        fmt::format("not a Cloud Storage listing: {}", std::string(json.status().message())));
+  }
+  ListPage page;
+  if (const JsonValue* items = json->Find("items")) {
+    for (const JsonValue& item : items->items) {
+      DATAECHO_ASSIGN_OR_RETURN(ObjectInfo info,
+                                Info(fmt::format("gs://{}/{}", bucket, item.String("name")), item));
+      page.objects.push_back(std::move(info));
+    }
+  }
+  page.next_token = json->String("nextPageToken");
+  return page;
+}
 
 std::unique_ptr<ObjectStore> NewGcsStore(const ObjectStoreOptions& options) {
   return NewRemoteStore(std::make_shared<HttpClient>(options.http, options.retry),

@@ -8,11 +8,12 @@
 #include "absl/status/status.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
+#include "storage/uri.h"
 
 namespace dataecho {
 
 bool IsGlob(std::string_view pattern) {
-  return pattern.find_first_of("*?[") != std::string_view::npos;
+  return internal::GlobStart(pattern) != std::string_view::npos;
 }
 
 bool GlobMatch(std::string_view pattern, std::string_view uri) {
@@ -23,21 +24,33 @@ bool GlobMatch(std::string_view pattern, std::string_view uri) {
 absl::StatusOr<std::vector<std::string>> ExpandUris(ObjectStore& store, std::string_view pattern) {
   std::vector<std::string> out;
   if (pattern.empty()) return absl::InvalidArgumentError("empty file pattern");
-  if (IsGlob(pattern)) {
-    std::string_view prefix = pattern.substr(0, pattern.find_first_of("*?["));
+  const size_t glob = internal::GlobStart(pattern);
+  if (glob != std::string_view::npos) {
+    const std::string prefix = internal::GlobUnescape(pattern.substr(0, glob));
     DATAECHO_ASSIGN_OR_RETURN(std::vector<ObjectInfo> listed, store.List(prefix));
     for (ObjectInfo& info : listed) {
       if (GlobMatch(pattern, info.uri)) out.push_back(std::move(info.uri));
     }
-  } else if (pattern.ends_with('/')) {
-    DATAECHO_ASSIGN_OR_RETURN(std::vector<ObjectInfo> listed, store.List(pattern));
+    // A name that only looks like a glob ("part[1].tfrecord") is that name.
+    if (out.empty()) {
+      std::string literal = internal::GlobUnescape(pattern);
+      if (store.Stat(literal).ok()) out.push_back(std::move(literal));
+    }
+  } else if (pattern.ends_with('/') && internal::UriScheme(pattern) != "http" &&
+             internal::UriScheme(pattern) != "https") {
+    DATAECHO_ASSIGN_OR_RETURN(std::vector<ObjectInfo> listed,
+                              store.List(internal::GlobUnescape(pattern)));
     for (ObjectInfo& info : listed) out.push_back(std::move(info.uri));
   } else {
-    DATAECHO_RETURN_IF_ERROR(store.Stat(pattern).status());
-    out.push_back(std::string(pattern));
+    // One object. A URL keeps its query string and escapes as they are.
+    const bool url =
+        internal::UriScheme(pattern) == "http" || internal::UriScheme(pattern) == "https";
+    std::string uri = url ? std::string(pattern) : internal::GlobUnescape(pattern);
+    DATAECHO_RETURN_IF_ERROR(store.Stat(uri).status());
+    out.push_back(std::move(uri));
   }
   if (out.empty()) {
-    return absl::NotFoundError(fmt::format("no object matches '{}'", pattern));
+    return absl::NotFoundError(fmt::format("no object matches '{}'", internal::RedactUrl(pattern)));
   }
   std::sort(out.begin(), out.end());
   return out;

@@ -22,7 +22,7 @@ namespace dataecho {
 namespace {
 
 absl::Status ErrnoStatus(int err, std::string_view what, std::string_view path) {
-  std::string msg = fmt::format("{} {}: {}", what, path, strerror(err));
+  std::string msg = fmt::format("{} {}: {}", what, internal::Printable(path), strerror(err));
   switch (err) {
     case ENOENT:
     case ENOTDIR:
@@ -45,11 +45,54 @@ std::string VersionOf(const struct stat& st) {
                      static_cast<uint64_t>(st.st_size));
 }
 
-absl::StatusOr<ObjectInfo> InfoOf(std::string_view uri, const std::string& path,
-                                  const struct stat& st) {
-  if (S_ISDIR(st.st_mode)) {
-    return absl::InvalidArgumentError(fmt::format("{}: is a directory, not a file", path));
+const char* FileKind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a pipe";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// A regular file whose size says 0 but that has bytes (/proc, /sys): its size
+// cannot be trusted, so it is refused rather than read as empty. `fd` is open
+// on it; -1 to open `path` for the check.
+absl::Status CheckSizeZeroIsEmpty(int fd, const std::string& path) {
+  int own = -1;
+  if (fd < 0) {
+    own = fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return ErrnoStatus(errno, "open", path);
   }
+  char c;
+  ssize_t r;
+  do {
+    r = pread(fd, &c, 1, 0);
+  } while (r < 0 && errno == EINTR);
+  if (own >= 0) close(own);
+  if (r > 0) {
+    return absl::InvalidArgumentError(fmt::format(
+        "{}: reports a size of 0 bytes but has data (a /proc or /sys file?); its size cannot be "
+        "trusted, copy it to a regular file first",
+        internal::Printable(path)));
+  }
+  return absl::OkStatus();
+}
+
+// The object `st` describes, if it is one dataecho can read: a regular file
+// (a directory, pipe, device or socket has no size to read to; a pipe would
+// read as empty).
+absl::StatusOr<ObjectInfo> InfoOf(std::string_view uri, const std::string& path,
+                                  const struct stat& st, int fd = -1) {
+  if (S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: is a directory, not a file", internal::Printable(path)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: is {}, not a regular file; dataecho reads regular files only (their "
+                    "size is what a read is checked against): copy it to a file first",
+                    internal::Printable(path), FileKind(st.st_mode)));
+  }
+  if (st.st_size == 0) DATAECHO_RETURN_IF_ERROR(CheckSizeZeroIsEmpty(fd, path));
   ObjectInfo info;
   info.uri = std::string(uri);
   info.size = static_cast<uint64_t>(st.st_size);
@@ -90,7 +133,7 @@ class LocalReader : public ObjectReader {
 
   absl::StatusOr<size_t> Read(absl::Span<uint8_t> dst) override {
     if (cancelled_.load(std::memory_order_relaxed)) {
-      return absl::CancelledError(fmt::format("read of {} cancelled", path_));
+      return absl::CancelledError(fmt::format("read of {} cancelled", internal::Printable(path_)));
     }
     size_t total = 0;
     while (total < dst.size() && offset_ < end_) {
@@ -115,8 +158,8 @@ class LocalReader : public ObjectReader {
       DATAECHO_ASSIGN_OR_RETURN(const size_t got, PreadFully(fd_, target, want, offset_, path_));
       if (got < want) {
         return absl::FailedPreconditionError(
-            fmt::format("{}: file shrank while being read (end at offset {}, expected {})", path_,
-                        offset_ + got, info_.size));
+            fmt::format("{}: file shrank while being read (end at offset {}, expected {})",
+                        internal::Printable(path_), offset_ + got, info_.size));
       }
       uint64_t next = offset_ + want;
       if (next < end_) {
@@ -147,7 +190,7 @@ class LocalReader : public ObjectReader {
         st.st_mtim.tv_nsec != pinned_.st_mtim.tv_nsec) {
       return absl::FailedPreconditionError(
           fmt::format("{}: file changed while being read (at offset {}; version {} is now {})",
-                      path_, offset_, info_.version, VersionOf(st)));
+                      internal::Printable(path_), offset_, info_.version, VersionOf(st)));
     }
     return absl::OkStatus();
   }
@@ -177,13 +220,14 @@ class LocalStore : public ObjectStore {
   absl::StatusOr<Buffer> ReadRange(std::string_view uri, uint64_t offset,
                                    uint64_t length) override {
     DATAECHO_ASSIGN_OR_RETURN(const std::string path, internal::LocalPath(uri));
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO: no wait
     if (fd < 0) return ErrnoStatus(errno, "open", path);
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-      absl::Status s = ErrnoStatus(errno, "stat", path);
+    absl::Status checked =
+        fstat(fd, &st) == 0 ? InfoOf(uri, path, st, fd).status() : ErrnoStatus(errno, "stat", path);
+    if (!checked.ok()) {
       close(fd);
-      return s;
+      return checked;
     }
     uint64_t size = static_cast<uint64_t>(st.st_size);
     uint64_t begin = std::min(offset, size);
@@ -199,11 +243,11 @@ class LocalStore : public ObjectStore {
   absl::StatusOr<std::unique_ptr<ObjectReader>> Open(std::string_view uri,
                                                      const ReadOptions& options) override {
     DATAECHO_ASSIGN_OR_RETURN(std::string path, internal::LocalPath(uri));
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO: no wait
     if (fd < 0) return ErrnoStatus(errno, "open", path);
     struct stat st;
     absl::StatusOr<ObjectInfo> info =
-        fstat(fd, &st) == 0 ? InfoOf(uri, path, st) : ErrnoStatus(errno, "stat", path);
+        fstat(fd, &st) == 0 ? InfoOf(uri, path, st, fd) : ErrnoStatus(errno, "stat", path);
     if (!info.ok()) {
       close(fd);
       return info.status();

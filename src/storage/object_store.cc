@@ -104,6 +104,8 @@ class SchemeStore : public ObjectStore {
 
 }  // namespace
 
+std::string RedactUri(std::string_view uri) { return internal::RedactUrl(uri); }
+
 std::unique_ptr<ObjectStore> OpenObjectStore(const ObjectStoreOptions& options) {
   return std::make_unique<SchemeStore>(options);
 }

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstring>
 #include <deque>
+#include <set>
 
 #include <cstdlib>
 
@@ -14,12 +15,22 @@
 #include "absl/synchronization/mutex.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
+#include "storage/uri.h"
 
 namespace dataecho::internal {
 namespace {
 
 // Ranged reads longer than this stat the object first to size the buffer.
 constexpr uint64_t kUnstatedRangeLimit = uint64_t{64} << 20;
+
+absl::Status SizeMismatch(const std::string& display, uint64_t stated, uint64_t offset,
+                          uint64_t served) {
+  return absl::FailedPreconditionError(fmt::format(
+      "{}: the object's stat said {} bytes, but the read at offset {} found {} bytes; the "
+      "server is inconsistent (or the object changed), so the read stops here rather than "
+      "drop bytes",
+      display, stated, offset, served));
+}
 
 class RemoteReader : public ObjectReader {
  public:
@@ -148,6 +159,12 @@ class RemoteReader : public ObjectReader {
           fmt::format("{}: object ended at byte {} while being read (it had {} bytes; it changed)",
                       request_.display, request.begin + result.received, info_.size));
     }
+    // The stat's size is a hint the reads verify: the object must end where
+    // it said, or the bytes past that would be dropped without a word.
+    if (result.object_size >= 0 && static_cast<uint64_t>(result.object_size) != info_.size) {
+      return SizeMismatch(request_.display, info_.size, request.begin,
+                          static_cast<uint64_t>(result.object_size));
+    }
     return job;
   }
 
@@ -229,6 +246,7 @@ class RemoteStore : public ObjectStore {
     DATAECHO_ASSIGN_OR_RETURN(ObjectInfo info, Stat(uri));
     const absl::Duration latency = absl::Now() - start;
     DATAECHO_ASSIGN_OR_RETURN(HttpRequest request, backend_->ReadRequest(uri, info.version));
+    if (info.size == 0) DATAECHO_RETURN_IF_ERROR(CheckEmpty(info, request));
     uint64_t begin = std::min(options.offset, info.size);
     uint64_t end = begin + std::min(options.length, info.size - begin);
     std::string header = backend_->VersionHeader(info.version);
@@ -245,6 +263,25 @@ class RemoteStore : public ObjectStore {
   }
 
  private:
+  // A stat that says 0 bytes is checked with a GET of the first byte: a
+  // reader of 0 bytes would otherwise never ask.
+  absl::Status CheckEmpty(const ObjectInfo& info, HttpRequest request) {
+    request.ranged = true;
+    request.begin = 0;
+    request.end = 1;
+    request.version_header = backend_->VersionHeader(info.version);
+    request.pinned_version = info.version;
+    auto job = std::make_shared<HttpJob>(std::move(request));
+    DATAECHO_RETURN_IF_ERROR(client_->Run(job));
+    const HttpResult& result = job->result();
+    if (result.received > 0 || result.object_size > 0) {
+      const uint64_t served =
+          result.object_size > 0 ? static_cast<uint64_t>(result.object_size) : result.received;
+      return SizeMismatch(job->request().display, 0, 0, served);
+    }
+    return absl::OkStatus();
+  }
+
   const std::shared_ptr<HttpClient> client_;
   const std::unique_ptr<RemoteBackend> backend_;
 };
@@ -275,6 +312,44 @@ std::optional<ObjectInfo> InfoFromHead(std::string_view uri, const HttpResult& h
     info.version = lm->second;
   }
   return info;
+}
+
+absl::StatusOr<std::vector<ObjectInfo>> ListAllPages(std::string_view where,
+                                                     const FetchPage& fetch) {
+  std::vector<ObjectInfo> out;
+  std::set<std::string> uris;
+  std::set<std::string> tokens;
+  std::string token;
+  for (int page = 1;; ++page) {
+    if (page > kMaxListPages) {
+      return absl::ResourceExhaustedError(
+          fmt::format("{}: more than {} pages; narrow the prefix", where, kMaxListPages));
+    }
+    absl::StatusOr<ListPage> listed = fetch(token, page);
+    if (!listed.ok()) {
+      return absl::Status(
+          listed.status().code(),
+          fmt::format("{}: page {}: {}", where, page, std::string(listed.status().message())));
+    }
+    for (ObjectInfo& info : listed->objects) {
+      if (!uris.insert(info.uri).second) {
+        return absl::DataLossError(
+            fmt::format("{}: page {} lists {} again", where, page, RedactUrl(info.uri)));
+      }
+      out.push_back(std::move(info));
+    }
+    if (listed->next_token.empty()) return out;
+    if (listed->objects.empty()) {
+      return absl::DataLossError(
+          fmt::format("{}: page {} has a next page but lists nothing (a listing that never ends)",
+                      where, page));
+    }
+    if (!tokens.insert(listed->next_token).second) {
+      return absl::DataLossError(fmt::format(
+          "{}: page {} repeats an earlier page token (a listing that never ends)", where, page));
+    }
+    token = std::move(listed->next_token);
+  }
 }
 
 std::unique_ptr<ObjectStore> NewRemoteStore(std::shared_ptr<HttpClient> client,

@@ -14,6 +14,7 @@
 #ifndef DATAECHO_SRC_STORAGE_REMOTE_STORE_H_
 #define DATAECHO_SRC_STORAGE_REMOTE_STORE_H_
 
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -65,6 +66,30 @@ std::string OptionOrEnv(const std::string& option, std::initializer_list<const c
 // nullopt without a valid Content-Length.
 std::optional<ObjectInfo> InfoFromHead(std::string_view uri, const HttpResult& head,
                                        bool last_modified_version);
+
+// One page of a listing, as parsed from the service's answer.
+struct ListPage {
+  std::vector<ObjectInfo> objects;
+  std::string next_token;  // empty on the last page
+};
+
+// An S3 ListObjectsV2 page (XML) of `bucket`; DATA_LOSS for a body that is
+// not one (an HTML page, an entry without a size, truncated without a token).
+absl::StatusOr<ListPage> ParseS3ListPage(std::string_view xml, std::string_view bucket);
+// A Cloud Storage objects.list page (JSON) of `bucket`; DATA_LOSS likewise.
+absl::StatusOr<ListPage> ParseGcsListPage(std::string_view json, std::string_view bucket);
+
+// Pages at most in one listing (x the page size, objects).
+inline constexpr int kMaxListPages = 100000;
+
+// Every page of a listing: fetch(token, page) from token "" on, until a page
+// without a next token. A listing that would never end or that repeats itself
+// is refused, naming `where` (the bucket and prefix) and the page: a token
+// seen before, a page with a next token but no objects, an object listed
+// twice (DATA_LOSS), more than kMaxListPages pages (RESOURCE_EXHAUSTED).
+using FetchPage = std::function<absl::StatusOr<ListPage>(const std::string& token, int page)>;
+absl::StatusOr<std::vector<ObjectInfo>> ListAllPages(std::string_view where,
+                                                     const FetchPage& fetch);
 
 }  // namespace dataecho::internal
 

@@ -39,10 +39,11 @@ std::string XmlUnescape(std::string_view s) {
       out.push_back('"');
     else if (ent == "apos")
       out.push_back('\'');
-    else if (ent.starts_with("#x"))
-      out.push_back(static_cast<char>(std::stoi(std::string(ent.substr(2)), nullptr, 16)));
-    else if (ent.starts_with("#"))
-      out.push_back(static_cast<char>(std::stoi(std::string(ent.substr(1)))));
+    else if (uint32_t code = 0;
+             ent.starts_with("#x") && absl::SimpleHexAtoi(std::string(ent.substr(2)), &code))
+      out.push_back(static_cast<char>(code));  // (keys are bytes; non-ASCII comes as UTF-8)
+    else if (ent.starts_with("#") && absl::SimpleAtoi(std::string(ent.substr(1)), &code))
+      out.push_back(static_cast<char>(code));
     else
       out.append(s.substr(i, semi - i + 1));
     i = semi;
@@ -91,7 +92,8 @@ class S3Backend : public RemoteBackend {
 
   absl::StatusOr<ObjectInfo> ParseStat(std::string_view uri, const HttpResult& head) override {
     std::optional<ObjectInfo> info = InfoFromHead(uri, head, /*last_modified_version=*/false);
-    if (!info) return absl::DataLossError(fmt::format("{}: HEAD gave no Content-Length", uri));
+    if (!info)
+      return absl::DataLossError(fmt::format("{}: HEAD gave no Content-Length", RedactUrl(uri)));
     return *std::move(info);
   }
 
@@ -108,42 +110,25 @@ class S3Backend : public RemoteBackend {
   absl::StatusOr<std::vector<ObjectInfo>> List(HttpClient& client,
                                                std::string_view prefix) override {
     DATAECHO_ASSIGN_OR_RETURN(BucketKey bk, SplitBucketUri(prefix));
-    std::vector<ObjectInfo> out;
-    std::string token;
-    while (true) {
+    const std::string where =
+        fmt::format("listing of bucket '{}', prefix '{}' ({})", Printable(bk.bucket),
+                    Printable(bk.key), RedactUrl(prefix));
+    return ListAllPages(where, [&](const std::string& token, int) -> absl::StatusOr<ListPage> {
       // Query parameters in the sorted, fully escaped form SigV4 signs.
       std::string query;
       if (!token.empty()) query += "continuation-token=" + PercentEncode(token) + "&";
       query += fmt::format("list-type=2&max-keys={}&prefix={}", page_size_, PercentEncode(bk.key));
       auto job = std::make_shared<HttpJob>(Request(prefix, BucketUrl(bk.bucket) + "?" + query));
       DATAECHO_RETURN_IF_ERROR(client.Run(job));
-      std::string_view xml = job->result().body;
-      size_t pos = 0;
-      std::string_view entry;
-      while (NextTag(xml, "Contents", &pos, &entry)) {
-        ObjectInfo info;
-        info.uri = fmt::format("s3://{}/{}", bk.bucket, Tag(entry, "Key"));
-        if (!absl::SimpleAtoi(Tag(entry, "Size"), &info.size)) {
-          return absl::DataLossError(fmt::format("{}: listing entry without a size", info.uri));
-        }
-        info.version = Tag(entry, "ETag");
-        out.push_back(std::move(info));
-      }
-      if (Tag(xml, "IsTruncated") != "true") break;
-      token = Tag(xml, "NextContinuationToken");
-      if (token.empty()) {
-        return absl::DataLossError(
-            fmt::format("{}: truncated listing without a continuation token", prefix));
-      }
-    }
-    return out;
+      return ParseS3ListPage(job->result().body, bk.bucket);
+    });
   }
 
  private:
   static absl::StatusOr<BucketKey> Split(std::string_view uri) {
     absl::StatusOr<BucketKey> bk = SplitBucketUri(uri);
     if (bk.ok() && bk->key.empty()) {
-      return absl::InvalidArgumentError(fmt::format("{}: no object key", uri));
+      return absl::InvalidArgumentError(fmt::format("{}: no object key", RedactUrl(uri)));
     }
     return bk;
   }
@@ -154,12 +139,12 @@ class S3Backend : public RemoteBackend {
   std::string ObjectUrl(const BucketKey& bk) const {
     std::string base = BucketUrl(bk.bucket);
     if (!base.ends_with('/')) base += '/';
-    return base + PercentEncode(bk.key, /*keep_slash=*/true);
+    return base + EncodeKeyPath(bk.key);
   }
   HttpRequest Request(std::string_view uri, std::string url) const {
     HttpRequest r;
     r.url = std::move(url);
-    r.display = std::string(uri);
+    r.display = RedactUrl(uri);
     if (!key_id_.empty() && !secret_.empty()) {
       r.aws_sigv4 = fmt::format("aws:amz:{}:s3", region_);
       r.userpwd = key_id_ + ":" + secret_;
@@ -182,6 +167,34 @@ class S3Backend : public RemoteBackend {
 };
 
 }  // namespace
+
+absl::StatusOr<ListPage> ParseS3ListPage(std::string_view xml, std::string_view bucket) {
+  if (xml.find("<ListBucketResult") == std::string_view::npos) {
+    return absl::DataLossError(
+        fmt::format("not an S3 listing (no <ListBucketResult>; the answer starts with '{}')",
+                    Printable(xml.substr(0, 40))));
+  }
+  ListPage page;
+  size_t pos = 0;
+  std::string_view entry;
+  while (NextTag(xml, "Contents", &pos, &entry)) {
+    ObjectInfo info;
+    info.uri = fmt::format("s3://{}/{}", bucket, Tag(entry, "Key"));
+    if (!absl::SimpleAtoi(Tag(entry, "Size"), &info.size)) {
+      return absl::DataLossError(
+          fmt::format("listing entry {} without a size", RedactUrl(info.uri)));
+    }
+    info.version = Tag(entry, "ETag");
+    page.objects.push_back(std::move(info));
+  }
+  if (Tag(xml, "IsTruncated") == "true") {
+    page.next_token = Tag(xml, "NextContinuationToken");
+    if (page.next_token.empty()) {
+      return absl::DataLossError("truncated listing without a continuation token");
+    }
+  }
+  return page;
+}
 
 std::unique_ptr<ObjectStore> NewS3Store(const ObjectStoreOptions& options) {
   return NewRemoteStore(std::make_shared<HttpClient>(options.http, options.retry),

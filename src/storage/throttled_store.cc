@@ -42,7 +42,8 @@ class Waiter {
   absl::Status WaitUntil(absl::Time deadline, std::string_view uri) {
     absl::MutexLock lock(&mu_);
     mu_.AwaitWithDeadline(absl::Condition(&cancelled_), deadline);
-    if (cancelled_) return absl::CancelledError(fmt::format("read of {} cancelled", uri));
+    if (cancelled_)
+      return absl::CancelledError(fmt::format("read of {} cancelled", RedactUri(uri)));
     return absl::OkStatus();
   }
   void Cancel() {

@@ -31,8 +31,34 @@ absl::StatusOr<std::string> LocalPath(std::string_view uri);
 // keep_slash, '/' is kept too.
 std::string PercentEncode(std::string_view s, bool keep_slash = false);
 
-// `url` safe to put into an error: no user:password, no query string.
+// `key` (an S3 key or a path under a base URL) as a URL path: percent-encoded
+// with '/' kept, and every "." or ".." segment encoded too ("%2E", "%2E%2E")
+// so that nothing between here and the server (libcurl, a proxy) can resolve
+// it as a dot segment: the request path is always base + "/" + this.
+std::string EncodeKeyPath(std::string_view key);
+
+// `url` safe to put into an error, a log line, stats or JSON: without
+// user:password@, and with the value of every query parameter that carries a
+// credential (X-Amz-Signature, X-Amz-Credential, X-Amz-Security-Token,
+// X-Goog-Signature, X-Goog-Credential, Signature, sig, token, access_token,
+// key, password, ... by name, case-insensitive) replaced by "[redacted]".
+// Control characters are escaped (see Printable); plain paths are otherwise
+// returned as they are. The one redaction function: the
+// public RedactUri (object_store.h) is this.
 std::string RedactUrl(std::string_view url);
+
+// `s` with control characters (and DEL) escaped as "\\xNN", so that a name
+// put into a message cannot move a terminal's cursor or forge a log line.
+std::string Printable(std::string_view s);
+
+// Where the glob part of `pattern` starts: the first '*', '?' or '[' that is
+// not escaped by a '\', looking only where a listing can expand it (the path
+// of a plain path or file:// URI, the key of gs:// and s3://); npos when
+// `pattern` is not a glob (http(s):// URLs never are: '?' starts their query).
+size_t GlobStart(std::string_view pattern);
+
+// `pattern` with the '\' escapes removed ("a\[1\]" is "a[1]").
+std::string GlobUnescape(std::string_view pattern);
 
 }  // namespace dataecho::internal
 

@@ -22,8 +22,11 @@
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/jpeg.h"
 #include "dataecho/formats/tfrecord.h"
+#include "dataecho/storage/glob.h"
 #include "dataecho/storage/object_store.h"
 #include "fuzz_file.h"
+#include "storage/remote_store.h"
+#include "storage/uri.h"
 
 namespace dataecho::fuzz {
 
@@ -99,6 +102,52 @@ inline void JpegTarget(const uint8_t* data, size_t size) {
       std::abort();
   }
   (void)DecodeImageRecord(bytes, "fuzz");
+}
+
+// URIs: splitting, redaction, key encoding, glob detection and escapes. The
+// redacted form must hold no userinfo and be a fixed point; the encoded key
+// must have no '.' or '..' segment left for a client to resolve.
+inline void UriTarget(const uint8_t* data, size_t size) {
+  const std::string_view uri(reinterpret_cast<const char*>(data), size);
+  (void)internal::UriScheme(uri);
+  (void)internal::SplitBucketUri(uri);
+  (void)internal::LocalPath(uri);
+  const std::string redacted = RedactUri(uri);
+  if (RedactUri(redacted) != redacted) std::abort();
+  const std::string encoded = internal::EncodeKeyPath(uri);
+  size_t start = 0;
+  while (true) {
+    const size_t slash = encoded.find('/', start);
+    const std::string_view segment = std::string_view(encoded).substr(start, slash - start);
+    if (segment == "." || segment == "..") std::abort();
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  const size_t glob = internal::GlobStart(uri);
+  if (glob != std::string_view::npos && glob >= uri.size()) std::abort();
+  if (IsGlob(uri) != (glob != std::string_view::npos)) std::abort();
+  (void)internal::GlobUnescape(uri);
+  (void)GlobMatch(uri, uri);
+}
+
+// An S3 ListObjectsV2 page: every parsed entry is an s3:// URI of the bucket.
+inline void S3ListingTarget(const uint8_t* data, size_t size) {
+  const std::string_view xml(reinterpret_cast<const char*>(data), size);
+  auto page = internal::ParseS3ListPage(xml, "bucket");
+  if (!page.ok()) return;
+  for (const ObjectInfo& info : page->objects) {
+    if (!info.uri.starts_with("s3://bucket/")) std::abort();
+  }
+}
+
+// A Cloud Storage objects.list page (JSON).
+inline void GcsListingTarget(const uint8_t* data, size_t size) {
+  const std::string_view json(reinterpret_cast<const char*>(data), size);
+  auto page = internal::ParseGcsListPage(json, "bucket");
+  if (!page.ok()) return;
+  for (const ObjectInfo& info : page->objects) {
+    if (!info.uri.starts_with("gs://bucket/")) std::abort();
+  }
 }
 
 }  // namespace dataecho::fuzz

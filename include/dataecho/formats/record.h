@@ -42,8 +42,10 @@ inline uint64_t MakeSourceIndex(uint64_t file_index, uint64_t record_in_file) {
 }
 
 struct Record {
-  Buffer data;                                // the payload
-  std::shared_ptr<const std::string> source;  // URI of the file (shared by its records)
+  Buffer data;  // the payload
+  // URI of the file as it may be shown (RedactUri: no credentials), shared by
+  // its records.
+  std::shared_ptr<const std::string> source;
   uint64_t offset = 0;        // byte offset of the record in the (uncompressed) file
   uint64_t source_index = 0;  // see the file comment
   uint32_t repeat_index = 0;  // 0 = fresh, k = k-th echo

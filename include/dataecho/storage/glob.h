@@ -5,9 +5,14 @@
 // A pattern is one of
 //   - a glob: "gs://bucket/train-*.tfrecord", "/data/part-[0-9]?", where '*'
 //     and '?' never match '/' and "[...]" is a character class (fnmatch(3)
-//     with FNM_PATHNAME), matched against whole URIs;
+//     with FNM_PATHNAME), matched against whole URIs. Glob characters count
+//     only where a listing can expand them: in a local path and in the key of
+//     gs:// and s3:// (not in the bucket). A '\' makes the next '*', '?',
+//     '[', ']' or '\' literal ("/data/part\[1\]"); a glob that matches
+//     nothing but names an existing object as written is that object;
 //   - a prefix ending in '/': "s3://bucket/train/" (every object under it);
-//   - an exact URI, which must exist.
+//   - an exact URI, which must exist. http(s):// URLs are always one object:
+//     '?' starts their query string (a presigned URL), '[' an IPv6 host.
 // Matching nothing is NOT_FOUND naming the pattern: an empty training set is
 // almost always a typo.
 //
@@ -29,7 +34,8 @@
 
 namespace dataecho {
 
-// True if `pattern` has a glob character ('*', '?' or '[').
+// True if `pattern` has an unescaped glob character ('*', '?' or '[') where
+// globs count (see the file comment).
 DATAECHO_EXPORT bool IsGlob(std::string_view pattern);
 
 // True if `uri` matches the glob `pattern` (see the file comment).

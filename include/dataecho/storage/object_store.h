@@ -105,6 +105,16 @@ class DATAECHO_EXPORT ObjectStore {
 DATAECHO_EXPORT std::unique_ptr<ObjectStore> OpenObjectStore(
     const ObjectStoreOptions& options = {});
 
+// `uri` as it may be shown in a message, a log line, stats, JSON or a plot:
+// without user:password@, with the values of query parameters that carry
+// credentials (X-Amz-Signature, X-Goog-Signature, token, sig, ...) replaced by
+// "[redacted]", and control characters escaped ("\\x1b"). Every URI the
+// library puts into a status goes through it; programs should too.
+//
+//   RedactUri("https://alice:pw@host/x?X-Amz-Signature=abc")
+//       == "https://host/x?X-Amz-Signature=[redacted]"
+DATAECHO_EXPORT std::string RedactUri(std::string_view uri);
+
 }  // namespace dataecho
 
 #endif  // DATAECHO_STORAGE_OBJECT_STORE_H_
