@@ -56,8 +56,7 @@ Shape WithHW(const Tensor& t, int64_t h, int64_t w) {
 // Reads element i of a numeric tensor as float.
 inline float LoadAsFloat(const uint8_t* data, DType dtype, size_t i) {
   switch (dtype) {
-    case DType::kUInt8:
-      return static_cast<float>(data[i]);
+    case DType::kUInt8: return static_cast<float>(data[i]);
     case DType::kFloat32: {
       float v;
       std::memcpy(&v, data + 4 * i, 4);
@@ -69,8 +68,7 @@ inline float LoadAsFloat(const uint8_t* data, DType dtype, size_t i) {
       std::memcpy(&v, data + 2 * i, 2);
       return dtype == DType::kFloat16 ? HalfToFloat(v) : BFloat16ToFloat(v);
     }
-    default:
-      return 0.0f;
+    default: return 0.0f;
   }
 }
 

@@ -20,8 +20,7 @@ bool IsFloatType(DType t) {
 
 float Load(const uint8_t* p, DType t) {
   switch (t) {
-    case DType::kUInt8:
-      return static_cast<float>(*p);
+    case DType::kUInt8: return static_cast<float>(*p);
     case DType::kInt32: {
       int32_t v;
       std::memcpy(&v, p, 4);

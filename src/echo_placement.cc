@@ -11,14 +11,10 @@ namespace dataecho {
 
 std::string_view EchoPlacementName(EchoPlacement placement) {
   switch (placement) {
-    case EchoPlacement::kBeforeAugment:
-      return "before_augment";
-    case EchoPlacement::kAfterAugment:
-      return "after_augment";
-    case EchoPlacement::kBatch:
-      return "batch";
-    case EchoPlacement::kAdaptive:
-      return "adaptive";
+    case EchoPlacement::kBeforeAugment: return "before_augment";
+    case EchoPlacement::kAfterAugment: return "after_augment";
+    case EchoPlacement::kBatch: return "batch";
+    case EchoPlacement::kAdaptive: return "adaptive";
   }
   return "?";
 }

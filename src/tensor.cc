@@ -19,18 +19,12 @@ struct DTypeInfo {
 
 DTypeInfo Info(DType dtype) {
   switch (dtype) {
-    case DType::kUInt8:
-      return {1, "uint8"};
-    case DType::kInt32:
-      return {4, "int32"};
-    case DType::kInt64:
-      return {8, "int64"};
-    case DType::kFloat32:
-      return {4, "float32"};
-    case DType::kFloat16:
-      return {2, "float16"};
-    case DType::kBFloat16:
-      return {2, "bfloat16"};
+    case DType::kUInt8: return {1, "uint8"};
+    case DType::kInt32: return {4, "int32"};
+    case DType::kInt64: return {8, "int64"};
+    case DType::kFloat32: return {4, "float32"};
+    case DType::kFloat16: return {2, "float16"};
+    case DType::kBFloat16: return {2, "bfloat16"};
   }
   return {0, "unknown"};
 }

@@ -98,9 +98,7 @@ TEST(SoakTest, FashionMnistEpochOverFaultyHttpDeliversEveryRecordExactlyETimes) 
       f.skip = static_cast<int>(rng() % (shard_bytes / chunk));
       f.after_bytes = rng() % chunk;
       switch (rng() % 7) {
-        case 0:
-          f.kind = HttpFault::Kind::kReset;
-          break;
+        case 0: f.kind = HttpFault::Kind::kReset; break;
         case 1:
           f.kind = HttpFault::Kind::kStatus;
           f.status = 500 + static_cast<int>(rng() % 2) * 3;
@@ -110,16 +108,12 @@ TEST(SoakTest, FashionMnistEpochOverFaultyHttpDeliversEveryRecordExactlyETimes) 
           f.status = 429;
           f.retry_after = "0";
           break;
-        case 3:
-          f.kind = HttpFault::Kind::kShortBody;
-          break;
+        case 3: f.kind = HttpFault::Kind::kShortBody; break;
         case 4:
           f.kind = HttpFault::Kind::kWrongContentRange;
           f.range_shift = 1 + static_cast<int64_t>(rng() % 1000);
           break;
-        case 5:
-          f.kind = HttpFault::Kind::kIgnoreRange;
-          break;
+        case 5: f.kind = HttpFault::Kind::kIgnoreRange; break;
         case 6:
           f.kind = HttpFault::Kind::kReset;
           f.after_bytes = 0;

@@ -23,17 +23,12 @@ uint32_t LoadBE32(const uint8_t* p) {
 int ElementSize(uint8_t type) {
   switch (type) {
     case 0x08:
-    case 0x09:
-      return 1;
-    case 0x0B:
-      return 2;
+    case 0x09: return 1;
+    case 0x0B: return 2;
     case 0x0C:
-    case 0x0D:
-      return 4;
-    case 0x0E:
-      return 8;
-    default:
-      return 0;
+    case 0x0D: return 4;
+    case 0x0E: return 8;
+    default: return 0;
   }
 }
 

@@ -65,17 +65,10 @@ AdaptiveEchoCore::Action AdaptiveEchoCore::WithoutFresh(bool pool_empty,
 
 void AdaptiveEchoCore::CountWait(Action action) {
   switch (action) {
-    case Action::kGateClosed:
-      gate_waits_.Add(1);
-      break;
-    case Action::kStall:
-      stalls_.Add(1);
-      break;
-    case Action::kFloorWait:
-      floor_waits_.Add(1);
-      break;
-    case Action::kRepeat:
-      break;
+    case Action::kGateClosed: gate_waits_.Add(1); break;
+    case Action::kStall: stalls_.Add(1); break;
+    case Action::kFloorWait: floor_waits_.Add(1); break;
+    case Action::kRepeat: break;
   }
 }
 

@@ -101,24 +101,12 @@ class Parser {
       switch (e) {
         case '"':
         case '\\':
-        case '/':
-          out->push_back(e);
-          break;
-        case 'b':
-          out->push_back('\b');
-          break;
-        case 'f':
-          out->push_back('\f');
-          break;
-        case 'n':
-          out->push_back('\n');
-          break;
-        case 'r':
-          out->push_back('\r');
-          break;
-        case 't':
-          out->push_back('\t');
-          break;
+        case '/': out->push_back(e); break;
+        case 'b': out->push_back('\b'); break;
+        case 'f': out->push_back('\f'); break;
+        case 'n': out->push_back('\n'); break;
+        case 'r': out->push_back('\r'); break;
+        case 't': out->push_back('\t'); break;
         case 'u': {
           uint32_t cp;
           if (!Hex4(&cp)) return false;
@@ -130,8 +118,7 @@ class Parser {
           AppendUtf8(cp, out);
           break;
         }
-        default:
-          return false;
+        default: return false;
       }
     }
     return false;

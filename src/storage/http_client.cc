@@ -137,8 +137,7 @@ void HttpClient::OnAttemptDone(const std::shared_ptr<HttpJob>& job, int curl_cod
   t.failures_in_row = verdict.failures_in_row;
   switch (verdict.kind) {
     case AttemptVerdict::kDone:
-    case AttemptVerdict::kFail:
-      return Finish(job, std::move(verdict.status));
+    case AttemptVerdict::kFail: return Finish(job, std::move(verdict.status));
     case AttemptVerdict::kRetry:
       t.retry_at = absl::Now() + verdict.delay;
       t.state = HttpTransfer::State::kWaiting;

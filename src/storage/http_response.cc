@@ -130,13 +130,10 @@ absl::Status ResponseError(const HttpRequest& request, const HttpResult& result)
       fmt::format("{}: HTTP {}{}{}", request.display, code,
                   ErrorDetail(result.body, request.secrets), RangeWhere(request, result.received));
   switch (code) {
-    case 404:
-      return absl::NotFoundError(msg);
+    case 404: return absl::NotFoundError(msg);
     case 401:
-    case 403:
-      return absl::PermissionDeniedError(msg);
-    case 412:
-      return absl::FailedPreconditionError(msg + ": object changed");
+    case 403: return absl::PermissionDeniedError(msg);
+    case 412: return absl::FailedPreconditionError(msg + ": object changed");
     default:
       if (code >= 400) return absl::InvalidArgumentError(msg);
       return absl::UnknownError(msg);
@@ -183,8 +180,7 @@ AttemptVerdict ClassifyAttempt(const HttpRequest& request, const HttpResult& res
           what = fmt::format("stalled: no data for {}", absl::FormatDuration(stall_timeout));
         }
         break;
-      default:
-        break;
+      default: break;
     }
     cause = request.ranged ? fmt::format("{} after {} bytes", what, result.received) : what;
   } else if (code >= 200 && code < 300) {

@@ -25,17 +25,13 @@ absl::Status ErrnoStatus(int err, std::string_view what, std::string_view path) 
   std::string msg = fmt::format("{} {}: {}", what, internal::Printable(path), strerror(err));
   switch (err) {
     case ENOENT:
-    case ENOTDIR:
-      return absl::NotFoundError(msg);
+    case ENOTDIR: return absl::NotFoundError(msg);
     case EACCES:
-    case EPERM:
-      return absl::PermissionDeniedError(msg);
+    case EPERM: return absl::PermissionDeniedError(msg);
     case EISDIR:
     case ENAMETOOLONG:
-    case EINVAL:
-      return absl::InvalidArgumentError(msg);
-    default:
-      return absl::UnknownError(msg);
+    case EINVAL: return absl::InvalidArgumentError(msg);
+    default: return absl::UnknownError(msg);
   }
 }
 
