@@ -157,14 +157,9 @@ TEST(AdaptiveEchoTest, FractionalMaxFactorBudgetsMatchEchoStageDraws) {
     for (const auto& [index, k] : TakeReady(*g.echo)) ++adaptive[index];
   }
   auto fixed = FromVector(MakeExamples(kItems)).Echo({.factor = 2.5, .seed = 21});
-  std::map<uint64_t, int> echo;
-  while (true) {
-    auto r = fixed.Next();
-    ASSERT_TRUE(r.ok());
-    if (!r->has_value()) break;
-    ++echo[(*r)->source_index];
-  }
-  EXPECT_EQ(adaptive, echo);
+  absl::StatusOr<std::map<uint64_t, int>> echo = testing::CountBySourceIndex(fixed);
+  ASSERT_TRUE(echo.ok()) << echo.status();
+  EXPECT_EQ(adaptive, *echo);
   int threes = 0;
   for (const auto& [index, n] : adaptive) threes += n == 3;
   EXPECT_GT(threes, 800);

@@ -180,15 +180,10 @@ TEST(AutoEchoTest, WorksThroughTheBuilderAndRejectsBadOptions) {
                .Prefetch({.depth = 8})
                .AutoEcho({.adaptive = {.max_factor = 3}, .warmup = 10});
   ASSERT_TRUE(p.status().ok());
-  std::map<uint64_t, int> counts;
-  while (true) {
-    auto r = p.Next();
-    ASSERT_TRUE(r.ok());
-    if (!r->has_value()) break;
-    ++counts[(*r)->source_index];
-  }
-  EXPECT_EQ(counts.size(), 500u);
-  for (const auto& [index, n] : counts) EXPECT_LE(n, 3) << index;
+  absl::StatusOr<std::map<uint64_t, int>> counts = testing::CountBySourceIndex(p);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  EXPECT_EQ(counts->size(), 500u);
+  for (const auto& [index, n] : *counts) EXPECT_LE(n, 3) << index;
   EXPECT_EQ(FromVector(MakeExamples(3)).AutoEcho({.warmup = 0}).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(FromVector(MakeExamples(3)).AutoEcho({.adaptive = {.max_factor = 0.5}}).status().code(),

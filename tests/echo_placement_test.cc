@@ -114,14 +114,22 @@ TEST(EchoPlacementTest, NamesAreTheFlagValues) {
   EXPECT_EQ(ParseEchoPlacement("").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(EchoPlacementTest, BeforeAugmentAugmentsEveryCopyAnew) {
-  Drained d = Drain(EchoedBatches(Decoded(), Augment, Options(EchoPlacement::kBeforeAugment, 3)));
-  EXPECT_EQ(Tail(d.stages),
-            (std::vector<std::string>{"echo", "map", "shuffle", "batch", "prefetch"}));
-  ASSERT_EQ(d.rows.size(), static_cast<size_t>(3 * kItems));
+// Example echoing with e = 3 at `placement`: checks the stage order and that
+// every item arrives three times, once fresh; the rows grouped by item.
+std::map<uint64_t, Copies> ThreeCopiesByItem(EchoPlacement placement,
+                                             const std::vector<std::string>& stages) {
+  Drained d = Drain(EchoedBatches(Decoded(), Augment, Options(placement, 3)));
+  EXPECT_EQ(Tail(d.stages), stages);
+  EXPECT_EQ(d.rows.size(), static_cast<size_t>(3 * kItems));
   EXPECT_EQ(d.fresh_rows, kItems);
-  const std::map<uint64_t, Copies> items = ByItem(d);
-  ASSERT_EQ(items.size(), static_cast<size_t>(kItems));
+  std::map<uint64_t, Copies> items = ByItem(d);
+  EXPECT_EQ(items.size(), static_cast<size_t>(kItems));
+  return items;
+}
+
+TEST(EchoPlacementTest, BeforeAugmentAugmentsEveryCopyAnew) {
+  const std::map<uint64_t, Copies> items = ThreeCopiesByItem(
+      EchoPlacement::kBeforeAugment, {"echo", "map", "shuffle", "batch", "prefetch"});
   for (const auto& [index, c] : items) {
     EXPECT_EQ(c.pixels.size(), 3u) << index;  // three copies, three augmentations
     EXPECT_EQ(c.repeats, (std::set<uint32_t>{0, 1, 2})) << index;
@@ -129,13 +137,8 @@ TEST(EchoPlacementTest, BeforeAugmentAugmentsEveryCopyAnew) {
 }
 
 TEST(EchoPlacementTest, AfterAugmentRepeatsTheAugmentedItem) {
-  Drained d = Drain(EchoedBatches(Decoded(), Augment, Options(EchoPlacement::kAfterAugment, 3)));
-  EXPECT_EQ(Tail(d.stages),
-            (std::vector<std::string>{"map", "echo", "shuffle", "batch", "prefetch"}));
-  ASSERT_EQ(d.rows.size(), static_cast<size_t>(3 * kItems));
-  EXPECT_EQ(d.fresh_rows, kItems);
-  const std::map<uint64_t, Copies> items = ByItem(d);
-  ASSERT_EQ(items.size(), static_cast<size_t>(kItems));
+  const std::map<uint64_t, Copies> items = ThreeCopiesByItem(
+      EchoPlacement::kAfterAugment, {"map", "echo", "shuffle", "batch", "prefetch"});
   for (const auto& [index, c] : items) {
     EXPECT_EQ(c.pixels.size(), 1u) << index;  // identical copies
     EXPECT_EQ(c.rows, 3) << index;

@@ -83,7 +83,7 @@ const std::vector<std::string>& HostileKeys() {
   return *keys;
 }
 
-// ---- item 2: keys are opaque ------------------------------------------------
+// ---- keys are opaque
 
 TEST(HostileKeysTest, S3RequestPathIsAlwaysBucketSlashKey) {
   auto server = StartServer();
@@ -141,7 +141,7 @@ TEST(HostileKeysTest, S3KeysRoundTripThroughSignedRequestsToS3rver) {
   }
 }
 
-// ---- item 3: a stat size is a hint the read verifies -------------------------
+// ---- a stat size is a hint the read verifies
 
 // Serves `path` with HEAD answering `head_size` bytes (the same ETag).
 void LieAboutSize(HttpServer* server, const std::string& path, size_t head_size) {
@@ -197,7 +197,7 @@ TEST(SizeLiesTest, HonestEmptyAndHonestObjectsReadCleanly) {
   EXPECT_EQ(got, ThreeRecords());
 }
 
-// ---- item 4: files without a trustworthy size --------------------------------
+// ---- files without a trustworthy size
 
 TEST(NonRegularFilesTest, PipesDevicesAndProcFilesAreRejectedNotReadAsEmpty) {
   testing::TempDir dir;
@@ -225,7 +225,7 @@ TEST(NonRegularFilesTest, PipesDevicesAndProcFilesAreRejectedNotReadAsEmpty) {
   EXPECT_EQ(empty->size, 0u);
 }
 
-// ---- item 6: listings that never end ----------------------------------------
+// ---- listings that never end
 
 struct ListingCase {
   std::string name;
@@ -312,7 +312,7 @@ TEST(ListingTest, GcsListingThatRepeatsItsPageTokenFails) {
   EXPECT_EQ(pages, 2);
 }
 
-// ---- item 9: globs only where a listing can expand them ----------------------
+// ---- globs only where a listing can expand them
 
 TEST(GlobTest, GlobCharactersCountOnlyInListablePaths) {
   EXPECT_TRUE(IsGlob("/data/part-*"));
@@ -369,7 +369,7 @@ TEST(GlobTest, LocalNamesWithBracketsAreReadableAsWrittenOrEscaped) {
   EXPECT_EQ(*unmatched, std::vector<std::string>{dir.File("only[2].tfrecord")});
 }
 
-// ---- item 1: credentials never reach a message -------------------------------
+// ---- credentials never reach a message
 
 TEST(RedactionTest, RedactUriRemovesUserinfoAndSignaturesAndEscapesControls) {
   EXPECT_EQ(RedactUri("http://alice:PASS@host:8/p?a=1&X-Amz-Signature=S&token=T#f"),

@@ -36,7 +36,7 @@ class GcsBackend : public RemoteBackend {
   }
 
   absl::StatusOr<HttpRequest> StatRequest(std::string_view uri) override {
-    DATAECHO_ASSIGN_OR_RETURN(BucketKey bk, Split(uri));
+    DATAECHO_ASSIGN_OR_RETURN(BucketKey bk, SplitObjectUri(uri, "object name"));
     return Request(uri, ObjectUrl(bk));
   }
 
@@ -51,7 +51,7 @@ class GcsBackend : public RemoteBackend {
 
   absl::StatusOr<HttpRequest> ReadRequest(std::string_view uri,
                                           const std::string& version) override {
-    DATAECHO_ASSIGN_OR_RETURN(BucketKey bk, Split(uri));
+    DATAECHO_ASSIGN_OR_RETURN(BucketKey bk, SplitObjectUri(uri, "object name"));
     std::string url = ObjectUrl(bk) + "?alt=media";
     if (!version.empty()) url += "&ifGenerationMatch=" + version;
     return Request(uri, url);
@@ -62,27 +62,18 @@ class GcsBackend : public RemoteBackend {
   absl::StatusOr<std::vector<ObjectInfo>> List(HttpClient& client,
                                                std::string_view prefix) override {
     DATAECHO_ASSIGN_OR_RETURN(BucketKey bk, SplitBucketUri(prefix));
-    const std::string where =
-        fmt::format("listing of bucket '{}', prefix '{}' ({})", Printable(bk.bucket),
-                    Printable(bk.key), RedactUrl(prefix));
-    return ListAllPages(where, [&](const std::string& token, int) -> absl::StatusOr<ListPage> {
-      std::string url = fmt::format("{}/storage/v1/b/{}/o?prefix={}", endpoint_,
-                                    PercentEncode(bk.bucket), PercentEncode(bk.key));
-      if (!token.empty()) url += "&pageToken=" + PercentEncode(token);
-      auto job = std::make_shared<HttpJob>(Request(prefix, url));
-      DATAECHO_RETURN_IF_ERROR(client.Run(job));
-      return ParseGcsListPage(job->result().body, bk.bucket);
-    });
+    return ListAllPages(
+        ListingWhere(bk, prefix), [&](const std::string& token, int) -> absl::StatusOr<ListPage> {
+          std::string url = fmt::format("{}/storage/v1/b/{}/o?prefix={}", endpoint_,
+                                        PercentEncode(bk.bucket), PercentEncode(bk.key));
+          if (!token.empty()) url += "&pageToken=" + PercentEncode(token);
+          auto job = std::make_shared<HttpJob>(Request(prefix, url));
+          DATAECHO_RETURN_IF_ERROR(client.Run(job));
+          return ParseGcsListPage(job->result().body, bk.bucket);
+        });
   }
 
  private:
-  static absl::StatusOr<BucketKey> Split(std::string_view uri) {
-    absl::StatusOr<BucketKey> bk = SplitBucketUri(uri);
-    if (bk.ok() && bk->key.empty()) {
-      return absl::InvalidArgumentError(fmt::format("{}: no object name", RedactUrl(uri)));
-    }
-    return bk;
-  }
   std::string ObjectUrl(const BucketKey& bk) const {
     // The name is one path segment ('/' encoded too); "." and ".." as
     // %2E... so that nothing resolves them as dot segments.

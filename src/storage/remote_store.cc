@@ -314,6 +314,11 @@ std::optional<ObjectInfo> InfoFromHead(std::string_view uri, const HttpResult& h
   return info;
 }
 
+std::string ListingWhere(const BucketKey& bk, std::string_view prefix) {
+  return fmt::format("listing of bucket '{}', prefix '{}' ({})", Printable(bk.bucket),
+                     Printable(bk.key), RedactUrl(prefix));
+}
+
 absl::StatusOr<std::vector<ObjectInfo>> ListAllPages(std::string_view where,
                                                      const FetchPage& fetch) {
   std::vector<ObjectInfo> out;

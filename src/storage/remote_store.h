@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "dataecho/storage/object_store.h"
 #include "storage/http_client.h"
+#include "storage/uri.h"
 
 namespace dataecho::internal {
 
@@ -90,6 +91,9 @@ inline constexpr int kMaxListPages = 100000;
 using FetchPage = std::function<absl::StatusOr<ListPage>(const std::string& token, int page)>;
 absl::StatusOr<std::vector<ObjectInfo>> ListAllPages(std::string_view where,
                                                      const FetchPage& fetch);
+// `where` for the listing of `prefix` (a gs:// or s3:// URI split into `bk`):
+// "listing of bucket 'b', prefix 'p' (<redacted uri>)".
+std::string ListingWhere(const BucketKey& bk, std::string_view prefix);
 
 }  // namespace dataecho::internal
 

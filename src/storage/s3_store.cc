@@ -84,7 +84,7 @@ class S3Backend : public RemoteBackend {
   }
 
   absl::StatusOr<HttpRequest> StatRequest(std::string_view uri) override {
-    DATAECHO_ASSIGN_OR_RETURN(BucketKey bk, Split(uri));
+    DATAECHO_ASSIGN_OR_RETURN(BucketKey bk, SplitObjectUri(uri, "object key"));
     HttpRequest r = Request(uri, ObjectUrl(bk));
     r.head = true;
     return r;
@@ -99,7 +99,7 @@ class S3Backend : public RemoteBackend {
 
   absl::StatusOr<HttpRequest> ReadRequest(std::string_view uri,
                                           const std::string& version) override {
-    DATAECHO_ASSIGN_OR_RETURN(BucketKey bk, Split(uri));
+    DATAECHO_ASSIGN_OR_RETURN(BucketKey bk, SplitObjectUri(uri, "object key"));
     HttpRequest r = Request(uri, ObjectUrl(bk));
     if (!version.empty()) r.headers.push_back("If-Match: " + version);
     return r;
@@ -110,28 +110,20 @@ class S3Backend : public RemoteBackend {
   absl::StatusOr<std::vector<ObjectInfo>> List(HttpClient& client,
                                                std::string_view prefix) override {
     DATAECHO_ASSIGN_OR_RETURN(BucketKey bk, SplitBucketUri(prefix));
-    const std::string where =
-        fmt::format("listing of bucket '{}', prefix '{}' ({})", Printable(bk.bucket),
-                    Printable(bk.key), RedactUrl(prefix));
-    return ListAllPages(where, [&](const std::string& token, int) -> absl::StatusOr<ListPage> {
-      // Query parameters in the sorted, fully escaped form SigV4 signs.
-      std::string query;
-      if (!token.empty()) query += "continuation-token=" + PercentEncode(token) + "&";
-      query += fmt::format("list-type=2&max-keys={}&prefix={}", page_size_, PercentEncode(bk.key));
-      auto job = std::make_shared<HttpJob>(Request(prefix, BucketUrl(bk.bucket) + "?" + query));
-      DATAECHO_RETURN_IF_ERROR(client.Run(job));
-      return ParseS3ListPage(job->result().body, bk.bucket);
-    });
+    return ListAllPages(
+        ListingWhere(bk, prefix), [&](const std::string& token, int) -> absl::StatusOr<ListPage> {
+          // Query parameters in the sorted, fully escaped form SigV4 signs.
+          std::string query;
+          if (!token.empty()) query += "continuation-token=" + PercentEncode(token) + "&";
+          query +=
+              fmt::format("list-type=2&max-keys={}&prefix={}", page_size_, PercentEncode(bk.key));
+          auto job = std::make_shared<HttpJob>(Request(prefix, BucketUrl(bk.bucket) + "?" + query));
+          DATAECHO_RETURN_IF_ERROR(client.Run(job));
+          return ParseS3ListPage(job->result().body, bk.bucket);
+        });
   }
 
  private:
-  static absl::StatusOr<BucketKey> Split(std::string_view uri) {
-    absl::StatusOr<BucketKey> bk = SplitBucketUri(uri);
-    if (bk.ok() && bk->key.empty()) {
-      return absl::InvalidArgumentError(fmt::format("{}: no object key", RedactUrl(uri)));
-    }
-    return bk;
-  }
   std::string BucketUrl(const std::string& bucket) const {
     if (!endpoint_.empty()) return fmt::format("{}/{}", endpoint_, PercentEncode(bucket));
     return fmt::format("https://{}.s3.{}.amazonaws.com/", bucket, region_);

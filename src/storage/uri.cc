@@ -35,6 +35,14 @@ absl::StatusOr<BucketKey> SplitBucketUri(std::string_view uri) {
   return out;
 }
 
+absl::StatusOr<BucketKey> SplitObjectUri(std::string_view uri, std::string_view noun) {
+  absl::StatusOr<BucketKey> bk = SplitBucketUri(uri);
+  if (bk.ok() && bk->key.empty()) {
+    return absl::InvalidArgumentError(fmt::format("{}: no {}", RedactUrl(uri), noun));
+  }
+  return bk;
+}
+
 absl::StatusOr<std::string> LocalPath(std::string_view uri) {
   std::string_view scheme = UriScheme(uri);
   if (scheme.empty()) return std::string(uri);

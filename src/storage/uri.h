@@ -22,6 +22,9 @@ struct BucketKey {
   std::string key;
 };
 absl::StatusOr<BucketKey> SplitBucketUri(std::string_view uri);
+// SplitBucketUri for a URI that must name one object: INVALID_ARGUMENT
+// "<uri>: no <noun>" when the key is empty ("object name", "object key").
+absl::StatusOr<BucketKey> SplitObjectUri(std::string_view uri, std::string_view noun);
 
 // The local path of a plain path or a file:// URI (file:///x or
 // file://localhost/x). INVALID_ARGUMENT for another host.

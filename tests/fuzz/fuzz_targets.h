@@ -130,24 +130,25 @@ inline void UriTarget(const uint8_t* data, size_t size) {
   (void)GlobMatch(uri, uri);
 }
 
-// An S3 ListObjectsV2 page: every parsed entry is an s3:// URI of the bucket.
-inline void S3ListingTarget(const uint8_t* data, size_t size) {
-  const std::string_view xml(reinterpret_cast<const char*>(data), size);
-  auto page = internal::ParseS3ListPage(xml, "bucket");
+// A listing page parsed by `parse`: every entry is a URI under `prefix`.
+template <typename Parse>
+void ListingTarget(const uint8_t* data, size_t size, Parse parse, std::string_view prefix) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  auto page = parse(text, "bucket");
   if (!page.ok()) return;
   for (const ObjectInfo& info : page->objects) {
-    if (!info.uri.starts_with("s3://bucket/")) std::abort();
+    if (!info.uri.starts_with(prefix)) std::abort();
   }
+}
+
+// An S3 ListObjectsV2 page (XML).
+inline void S3ListingTarget(const uint8_t* data, size_t size) {
+  ListingTarget(data, size, internal::ParseS3ListPage, "s3://bucket/");
 }
 
 // A Cloud Storage objects.list page (JSON).
 inline void GcsListingTarget(const uint8_t* data, size_t size) {
-  const std::string_view json(reinterpret_cast<const char*>(data), size);
-  auto page = internal::ParseGcsListPage(json, "bucket");
-  if (!page.ok()) return;
-  for (const ObjectInfo& info : page->objects) {
-    if (!info.uri.starts_with("gs://bucket/")) std::abort();
-  }
+  ListingTarget(data, size, internal::ParseGcsListPage, "gs://bucket/");
 }
 
 }  // namespace dataecho::fuzz

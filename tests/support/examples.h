@@ -5,6 +5,7 @@
 #define DATAECHO_TESTS_SUPPORT_EXAMPLES_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +44,19 @@ std::pair<std::vector<T>, absl::Status> DrainWithStatus(Stage<T>& stage) {
     if (!r.ok()) return {std::move(out), r.status()};
     if (!r->has_value()) return {std::move(out), absl::OkStatus()};
     out.push_back(std::move(**r));
+  }
+}
+
+// Drains `p` (a Stage or a Pipeline of Examples): how many times each source
+// index came, or the first error.
+template <typename P>
+absl::StatusOr<std::map<uint64_t, int>> CountBySourceIndex(P& p) {
+  std::map<uint64_t, int> counts;
+  while (true) {
+    auto r = p.Next();
+    if (!r.ok()) return r.status();
+    if (!r->has_value()) return counts;
+    ++counts[(*r)->source_index];
   }
 }
 
