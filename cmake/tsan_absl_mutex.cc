@@ -23,6 +23,8 @@
 // The symbol names depend on Abseil's inline namespace;
 // DATAECHO_ABSL_MANGLED_NS is its mangled form, e.g. "7debian3" (empty when
 // Abseil uses no inline namespace).
+#include <type_traits>
+
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
@@ -57,6 +59,23 @@ struct Guarded {
     return r;
   }
 };
+
+// Calls real(mu, c', args...), where c' evaluates `c` with `mu` visible to
+// TSan as held, then tells TSan that `mu` is held. kWait: the call is a wait,
+// which holds `mu` on entry and lets go of it while it blocks.
+template <bool kWait, typename R, typename... Args>
+R Guard(R (*real)(Mutex*, const Condition&, Args...), Mutex* mu, const Condition& c, Args... args) {
+  Guarded g{&c, mu};
+  if (kWait) Releasing(mu);
+  if constexpr (std::is_void_v<R>) {
+    real(mu, Condition(&Guarded::Eval, &g), args...);
+    Acquired(mu);
+  } else {
+    const R r = real(mu, Condition(&Guarded::Eval, &g), args...);
+    Acquired(mu);
+    return r;
+  }
+}
 }  // namespace
 
 DE_WRAP(void, Lock, "5Mutex4LockEv", Mutex*);
@@ -102,39 +121,19 @@ bool WrapReaderTryLock(Mutex* mu) {
   if (held) Acquired(mu);
   return held;
 }
-void WrapLockWhen(Mutex* mu, const Condition& c) {
-  Guarded g{&c, mu};
-  RealLockWhen(mu, Condition(&Guarded::Eval, &g));
-  Acquired(mu);
-}
-void WrapReaderLockWhen(Mutex* mu, const Condition& c) {
-  Guarded g{&c, mu};
-  RealReaderLockWhen(mu, Condition(&Guarded::Eval, &g));
-  Acquired(mu);
-}
+void WrapLockWhen(Mutex* mu, const Condition& c) { Guard<false>(RealLockWhen, mu, c); }
+void WrapReaderLockWhen(Mutex* mu, const Condition& c) { Guard<false>(RealReaderLockWhen, mu, c); }
 bool WrapLockWhenWithTimeout(Mutex* mu, const Condition& c, Duration d) {
-  Guarded g{&c, mu};
-  const bool r = RealLockWhenWithTimeout(mu, Condition(&Guarded::Eval, &g), d);
-  Acquired(mu);
-  return r;
+  return Guard<false>(RealLockWhenWithTimeout, mu, c, d);
 }
 bool WrapLockWhenWithDeadline(Mutex* mu, const Condition& c, Time t) {
-  Guarded g{&c, mu};
-  const bool r = RealLockWhenWithDeadline(mu, Condition(&Guarded::Eval, &g), t);
-  Acquired(mu);
-  return r;
+  return Guard<false>(RealLockWhenWithDeadline, mu, c, t);
 }
 bool WrapReaderLockWhenWithTimeout(Mutex* mu, const Condition& c, Duration d) {
-  Guarded g{&c, mu};
-  const bool r = RealReaderLockWhenWithTimeout(mu, Condition(&Guarded::Eval, &g), d);
-  Acquired(mu);
-  return r;
+  return Guard<false>(RealReaderLockWhenWithTimeout, mu, c, d);
 }
 bool WrapReaderLockWhenWithDeadline(Mutex* mu, const Condition& c, Time t) {
-  Guarded g{&c, mu};
-  const bool r = RealReaderLockWhenWithDeadline(mu, Condition(&Guarded::Eval, &g), t);
-  Acquired(mu);
-  return r;
+  return Guard<false>(RealReaderLockWhenWithDeadline, mu, c, t);
 }
 
 // Unlocks: release before letting go.
@@ -142,25 +141,12 @@ void WrapUnlock(Mutex* mu) { Releasing(mu), RealUnlock(mu); }
 void WrapReaderUnlock(Mutex* mu) { Releasing(mu), RealReaderUnlock(mu); }
 
 // Waits release the mutex while blocked and hold it again on return.
-void WrapAwait(Mutex* mu, const Condition& c) {
-  Guarded g{&c, mu};
-  Releasing(mu);
-  RealAwait(mu, Condition(&Guarded::Eval, &g));
-  Acquired(mu);
-}
+void WrapAwait(Mutex* mu, const Condition& c) { Guard<true>(RealAwait, mu, c); }
 bool WrapAwaitWithTimeout(Mutex* mu, const Condition& c, Duration d) {
-  Guarded g{&c, mu};
-  Releasing(mu);
-  const bool r = RealAwaitWithTimeout(mu, Condition(&Guarded::Eval, &g), d);
-  Acquired(mu);
-  return r;
+  return Guard<true>(RealAwaitWithTimeout, mu, c, d);
 }
 bool WrapAwaitWithDeadline(Mutex* mu, const Condition& c, Time t) {
-  Guarded g{&c, mu};
-  Releasing(mu);
-  const bool r = RealAwaitWithDeadline(mu, Condition(&Guarded::Eval, &g), t);
-  Acquired(mu);
-  return r;
+  return Guard<true>(RealAwaitWithDeadline, mu, c, t);
 }
 void WrapCondVarWait(CondVar* cv, Mutex* mu) {
   Releasing(mu);
