@@ -111,8 +111,8 @@ void HttpClient::Detach(HttpJob& job) {
 
 void HttpClient::Finish(const std::shared_ptr<HttpJob>& job_ref, absl::Status status) {
   // A copy: `job_ref` may be the active_ entry that Detach() erases.
-  const std::shared_ptr<HttpJob> job =
-      job_ref;  // NOLINT(performance-unnecessary-copy-initialization)
+  // NOLINTNEXTLINE(performance-unnecessary-copy-initialization)
+  const std::shared_ptr<HttpJob> job = job_ref;
   HttpTransfer& t = *job->transfer_;
   if (t.state == HttpTransfer::State::kDone) return;
   Detach(*job);

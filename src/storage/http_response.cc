@@ -206,14 +206,15 @@ AttemptVerdict ClassifyAttempt(const HttpRequest& request, const HttpResult& res
     return Fail(std::move(v), ResponseError(request, result));
   }
   const bool progressed = result.received > attempt.start_received;
-  v.failures_in_row = progressed ? 1 : attempt.failures_in_row + 1;
-  if (v.failures_in_row >= retry.max_attempts) {
+  const int failures_in_row = progressed ? 1 : attempt.failures_in_row + 1;
+  v.failures_in_row = failures_in_row;
+  if (failures_in_row >= retry.max_attempts) {
     return Fail(
         std::move(v),
         absl::UnavailableError(fmt::format(
             "{}{}: giving up after {} attempts ({} in a row without progress); "
             "last cause: {}",
-            who, RangeWhere(request, result.received), result.attempts, v.failures_in_row, cause)));
+            who, RangeWhere(request, result.received), result.attempts, failures_in_row, cause)));
   }
   v.kind = AttemptVerdict::kRetry;
   v.delay = RetryDelay(retry, v.failures_in_row, result.headers);
