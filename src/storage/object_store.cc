@@ -8,8 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "absl/base/call_once.h"
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "dataecho/status_macros.h"
 #include "dataecho/storage/local_store.h"
 #include "fmt/format.h"
@@ -45,7 +46,7 @@ const std::vector<Backend>& Backends() {
 class SchemeStore : public ObjectStore {
  public:
   explicit SchemeStore(const ObjectStoreOptions& options)
-      : options_(options), stores_(std::make_unique<Slot[]>(Backends().size())) {}
+      : options_(options), stores_(Backends().size()) {}
 
   absl::StatusOr<ObjectInfo> Stat(std::string_view uri) override {
     DATAECHO_ASSIGN_OR_RETURN(auto* store, StoreFor(uri));
@@ -70,11 +71,6 @@ class SchemeStore : public ObjectStore {
   }
 
  private:
-  struct Slot {
-    absl::once_flag once;
-    std::unique_ptr<ObjectStore> store;
-  };
-
   absl::StatusOr<ObjectStore*> StoreFor(std::string_view uri) {
     const std::string_view scheme = internal::UriScheme(uri);
     const std::vector<Backend>& backends = Backends();
@@ -84,9 +80,12 @@ class SchemeStore : public ObjectStore {
           backend.schemes.end()) {
         continue;
       }
-      Slot& slot = stores_[i];
-      absl::call_once(slot.once, [&] { slot.store = backend.open(options_); });
-      return slot.store.get();
+      // A mutex, not a once flag: absl::call_once is invisible to TSan with
+      // an uninstrumented Abseil (cmake/tsan_absl_mutex.cc covers Mutex only).
+      absl::MutexLock lock(&mu_);
+      std::unique_ptr<ObjectStore>& store = stores_[i];
+      if (store == nullptr) store = backend.open(options_);
+      return store.get();
     }
     return UnknownScheme(uri, scheme);
   }
@@ -99,7 +98,9 @@ class SchemeStore : public ObjectStore {
   }
 
   const ObjectStoreOptions options_;
-  const std::unique_ptr<Slot[]> stores_;  // one per backend, in the table's order
+  absl::Mutex mu_;
+  // One per backend, in the table's order; opened on first use.
+  std::vector<std::unique_ptr<ObjectStore>> stores_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace
