@@ -19,7 +19,7 @@ absl::StatusOr<ObjectInfo> Info(std::string uri, const JsonValue& json) {
   info.uri = std::move(uri);
   if (!absl::SimpleAtoi(json.String("size"), &info.size)) {
     return absl::DataLossError(
-        fmt::format("{}: object metadata without a size", RedactUrl(info.uri)));
+        fmt::format("{}: object metadata without a size", RedactUri(info.uri)));
   }
   info.version = json.String("generation");
   return info;
@@ -43,7 +43,7 @@ class GcsBackend : public RemoteBackend {
   absl::StatusOr<ObjectInfo> ParseStat(std::string_view uri, const HttpResult& result) override {
     absl::StatusOr<JsonValue> json = ParseJson(result.body);
     if (!json.ok()) {
-      return absl::DataLossError(fmt::format("{}: bad object metadata: {}", RedactUrl(uri),
+      return absl::DataLossError(fmt::format("{}: bad object metadata: {}", RedactUri(uri),
                                              std::string(json.status().message())));
     }
     return Info(std::string(uri), *json);
@@ -82,9 +82,7 @@ class GcsBackend : public RemoteBackend {
     return fmt::format("{}/storage/v1/b/{}/o/{}", endpoint_, PercentEncode(bk.bucket), name);
   }
   HttpRequest Request(std::string_view uri, std::string url) const {
-    HttpRequest r;
-    r.url = std::move(url);
-    r.display = RedactUrl(uri);
+    HttpRequest r = RequestFor(uri, std::move(url));
     if (!token_.empty()) {
       r.headers.push_back("Authorization: Bearer " + token_);
       r.secrets.push_back(token_);

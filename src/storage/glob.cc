@@ -50,7 +50,7 @@ absl::StatusOr<std::vector<std::string>> ExpandUris(ObjectStore& store, std::str
     out.push_back(std::move(uri));
   }
   if (out.empty()) {
-    return absl::NotFoundError(fmt::format("no object matches '{}'", internal::RedactUrl(pattern)));
+    return absl::NotFoundError(fmt::format("no object matches '{}'", RedactUri(pattern)));
   }
   std::sort(out.begin(), out.end());
   return out;

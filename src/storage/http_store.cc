@@ -18,7 +18,7 @@ bool IsEtag(const std::string& version) {
 class HttpBackend : public RemoteBackend {
  public:
   absl::StatusOr<HttpRequest> StatRequest(std::string_view uri) override {
-    HttpRequest r = Base(uri);
+    HttpRequest r = RequestFor(uri, std::string(uri));
     r.head = true;
     return r;
   }
@@ -28,14 +28,14 @@ class HttpBackend : public RemoteBackend {
     if (!info) {
       return absl::UnimplementedError(
           fmt::format("{}: the server gave no Content-Length, so the object's size is unknown",
-                      RedactUrl(uri)));
+                      RedactUri(uri)));
     }
     return *std::move(info);
   }
 
   absl::StatusOr<HttpRequest> ReadRequest(std::string_view uri,
                                           const std::string& version) override {
-    HttpRequest r = Base(uri);
+    HttpRequest r = RequestFor(uri, std::string(uri));
     // A weak ETag never matches If-Match; it is still compared on responses.
     if (IsEtag(version) && !version.starts_with("W/")) r.headers.push_back("If-Match: " + version);
     return r;
@@ -48,15 +48,7 @@ class HttpBackend : public RemoteBackend {
   absl::StatusOr<std::vector<ObjectInfo>> List(HttpClient&, std::string_view prefix) override {
     return absl::UnimplementedError(
         fmt::format("{}: plain HTTP has no listing; name the objects, or use gs:// or s3://",
-                    RedactUrl(prefix)));
-  }
-
- private:
-  static HttpRequest Base(std::string_view uri) {
-    HttpRequest r;
-    r.url = std::string(uri);
-    r.display = RedactUrl(uri);
-    return r;
+                    RedactUri(prefix)));
   }
 };
 

@@ -94,7 +94,7 @@ class SchemeStore : public ObjectStore {
     return absl::InvalidArgumentError(fmt::format(
         "{}: unsupported URI scheme '{}' (expected a path, file://, http://, https://, gs:// or "
         "s3://)",
-        internal::RedactUrl(uri), scheme));
+        RedactUri(uri), scheme));
   }
 
   const ObjectStoreOptions options_;
@@ -104,8 +104,6 @@ class SchemeStore : public ObjectStore {
 };
 
 }  // namespace
-
-std::string RedactUri(std::string_view uri) { return internal::RedactUrl(uri); }
 
 std::unique_ptr<ObjectStore> OpenObjectStore(const ObjectStoreOptions& options) {
   return std::make_unique<SchemeStore>(options);

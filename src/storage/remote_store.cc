@@ -314,9 +314,16 @@ std::optional<ObjectInfo> InfoFromHead(std::string_view uri, const HttpResult& h
   return info;
 }
 
+HttpRequest RequestFor(std::string_view uri, std::string url) {
+  HttpRequest r;
+  r.url = std::move(url);
+  r.display = RedactUri(uri);
+  return r;
+}
+
 std::string ListingWhere(const BucketKey& bk, std::string_view prefix) {
   return fmt::format("listing of bucket '{}', prefix '{}' ({})", Printable(bk.bucket),
-                     Printable(bk.key), RedactUrl(prefix));
+                     Printable(bk.key), RedactUri(prefix));
 }
 
 absl::StatusOr<std::vector<ObjectInfo>> ListAllPages(std::string_view where,
@@ -339,7 +346,7 @@ absl::StatusOr<std::vector<ObjectInfo>> ListAllPages(std::string_view where,
     for (ObjectInfo& info : listed->objects) {
       if (!uris.insert(info.uri).second) {
         return absl::DataLossError(
-            fmt::format("{}: page {} lists {} again", where, page, RedactUrl(info.uri)));
+            fmt::format("{}: page {} lists {} again", where, page, RedactUri(info.uri)));
       }
       out.push_back(std::move(info));
     }

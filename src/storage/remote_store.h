@@ -91,6 +91,9 @@ inline constexpr int kMaxListPages = 100000;
 using FetchPage = std::function<absl::StatusOr<ListPage>(const std::string& token, int page)>;
 absl::StatusOr<std::vector<ObjectInfo>> ListAllPages(std::string_view where,
                                                      const FetchPage& fetch);
+// A request for `url` whose errors name `uri`, redacted (RedactUri).
+HttpRequest RequestFor(std::string_view uri, std::string url);
+
 // `where` for the listing of `prefix` (a gs:// or s3:// URI split into `bk`):
 // "listing of bucket 'b', prefix 'p' (<redacted uri>)".
 std::string ListingWhere(const BucketKey& bk, std::string_view prefix);

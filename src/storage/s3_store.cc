@@ -93,7 +93,7 @@ class S3Backend : public RemoteBackend {
   absl::StatusOr<ObjectInfo> ParseStat(std::string_view uri, const HttpResult& head) override {
     std::optional<ObjectInfo> info = InfoFromHead(uri, head, /*last_modified_version=*/false);
     if (!info)
-      return absl::DataLossError(fmt::format("{}: HEAD gave no Content-Length", RedactUrl(uri)));
+      return absl::DataLossError(fmt::format("{}: HEAD gave no Content-Length", RedactUri(uri)));
     return *std::move(info);
   }
 
@@ -134,9 +134,7 @@ class S3Backend : public RemoteBackend {
     return base + EncodeKeyPath(bk.key);
   }
   HttpRequest Request(std::string_view uri, std::string url) const {
-    HttpRequest r;
-    r.url = std::move(url);
-    r.display = RedactUrl(uri);
+    HttpRequest r = RequestFor(uri, std::move(url));
     if (!key_id_.empty() && !secret_.empty()) {
       r.aws_sigv4 = fmt::format("aws:amz:{}:s3", region_);
       r.userpwd = key_id_ + ":" + secret_;
@@ -174,7 +172,7 @@ absl::StatusOr<ListPage> ParseS3ListPage(std::string_view xml, std::string_view 
     info.uri = fmt::format("s3://{}/{}", bucket, Tag(entry, "Key"));
     if (!absl::SimpleAtoi(Tag(entry, "Size"), &info.size)) {
       return absl::DataLossError(
-          fmt::format("listing entry {} without a size", RedactUrl(info.uri)));
+          fmt::format("listing entry {} without a size", RedactUri(info.uri)));
     }
     info.version = Tag(entry, "ETag");
     page.objects.push_back(std::move(info));

@@ -26,7 +26,7 @@ absl::StatusOr<BucketKey> SplitBucketUri(std::string_view uri) {
   size_t slash = rest.find('/');
   std::string_view bucket = rest.substr(0, slash);
   if (bucket.empty()) {
-    return absl::InvalidArgumentError(fmt::format("{}: no bucket in URI", RedactUrl(uri)));
+    return absl::InvalidArgumentError(fmt::format("{}: no bucket in URI", RedactUri(uri)));
   }
   BucketKey out;
   out.scheme = std::string(scheme);
@@ -38,7 +38,7 @@ absl::StatusOr<BucketKey> SplitBucketUri(std::string_view uri) {
 absl::StatusOr<BucketKey> SplitObjectUri(std::string_view uri, std::string_view noun) {
   absl::StatusOr<BucketKey> bk = SplitBucketUri(uri);
   if (bk.ok() && bk->key.empty()) {
-    return absl::InvalidArgumentError(fmt::format("{}: no {}", RedactUrl(uri), noun));
+    return absl::InvalidArgumentError(fmt::format("{}: no {}", RedactUri(uri), noun));
   }
   return bk;
 }
@@ -47,7 +47,7 @@ absl::StatusOr<std::string> LocalPath(std::string_view uri) {
   std::string_view scheme = UriScheme(uri);
   if (scheme.empty()) return std::string(uri);
   if (scheme != "file") {
-    return absl::InvalidArgumentError(fmt::format("{}: not a local path", RedactUrl(uri)));
+    return absl::InvalidArgumentError(fmt::format("{}: not a local path", RedactUri(uri)));
   }
   std::string_view rest = uri.substr(7);
   if (rest.starts_with("localhost/")) rest.remove_prefix(9);
@@ -170,28 +170,6 @@ std::string Printable(std::string_view s) {
   return out;
 }
 
-std::string RedactUrl(std::string_view url) {
-  std::string_view scheme = UriScheme(url);
-  if (scheme.empty()) return Printable(url);
-  std::string out(url.substr(0, scheme.size() + 3));
-  std::string_view rest = url.substr(scheme.size() + 3);
-  size_t auth_end = rest.find_first_of("/?#");
-  std::string_view authority = rest.substr(0, auth_end);
-  size_t at = authority.rfind('@');
-  if (at != std::string_view::npos) authority.remove_prefix(at + 1);
-  out += authority;
-  if (auth_end != std::string_view::npos) {
-    std::string_view path = rest.substr(auth_end);
-    size_t q = path.find('?');
-    out += path.substr(0, q);
-    if (q != std::string_view::npos) {
-      out += '?';
-      out += RedactQuery(path.substr(q + 1));
-    }
-  }
-  return Printable(out);
-}
-
 size_t GlobStart(std::string_view pattern) {
   std::string_view scheme = UriScheme(pattern);
   size_t from = 0;
@@ -228,3 +206,29 @@ std::string GlobUnescape(std::string_view pattern) {
 }
 
 }  // namespace dataecho::internal
+
+namespace dataecho {
+
+std::string RedactUri(std::string_view url) {
+  std::string_view scheme = internal::UriScheme(url);
+  if (scheme.empty()) return internal::Printable(url);
+  std::string out(url.substr(0, scheme.size() + 3));
+  std::string_view rest = url.substr(scheme.size() + 3);
+  size_t auth_end = rest.find_first_of("/?#");
+  std::string_view authority = rest.substr(0, auth_end);
+  size_t at = authority.rfind('@');
+  if (at != std::string_view::npos) authority.remove_prefix(at + 1);
+  out += authority;
+  if (auth_end != std::string_view::npos) {
+    std::string_view path = rest.substr(auth_end);
+    size_t q = path.find('?');
+    out += path.substr(0, q);
+    if (q != std::string_view::npos) {
+      out += '?';
+      out += internal::RedactQuery(path.substr(q + 1));
+    }
+  }
+  return internal::Printable(out);
+}
+
+}  // namespace dataecho

@@ -8,6 +8,8 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+// RedactUri, the one redaction of a URI for messages, is public: object_store.h.
+#include "dataecho/storage/object_store.h"
 
 namespace dataecho::internal {
 
@@ -39,16 +41,6 @@ std::string PercentEncode(std::string_view s, bool keep_slash = false);
 // so that nothing between here and the server (libcurl, a proxy) can resolve
 // it as a dot segment: the request path is always base + "/" + this.
 std::string EncodeKeyPath(std::string_view key);
-
-// `url` safe to put into an error, a log line, stats or JSON: without
-// user:password@, and with the value of every query parameter that carries a
-// credential (X-Amz-Signature, X-Amz-Credential, X-Amz-Security-Token,
-// X-Goog-Signature, X-Goog-Credential, Signature, sig, token, access_token,
-// key, password, ... by name, case-insensitive) replaced by "[redacted]".
-// Control characters are escaped (see Printable); plain paths are otherwise
-// returned as they are. The one redaction function: the
-// public RedactUri (object_store.h) is this.
-std::string RedactUrl(std::string_view url);
 
 // `s` with control characters (and DEL) escaped as "\\xNN", so that a name
 // put into a message cannot move a terminal's cursor or forge a log line.
