@@ -208,7 +208,9 @@ class TakeStage final : public UnaryStage<T, T> {
 // epochs < 0). The factory is called at the start of each epoch; it returns
 // the source (a StagePtr<T>, or a factory's absl::StatusOr<StagePtr<T>>, so
 // `[] { return RangeSource(0, 10); }` works). An error from the factory is
-// returned by Next() and stays.
+// returned by Next() and stays. An epoch that yields no element ends the
+// stream (tf.data's rule): repeating an empty source, even forever, ends
+// instead of re-creating it in a busy loop.
 template <typename T>
 class RepeatStage final : public Stage<T> {
  public:
@@ -222,6 +224,7 @@ class RepeatStage final : public Stage<T> {
     while (true) {
       if (cancelled_.load(std::memory_order_relaxed)) return CancelledError();
       if (!status_.ok()) return status_;
+      if (ended_) return std::nullopt;
       if (current_ == nullptr) {
         if (epochs_ >= 0 && epoch_ >= epochs_) return std::nullopt;
         absl::StatusOr<StagePtr<T>> next = factory_();
@@ -232,11 +235,21 @@ class RepeatStage final : public Stage<T> {
         absl::MutexLock lock(&mu_);
         current_ = *std::move(next);
         ++epoch_;
+        epoch_empty_ = true;
         if (cancelled_.load(std::memory_order_relaxed)) current_->Cancel();  // raced with Cancel()
       }
       absl::StatusOr<std::optional<T>> r = current_->Next();
-      if (!r.ok() || r->has_value()) return r;
-      if (epochs_ >= 0 && epoch_ >= epochs_) return std::nullopt;  // keep the last source's stats
+      if (!r.ok()) return r;
+      if (r->has_value()) {
+        epoch_empty_ = false;
+        return r;
+      }
+      // The end of an epoch. An empty one ends the stream: the next epoch of
+      // the same source would be empty too (keep the last source's stats).
+      if (epoch_empty_ || (epochs_ >= 0 && epoch_ >= epochs_)) {
+        ended_ = true;
+        return std::nullopt;
+      }
       absl::MutexLock lock(&mu_);
       current_.reset();
     }
@@ -262,8 +275,10 @@ class RepeatStage final : public Stage<T> {
 
   Factory factory_;
   const int64_t epochs_;
-  absl::Status status_;  // the factory's error: sticky (consumer thread only)
-  int64_t epoch_ = 0;    // written under mu_ by the consumer
+  absl::Status status_;       // the factory's error: sticky (consumer thread only)
+  int64_t epoch_ = 0;         // written under mu_ by the consumer
+  bool epoch_empty_ = false;  // the current epoch has yielded nothing yet (consumer thread only)
+  bool ended_ = false;        // end of stream reached (consumer thread only)
   std::atomic<bool> cancelled_{false};
   mutable absl::Mutex mu_;
   // Written only by the consumer thread under mu_; read by it without the lock.
