@@ -7,6 +7,7 @@
 #include "buffer_pool.h"
 #include "dataecho/float16.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/memory.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
 #include "row_convert.h"
@@ -84,6 +85,14 @@ void ConvertRow(const uint8_t* src, DType in, Out* dst, int64_t n, int64_t chann
 absl::Status BatchOptions::Validate() const {
   if (batch_size < 1)
     return absl::InvalidArgumentError(fmt::format("batch_size must be >= 1, got {}", batch_size));
+  if (batch_size > kMaxBatchSize) {
+    return absl::InvalidArgumentError(
+        fmt::format("batch_size must be at most {} (BatchOptions::kMaxBatchSize), got {}",
+                    kMaxBatchSize, batch_size));
+  }
+  if (max_bytes < 0)
+    return absl::InvalidArgumentError(
+        fmt::format("batch max_bytes must be >= 0, got {}", max_bytes));
   if (cast.has_value() && !IsFloatType(*cast)) {
     return absl::InvalidArgumentError(
         fmt::format("batch cast must be float32, float16 or bfloat16, got {}", DTypeName(*cast)));
@@ -135,6 +144,9 @@ BatchStage::~BatchStage() = default;
 absl::StatusOr<StagePtr<Batch>> BatchStage::Make(StagePtr<Example> input, BatchOptions options) {
   DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
   DATAECHO_RETURN_IF_ERROR(options.Validate());
+  DATAECHO_RETURN_IF_ERROR(CheckMemoryEstimate(options.name, "batch_size", options.batch_size,
+                                               BatchOptions::kIndexBytesPerRow, options.max_bytes,
+                                               "BatchOptions::max_bytes"));
   return StagePtr<Batch>(new BatchStage(std::move(input), std::move(options)));
 }
 
@@ -142,8 +154,18 @@ absl::Status BatchStage::StartBatch(const Example& first) {
   Layout& l = *layout_;
   l.rows = 0;
   l.fresh = 0;
-  l.components.resize(first.components.size());
   const size_t n = static_cast<size_t>(options_.batch_size);
+  // The whole batch against the cap, before any buffer is taken.
+  int64_t row_bytes = BatchOptions::kIndexBytesPerRow;
+  for (const Tensor& t : first.components) {
+    const int64_t out =
+        t.num_elements() * static_cast<int64_t>(DTypeSize(options_.cast.value_or(t.dtype())));
+    if (__builtin_add_overflow(row_bytes, out, &row_bytes)) row_bytes = INT64_MAX;
+  }
+  DATAECHO_RETURN_IF_ERROR(CheckMemoryEstimate(options_.name, "batch_size", options_.batch_size,
+                                               row_bytes, options_.max_bytes,
+                                               "BatchOptions::max_bytes"));
+  l.components.resize(first.components.size());
   for (size_t i = 0; i < first.components.size(); ++i) {
     const Tensor& t = first.components[i];
     Layout::Component& c = l.components[i];

@@ -21,6 +21,12 @@
 // (else INVALID_ARGUMENT naming the row's source index). An input error comes
 // after a batch of the rows read before it (unless drop_remainder), then stays.
 //
+// Memory: Make() refuses a batch_size whose index columns alone (20 bytes a
+// row) exceed `max_bytes`, and the first row of each batch checks the whole
+// batch (rows x row bytes) against it before its buffers are taken:
+// RESOURCE_EXHAUSTED, sticky. batch_size above kMaxBatchSize is
+// INVALID_ARGUMENT.
+//
 // Stats: input_wait = time pulling rows (includes copying them); extra
 // "fresh_rows", "buffer_allocations" (pool misses; flat once warm).
 //
@@ -43,7 +49,14 @@
 namespace dataecho {
 
 struct DATAECHO_EXPORT BatchOptions {
-  // Rows per batch. >= 1.
+  // The most rows a batch may have: consumers count rows in an int (the
+  // example trainer, DLPack-style APIs and most kernels), and far above any
+  // batch a training step takes (the largest published are 64K-128K rows).
+  static constexpr int64_t kMaxBatchSize = (int64_t{1} << 31) - 1;
+  // Bytes per row besides the components: label, source and repeat index.
+  static constexpr int64_t kIndexBytesPerRow = 8 + 8 + 4;
+
+  // Rows per batch. 1..kMaxBatchSize.
   int64_t batch_size = 32;
   // Drop a final batch with fewer than batch_size rows.
   bool drop_remainder = false;
@@ -58,6 +71,9 @@ struct DATAECHO_EXPORT BatchOptions {
   std::vector<float> stddev;
   // Alignment of every fused buffer.
   size_t alignment = 64;
+  // Cap on one batch's buffers: batch_size x (a row's bytes after the cast +
+  // kIndexBytesPerRow). 0 = DefaultMemoryCap() (memory.h).
+  int64_t max_bytes = 0;
   std::string name = "batch";
 
   absl::Status Validate() const;

@@ -28,6 +28,7 @@
 #include "dataecho/formats/record_source.h"
 #include "dataecho/formats/tfrecord.h"
 #include "dataecho/map.h"
+#include "dataecho/memory.h"
 #include "dataecho/pipeline.h"
 #include "dataecho/prefetch.h"
 #include "dataecho/shuffle.h"

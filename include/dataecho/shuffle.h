@@ -13,8 +13,11 @@
 //   if (!shuffled.ok()) return shuffled.status();
 //
 // An input error is returned after the buffered elements (produced before the
-// error) have drained; it then stays. If the bytes held would exceed
-// `max_bytes`, Next() fails with RESOURCE_EXHAUSTED.
+// error) have drained; it then stays. Memory is capped (`max_bytes`, by
+// default half of what the process may use: memory.h): Make() refuses a
+// buffer whose slots alone (buffer_size * sizeof(T)) exceed the cap, and
+// Next() fails with RESOURCE_EXHAUSTED (sticky) when the elements held
+// (payload bytes plus a slot each) would exceed it.
 //
 // Stats: input_wait = time waiting for an asynchronous input with nothing
 // ready (as Echo's); extra "bytes_held" and
@@ -34,6 +37,7 @@
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/random.h"
 #include "dataecho/internal/stage_accounting.h"
+#include "dataecho/memory.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
@@ -44,7 +48,8 @@ struct ShuffleOptions {
   // Elements held. >= 1 (1 = no shuffling).
   int64_t buffer_size = 10000;
   uint64_t seed = 0;
-  // Cap on payload bytes held (ElementTraits<T>::ByteSize); 0 = no cap.
+  // Cap on the bytes held: payloads (ElementTraits<T>::ByteSize) plus
+  // sizeof(T) per buffered element. 0 = DefaultMemoryCap() (memory.h).
   int64_t max_bytes = 0;
   std::string name = "shuffle";
 
@@ -67,6 +72,9 @@ class ShuffleStage final : public UnaryStage<T, T> {
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, ShuffleOptions options) {
     DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
     DATAECHO_RETURN_IF_ERROR(options.Validate());
+    DATAECHO_RETURN_IF_ERROR(CheckMemoryEstimate(options.name, "buffer_size", options.buffer_size,
+                                                 sizeof(T), options.max_bytes,
+                                                 "ShuffleOptions::max_bytes"));
     return StagePtr<T>(new ShuffleStage(std::move(input), std::move(options)));
   }
 
@@ -127,7 +135,10 @@ class ShuffleStage final : public UnaryStage<T, T> {
 
  private:
   ShuffleStage(StagePtr<T> input, ShuffleOptions options)
-      : UnaryStage<T, T>(std::move(input)), options_(std::move(options)), rng_(options_.seed) {
+      : UnaryStage<T, T>(std::move(input)),
+        options_(std::move(options)),
+        max_bytes_(EffectiveMemoryCap(options_.max_bytes)),
+        rng_(options_.seed) {
     buffer_.reserve(static_cast<size_t>(std::min<int64_t>(options_.buffer_size, int64_t{1} << 20)));
   }
 
@@ -147,10 +158,12 @@ class ShuffleStage final : public UnaryStage<T, T> {
       return absl::OkStatus();
     }
     const int64_t b = static_cast<int64_t>(ElementTraits<T>::ByteSize(**r));
-    if (options_.max_bytes > 0 && bytes_held_.Get() + b > options_.max_bytes) {
+    const int64_t slots = static_cast<int64_t>((buffer_.size() + 1) * sizeof(T));
+    if (bytes_held_.Get() + b + slots > max_bytes_) {
       error_ = absl::ResourceExhaustedError(fmt::format(
-          "{}: buffering {} more bytes would exceed max_bytes = {} ({} elements, {} bytes held)",
-          options_.name, b, options_.max_bytes, buffer_.size(), bytes_held_.Get()));
+          "{}: buffering {} more bytes would exceed max_bytes = {} ({} elements, {} bytes held, "
+          "{} in slots; lower buffer_size or raise ShuffleOptions::max_bytes)",
+          options_.name, b, max_bytes_, buffer_.size(), bytes_held_.Get(), slots));
       input_done_ = true;
       buffer_.clear();
       bytes_held_.Set(0);
@@ -163,6 +176,7 @@ class ShuffleStage final : public UnaryStage<T, T> {
   }
 
   const ShuffleOptions options_;
+  const int64_t max_bytes_;  // the cap in force
   internal::Rng rng_;
   std::vector<T> buffer_;
   size_t next_ = 0;       // slot to emit next, drawn when the buffer had
