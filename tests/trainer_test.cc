@@ -9,8 +9,12 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <limits>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/tfrecord.h"
@@ -188,6 +192,32 @@ TEST(TrainerTest, RejectsBadOptions) {
   o = SmallRun();
   o.idx_dir = "/nonexistent";
   EXPECT_EQ(Train(o).status().code(), absl::StatusCode::kNotFound);
+}
+
+// Numbers that parse but mean nothing are refused before anything is read.
+TEST(TrainerTest, RejectsMeaninglessNumbers) {
+  const auto inf = std::numeric_limits<float>::infinity();
+  const auto nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<std::pair<std::string, std::function<void(TrainOptions&)>>> cases = {
+      {"learning_rate", [&](TrainOptions& o) { o.learning_rate = inf; }},
+      {"learning_rate", [&](TrainOptions& o) { o.learning_rate = nan; }},
+      {"learning_rate", [](TrainOptions& o) { o.learning_rate = 0; }},
+      {"target_accuracy", [](TrainOptions& o) { o.target_accuracy = 5; }},
+      {"target_accuracy", [](TrainOptions& o) { o.target_accuracy = 0; }},
+      {"target_accuracy", [](TrainOptions& o) { o.target_accuracy = std::nan(""); }},
+      {"step_seconds", [](TrainOptions& o) { o.step_seconds = 1e305; }},
+      {"echo", [](TrainOptions& o) { o.echo = 1e300; }},
+      {"weight_decay", [&](TrainOptions& o) { o.weight_decay = inf; }},
+      {"upstream_ratio", [](TrainOptions& o) { o.upstream_ratio = 1e300; }},
+  };
+  for (const auto& [name, change] : cases) {
+    TrainOptions o = SmallRun();
+    o.idx_dir = "/nonexistent";  // never reached
+    change(o);
+    absl::Status s = Train(o).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << name << ": " << s;
+    EXPECT_NE(s.message().find(name), absl::string_view::npos) << s;
+  }
 }
 
 // Shards written from the IDX subset, read back over loopback HTTP through

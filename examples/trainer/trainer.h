@@ -138,7 +138,14 @@ struct TrainResult {
 // budget, and the latest test accuracy (negative before the first evaluation).
 using ProgressFn = std::function<void(int64_t fresh, int64_t budget, double accuracy)>;
 
+// OK, or INVALID_ARGUMENT naming the first option whose value means nothing
+// (a learning rate that is not a finite number > 0, a target accuracy
+// outside (0, 1], ...). Train() checks it first; a program can check its
+// flags with it before anything is read.
+absl::Status ValidateOptions(const TrainOptions& options);
+
 // Runs one training as `options` says. INVALID_ARGUMENT for bad options,
+// FAILED_PRECONDITION "no records in ..." when the training data is empty,
 // otherwise whatever reading the data returns.
 absl::StatusOr<TrainResult> Train(const TrainOptions& options, const ProgressFn& progress = {});
 
