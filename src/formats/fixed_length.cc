@@ -70,7 +70,7 @@ absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenFixedLengthFile(
     std::shared_ptr<ObjectStore> store, const std::string& uri, uint64_t file_index,
     const FixedLengthOptions& options) {
   if (store == nullptr) return absl::InvalidArgumentError("OpenFixedLengthFile: null store");
-  if (options.record_bytes == 0 || options.record_bytes > (uint64_t{1} << 30)) {
+  if (options.record_bytes == 0 || options.record_bytes > FixedLengthOptions::kMaxRecordBytes) {
     return absl::InvalidArgumentError(
         fmt::format("record_bytes must be in 1..2^30, got {}", options.record_bytes));
   }

@@ -37,6 +37,19 @@ inline void StoreLE32(uint8_t* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
+// What the first 4 bytes of a file that is not TFRecord look like, for the
+// message: "; this looks like an IDX file: ..." or "".
+std::string FormatHint(const uint8_t* p) {
+  const bool idx_type = p[2] == 0x08 || p[2] == 0x09 || (p[2] >= 0x0B && p[2] <= 0x0E);
+  if (p[0] == 0 && p[1] == 0 && idx_type && p[3] >= 1 && p[3] <= 16)
+    return "; this looks like an IDX file: use --format=idx (MakeIdxRecordSource)";
+  if (p[0] == 0x1f && p[1] == 0x8b) {
+    return "; this looks like a gzip stream: use --compression=gzip (Compression::kGzip), and "
+           "--format=idx if it holds an IDX file";
+  }
+  return "";
+}
+
 class TFRecordFileReader final : public RecordFileReader {
  public:
   TFRecordFileReader(std::unique_ptr<internal::RecordInput> in, uint64_t file_index,
@@ -52,10 +65,14 @@ class TFRecordFileReader final : public RecordFileReader {
       uint8_t header[kTFRecordHeaderBytes];
       DATAECHO_ASSIGN_OR_RETURN(size_t got, in_->Read(header, sizeof(header)));
       if (got == 0) break;  // clean end at a record boundary
-      if (got < sizeof(header)) return Truncated(start, "header");
+      if (got < sizeof(header)) {
+        return Truncated(start,
+                         fmt::format("header{}", start == 0 && got >= 4 ? FormatHint(header) : ""));
+      }
       const uint64_t length = LoadLE64(header);
       if (UnmaskCrc32c(LoadLE32(header + 8)) != Crc32c(header, 8)) {
-        return SkipRestOfFile(start, "length CRC mismatch");
+        return SkipRestOfFile(
+            start, fmt::format("length CRC mismatch{}", start == 0 ? FormatHint(header) : ""));
       }
       if (length > options_.max_record_bytes) {
         return SkipRestOfFile(start, fmt::format("length {} exceeds max_record_bytes {}", length,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "command.h"
+#include "common/printable.h"
 #include "dataecho/version.h"
 
 namespace {
@@ -50,6 +51,6 @@ int main(int argc, char** argv) {
   if (command == "convert") return dataecho::tool::ConvertCommand(args);
   std::fprintf(stderr,
                "dataecho: unknown command '%s'\nTry 'dataecho --help' for more information.\n",
-               command.c_str());
+               dataecho::tools::TerminalSafe(command).c_str());
   return 2;
 }

@@ -10,6 +10,9 @@
 
 #include "absl/flags/flag.h"
 #include "common/command_line.h"
+#include "dataecho/batch.h"
+#include "dataecho/example.h"
+#include "dataecho/memory.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 
@@ -99,6 +102,46 @@ absl::Status AtLeast(std::string_view flag, T value, T min) {
   return Bad(flag, fmt::format("{}", value), fmt::format("must be >= {}", min));
 }
 
+// What no run can do: durations beyond a minute per step or request, a
+// baseline run (steps x max(1, R) steps' time) beyond a day, a batch or a
+// shuffle buffer beyond what a batch can have or the memory cap (memory.h:
+// the same checks the stages' factories make, so that they fail here, as a
+// usage error, instead of after the source was prepared).
+absl::Status CheckMagnitudes(const BenchConfig& c) {
+  constexpr double kMaxMs = 60'000;  // a minute
+  if (c.step_ms > kMaxMs)
+    return Bad("step_ms", fmt::format("{}", c.step_ms), "must be at most 60000 (a minute)");
+  if (c.latency_ms > kMaxMs)
+    return Bad("latency_ms", fmt::format("{}", c.latency_ms), "must be at most 60000 (a minute)");
+  const double baseline_ms =
+      static_cast<double>(c.steps) * std::max(1.0, c.upstream_ratio) * c.step_ms;
+  if (baseline_ms > 24 * 3600 * 1000.0) {
+    return absl::InvalidArgumentError(fmt::format(
+        "--steps={} x --upstream_ratio={} x --step_ms={}: the e=1 run alone would take {:.3g} "
+        "hours (at most 24)",
+        c.steps, c.upstream_ratio, c.step_ms, baseline_ms / 3.6e6));
+  }
+  if (c.max_echo > 1e6) return Bad("max_echo", fmt::format("{}", c.max_echo), "must be <= 1e6");
+  for (double e : c.echo) {
+    if (e > 1e6) return Bad("echo", fmt::format("{}", e), "echo factors must be <= 1e6");
+  }
+  if (c.batch_size > BatchOptions::kMaxBatchSize) {
+    return Bad("batch_size", fmt::format("{}", c.batch_size),
+               fmt::format("must be at most {}", BatchOptions::kMaxBatchSize));
+  }
+  // The default dataset's rows: 28 x 28 uint8 images, batched as float32.
+  const int64_t pixels = c.source.empty() ? 28 * 28 : 0;
+  for (const absl::Status& s :
+       {CheckMemoryEstimate("echo_bench", "--batch_size", c.batch_size,
+                            BatchOptions::kIndexBytesPerRow + 4 * pixels, 0, "DefaultMemoryCap()"),
+        CheckMemoryEstimate("echo_bench", "--shuffle_buffer", c.shuffle_buffer,
+                            static_cast<int64_t>(sizeof(Example)) + pixels, 0,
+                            "DefaultMemoryCap()")}) {
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string Usage() {
@@ -173,6 +216,18 @@ absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
   c.plot = absl::GetFlag(FLAGS_plot);
   c.stats = absl::GetFlag(FLAGS_stats);
   c.progress = !absl::GetFlag(FLAGS_no_progress);
+  // An empty value given on purpose is a mistake, not "the default".
+  for (const auto& [flag, value] : {std::pair<const char*, const std::string*>{"source", &c.source},
+                                    {"json", &c.json},
+                                    {"plot", &c.plot},
+                                    {"data_dir", &c.data_dir}}) {
+    if (cl->given.count(flag) && value->empty())
+      return Bad(flag, "",
+                 std::string(flag) == "source"
+                     ? "is empty (leave --source out for the built-in dataset)"
+                     : "is empty");
+  }
+  if (absl::Status s = CheckMagnitudes(c); !s.ok()) return s;
 
   if (c.insert == Insert::kAdaptive && !cl->given.count("echo")) c.echo = {1};
   if (c.format == "idx" && !c.source.empty() && c.source.find(',') == std::string::npos) {

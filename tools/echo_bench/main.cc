@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 
+#include "common/output_file.h"
+#include "common/printable.h"
 #include "config.h"
+#include "dataecho/storage/object_store.h"
 #include "fmt/format.h"
 #include "report.h"
 #include "run.h"
@@ -17,16 +19,8 @@ namespace dataecho::bench {
 namespace {
 
 int Fail(const absl::Status& s) {
-  std::fprintf(stderr, "echo_bench: %s\n", s.ToString().c_str());
+  std::fprintf(stderr, "echo_bench: %s\n", tools::TerminalSafe(s.ToString()).c_str());
   return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
-}
-
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << text;
-  f.close();
-  if (!f) return absl::InternalError(fmt::format("cannot write {}", path));
-  return absl::OkStatus();
 }
 
 int Main(int argc, char** argv) {
@@ -35,13 +29,22 @@ int Main(int argc, char** argv) {
     std::fputs(Usage().c_str(), stdout);
     return 0;
   }
-  if (!config.ok()) return Fail(config.status());
+  if (!config.ok()) {
+    Fail(config.status());
+    return 2;  // every problem with the flags is a usage error
+  }
+  // The output files are created now: an unwritable path fails before the run.
+  absl::StatusOr<tools::OutputFile> json = tools::OutputFile::Open("json", config->json);
+  if (!json.ok()) return Fail(json.status());
+  absl::StatusOr<tools::OutputFile> plot = tools::OutputFile::Open("plot", config->plot);
+  if (!plot.ok()) return Fail(plot.status());
   const bool bar = config->progress && isatty(STDERR_FILENO);
 
   const bool pinned = config->pin_trainer && ReserveTrainerCpu();
   absl::StatusOr<Source> source = OpenSource(*config);
   if (!source.ok()) return Fail(source.status());
-  std::printf("source: %zu object(s), first %s\n", source->uris.size(), source->uris[0].c_str());
+  std::printf("source: %zu object(s), first %s\n", source->uris.size(),
+              tools::TerminalSafe(RedactUri(source->uris[0])).c_str());
   std::printf("trainer: %s\n", pinned ? "busy-wait step on a CPU of its own, pipeline on the others"
                                       : "busy-wait step, not pinned");
 
@@ -81,11 +84,10 @@ int Main(int argc, char** argv) {
   }
   std::fputs(FormatTable(runs).c_str(), stdout);
   if (!config->json.empty()) {
-    if (absl::Status s = WriteFile(config->json, ToJson(*config, *measured, runs)); !s.ok())
-      return Fail(s);
+    if (absl::Status s = json->Write(ToJson(*config, *measured, runs)); !s.ok()) return Fail(s);
   }
   if (!config->plot.empty()) {
-    if (absl::Status s = WriteFile(config->plot, ToSvg(*config, runs)); !s.ok()) return Fail(s);
+    if (absl::Status s = plot->Write(ToSvg(*config, runs)); !s.ok()) return Fail(s);
   }
   return 0;
 }

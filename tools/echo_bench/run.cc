@@ -15,6 +15,7 @@
 #include "dataecho/formats/tfrecord.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/pipeline.h"
+#include "dataecho/status_macros.h"
 #include "dataecho/storage/glob.h"
 #include "fmt/format.h"
 #include "testing/http_server.h"
@@ -175,6 +176,27 @@ BatchOptions TrainerBatch(const BenchConfig& config) {
           .stddev = {0.353f}};
 }
 
+// FAILED_PRECONDITION unless `source` yields a record: every run needs at
+// least one batch, and a pipeline over nothing has nothing to measure.
+absl::Status CheckHasRecords(const BenchConfig& config, const Source& source) {
+  absl::StatusOr<bool> any = [&]() -> absl::StatusOr<bool> {
+    if (source.format == "idx") {
+      StagePtr<Example> s = MakeIdxSource(source.store, source.uris[0], source.uris[1]);
+      DATAECHO_ASSIGN_OR_RETURN(std::optional<Example> e, s->Next());
+      return e.has_value();
+    }
+    StagePtr<Record> s = MakeTFRecordSource(source.store, source.uris);
+    DATAECHO_ASSIGN_OR_RETURN(std::optional<Record> r, s->Next());
+    return r.has_value();
+  }();
+  if (!any.ok()) return any.status();
+  if (*any) return absl::OkStatus();
+  return absl::FailedPreconditionError(fmt::format(
+      "no records in {} ({} object(s)): nothing to batch",
+      config.source.empty() ? std::string("the built-in dataset") : RedactUri(config.source),
+      source.uris.size()));
+}
+
 }  // namespace
 
 bool ReserveTrainerCpu() {
@@ -210,11 +232,13 @@ absl::StatusOr<Source> OpenSource(const BenchConfig& config) {
     absl::StatusOr<std::vector<std::string>> uris = ExpandUris(*s.store, config.source);
     if (!uris.ok()) return uris.status();
     if (uris->empty())
-      return absl::NotFoundError(fmt::format("--source={} matches no object", config.source));
+      return absl::NotFoundError(
+          fmt::format("--source={} matches no object", RedactUri(config.source)));
     s.uris = *std::move(uris);
   }
   absl::StatusOr<ObjectInfo> info = s.store->Stat(s.uris[0]);
   if (!info.ok()) return info.status();
+  DATAECHO_RETURN_IF_ERROR(CheckHasRecords(config, s));
   return s;
 }
 

@@ -33,7 +33,10 @@
 namespace dataecho {
 
 struct FixedLengthOptions {
-  uint64_t record_bytes = 0;  // REQUIRED, > 0
+  // The largest record_bytes (1 GiB): a record is one allocation.
+  static constexpr uint64_t kMaxRecordBytes = uint64_t{1} << 30;
+
+  uint64_t record_bytes = 0;  // REQUIRED, 1..kMaxRecordBytes
   uint64_t header_bytes = 0;  // skipped at the start of each file
   uint64_t footer_bytes = 0;  // ignored at the end of each file
   Compression compression = Compression::kNone;
