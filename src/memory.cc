@@ -33,7 +33,7 @@ int64_t ComputeAvailable() {
   const long page = sysconf(_SC_PAGESIZE);
   if (pages > 0 && page > 0 && pages <= std::numeric_limits<int64_t>::max() / page)
     bytes = int64_t{pages} * page;
-  for (const char* path : {"/sys/fs/cgroup/memory.max",  // cgroup v2
+  for (const char* path : {"/sys/fs/cgroup/memory.max",                       // cgroup v2
                            "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {  // v1
     const int64_t limit = ReadLimit(path);
     if (limit > 0) bytes = std::min(bytes, limit);
@@ -80,15 +80,14 @@ absl::Status CheckMemoryEstimate(std::string_view stage, std::string_view what, 
   if (count > 0 && bytes_each > 0 && __builtin_mul_overflow(count, bytes_each, &need))
     need = std::numeric_limits<int64_t>::max();
   if (need <= cap) return absl::OkStatus();
-  const std::string cap_source =
-      max_bytes > 0 ? fmt::format("{} = {}", cap_option, max_bytes)
-                    : fmt::format("{} = 0: half of the {} this process may use", cap_option,
-                                  FormatBytes(AvailableMemoryBytes()));
-  return absl::ResourceExhaustedError(
-      fmt::format("{}: {} = {} needs at least {} ({} bytes each), above the memory cap of {} ({})",
-                  stage, what, count,
-                  need == std::numeric_limits<int64_t>::max() ? "2^63 bytes" : FormatBytes(need),
-                  bytes_each, FormatBytes(cap), cap_source));
+  const std::string cap_source = max_bytes > 0
+                                     ? fmt::format("{} = {}", cap_option, max_bytes)
+                                     : fmt::format("{} = 0: half of the {} this process may use",
+                                                   cap_option, FormatBytes(AvailableMemoryBytes()));
+  return absl::ResourceExhaustedError(fmt::format(
+      "{}: {} = {} needs at least {} ({} bytes each), above the memory cap of {} ({})", stage, what,
+      count, need == std::numeric_limits<int64_t>::max() ? "2^63 bytes" : FormatBytes(need),
+      bytes_each, FormatBytes(cap), cap_source));
 }
 
 }  // namespace dataecho

@@ -67,8 +67,9 @@ TEST(AbsurdSizesTest, ShuffleBufferBeyondTheMemoryCapIsRefusedByTheFactory) {
 // payloads still stops at the cap.
 TEST(AbsurdSizesTest, ShuffleCapCountsTheSlotsOfHeldElements) {
   const int64_t per = static_cast<int64_t>(sizeof(Example)) + 1;
-  auto p = FromVector(testing::MakeExamples(100, 1))
-               .Shuffle({.buffer_size = 50, .max_bytes = 50 * static_cast<int64_t>(sizeof(Example))});
+  auto p =
+      FromVector(testing::MakeExamples(100, 1))
+          .Shuffle({.buffer_size = 50, .max_bytes = 50 * static_cast<int64_t>(sizeof(Example))});
   ASSERT_TRUE(p.status().ok()) << p.status();  // the slots alone fit
   absl::StatusOr<std::optional<Example>> r = p.Next();
   EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << per;
@@ -96,16 +97,17 @@ TEST(AbsurdSizesTest, BatchBeyondTheMemoryCapFailsBeforeItsBuffersAreTaken) {
   ASSERT_TRUE(rows.status().ok()) << rows.status();
   absl::StatusOr<std::optional<Batch>> b = rows.Next();
   EXPECT_EQ(b.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_NE(Message(b.status()).find("rows: batch_size = 100 needs at least 99.6 KiB (1020 bytes "
-                                     "each)"),
+  EXPECT_NE(Message(b.status())
+                .find("rows: batch_size = 100 needs at least 99.6 KiB (1020 bytes "
+                      "each)"),
             std::string::npos)
       << b.status();
   EXPECT_EQ(rows.Next().status().code(), absl::StatusCode::kResourceExhausted);
   std::vector<StageStats> stats = rows.Stats();
   EXPECT_EQ(stats.back().Extra("buffer_allocations"), 0);
   // With room for them, the same rows batch.
-  auto fits = FromVector(testing::MakeExamples(300, 1000))
-                  .Batch({.batch_size = 100, .max_bytes = 102000});
+  auto fits =
+      FromVector(testing::MakeExamples(300, 1000)).Batch({.batch_size = 100, .max_bytes = 102000});
   absl::StatusOr<std::optional<Batch>> ok = fits.Next();
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_EQ((*ok)->num_rows, 100);
