@@ -80,10 +80,13 @@ absl::Status CheckMemoryEstimate(std::string_view stage, std::string_view what, 
   if (count > 0 && bytes_each > 0 && __builtin_mul_overflow(count, bytes_each, &need))
     need = std::numeric_limits<int64_t>::max();
   if (need <= cap) return absl::OkStatus();
-  const std::string cap_source = max_bytes > 0
-                                     ? fmt::format("{} = {}", cap_option, max_bytes)
-                                     : fmt::format("{} = 0: half of the {} this process may use",
-                                                   cap_option, FormatBytes(AvailableMemoryBytes()));
+  std::string cap_source =
+      fmt::format("half of the {} this process may use", FormatBytes(AvailableMemoryBytes()));
+  if (max_bytes > 0) {
+    cap_source = fmt::format("{} = {}", cap_option.empty() ? "max_bytes" : cap_option, max_bytes);
+  } else if (!cap_option.empty()) {
+    cap_source = fmt::format("{} = 0: {}", cap_option, cap_source);
+  }
   return absl::ResourceExhaustedError(fmt::format(
       "{}: {} = {} needs at least {} ({} bytes each), above the memory cap of {} ({})", stage, what,
       count, need == std::numeric_limits<int64_t>::max() ? "2^63 bytes" : FormatBytes(need),

@@ -39,6 +39,10 @@ TEST(MemoryCapTest, EstimateSaturatesAndNamesTheOption) {
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_NE(Message(s).find("2^63 bytes"), std::string::npos) << s;
   EXPECT_NE(Message(s).find("(Opt::max_bytes = 0: half of the"), std::string::npos) << s;
+  s = CheckMemoryEstimate("s", "n", 11, 10, 100, "");
+  EXPECT_NE(Message(s).find("(max_bytes = 100)"), std::string::npos) << s;
+  s = CheckMemoryEstimate("s", "n", INT64_MAX, 2, 0, "");
+  EXPECT_NE(Message(s).find(" (half of the "), std::string::npos) << s;
 }
 
 // The issue's --shuffle_buffer=99999999999999: refused by the factory, with

@@ -46,6 +46,7 @@ DATAECHO_EXPORT int64_t EffectiveMemoryCap(int64_t max_bytes);
 // (the product saturates instead of overflowing); else RESOURCE_EXHAUSTED
 // "<stage>: <what> = <count> needs at least <bytes> (<bytes_each> bytes
 // each), above the memory cap of <cap> (<cap_option> = <max_bytes>...)".
+// An empty `cap_option` (a program without such an option) leaves it out.
 DATAECHO_EXPORT absl::Status CheckMemoryEstimate(std::string_view stage, std::string_view what,
                                                  int64_t count, int64_t bytes_each,
                                                  int64_t max_bytes, std::string_view cap_option);

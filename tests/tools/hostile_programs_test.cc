@@ -75,7 +75,8 @@ TEST(EchoBenchHostileTest, MeaninglessNumbersAreUsageErrors) {
       {"--upstream_ratio=1e300", "the e=1 run alone would take"},
       {"--steps=100000000000", "the e=1 run alone would take"},
       {"--batch_size=100000000000", "--batch_size=100000000000: must be at most 2147483647"},
-      {"--shuffle_buffer=99999999999999", "--shuffle_buffer = 99999999999999 needs at least"},
+      {"--shuffle_buffer=99999999999999",
+       "shuffle: --shuffle_buffer = 99999999999999 needs at least"},
       {"--echo=1e300", "echo factors must be <= 1e6"},
       {"--max_echo=1e300", "--max_echo=1e+300: must be <= 1e6"},
       {"--source=", "--source=: is empty"},
@@ -83,8 +84,8 @@ TEST(EchoBenchHostileTest, MeaninglessNumbersAreUsageErrors) {
       {"--step_ms=nan", "not a finite number"},
   };
   for (const Case& c : cases) {
-    ProgramRun r = Program(ECHO_BENCH_PATH,
-                    fmt::format("--no_progress --source=/nonexistent/x.tfrecord {}", c.args));
+    ProgramRun r = Program(
+        ECHO_BENCH_PATH, fmt::format("--no_progress --source=/nonexistent/x.tfrecord {}", c.args));
     EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
     EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
   }
@@ -93,19 +94,20 @@ TEST(EchoBenchHostileTest, MeaninglessNumbersAreUsageErrors) {
 TEST(EchoBenchHostileTest, OutputPathsAreCheckedBeforeTheRun) {
   TempDir dir;
   for (const char* flag : {"json", "plot"}) {
-    ProgramRun r = Program(ECHO_BENCH_PATH,
-                    fmt::format("--no_progress --source=/nonexistent/x.tfrecord --{}={}", flag,
-                                dir.File("no/such/dir/out")));
+    ProgramRun r = Program(
+        ECHO_BENCH_PATH, fmt::format("--no_progress --source=/nonexistent/x.tfrecord --{}={}", flag,
+                                     dir.File("no/such/dir/out")));
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_NE(r.output.find(fmt::format("--{}={}: cannot write it", flag,
-                                        dir.File("no/such/dir/out"))),
-              std::string::npos)
+    EXPECT_NE(
+        r.output.find(fmt::format("--{}={}: cannot write it", flag, dir.File("no/such/dir/out"))),
+        std::string::npos)
         << r.output;
   }
   // A run that fails after the files were created leaves none behind.
-  ProgramRun r = Program(ECHO_BENCH_PATH,
-                  fmt::format("--no_progress --source=/nonexistent/x.tfrecord --json={} --plot={}",
-                              dir.File("out.json"), dir.File("out.svg")));
+  ProgramRun r =
+      Program(ECHO_BENCH_PATH,
+              fmt::format("--no_progress --source=/nonexistent/x.tfrecord --json={} --plot={}",
+                          dir.File("out.json"), dir.File("out.svg")));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir.File("out.json")));
   EXPECT_FALSE(std::filesystem::exists(dir.File("out.svg")));
@@ -114,24 +116,26 @@ TEST(EchoBenchHostileTest, OutputPathsAreCheckedBeforeTheRun) {
 TEST(EchoBenchHostileTest, EmptySourceFailsInsteadOfSpinning) {
   TempDir dir;
   WriteEmptyData(dir, 0);
-  ProgramRun r = Program(ECHO_BENCH_PATH, "--no_progress --steps=5 --source=" + dir.File("empty.tfrecord"));
+  ProgramRun r =
+      Program(ECHO_BENCH_PATH, "--no_progress --steps=5 --source=" + dir.File("empty.tfrecord"));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("FAILED_PRECONDITION: no records in " + dir.File("empty.tfrecord")),
             std::string::npos)
       << r.output;
-  ProgramRun idx = Program(ECHO_BENCH_PATH, fmt::format("--no_progress --steps=5 --format=idx --source={},{}",
-                                                 dir.File("train-images-idx3-ubyte.gz"),
-                                                 dir.File("train-labels-idx1-ubyte.gz")));
+  ProgramRun idx =
+      Program(ECHO_BENCH_PATH, fmt::format("--no_progress --steps=5 --format=idx --source={},{}",
+                                           dir.File("train-images-idx3-ubyte.gz"),
+                                           dir.File("train-labels-idx1-ubyte.gz")));
   EXPECT_EQ(idx.exit_code, 1) << idx.output;
-  EXPECT_NE(idx.output.find("FAILED_PRECONDITION: no records in"), std::string::npos)
-      << idx.output;
+  EXPECT_NE(idx.output.find("FAILED_PRECONDITION: no records in"), std::string::npos) << idx.output;
   // Over HTTP with credentials in the URL: named, but redacted.
   auto server = testing::HttpServer::Start({.directory = dir.path()});
   ASSERT_TRUE(server.ok()) << server.status();
   const std::string url = (*server)->url();
-  ProgramRun web = Program(ECHO_BENCH_PATH,
-                    fmt::format("--no_progress --steps=5 --source=http://alice:SECRET@{}/empty.tfrecord",
-                                url.substr(url.find("://") + 3)));
+  ProgramRun web =
+      Program(ECHO_BENCH_PATH,
+              fmt::format("--no_progress --steps=5 --source=http://alice:SECRET@{}/empty.tfrecord",
+                          url.substr(url.find("://") + 3)));
   EXPECT_EQ(web.exit_code, 1) << web.output;
   EXPECT_NE(web.output.find("no records in http://127.0.0.1"), std::string::npos) << web.output;
   EXPECT_EQ(web.output.find("SECRET"), std::string::npos) << web.output;
@@ -142,19 +146,17 @@ TEST(EchoBenchHostileTest, EmptySourceFailsInsteadOfSpinning) {
 TEST(TrainerHostileTest, MeaninglessNumbersAreUsageErrors) {
   TempDir dir;
   WriteEmptyData(dir, 64);
-  const std::string base =
-      fmt::format("--no_progress --idx_dir={} --fresh_budget=128 --eval_every=128 --batch_size=32",
-                  dir.path());
-  for (const char* args :
-       {"--learning_rate=inf", "--learning_rate=nan", "--learning_rate=0", "--learning_rate=-1",
-        "--learning_rate=1e39", "--target_accuracy=5", "--target_accuracy=0",
-        "--target_accuracy=-0.5", "--step_ms=1e308", "--echo=1e300", "--momentum=1",
-        "--upstream_ratio=inf"}) {
+  const std::string base = fmt::format(
+      "--no_progress --idx_dir={} --fresh_budget=128 --eval_every=128 --batch_size=32", dir.path());
+  for (const char* args : {"--learning_rate=inf", "--learning_rate=nan", "--learning_rate=0",
+                           "--learning_rate=-1", "--learning_rate=1e39", "--target_accuracy=5",
+                           "--target_accuracy=0", "--target_accuracy=-0.5", "--step_ms=1e308",
+                           "--echo=1e300", "--momentum=1", "--upstream_ratio=inf"}) {
     ProgramRun r = Program(TRAINER_PATH, base + " " + args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
     // The message names the option (step_ms as step_seconds).
-    EXPECT_NE(r.output.find(std::string(args).substr(2, 4)), std::string::npos)
-        << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(std::string(args).substr(2, 4)), std::string::npos) << args << "\n"
+                                                                                << r.output;
   }
   ProgramRun json = Program(TRAINER_PATH, base + " --json=" + dir.File("no/dir/r.json"));
   EXPECT_EQ(json.exit_code, 2) << json.output;
@@ -167,9 +169,10 @@ TEST(TrainerHostileTest, EmptyTrainingDataFailsInsteadOfSpinning) {
   TempDir dir;
   WriteEmptyData(dir, 0);
   // The IDX training files without rows (the test files too: never reached).
-  ProgramRun idx = Program(TRAINER_PATH, fmt::format("--no_progress --idx_dir={} --fresh_budget=128 "
-                                              "--json={}",
-                                              dir.path(), dir.File("r.json")));
+  ProgramRun idx =
+      Program(TRAINER_PATH, fmt::format("--no_progress --idx_dir={} --fresh_budget=128 "
+                                        "--json={}",
+                                        dir.path(), dir.File("r.json")));
   EXPECT_EQ(idx.exit_code, 1) << idx.output;
   EXPECT_NE(idx.output.find("FAILED_PRECONDITION: no records in " + dir.path()), std::string::npos)
       << idx.output;
@@ -177,9 +180,9 @@ TEST(TrainerHostileTest, EmptyTrainingDataFailsInsteadOfSpinning) {
   // TFRecord shards without records, repeated epoch after epoch.
   TempDir test_set;
   WriteEmptyData(test_set, 16);
-  ProgramRun shards = Program(TRAINER_PATH,
-                       fmt::format("--no_progress --idx_dir={} --fresh_budget=128 --train_shards={}",
-                                   test_set.path(), dir.File("empty.tfrecord")));
+  ProgramRun shards = Program(
+      TRAINER_PATH, fmt::format("--no_progress --idx_dir={} --fresh_budget=128 --train_shards={}",
+                                test_set.path(), dir.File("empty.tfrecord")));
   EXPECT_EQ(shards.exit_code, 1) << shards.output;
   EXPECT_NE(shards.output.find("FAILED_PRECONDITION: no records in " + dir.File("empty.tfrecord")),
             std::string::npos)

@@ -132,11 +132,10 @@ absl::Status CheckMagnitudes(const BenchConfig& c) {
   // The default dataset's rows: 28 x 28 uint8 images, batched as float32.
   const int64_t pixels = c.source.empty() ? 28 * 28 : 0;
   for (const absl::Status& s :
-       {CheckMemoryEstimate("echo_bench", "--batch_size", c.batch_size,
-                            BatchOptions::kIndexBytesPerRow + 4 * pixels, 0, "DefaultMemoryCap()"),
-        CheckMemoryEstimate("echo_bench", "--shuffle_buffer", c.shuffle_buffer,
-                            static_cast<int64_t>(sizeof(Example)) + pixels, 0,
-                            "DefaultMemoryCap()")}) {
+       {CheckMemoryEstimate("batch", "--batch_size", c.batch_size,
+                            BatchOptions::kIndexBytesPerRow + 4 * pixels, 0, ""),
+        CheckMemoryEstimate("shuffle", "--shuffle_buffer", c.shuffle_buffer,
+                            static_cast<int64_t>(sizeof(Example)) + pixels, 0, "")}) {
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
