@@ -94,8 +94,8 @@ std::vector<std::string> ConvertGoodShards(const TempDir& dir) {
   std::filesystem::create_directories(dir.File("out"));
   testing::WriteFileOrDie(dir.File("good-images"), good.images);
   testing::WriteFileOrDie(dir.File("good-labels"), good.labels);
-  ProgramRun r = Dataecho(dir, ConvertArgs(dir.File("good-images"), dir.File("good-labels"),
-                                    dir.File("out/train")));
+  ProgramRun r = Dataecho(
+      dir, ConvertArgs(dir.File("good-images"), dir.File("good-labels"), dir.File("out/train")));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::vector<std::string> shards;
   for (int s = 0; s < 3; ++s) {
@@ -113,10 +113,9 @@ void ExpectShardsUnchanged(const TempDir& dir, const std::vector<std::string>& b
         << "shard " << s;
   }
   // No temporary file left next to them.
-  EXPECT_EQ(Listing(dir.File("out")),
-            (std::vector<std::string>{"train-00000-of-00003.tfrecord",
-                                      "train-00001-of-00003.tfrecord",
-                                      "train-00002-of-00003.tfrecord"}));
+  EXPECT_EQ(Listing(dir.File("out")), (std::vector<std::string>{"train-00000-of-00003.tfrecord",
+                                                                "train-00001-of-00003.tfrecord",
+                                                                "train-00002-of-00003.tfrecord"}));
 }
 
 TEST(ConvertTest, MismatchedCountsLeaveExistingShardsIntact) {
@@ -125,7 +124,8 @@ TEST(ConvertTest, MismatchedCountsLeaveExistingShardsIntact) {
   const Idx bad = MakeIdx(7, 6);
   testing::WriteFileOrDie(dir.File("images"), bad.images);
   testing::WriteFileOrDie(dir.File("labels"), bad.labels);
-  ProgramRun r = Dataecho(dir, ConvertArgs(dir.File("images"), dir.File("labels"), dir.File("out/train")));
+  ProgramRun r =
+      Dataecho(dir, ConvertArgs(dir.File("images"), dir.File("labels"), dir.File("out/train")));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("INVALID_ARGUMENT"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("have 7 rows but labels"), std::string::npos) << r.err;
@@ -152,12 +152,13 @@ TEST(ConvertTest, CreatesMissingDirectoriesAndNamesFileBytes) {
   const Idx idx = MakeIdx(5, 5);
   testing::WriteFileOrDie(dir.File("images"), idx.images);
   testing::WriteFileOrDie(dir.File("labels"), idx.labels);
-  ProgramRun r = Dataecho(dir, ConvertArgs(dir.File("images"), dir.File("labels"),
-                                    dir.File("a/b/c/train"), 2));
+  ProgramRun r = Dataecho(
+      dir, ConvertArgs(dir.File("images"), dir.File("labels"), dir.File("a/b/c/train"), 2));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   uint64_t size = 0;
   for (int s = 0; s < 2; ++s)
-    size += std::filesystem::file_size(dir.File(fmt::format("a/b/c/train-{:05d}-of-00002.tfrecord", s)));
+    size += std::filesystem::file_size(
+        dir.File(fmt::format("a/b/c/train-{:05d}-of-00002.tfrecord", s)));
   EXPECT_EQ(r.out.rfind(fmt::format("{{\"records\": 5, \"shards\": 2, \"encoding\": \"raw\", "
                                     "\"file_bytes\": {}, \"files\": [",
                                     size),
@@ -229,8 +230,9 @@ TEST(UsageTest, MeaninglessValuesAreUsageErrors) {
       {"convert --images=a --labels=b --output=" + dir.path() + "/", "names a directory"},
   };
   for (const Case& c : cases) {
-    // ProgramRun in `dir`: nothing may be created there.
-    ProgramRun r = Shell(dir, fmt::format("cd '{}' && '{}' {}", dir.path(), DATAECHO_TOOL_PATH, c.args));
+    // Run in `dir`: nothing may be created there.
+    ProgramRun r =
+        Shell(dir, fmt::format("cd '{}' && '{}' {}", dir.path(), DATAECHO_TOOL_PATH, c.args));
     EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\n" << r.err;
     EXPECT_EQ(Listing(dir.path()), std::vector<std::string>{"x"}) << c.args;
@@ -251,8 +253,8 @@ TEST(UsageTest, ControlCharactersAreEscapedOnTheTerminal) {
     EXPECT_NE(r.exit_code, 0) << args;
     EXPECT_EQ(r.err.find_first_of("\x1b\r"), std::string::npos) << args << "\n" << r.err;
     EXPECT_EQ(r.err.find("\nFAKE"), std::string::npos) << args << "\n" << r.err;
-    EXPECT_NE(r.err.find("a\\x1b[2J\\x0db\\x0aFAKE: OK"), std::string::npos)
-        << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("a\\x1b[2J\\x0db\\x0aFAKE: OK"), std::string::npos) << args << "\n"
+                                                                             << r.err;
   }
 }
 

@@ -54,7 +54,8 @@ absl::Status OutputFile::Write(std::string_view text) {
     if (n <= 0) return fail("write");
     text.remove_prefix(static_cast<size_t>(n));
   }
-  if (::close(fd) != 0) return absl::ErrnoToStatus(errno, fmt::format("close {}", TerminalSafe(path_)));
+  if (::close(fd) != 0)
+    return absl::ErrnoToStatus(errno, fmt::format("close {}", TerminalSafe(path_)));
   return absl::OkStatus();
 }
 

@@ -35,12 +35,11 @@ absl::Status EnsureOpenFileLimit(int64_t files, std::string_view what) {
     raised.rlim_cur = needed;
     if (setrlimit(RLIMIT_NOFILE, &raised) == 0) return absl::OkStatus();
   }
-  return absl::ResourceExhaustedError(
-      fmt::format("{} needs {} open files ({} shards + {} for the inputs), above this process's "
-                  "limit of {} (ulimit -n; hard limit {}): write fewer shards or raise the limit",
-                  what, files + kReservedFiles, files, kReservedFiles, rl.rlim_cur,
-                  rl.rlim_max == RLIM_INFINITY ? std::string("unlimited")
-                                               : std::to_string(rl.rlim_max)));
+  return absl::ResourceExhaustedError(fmt::format(
+      "{} needs {} open files ({} shards + {} for the inputs), above this process's "
+      "limit of {} (ulimit -n; hard limit {}): write fewer shards or raise the limit",
+      what, files + kReservedFiles, files, kReservedFiles, rl.rlim_cur,
+      rl.rlim_max == RLIM_INFINITY ? std::string("unlimited") : std::to_string(rl.rlim_max)));
 }
 
 absl::Status ShardSet::CreateDirectories(const std::string& dir) {
@@ -79,8 +78,8 @@ absl::StatusOr<std::unique_ptr<ShardSet>> ShardSet::Create(const std::string& pr
     const std::string name = fmt::format("{}-{:05d}-of-{:05d}{}", prefix, s, shards, suffix);
     const size_t base = slash == std::string::npos ? 0 : slash + 1;
     set->paths_.push_back(name);
-    set->temporary_.push_back(fmt::format("{}.{}.tmp-{}", name.substr(0, base), name.substr(base),
-                                          pid));
+    set->temporary_.push_back(
+        fmt::format("{}.{}.tmp-{}", name.substr(0, base), name.substr(base), pid));
     absl::StatusOr<std::unique_ptr<TFRecordWriter>> w =
         TFRecordWriter::Create(set->temporary_.back(), options);
     if (!w.ok()) {

@@ -40,8 +40,7 @@ class ShardSet {
  public:
   // The final names are PREFIX-00000-of-0000N<suffix>. Creates the missing
   // directories of `prefix` (like mkdir -p), then a temporary file per shard.
-  static absl::StatusOr<std::unique_ptr<ShardSet>> Create(const std::string& prefix,
-                                                          int64_t shards,
+  static absl::StatusOr<std::unique_ptr<ShardSet>> Create(const std::string& prefix, int64_t shards,
                                                           const std::string& suffix,
                                                           const TFRecordWriterOptions& options);
   ~ShardSet();
