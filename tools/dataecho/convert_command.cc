@@ -99,7 +99,7 @@ int ConvertCommand(const std::vector<std::string>& argv) {
   const int64_t shards = absl::GetFlag(FLAGS_shards);
   const int64_t quality = absl::GetFlag(FLAGS_jpeg_quality);
   const int64_t limit = absl::GetFlag(FLAGS_limit);
-  for (absl::Status s :
+  for (const absl::Status& s :
        {CheckRange("shards", shards, 1, 100000), CheckRange("jpeg_quality", quality, 1, 100),
         CheckRange("limit", limit, 0, INT64_MAX)}) {
     if (!s.ok()) return UsageError("convert", s);
