@@ -72,7 +72,7 @@ TEST(EchoBenchRegimeTest, OrderRotatesPerRepeat) {
 // The case: under other load, the baseline of one repeat dropped from
 // 82 to 41 steps/s and e = 2 came out at efficiency 2.004. The median over
 // the repeats stays at the undisturbed figure; the disturbed repeat shows in
-// the range.
+// the range, and the spread check names it.
 TEST(EchoBenchRegimeTest, OneSlowBaselineDoesNotMoveTheMedian) {
   const std::vector<RunResult> runs = {Measured(1, 0, 83.0, 1),  Measured(2, 0, 166.0, 2),
                                        Measured(2, 1, 164.4, 2), Measured(1, 1, 41.0, 1),
@@ -97,9 +97,17 @@ TEST(EchoBenchRegimeTest, OneSlowBaselineDoesNotMoveTheMedian) {
   EXPECT_DOUBLE_EQ(two.efficiency_min, 167.0 / 83.5 / 2);
   EXPECT_DOUBLE_EQ(two.efficiency_max, 164.4 / 41.0 / 2);  // the disturbed repeat
   EXPECT_EQ(two.fresh_examples, 166);
+  const std::vector<std::string> warnings = CheckRegime(config, points);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0],
+            "e=1: steps/s varied by 51.2% over the 3 repeats (41.0-83.5, limit 10%): the load on "
+            "the machine changed during the bench");
+  EXPECT_TRUE(points[0].out_of_regime);
+  EXPECT_FALSE(points[1].out_of_regime);
+  // With a looser limit, the medians pass the check.
+  config.max_spread = 0.6;
   EXPECT_TRUE(CheckRegime(config, points).empty());
   EXPECT_FALSE(points[0].out_of_regime);
-  EXPECT_FALSE(points[1].out_of_regime);
 }
 
 // With one run per factor the same disturbance is caught by the check: the
@@ -141,6 +149,19 @@ TEST(EchoBenchRegimeTest, ThresholdsAreTheConfiguredOnes) {
   config.upstream_ratio = 0;
   EXPECT_EQ(NominalStepsPerSec(0, 2), 0);
   EXPECT_EQ(check(1.0, 1.0), 0u);
+  // The spread of a factor over the repeats.
+  config = Config(2);
+  auto spread = [&](double a, double b) {
+    std::vector<RunResult> points =
+        SummarizePoints({Measured(1, 0, nominal, 1), Measured(1, 1, nominal, 1),
+                         Measured(2, 0, a, 2), Measured(2, 1, b, 2)},
+                        Factors(config));
+    return CheckRegime(config, points);
+  };
+  EXPECT_TRUE(spread(160, 175).empty());   // 15 / 167.5 = 9.0 %
+  ASSERT_EQ(spread(160, 180).size(), 1u);  // 20 / 170 = 11.8 %
+  EXPECT_NE(spread(160, 180)[0].find("e=2: steps/s varied by 11.8% over the 2 repeats"),
+            std::string::npos);
   // R below 1: the trainer's step is the limit.
   EXPECT_DOUBLE_EQ(NominalStepsPerSec(0.5, 2), 500);
 }

@@ -74,6 +74,7 @@ TEST(EchoBenchArgsTest, RejectsBadInput) {
       {"--repeats=0", "--repeats=0: must be in [1, 1000]"},
       {"--max_efficiency=0", "--max_efficiency=0: must be > 0"},
       {"--baseline_tolerance=-0.1", "--baseline_tolerance=-0.1: must be >= 0"},
+      {"--max_spread=-1", "--max_spread=-1: must be >= 0"},
   };
   for (const Case& c : cases) {
     Result r = RunBench(c.args);
@@ -134,6 +135,7 @@ TEST(EchoBenchArgsTest, EachParseStartsFromTheDefaults) {
   EXPECT_EQ(c->repeats, 3);
   EXPECT_EQ(c->baseline_tolerance, 0.05);
   EXPECT_EQ(c->max_efficiency, 1.03);
+  EXPECT_EQ(c->max_spread, 0.10);
   EXPECT_FALSE(c->strict);
 }
 
@@ -171,14 +173,16 @@ TEST(EchoBenchArgsTest, HelpListsEveryFlagWithItsDefault) {
                            "--repeats=N",
                            "--baseline_tolerance=F",
                            "--max_efficiency=F",
+                           "--max_spread=F",
                            "--strict",
                            "--help",
                            "Exit status: 0 success; 1 a run failed",
                            "3 with --strict"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag << "\n" << usage;
   }
-  for (const char* shown : {"[tfrecord]", "[5]", "[1,2,3,4,6,8]", "[before_augment]", "[128]",
-                            "[2048]", "[300]", "unthrottled [6]", "[3]", "[0.05]", "[1.03]"}) {
+  for (const char* shown :
+       {"[tfrecord]", "[5]", "[1,2,3,4,6,8]", "[before_augment]", "[128]", "[2048]", "[300]",
+        "unthrottled [6]", "[3]", "[0.05]", "[1.03]", "[0.1]"}) {
     EXPECT_NE(usage.find(shown), std::string::npos) << shown << "\n" << usage;
   }
   EXPECT_EQ(RunBench("--help").output, usage);
@@ -228,8 +232,8 @@ TEST(EchoBenchRunTest, ShortRunWritesJsonAndPlot) {
   for (const char* key :
        {"\"repeats\": 3,", "\"measured_upstream_ratio\": ", "\"measured_upstream_ratio_min\": ",
         "\"measured_upstream_ratio_max\": ", "\"nominal_steps_per_sec\": 666.667",
-        "\"baseline_tolerance\": 0.05", "\"max_efficiency\": 1.03", "\"warnings\": [",
-        "\"steps_per_sec_samples\": [",
+        "\"baseline_tolerance\": 0.05", "\"max_efficiency\": 1.03", "\"max_spread\": 0.1",
+        "\"warnings\": [", "\"steps_per_sec_samples\": [",
         "\"steps_per_sec_min\": ", "\"steps_per_sec_max\": ", "\"steps_per_sec_spread\": ",
         "\"efficiency_min\": ", "\"efficiency_max\": ", "\"out_of_regime\": ", "\"run_log\": ["}) {
     EXPECT_NE(j.find(key), std::string::npos) << key << "\n" << j;

@@ -33,12 +33,12 @@ ABSL_FLAG(std::string, data_dir, Defaults().data_dir,
 ABSL_FLAG(double, latency_ms, Defaults().latency_ms,
           "default source: added latency per HTTP request");
 ABSL_FLAG(std::string, echo, fmt::format("{}", fmt::join(Defaults().echo, ",")),
-          "echo factors to run (e=1 always runs first)");
+          "echo factors to run (e=1, the baseline, always runs)");
 ABSL_FLAG(std::string, insert, std::string(dataecho::bench::InsertName(Defaults().insert)),
           "before_augment | after_augment | batch | adaptive");
 ABSL_FLAG(double, max_echo, Defaults().max_echo,
           "adaptive: at most M emissions per item (one run per\n"
-          "--echo value too, e=1 runs first as the baseline)");
+          "--echo value too, e=1 runs as the baseline)");
 ABSL_FLAG(int64_t, batch_size, Defaults().batch_size, "rows per batch");
 ABSL_FLAG(int64_t, shuffle_buffer, Defaults().shuffle_buffer,
           "shuffle buffer after example echoing");
@@ -60,6 +60,9 @@ ABSL_FLAG(double, baseline_tolerance, Defaults().baseline_tolerance,
           "(relative) from its nominal 1 / (R x step)");
 ABSL_FLAG(double, max_efficiency, Defaults().max_efficiency,
           "warn when an efficiency is above this");
+ABSL_FLAG(double, max_spread, Defaults().max_spread,
+          "warn when a factor's steps/s over the repeats spread\n"
+          "by more than this: (max - min) / median");
 ABSL_FLAG(bool, strict, Defaults().strict, "exit with status 3 when there is a warning");
 ABSL_FLAG(std::string, json, Defaults().json, "write the results as JSON");
 ABSL_FLAG(std::string, plot, Defaults().plot, "write speedup vs echo factor as SVG");
@@ -90,8 +93,11 @@ constexpr tools::FlagSpec kPipelineFlags[] = {{"echo", "E1,E2,..."},   {"insert"
                                               {"shuffle_buffer", "N"}, {"seed", "N"}};
 constexpr tools::FlagSpec kTrainerFlags[] = {
     {"step_ms", "T"}, {"no_pin", ""}, {"upstream_ratio", "R"}, {"steps", "N"}};
-constexpr tools::FlagSpec kRegimeFlags[] = {
-    {"repeats", "N"}, {"baseline_tolerance", "F"}, {"max_efficiency", "F"}, {"strict", ""}};
+constexpr tools::FlagSpec kRegimeFlags[] = {{"repeats", "N"},
+                                            {"baseline_tolerance", "F"},
+                                            {"max_efficiency", "F"},
+                                            {"max_spread", "F"},
+                                            {"strict", ""}};
 constexpr tools::FlagSpec kOutputFlags[] = {
     {"json", "PATH"}, {"plot", "PATH"}, {"stats", ""}, {"no_progress", ""}};
 
@@ -185,6 +191,7 @@ absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
   c.repeats = static_cast<int>(repeats);
   c.baseline_tolerance = absl::GetFlag(FLAGS_baseline_tolerance);
   c.max_efficiency = absl::GetFlag(FLAGS_max_efficiency);
+  c.max_spread = absl::GetFlag(FLAGS_max_spread);
   c.strict = absl::GetFlag(FLAGS_strict);
   if (c.max_efficiency <= 0)
     return Bad("max_efficiency", fmt::format("{}", c.max_efficiency), "must be > 0");
@@ -193,7 +200,8 @@ absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
         AtLeast<int64_t>("batch_size", c.batch_size, 1),
         AtLeast<int64_t>("shuffle_buffer", c.shuffle_buffer, 1), AtLeast<int64_t>("seed", seed, 0),
         AtLeast("upstream_ratio", c.upstream_ratio, 0.0), AtLeast<int64_t>("steps", c.steps, 1),
-        AtLeast("baseline_tolerance", c.baseline_tolerance, 0.0)}) {
+        AtLeast("baseline_tolerance", c.baseline_tolerance, 0.0),
+        AtLeast("max_spread", c.max_spread, 0.0)}) {
     if (!s.ok()) return s;
   }
   if (c.step_ms <= 0) return Bad("step_ms", fmt::format("{}", c.step_ms), "must be > 0");

@@ -100,6 +100,7 @@ double NominalStepsPerSec(double upstream_ratio, double step_ms) {
 
 std::vector<std::string> CheckRegime(const BenchConfig& config, std::vector<RunResult>& points) {
   std::vector<std::string> warnings;
+  for (RunResult& p : points) p.out_of_regime = false;
   const double nominal = NominalStepsPerSec(config.upstream_ratio, config.step_ms);
   for (RunResult& p : points) {
     if (p.echo != 1.0 || nominal <= 0) continue;
@@ -122,6 +123,17 @@ std::vector<std::string> CheckRegime(const BenchConfig& config, std::vector<RunR
           "e={:g}: efficiency {:.3f} is above {:g} (speedup {:.2f}x against an ideal of {:.2f}x): "
           "the baseline was slowed by something other than the upstream",
           p.echo, p.efficiency, config.max_efficiency, p.speedup, p.ideal_speedup));
+    }
+  }
+  for (RunResult& p : points) {
+    const Spread spread{p.steps_per_sec, p.steps_per_sec_min, p.steps_per_sec_max};
+    if (p.repeats > 1 && spread.Relative() > config.max_spread) {
+      p.out_of_regime = true;
+      warnings.push_back(fmt::format(
+          "e={:g}: steps/s varied by {:.1f}% over the {} repeats ({:.1f}-{:.1f}, limit {:g}%): "
+          "the load on the machine changed during the bench",
+          p.echo, 100 * spread.Relative(), p.repeats, spread.min, spread.max,
+          100 * config.max_spread));
     }
   }
   return warnings;

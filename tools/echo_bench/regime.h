@@ -58,9 +58,11 @@ double NominalStepsPerSec(double upstream_ratio, double step_ms);
 
 // The regime check over the points of SummarizePoints(): a warning when the
 // baseline's median is more than config.baseline_tolerance (relative) away
-// from NominalStepsPerSec() (skipped when R = 0), and one for each point
-// whose efficiency is above config.max_efficiency. Marks each such point's
-// out_of_regime (the baseline's for the first). Empty: the regime holds.
+// from NominalStepsPerSec() (skipped when R = 0), one for each point whose
+// efficiency is above config.max_efficiency, and one for each point whose
+// steps/s spread over the repeats ((max - min) / median) is above
+// config.max_spread. Sets out_of_regime on each point a warning names (the
+// baseline for the first), clears it on the others. Empty: the regime holds.
 std::vector<std::string> CheckRegime(const BenchConfig& config, std::vector<RunResult>& points);
 
 }  // namespace dataecho::bench

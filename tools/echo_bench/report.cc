@@ -79,14 +79,16 @@ std::string FormatTable(const BenchConfig& config, const BenchResult& result) {
   for (const std::string& w : result.warnings) out += "warning: " + w + "\n";
   if (result.warnings.empty()) {
     const double nominal = NominalStepsPerSec(config.upstream_ratio, config.step_ms);
-    out += nominal > 0 ? fmt::format(
-                             "regime check: ok (baseline within {:g}% of its nominal {:.1f} "
-                             "steps/s, no efficiency above {:g})\n",
-                             100 * config.baseline_tolerance, nominal, config.max_efficiency)
-                       : fmt::format(
-                             "regime check: ok (no efficiency above {:g}; unthrottled, so no "
-                             "nominal baseline to check)\n",
-                             config.max_efficiency);
+    const std::string limits = fmt::format("no efficiency above {:g}, no spread above {:g}%",
+                                           config.max_efficiency, 100 * config.max_spread);
+    out +=
+        nominal > 0
+            ? fmt::format(
+                  "regime check: ok (baseline within {:g}% of its nominal {:.1f} "
+                  "steps/s, {})\n",
+                  100 * config.baseline_tolerance, nominal, limits)
+            : fmt::format("regime check: ok ({}; unthrottled, so no nominal baseline to check)\n",
+                          limits);
   }
   return out;
 }
@@ -99,12 +101,14 @@ std::string ToJson(const BenchConfig& config, const BenchResult& result) {
       "\"batch_size\": {}, \"shuffle_buffer\": {}, \"seed\": {}, \"repeats\": {}, "
       "\"measured_upstream_ratio_min\": {}, \"measured_upstream_ratio_max\": {}, "
       "\"measured_upstream_ratios\": {}, \"nominal_steps_per_sec\": {}, "
-      "\"baseline_tolerance\": {}, \"max_efficiency\": {},\n\"warnings\": {},\n\"runs\": [",
+      "\"baseline_tolerance\": {}, \"max_efficiency\": {}, \"max_spread\": {},\n"
+      "\"warnings\": {},\n\"runs\": [",
       JsonNumber(config.upstream_ratio), JsonNumber(upstream.median), JsonNumber(config.step_ms),
       config.batch_size, config.shuffle_buffer, config.seed, config.repeats,
       JsonNumber(upstream.min), JsonNumber(upstream.max), JsonArray(result.upstream_ratios),
       nominal > 0 ? JsonNumber(nominal) : "null", JsonNumber(config.baseline_tolerance),
-      JsonNumber(config.max_efficiency), JsonStrings(result.warnings));
+      JsonNumber(config.max_efficiency), JsonNumber(config.max_spread),
+      JsonStrings(result.warnings));
   for (size_t i = 0; i < result.points.size(); ++i) {
     const RunResult& r = result.points[i];
     out += fmt::format(
