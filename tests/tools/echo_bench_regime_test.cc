@@ -162,6 +162,21 @@ TEST(EchoBenchRegimeTest, ThresholdsAreTheConfiguredOnes) {
   ASSERT_EQ(spread(160, 180).size(), 1u);  // 20 / 170 = 11.8 %
   EXPECT_NE(spread(160, 180)[0].find("e=2: steps/s varied by 11.8% over the 2 repeats"),
             std::string::npos);
+  // The trainer loop's lost time (its CPU taken by other load).
+  config = Config(1);
+  auto lost = [&](double fraction) {
+    std::vector<RunResult> points = SummarizePoints(
+        {Measured(1, 0, nominal, 1), Measured(2, 0, 2 * nominal, 2)}, Factors(config));
+    points[1].trainer_lost_fraction = fraction;
+    std::vector<std::string> warnings = CheckRegime(config, points);
+    EXPECT_EQ(points[1].out_of_regime, !warnings.empty());
+    return warnings;
+  };
+  EXPECT_TRUE(lost(0.049).empty());
+  ASSERT_EQ(lost(0.78).size(), 1u);
+  EXPECT_EQ(lost(0.78)[0],
+            "e=2: the trainer loop was neither waiting for a batch nor stepping for 78.0% of the "
+            "run (limit 5%): other load took its CPU, so steps/s measure the machine");
   // R below 1: the trainer's step is the limit.
   EXPECT_DOUBLE_EQ(NominalStepsPerSec(0.5, 2), 500);
 }

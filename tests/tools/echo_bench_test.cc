@@ -75,6 +75,7 @@ TEST(EchoBenchArgsTest, RejectsBadInput) {
       {"--max_efficiency=0", "--max_efficiency=0: must be > 0"},
       {"--baseline_tolerance=-0.1", "--baseline_tolerance=-0.1: must be >= 0"},
       {"--max_spread=-1", "--max_spread=-1: must be >= 0"},
+      {"--max_trainer_lost=-1", "--max_trainer_lost=-1: must be >= 0"},
   };
   for (const Case& c : cases) {
     Result r = RunBench(c.args);
@@ -136,6 +137,7 @@ TEST(EchoBenchArgsTest, EachParseStartsFromTheDefaults) {
   EXPECT_EQ(c->baseline_tolerance, 0.05);
   EXPECT_EQ(c->max_efficiency, 1.03);
   EXPECT_EQ(c->max_spread, 0.10);
+  EXPECT_EQ(c->max_trainer_lost, 0.05);
   EXPECT_FALSE(c->strict);
 }
 
@@ -174,6 +176,7 @@ TEST(EchoBenchArgsTest, HelpListsEveryFlagWithItsDefault) {
                            "--baseline_tolerance=F",
                            "--max_efficiency=F",
                            "--max_spread=F",
+                           "--max_trainer_lost=F",
                            "--strict",
                            "--help",
                            "Exit status: 0 success; 1 a run failed",
@@ -233,7 +236,8 @@ TEST(EchoBenchRunTest, ShortRunWritesJsonAndPlot) {
        {"\"repeats\": 3,", "\"measured_upstream_ratio\": ", "\"measured_upstream_ratio_min\": ",
         "\"measured_upstream_ratio_max\": ", "\"nominal_steps_per_sec\": 666.667",
         "\"baseline_tolerance\": 0.05", "\"max_efficiency\": 1.03", "\"max_spread\": 0.1",
-        "\"warnings\": [", "\"steps_per_sec_samples\": [",
+        "\"max_trainer_lost\": 0.05", "\"trainer_lost_fraction\": ", "\"warnings\": [",
+        "\"steps_per_sec_samples\": [",
         "\"steps_per_sec_min\": ", "\"steps_per_sec_max\": ", "\"steps_per_sec_spread\": ",
         "\"efficiency_min\": ", "\"efficiency_max\": ", "\"out_of_regime\": ", "\"run_log\": ["}) {
     EXPECT_NE(j.find(key), std::string::npos) << key << "\n" << j;
@@ -307,8 +311,9 @@ TEST(EchoBenchRunTest, StrictExitsThreeOnARegimeWarning) {
   EXPECT_NE(lenient.output.find("warning: e=1: efficiency 1.000"), std::string::npos)
       << lenient.output;
 
-  // No warning (unthrottled: no nominal baseline; a bound no run reaches): 0.
-  Result clean = RunBench(common + " --strict --max_efficiency=1000");
+  // No warning: unthrottled (no nominal baseline), one repeat (no spread),
+  // bounds no run reaches: 0.
+  Result clean = RunBench(common + " --strict --max_efficiency=1000 --max_trainer_lost=1");
   EXPECT_EQ(clean.exit_code, 0) << clean.output;
   EXPECT_NE(clean.output.find("regime check: ok"), std::string::npos) << clean.output;
   EXPECT_NE(ReadFile(json).find("\"warnings\": []"), std::string::npos);

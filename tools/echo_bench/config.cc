@@ -63,6 +63,10 @@ ABSL_FLAG(double, max_efficiency, Defaults().max_efficiency,
 ABSL_FLAG(double, max_spread, Defaults().max_spread,
           "warn when a factor's steps/s over the repeats spread\n"
           "by more than this: (max - min) / median");
+ABSL_FLAG(double, max_trainer_lost, Defaults().max_trainer_lost,
+          "warn when the trainer loop was neither waiting nor\n"
+          "stepping (other load had its CPU) for more than this\n"
+          "part of a run");
 ABSL_FLAG(bool, strict, Defaults().strict, "exit with status 3 when there is a warning");
 ABSL_FLAG(std::string, json, Defaults().json, "write the results as JSON");
 ABSL_FLAG(std::string, plot, Defaults().plot, "write speedup vs echo factor as SVG");
@@ -93,11 +97,9 @@ constexpr tools::FlagSpec kPipelineFlags[] = {{"echo", "E1,E2,..."},   {"insert"
                                               {"shuffle_buffer", "N"}, {"seed", "N"}};
 constexpr tools::FlagSpec kTrainerFlags[] = {
     {"step_ms", "T"}, {"no_pin", ""}, {"upstream_ratio", "R"}, {"steps", "N"}};
-constexpr tools::FlagSpec kRegimeFlags[] = {{"repeats", "N"},
-                                            {"baseline_tolerance", "F"},
-                                            {"max_efficiency", "F"},
-                                            {"max_spread", "F"},
-                                            {"strict", ""}};
+constexpr tools::FlagSpec kRegimeFlags[] = {{"repeats", "N"},          {"baseline_tolerance", "F"},
+                                            {"max_efficiency", "F"},   {"max_spread", "F"},
+                                            {"max_trainer_lost", "F"}, {"strict", ""}};
 constexpr tools::FlagSpec kOutputFlags[] = {
     {"json", "PATH"}, {"plot", "PATH"}, {"stats", ""}, {"no_progress", ""}};
 
@@ -192,6 +194,7 @@ absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
   c.baseline_tolerance = absl::GetFlag(FLAGS_baseline_tolerance);
   c.max_efficiency = absl::GetFlag(FLAGS_max_efficiency);
   c.max_spread = absl::GetFlag(FLAGS_max_spread);
+  c.max_trainer_lost = absl::GetFlag(FLAGS_max_trainer_lost);
   c.strict = absl::GetFlag(FLAGS_strict);
   if (c.max_efficiency <= 0)
     return Bad("max_efficiency", fmt::format("{}", c.max_efficiency), "must be > 0");
@@ -201,7 +204,8 @@ absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
         AtLeast<int64_t>("shuffle_buffer", c.shuffle_buffer, 1), AtLeast<int64_t>("seed", seed, 0),
         AtLeast("upstream_ratio", c.upstream_ratio, 0.0), AtLeast<int64_t>("steps", c.steps, 1),
         AtLeast("baseline_tolerance", c.baseline_tolerance, 0.0),
-        AtLeast("max_spread", c.max_spread, 0.0)}) {
+        AtLeast("max_spread", c.max_spread, 0.0),
+        AtLeast("max_trainer_lost", c.max_trainer_lost, 0.0)}) {
     if (!s.ok()) return s;
   }
   if (c.step_ms <= 0) return Bad("step_ms", fmt::format("{}", c.step_ms), "must be > 0");

@@ -40,6 +40,7 @@ struct BenchConfig {
   double baseline_tolerance = 0.05;  // |baseline / nominal - 1| above this: a warning
   double max_efficiency = 1.03;      // an efficiency above this: a warning
   double max_spread = 0.10;          // a point's (max - min) / median steps/s above this: a warning
+  double max_trainer_lost = 0.05;    // a point's trainer_lost_fraction above this: a warning
   bool strict = false;               // warnings make the exit status kExitOutOfRegime
 };
 

@@ -136,6 +136,15 @@ std::vector<std::string> CheckRegime(const BenchConfig& config, std::vector<RunR
           100 * config.max_spread));
     }
   }
+  for (RunResult& p : points) {
+    if (p.trainer_lost_fraction > config.max_trainer_lost) {
+      p.out_of_regime = true;
+      warnings.push_back(fmt::format(
+          "e={:g}: the trainer loop was neither waiting for a batch nor stepping for {:.1f}% of "
+          "the run (limit {:g}%): other load took its CPU, so steps/s measure the machine",
+          p.echo, 100 * p.trainer_lost_fraction, 100 * config.max_trainer_lost));
+    }
+  }
   return warnings;
 }
 

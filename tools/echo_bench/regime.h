@@ -61,8 +61,9 @@ double NominalStepsPerSec(double upstream_ratio, double step_ms);
 // from NominalStepsPerSec() (skipped when R = 0), one for each point whose
 // efficiency is above config.max_efficiency, and one for each point whose
 // steps/s spread over the repeats ((max - min) / median) is above
-// config.max_spread. Sets out_of_regime on each point a warning names (the
-// baseline for the first), clears it on the others. Empty: the regime holds.
+// config.max_spread, and one for each point whose (median run's)
+// trainer_lost_fraction is above config.max_trainer_lost. Sets out_of_regime on each point a
+// warning names (the baseline for the first), clears it on the others. Empty: the regime holds.
 std::vector<std::string> CheckRegime(const BenchConfig& config, std::vector<RunResult>& points);
 
 }  // namespace dataecho::bench

@@ -24,16 +24,18 @@ std::string JsonStrings(const std::vector<std::string>& values) {
   return out + "]";
 }
 
-// The fields of a point that the JSON had before the repeats (one run per factor).
+// The fields of a point that the JSON had before the repeats (one run per
+// factor), and the trainer's lost time.
 std::string RunFields(const RunResult& r) {
   return fmt::format(
       "\"echo\": {}, \"insert\": {}, \"steps\": {}, \"steps_per_sec\": {}, \"speedup\": {}, "
       "\"ideal_speedup\": {}, \"efficiency\": {}, \"fresh_examples\": {}, \"repeated_examples\": "
-      "{}, \"realized_echo_factor\": {}, \"upstream_bytes\": {}, \"consumer_idle_fraction\": {}{}",
+      "{}, \"realized_echo_factor\": {}, \"upstream_bytes\": {}, \"consumer_idle_fraction\": {}, "
+      "\"trainer_lost_fraction\": {}{}",
       JsonNumber(r.echo), JsonQuote(r.insert), r.steps, JsonNumber(r.steps_per_sec),
       JsonNumber(r.speedup), JsonNumber(r.ideal_speedup), JsonNumber(r.efficiency),
       r.fresh_examples, r.repeated_examples, JsonNumber(r.realized_echo_factor), r.upstream_bytes,
-      JsonNumber(r.consumer_idle_fraction),
+      JsonNumber(r.consumer_idle_fraction), JsonNumber(r.trainer_lost_fraction),
       r.insert == "adaptive"
           ? fmt::format(", \"rate_ratio_estimate\": {}", JsonNumber(r.rate_ratio_estimate))
           : std::string());
@@ -42,16 +44,18 @@ std::string RunFields(const RunResult& r) {
 }  // namespace
 
 std::string FormatRunHeader() {
-  return fmt::format("{:>7} {:>6} {:>5} {:>9} {:>8} {:>8} {:>10} {:>9} {:>6}\n", "run", "repeat",
-                     "echo", "steps/s", "speedup", "fresh", "repeats", "up_MB", "idle");
+  return fmt::format("{:>7} {:>6} {:>5} {:>9} {:>8} {:>8} {:>10} {:>9} {:>6} {:>6}\n", "run",
+                     "repeat", "echo", "steps/s", "speedup", "fresh", "repeats", "up_MB", "idle",
+                     "lost");
 }
 
 std::string FormatRunRow(const RunResult& r, int index, int total, double speedup) {
-  return fmt::format("{:>7} {:>6} {:>5.2f} {:>9.1f} {:>8} {:>8} {:>10} {:>9.1f} {:>5.1f}%\n",
-                     fmt::format("{}/{}", index, total), r.repeat + 1, r.echo, r.steps_per_sec,
-                     speedup > 0 ? fmt::format("{:.2f}x", speedup) : std::string("-"),
-                     r.fresh_examples, r.repeated_examples,
-                     static_cast<double>(r.upstream_bytes) / 1e6, 100 * r.consumer_idle_fraction);
+  return fmt::format(
+      "{:>7} {:>6} {:>5.2f} {:>9.1f} {:>8} {:>8} {:>10} {:>9.1f} {:>5.1f}% {:>5.1f}%\n",
+      fmt::format("{}/{}", index, total), r.repeat + 1, r.echo, r.steps_per_sec,
+      speedup > 0 ? fmt::format("{:.2f}x", speedup) : std::string("-"), r.fresh_examples,
+      r.repeated_examples, static_cast<double>(r.upstream_bytes) / 1e6,
+      100 * r.consumer_idle_fraction, 100 * r.trainer_lost_fraction);
 }
 
 std::string FormatTable(const BenchConfig& config, const BenchResult& result) {
@@ -59,18 +63,19 @@ std::string FormatTable(const BenchConfig& config, const BenchResult& result) {
       "\nmedians of {} repeat(s); spread = (max - min) / median of steps/s; effic. range over the "
       "repeats, each run against its repeat's baseline\n",
       config.repeats);
-  out += fmt::format("{:>5} {:>15} {:>9} {:>6} {:>7} {:>9} {:>7} {:>13} {:>8} {:>10} {:>9} {:>6}\n",
-                     "echo", "insert", "steps/s", "spread", "speedup", "ideal", "effic.",
-                     "effic. range", "fresh", "repeats", "up_MB", "idle");
+  out += fmt::format(
+      "{:>5} {:>15} {:>9} {:>6} {:>7} {:>9} {:>7} {:>13} {:>8} {:>10} {:>9} {:>6} {:>6}\n", "echo",
+      "insert", "steps/s", "spread", "speedup", "ideal", "effic.", "effic. range", "fresh",
+      "repeats", "up_MB", "idle", "lost");
   for (const RunResult& r : result.points) {
     out += fmt::format(
         "{:>5.2f} {:>15} {:>9.1f} {:>5.1f}% {:>6.2f}x {:>8.2f}x {:>7.3f} {:>6.3f}-{:<6.3f} {:>8} "
-        "{:>10} {:>9.1f} {:>5.1f}%{}\n",
+        "{:>10} {:>9.1f} {:>5.1f}% {:>5.1f}%{}\n",
         r.echo, r.insert, r.steps_per_sec,
         100 * Spread{r.steps_per_sec, r.steps_per_sec_min, r.steps_per_sec_max}.Relative(),
         r.speedup, r.ideal_speedup, r.efficiency, r.efficiency_min, r.efficiency_max,
         r.fresh_examples, r.repeated_examples, static_cast<double>(r.upstream_bytes) / 1e6,
-        100 * r.consumer_idle_fraction, r.out_of_regime ? " !" : "");
+        100 * r.consumer_idle_fraction, 100 * r.trainer_lost_fraction, r.out_of_regime ? " !" : "");
   }
   const Spread upstream = Summarize(result.upstream_ratios);
   out += fmt::format(
@@ -79,16 +84,17 @@ std::string FormatTable(const BenchConfig& config, const BenchResult& result) {
   for (const std::string& w : result.warnings) out += "warning: " + w + "\n";
   if (result.warnings.empty()) {
     const double nominal = NominalStepsPerSec(config.upstream_ratio, config.step_ms);
-    const std::string limits = fmt::format("no efficiency above {:g}, no spread above {:g}%",
-                                           config.max_efficiency, 100 * config.max_spread);
-    out +=
-        nominal > 0
-            ? fmt::format(
-                  "regime check: ok (baseline within {:g}% of its nominal {:.1f} "
-                  "steps/s, {})\n",
-                  100 * config.baseline_tolerance, nominal, limits)
-            : fmt::format("regime check: ok ({}; unthrottled, so no nominal baseline to check)\n",
-                          limits);
+    const std::string limits =
+        fmt::format("no efficiency above {:g}, no spread above {:g}%, no trainer loss above {:g}%",
+                    config.max_efficiency, 100 * config.max_spread, 100 * config.max_trainer_lost);
+    out += nominal > 0 ? fmt::format(
+                             "regime check: ok (baseline within {:g}% of its nominal {:.1f} "
+                             "steps/s, {})\n",
+                             100 * config.baseline_tolerance, nominal, limits)
+                       : fmt::format(
+                             "regime check: ok ({}; unthrottled, so no nominal baseline to "
+                             "check)\n",
+                             limits);
   }
   return out;
 }
@@ -101,14 +107,14 @@ std::string ToJson(const BenchConfig& config, const BenchResult& result) {
       "\"batch_size\": {}, \"shuffle_buffer\": {}, \"seed\": {}, \"repeats\": {}, "
       "\"measured_upstream_ratio_min\": {}, \"measured_upstream_ratio_max\": {}, "
       "\"measured_upstream_ratios\": {}, \"nominal_steps_per_sec\": {}, "
-      "\"baseline_tolerance\": {}, \"max_efficiency\": {}, \"max_spread\": {},\n"
-      "\"warnings\": {},\n\"runs\": [",
+      "\"baseline_tolerance\": {}, \"max_efficiency\": {}, \"max_spread\": {}, "
+      "\"max_trainer_lost\": {},\n\"warnings\": {},\n\"runs\": [",
       JsonNumber(config.upstream_ratio), JsonNumber(upstream.median), JsonNumber(config.step_ms),
       config.batch_size, config.shuffle_buffer, config.seed, config.repeats,
       JsonNumber(upstream.min), JsonNumber(upstream.max), JsonArray(result.upstream_ratios),
       nominal > 0 ? JsonNumber(nominal) : "null", JsonNumber(config.baseline_tolerance),
       JsonNumber(config.max_efficiency), JsonNumber(config.max_spread),
-      JsonStrings(result.warnings));
+      JsonNumber(config.max_trainer_lost), JsonStrings(result.warnings));
   for (size_t i = 0; i < result.points.size(); ++i) {
     const RunResult& r = result.points[i];
     out += fmt::format(
@@ -126,10 +132,11 @@ std::string ToJson(const BenchConfig& config, const BenchResult& result) {
     const RunResult& r = result.runs[i];
     out += fmt::format(
         "{}\n  {{\"repeat\": {}, \"echo\": {}, \"steps_per_sec\": {}, \"fresh_examples\": {}, "
-        "\"repeated_examples\": {}, \"upstream_bytes\": {}, \"consumer_idle_fraction\": {}}}",
+        "\"repeated_examples\": {}, \"upstream_bytes\": {}, \"consumer_idle_fraction\": {}, "
+        "\"trainer_lost_fraction\": {}}}",
         i == 0 ? "" : ",", r.repeat + 1, JsonNumber(r.echo), JsonNumber(r.steps_per_sec),
         r.fresh_examples, r.repeated_examples, r.upstream_bytes,
-        JsonNumber(r.consumer_idle_fraction));
+        JsonNumber(r.consumer_idle_fraction), JsonNumber(r.trainer_lost_fraction));
   }
   return out + "\n]}\n";
 }

@@ -53,6 +53,9 @@ struct RunResult {
   double realized_echo_factor = 0;
   int64_t upstream_bytes = 0;
   double consumer_idle_fraction = 0;
+  // The part of the run the trainer loop spent neither waiting for a batch
+  // nor in its steps: ~0 when it has its CPU, large when other load takes it.
+  double trainer_lost_fraction = 0;
   std::string stage_stats;         // FormatStatsTable() of the pipeline at the end
   double rate_ratio_estimate = 0;  // adaptive echo's R̂ at the end of the run (0 otherwise)
   int repeat = 0;                  // which repeat this run belongs to (0-based)
