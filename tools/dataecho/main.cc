@@ -20,6 +20,7 @@ paths, file://, http(s)://, gs:// or s3:// URIs, or globs of them.
 Commands:
   stat      count the records of files and checksum their payloads (JSON)
   convert   convert IDX (MNIST-style) images and labels to sharded TFRecord
+  shards    show how files split between the ranks of a job (JSON)
 
 Options:
   -h, --help     show this help and exit
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
   }
   if (command == "stat") return dataecho::tool::StatCommand(args);
   if (command == "convert") return dataecho::tool::ConvertCommand(args);
+  if (command == "shards") return dataecho::tool::ShardsCommand(args);
   std::fprintf(stderr,
                "dataecho: unknown command '%s'\nTry 'dataecho --help' for more information.\n",
                dataecho::tools::TerminalSafe(command).c_str());

@@ -36,12 +36,12 @@ ABSL_FLAG(std::string, data_dir, Defaults().data_dir,
 ABSL_FLAG(double, latency_ms, Defaults().latency_ms,
           "default source: added latency per HTTP request");
 ABSL_FLAG(std::string, echo, fmt::format("{}", fmt::join(Defaults().echo, ",")),
-          "echo factors to run (e=1 always runs first)");
+          "echo factors to run (e=1, the baseline, always runs)");
 ABSL_FLAG(std::string, insert, std::string(dataecho::bench::InsertName(Defaults().insert)),
           "before_augment | after_augment | batch | adaptive");
 ABSL_FLAG(double, max_echo, Defaults().max_echo,
           "adaptive: at most M emissions per item (one run per\n"
-          "--echo value too, e=1 runs first as the baseline)");
+          "--echo value too, e=1 runs as the baseline)");
 ABSL_FLAG(int64_t, batch_size, Defaults().batch_size, "rows per batch");
 ABSL_FLAG(int64_t, shuffle_buffer, Defaults().shuffle_buffer,
           "shuffle buffer after example echoing");
@@ -54,6 +54,23 @@ ABSL_FLAG(bool, no_pin, !Defaults().pin_trainer,
 ABSL_FLAG(double, upstream_ratio, Defaults().upstream_ratio,
           "upstream time per batch / step time; 0 = unthrottled");
 ABSL_FLAG(int64_t, steps, Defaults().steps, "measured steps per run");
+ABSL_FLAG(int64_t, repeats, Defaults().repeats,
+          "runs per factor: every repeat runs the baseline and\n"
+          "each factor once, the order rotating per repeat; the\n"
+          "table shows medians and their spread");
+ABSL_FLAG(double, baseline_tolerance, Defaults().baseline_tolerance,
+          "warn when the baseline's steps/s is further than this\n"
+          "(relative) from its nominal 1 / (R x step)");
+ABSL_FLAG(double, max_efficiency, Defaults().max_efficiency,
+          "warn when an efficiency is above this");
+ABSL_FLAG(double, max_spread, Defaults().max_spread,
+          "warn when a factor's steps/s over the repeats spread\n"
+          "by more than this: (max - min) / median");
+ABSL_FLAG(double, max_trainer_lost, Defaults().max_trainer_lost,
+          "warn when the trainer loop was neither waiting nor\n"
+          "stepping (other load had its CPU) for more than this\n"
+          "part of a run");
+ABSL_FLAG(bool, strict, Defaults().strict, "exit with status 3 when there is a warning");
 ABSL_FLAG(std::string, json, Defaults().json, "write the results as JSON");
 ABSL_FLAG(std::string, plot, Defaults().plot, "write speedup vs echo factor as SVG");
 ABSL_FLAG(bool, stats, Defaults().stats, "print every stage's statistics after each run");
@@ -83,6 +100,9 @@ constexpr tools::FlagSpec kPipelineFlags[] = {{"echo", "E1,E2,..."},   {"insert"
                                               {"shuffle_buffer", "N"}, {"seed", "N"}};
 constexpr tools::FlagSpec kTrainerFlags[] = {
     {"step_ms", "T"}, {"no_pin", ""}, {"upstream_ratio", "R"}, {"steps", "N"}};
+constexpr tools::FlagSpec kRegimeFlags[] = {{"repeats", "N"},          {"baseline_tolerance", "F"},
+                                            {"max_efficiency", "F"},   {"max_spread", "F"},
+                                            {"max_trainer_lost", "F"}, {"strict", ""}};
 constexpr tools::FlagSpec kOutputFlags[] = {
     {"json", "PATH"}, {"plot", "PATH"}, {"stats", ""}, {"no_progress", ""}};
 
@@ -93,6 +113,7 @@ struct Section {
 constexpr Section kSections[] = {{"Source", kSourceFlags},
                                  {"Pipeline", kPipelineFlags},
                                  {"Emulated trainer", kTrainerFlags},
+                                 {"Repeats and regime check", kRegimeFlags},
                                  {"Output", kOutputFlags}};
 
 // INVALID_ARGUMENT "--flag=value: must be >= min" unless value >= min.
@@ -153,7 +174,12 @@ and the ideal speedup min(e, R), with a trainer emulated by a busy-wait step.
     usage += fmt::format("{}:\n", section.title);
     usage += tools::FlagsUsage(section.flags, /*help_column=*/22, /*show_defaults=*/true);
   }
-  return usage + "  --help              this text\n";
+  return usage + R"(  --help              this text
+
+Exit status: 0 success; 1 a run failed (data, storage, output); 2 invalid
+flags; 3 with --strict, the regime check warned (the results are still
+printed and written).
+)";
 }
 
 absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
@@ -203,11 +229,25 @@ absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
   c.pin_trainer = !absl::GetFlag(FLAGS_no_pin);
   c.upstream_ratio = absl::GetFlag(FLAGS_upstream_ratio);
   c.steps = absl::GetFlag(FLAGS_steps);
+  const int64_t repeats = absl::GetFlag(FLAGS_repeats);
+  if (repeats < 1 || repeats > 1000)
+    return Bad("repeats", fmt::format("{}", repeats), "must be in [1, 1000]");
+  c.repeats = static_cast<int>(repeats);
+  c.baseline_tolerance = absl::GetFlag(FLAGS_baseline_tolerance);
+  c.max_efficiency = absl::GetFlag(FLAGS_max_efficiency);
+  c.max_spread = absl::GetFlag(FLAGS_max_spread);
+  c.max_trainer_lost = absl::GetFlag(FLAGS_max_trainer_lost);
+  c.strict = absl::GetFlag(FLAGS_strict);
+  if (c.max_efficiency <= 0)
+    return Bad("max_efficiency", fmt::format("{}", c.max_efficiency), "must be > 0");
   for (const absl::Status& s :
        {AtLeast("latency_ms", c.latency_ms, 0.0), AtLeast("max_echo", c.max_echo, 1.0),
         AtLeast<int64_t>("batch_size", c.batch_size, 1),
         AtLeast<int64_t>("shuffle_buffer", c.shuffle_buffer, 1), AtLeast<int64_t>("seed", seed, 0),
-        AtLeast("upstream_ratio", c.upstream_ratio, 0.0), AtLeast<int64_t>("steps", c.steps, 1)}) {
+        AtLeast("upstream_ratio", c.upstream_ratio, 0.0), AtLeast<int64_t>("steps", c.steps, 1),
+        AtLeast("baseline_tolerance", c.baseline_tolerance, 0.0),
+        AtLeast("max_spread", c.max_spread, 0.0),
+        AtLeast("max_trainer_lost", c.max_trainer_lost, 0.0)}) {
     if (!s.ok()) return s;
   }
   if (c.step_ms <= 0) return Bad("step_ms", fmt::format("{}", c.step_ms), "must be > 0");

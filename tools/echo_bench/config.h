@@ -35,7 +35,19 @@ struct BenchConfig {
   bool progress = true;
   bool stats = false;       // print every stage's statistics after each run
   bool pin_trainer = true;  // keep one CPU for the emulated trainer (see ReserveTrainerCpu)
+  // Repeats and the regime check (regime.h).
+  int repeats = 3;                   // runs per factor, in a rotating order
+  double baseline_tolerance = 0.05;  // |baseline / nominal - 1| above this: a warning
+  double max_efficiency = 1.03;      // an efficiency above this: a warning
+  double max_spread = 0.10;          // a point's (max - min) / median steps/s above this: a warning
+  double max_trainer_lost = 0.05;    // a point's trainer_lost_fraction above this: a warning
+  bool strict = false;               // warnings make the exit status kExitOutOfRegime
 };
+
+// echo_bench's exit status: 0 success, 1 a run failed (data, storage, I/O),
+// kExitUsage for invalid flags, kExitOutOfRegime for regime warnings under --strict.
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitOutOfRegime = 3;
 
 inline std::string_view InsertName(Insert insert) { return EchoPlacementName(insert); }
 

@@ -4,7 +4,6 @@
 // See `echo_bench --help` and docs/benchmarks.md.
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 
 #include "common/output_file.h"
@@ -14,13 +13,14 @@
 #include "fmt/format.h"
 #include "report.h"
 #include "run.h"
+#include "session.h"
 
 namespace dataecho::bench {
 namespace {
 
 int Fail(const absl::Status& s) {
   std::fprintf(stderr, "echo_bench: %s\n", tools::TerminalSafe(s.ToString()).c_str());
-  return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+  return s.code() == absl::StatusCode::kInvalidArgument ? kExitUsage : 1;
 }
 
 int Main(int argc, char** argv) {
@@ -48,46 +48,19 @@ int Main(int argc, char** argv) {
   std::printf("trainer: %s\n", pinned ? "busy-wait step on a CPU of its own, pipeline on the others"
                                       : "busy-wait step, not pinned");
 
-  absl::StatusOr<double> measured = MeasureUpstreamRatio(*config, *source);
-  if (!measured.ok()) return Fail(measured.status());
-  std::printf("upstream alone: %.2f steps of %.3g ms per batch of %lld (target R = %g)\n",
-              *measured, config->step_ms, static_cast<long long>(config->batch_size),
-              config->upstream_ratio);
-
-  // Adaptive: e = 1 (no echoing), then one run per cap m (--echo values and --max_echo).
-  std::vector<double> factors = {1.0};
-  for (double e : config->echo) {
-    if (e != 1.0) factors.push_back(e);
-  }
-  if (config->insert == Insert::kAdaptive && config->max_echo != 1.0 &&
-      std::find(factors.begin(), factors.end(), config->max_echo) == factors.end()) {
-    factors.push_back(config->max_echo);
-  }
-  std::vector<RunResult> runs;
-  for (double e : factors) {
-    auto progress = [&](int64_t step) {
-      if (!bar || (step % 10 != 0 && step != config->steps)) return;
-      const int width = 30, filled = static_cast<int>(width * step / config->steps);
-      std::fprintf(stderr, "\r  e=%-5g [%s%s] %lld/%lld steps", e,
-                   std::string(static_cast<size_t>(filled), '#').c_str(),
-                   std::string(static_cast<size_t>(width - filled), ' ').c_str(),
-                   static_cast<long long>(step), static_cast<long long>(config->steps));
-      if (step == config->steps) std::fputs("\r\033[K", stderr);
-    };
-    absl::StatusOr<RunResult> r = RunOnce(*config, *source, e, progress);
-    if (!r.ok()) return Fail(r.status());
-    const double base = runs.empty() ? r->steps_per_sec : runs[0].steps_per_sec;
-    r->speedup = r->steps_per_sec / base;
-    r->efficiency = r->speedup / r->ideal_speedup;
-    if (config->stats) std::printf("e=%g:\n%s\n", e, r->stage_stats.c_str());
-    runs.push_back(*r);
-  }
-  std::fputs(FormatTable(runs).c_str(), stdout);
+  absl::StatusOr<BenchResult> result = RunBench(*config, *source, stdout, bar);
+  if (!result.ok()) return Fail(result.status());
+  std::fputs(FormatTable(*config, *result).c_str(), stdout);
   if (!config->json.empty()) {
-    if (absl::Status s = json->Write(ToJson(*config, *measured, runs)); !s.ok()) return Fail(s);
+    if (absl::Status s = json->Write(ToJson(*config, *result)); !s.ok()) return Fail(s);
   }
   if (!config->plot.empty()) {
-    if (absl::Status s = plot->Write(ToSvg(*config, runs)); !s.ok()) return Fail(s);
+    if (absl::Status s = plot->Write(ToSvg(*config, *result)); !s.ok()) return Fail(s);
+  }
+  if (config->strict && !result->warnings.empty()) {
+    std::fprintf(stderr, "echo_bench: --strict: %zu regime warning(s), exit status %d\n",
+                 result->warnings.size(), kExitOutOfRegime);
+    return kExitOutOfRegime;
   }
   return 0;
 }

@@ -306,6 +306,9 @@ absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& sourc
   r.realized_echo_factor = fresh > 0 ? static_cast<double>(rows) / static_cast<double>(fresh) : 0;
   r.upstream_bytes = bytes->load() - bytes0;
   r.consumer_idle_fraction = static_cast<double>(idle_ns) / static_cast<double>(elapsed);
+  r.trainer_lost_fraction =
+      static_cast<double>(std::max<int64_t>(0, elapsed - idle_ns - config.steps * step_ns)) /
+      static_cast<double>(elapsed);
   r.ideal_speedup = config.upstream_ratio > 0 ? std::min(echo, config.upstream_ratio) : 1.0;
   r.stage_stats = FormatStatsTable(p.Stats());
   for (const StageStats& s : p.Stats()) {
