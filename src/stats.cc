@@ -1,10 +1,14 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "dataecho/stats.h"
+
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/stage_accounting.h"
 
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "dataecho/internal/json.h"
 #include "fmt/format.h"
@@ -63,6 +67,58 @@ std::string StatsToJson(const std::vector<StageStats>& stats) {
 }
 
 namespace internal {
+namespace {
+
+// Extra figures that are a level or a setting, not a count.
+bool IsLevel(std::string_view key) {
+  static constexpr std::string_view kLevels[] = {
+      "parallelism", "depth",  "queued",        "buffer_size",    "buffered",
+      "bytes_held",  "factor", "max_factor",    "pool_size",      "pooled",
+      "rate_ratio",  "warmup", "chosen_factor", "epochs_started", "cycle_length"};
+  for (std::string_view k : kLevels) {
+    if (k == key) return true;
+  }
+  return false;
+}
+
+void AddRow(StageStats& total, const StageStats& more) {
+  total.elements += more.elements;
+  total.bytes += more.bytes;
+  total.input_wait += more.input_wait;
+  total.consumer_wait += more.consumer_wait;
+  for (size_t i = 0; i < total.extra.size(); ++i) {
+    auto& [key, value] = total.extra[i];
+    const double v = more.Extra(key, 0);
+    if (IsLevel(key)) {
+      value = v;
+    } else if (key.starts_with("peak_")) {
+      value = std::max(value, v);
+    } else {
+      value += v;
+    }
+  }
+  // Ratios of the sums.
+  const double fresh = total.Extra("fresh", -1), repeats = total.Extra("repeats", -1);
+  for (auto& [key, value] : total.extra) {
+    const double emitted = static_cast<double>(total.elements);
+    if (key == "realized_factor" && fresh >= 0) value = fresh > 0 ? emitted / fresh : 0;
+    if (key == "repeat_fraction" && repeats >= 0) value = emitted > 0 ? repeats / emitted : 0;
+  }
+}
+
+}  // namespace
+
+void AddStageStats(std::vector<StageStats>* total, const std::vector<StageStats>& more) {
+  bool same = total->size() == more.size();
+  for (size_t i = 0; same && i < more.size(); ++i) {
+    same = (*total)[i].name == more[i].name && (*total)[i].extra.size() == more[i].extra.size();
+  }
+  if (!same) {
+    *total = more;
+    return;
+  }
+  for (size_t i = 0; i < more.size(); ++i) AddRow((*total)[i], more[i]);
+}
 
 std::string JsonQuote(std::string_view s) {
   std::string out = "\"";

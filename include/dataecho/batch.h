@@ -21,8 +21,12 @@
 // (else INVALID_ARGUMENT naming the row's source index). An input error comes
 // after a batch of the rows read before it (unless drop_remainder), then stays.
 //
-// Stats: input_wait = time pulling rows (includes copying them); extra
-// "fresh_rows", "buffer_allocations" (pool misses; flat once warm).
+// A batch's epoch is the newest epoch among its rows. Below a Repeat, a new
+// epoch starts a new batch (the last batch of an epoch may be partial).
+//
+// Stats: input_wait = time blocked on an input that had nothing ready
+// (stats.h); extra "rows", "fresh_rows", "buffer_allocations" (pool misses;
+// flat once warm).
 //
 // Thread safety: as every stage (stage.h). Batches may outlive the stage.
 #ifndef DATAECHO_BATCH_H_
@@ -73,6 +77,8 @@ class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
   ~BatchStage() override;
 
   absl::StatusOr<std::optional<Batch>> Next() override;
+  absl::Status EnableRestart() override;
+  absl::Status Restart(uint32_t epoch) override;
 
  protected:
   StageStats OwnStats() const override;

@@ -18,10 +18,14 @@
 //       {.factor = 2.5, .seed = 42});
 //   if (!echoed.ok()) return echoed.status();   // INVALID_ARGUMENT for e < 1, NaN, inf
 //
+// Epochs (source.h): the draws of epoch e come from a generator seeded by
+// (seed, e), started by the first fresh item of epoch e (or by Restart(e)
+// below a Repeat); epoch 0 draws from `seed` alone.
+//
 // Stats: "fresh" (items read from upstream), elements (emitted),
-// "realized_factor" = emitted / fresh, input_wait = time spent waiting for an
-// asynchronous upstream (a Prefetch) that had nothing ready; a synchronous
-// input computes in Echo's thread and that time is not counted as waiting.
+// "realized_factor" = emitted / fresh, input_wait = time blocked on an input
+// that had nothing ready (stats.h; a Prefetch with an empty queue: a
+// synchronous input computes in Echo's thread and that time is not waiting).
 //
 // Adaptive mode (emit repeats only while the upstream has nothing ready) is in
 // adaptive_echo.h; a factor measured from a warm-up in auto_echo.h. All three
@@ -42,6 +46,7 @@
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/echo_stage_base.h"
 #include "dataecho/stage.h"
+#include "dataecho/status_macros.h"
 
 namespace dataecho {
 
@@ -58,13 +63,18 @@ class EchoStage final : public internal::EchoStageBase<T> {
     if (remaining_ > 0) return EmitRepeat();
     // Only a real wait is timed: a clock read costs as much as a copy here.
     absl::StatusOr<std::optional<T>> r;
-    if (!this->input().TryNext(&r)) {
-      const int64_t t0 = internal::NowNanos();
-      r = this->input().Next();
-      this->counts().AddInputWait(internal::NowNanos() - t0);
-    }
+    this->counts().AddInputWait(internal::PullTimed(this->input(), &r));
     AcceptFresh(r);
     return r;
+  }
+
+  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
+  absl::Status Restart(uint32_t epoch) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().Restart(epoch));
+    current_.reset();
+    remaining_ = 0;
+    this->StartEpoch(epoch);
+    return absl::OkStatus();
   }
 
   // Ready when a copy is pending or the input has an element ready.
@@ -108,7 +118,7 @@ class EchoStage final : public internal::EchoStageBase<T> {
     if (!r.ok() || !r->has_value()) return;
     current_bytes_ = static_cast<int64_t>(ElementTraits<T>::ByteSize(**r));
     this->counts().AddFresh(current_bytes_);
-    remaining_ = this->DrawCopies() - 1;
+    remaining_ = this->DrawCopies(**r) - 1;
     repeat_ = 0;
     if (remaining_ > 0)
       current_.emplace(**r);  // (a copy construction costs less than an assignment)

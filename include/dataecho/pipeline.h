@@ -42,6 +42,7 @@
 #include <concepts>
 #include <functional>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -140,6 +141,20 @@ class Pipeline {
   Pipeline Take(int64_t n) && {
     return Then([&](StagePtr<T> in) { return TakeStage<T>::Make(std::move(in), n); });
   }
+
+  // --- Epochs (source.h) ---
+  // Runs the pipeline built so far `epochs` times (forever if -1), numbering
+  // the passes: elements carry their epoch, and seeded stages (augmenters,
+  // Echo, Shuffle) and record sources (file order) give each epoch its own
+  // randomness. Every stage below must be able to start over
+  // (Stage::Restart); put it right after the source, or after a Shuffle for
+  // a new order each epoch: `.Shuffle({...}).Repeat(-1).Map(Decode)...`.
+  Pipeline Repeat(int64_t epochs = -1, std::string name = "repeat") && {
+    return Then([&](StagePtr<T> in) {
+      return RepeatStage<T>::Make(std::move(in), epochs, std::move(name));
+    });
+  }
+  // --- end of epochs ---
 
   // Examples to fused batches (batch.h).
   Pipeline<::dataecho::Batch> Batch(BatchOptions options) && requires std::same_as<T, Example> {

@@ -13,22 +13,46 @@
 //         return i++;
 //       });
 //   auto first5  = dataecho::TakeStage<int>::Make(*std::move(gen), 5);
-//   // Three passes over a source that can be re-created:
-//   auto epochs  = dataecho::RepeatSource<int>([] { return dataecho::RangeSource(0, 10); }, 3);
+//   // Three passes (epochs 0, 1, 2) over a stage that can start over:
+//   auto epochs  = dataecho::RepeatStage<int64_t>::Make(*dataecho::RangeSource(0, 10), 3);
+//   // ... or over a source re-created by a factory for every epoch:
+//   auto again   = dataecho::RepeatSource<int64_t>([] { return dataecho::RangeSource(0, 10); }, 3);
+//
+// EPOCHS. A Repeat stage numbers its passes: the elements of the k-th pass
+// carry epoch k (Example::epoch, Record::epoch, Batch::epoch; through
+// ElementTraits<T>::SetEpoch). Stages below it start over through
+// Stage::Restart(k) (stage.h) and fold k into their seeds; stages above it
+// read the epoch from the elements: augmenters (augment.h), Echo's draws and
+// Shuffle. So every epoch gets its own crops, echo draws, shuffle order and,
+// for record sources, file order, and the same seed and epoch give the same
+// ones. Epoch 0 is what the pipeline without Repeat gives. An empty pass ends
+// the Repeat (so `-1` over an empty source cannot spin). Nested Repeats
+// number their passes consecutively: an outer pass starts at the epoch after
+// the last one the inner Repeat emitted.
 //
 // Like every stage factory these return absl::StatusOr<StagePtr<T>>:
-// INVALID_ARGUMENT for a range step <= 0, an empty function or a null input.
-// (The builder's FromRange(), FromVector() and FromGenerator() in pipeline.h
-// wrap them.)
+// INVALID_ARGUMENT for a range step <= 0, an empty function or a null input;
+// RepeatStage over an input that cannot start over returns its
+// EnableRestart() error (UNIMPLEMENTED, naming the stage). (The builder's
+// FromRange(), FromVector(), FromGenerator() and .Repeat() in pipeline.h wrap
+// them.)
 //
-// Thread safety: as for every stage (stage.h). A generator function is only
-// ever called from the consumer's thread, one call at a time.
+// Stats: elements and bytes emitted, over the pipeline's whole life (all
+// epochs); input_wait = time blocked on an input that had nothing ready;
+// the repeat row's extra "epochs_started". RepeatSource adds up the rows of
+// the sources it made, epoch after epoch.
+//
+// Thread safety: as for every stage (stage.h). A generator function and a
+// Repeat factory are only ever called from the consumer's thread, one call at
+// a time.
 #ifndef DATAECHO_SOURCE_H_
 #define DATAECHO_SOURCE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -38,13 +62,15 @@
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 
 namespace dataecho {
 namespace internal {
 
-// Base for sources: no input, counts what it emits, honours Cancel().
+// Base for sources: no input, counts what it emits, stamps the epoch it was
+// restarted for (stage.h) on its elements, honours Cancel().
 template <typename T>
 class SourceStage : public Stage<T> {
  public:
@@ -60,20 +86,24 @@ class SourceStage : public Stage<T> {
 
  protected:
   bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
-  void Count(const T& v) {
+  void Count(T& v) {
+    if (epoch_ != 0) RaiseEpoch(v, epoch_);
     elements_.Add(1);
     bytes_.Add(static_cast<int64_t>(ElementTraits<T>::ByteSize(v)));
   }
+  void set_epoch(uint32_t epoch) { epoch_ = epoch; }
 
  private:
   std::string name_;
   std::atomic<bool> cancelled_{false};
+  uint32_t epoch_ = 0;  // consumer thread only
   Counter elements_, bytes_;
 };
 
 }  // namespace internal
 
-// Emits the elements of a vector in order (moved out, one by one).
+// Emits the elements of a vector in order (moved out, one by one; copies once
+// a Repeat will restart it, so that every epoch has them).
 template <typename T>
 class VectorSourceStage final : public internal::SourceStage<T> {
  public:
@@ -84,9 +114,24 @@ class VectorSourceStage final : public internal::SourceStage<T> {
   absl::StatusOr<std::optional<T>> Next() override {
     if (this->cancelled()) return CancelledError();
     if (pos_ == items_.size()) return std::nullopt;
-    T v = std::move(items_[pos_++]);
+    T v = keep_ ? items_[pos_] : std::move(items_[pos_]);
+    ++pos_;
     this->Count(v);
     return v;
+  }
+
+  absl::Status EnableRestart() override {
+    if (pos_ > 0 && !keep_) {
+      return absl::FailedPreconditionError("vector source: items were already moved out");
+    }
+    keep_ = true;
+    return absl::OkStatus();
+  }
+  absl::Status Restart(uint32_t epoch) override {
+    DATAECHO_RETURN_IF_ERROR(EnableRestart());
+    pos_ = 0;
+    this->set_epoch(epoch);
+    return absl::OkStatus();
   }
 
  private:
@@ -95,6 +140,7 @@ class VectorSourceStage final : public internal::SourceStage<T> {
 
   std::vector<T> items_;
   size_t pos_ = 0;
+  bool keep_ = false;  // copy items out instead of moving them (restartable)
 };
 
 template <typename T>
@@ -103,7 +149,8 @@ absl::StatusOr<StagePtr<T>> VectorSource(std::vector<T> items) {
 }
 
 // Calls `fn` for each element; fn returns an element, std::nullopt at the end,
-// or an error (after which the stage stays failed).
+// or an error (after which the stage stays failed). It cannot start over
+// (Restart() is UNIMPLEMENTED): repeat it with RepeatSource and a factory.
 template <typename T>
 class GeneratorSourceStage final : public internal::SourceStage<T> {
  public:
@@ -155,24 +202,35 @@ class RangeSourceStage final : public internal::SourceStage<int64_t> {
   absl::StatusOr<std::optional<int64_t>> Next() override {
     if (cancelled()) return CancelledError();
     if (next_ >= end_) return std::nullopt;
-    const int64_t v = next_;
+    int64_t v = next_;
     next_ += step_;
     Count(v);
     return v;
   }
 
+  absl::Status EnableRestart() override { return absl::OkStatus(); }
+  absl::Status Restart(uint32_t /*epoch*/) override {
+    next_ = begin_;
+    return absl::OkStatus();
+  }
+
  private:
   RangeSourceStage(int64_t begin, int64_t end, int64_t step)
-      : internal::SourceStage<int64_t>("range"), next_(begin), end_(end), step_(step) {}
+      : internal::SourceStage<int64_t>("range"),
+        begin_(begin),
+        next_(begin),
+        end_(end),
+        step_(step) {}
 
-  int64_t next_, end_, step_;
+  int64_t begin_, next_, end_, step_;
 };
 
 inline absl::StatusOr<StagePtr<int64_t>> RangeSource(int64_t begin, int64_t end, int64_t step = 1) {
   return RangeSourceStage::Make(begin, end, step);
 }
 
-// The first `n` elements of its input (all of them if n < 0).
+// The first `n` elements of its input (all of them if n < 0); the first `n`
+// of every epoch when repeated.
 template <typename T>
 class TakeStage final : public UnaryStage<T, T> {
  public:
@@ -183,10 +241,28 @@ class TakeStage final : public UnaryStage<T, T> {
 
   absl::StatusOr<std::optional<T>> Next() override {
     if (this->cancelled()) return CancelledError();
-    if (limit_ >= 0 && taken_.Get() >= limit_) return std::nullopt;
-    absl::StatusOr<std::optional<T>> r = this->input().Next();
-    if (r.ok() && r->has_value()) taken_.Add(1);
+    if (limit_ >= 0 && pass_taken_ >= limit_) return std::nullopt;
+    absl::StatusOr<std::optional<T>> r;
+    input_wait_ns_.Add(internal::PullTimed(this->input(), &r));
+    Count(r);
     return r;
+  }
+
+  bool TryNext(absl::StatusOr<std::optional<T>>* out) override {
+    if (this->cancelled() || (limit_ >= 0 && pass_taken_ >= limit_)) {
+      *out = Next();
+      return true;
+    }
+    if (!this->input().TryNext(out)) return false;
+    Count(*out);
+    return true;
+  }
+
+  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
+  absl::Status Restart(uint32_t epoch) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().Restart(epoch));
+    pass_taken_ = 0;
+    return absl::OkStatus();
   }
 
  protected:
@@ -194,53 +270,66 @@ class TakeStage final : public UnaryStage<T, T> {
     StageStats s;
     s.name = "take";
     s.elements = taken_.Get();
+    s.bytes = bytes_.Get();
+    s.input_wait = absl::Nanoseconds(input_wait_ns_.Get());
     return s;
   }
 
  private:
   TakeStage(StagePtr<T> input, int64_t n) : UnaryStage<T, T>(std::move(input)), limit_(n) {}
 
+  void Count(const absl::StatusOr<std::optional<T>>& r) {
+    if (!r.ok() || !r->has_value()) return;
+    ++pass_taken_;
+    taken_.Add(1);
+    bytes_.Add(static_cast<int64_t>(ElementTraits<T>::ByteSize(**r)));
+  }
+
   const int64_t limit_;
-  internal::Counter taken_;
+  int64_t pass_taken_ = 0;  // this epoch (consumer thread only)
+  internal::Counter taken_, bytes_, input_wait_ns_;
 };
 
-// Runs the source that `factory` creates `epochs` times in a row (forever if
-// epochs < 0). The factory is called at the start of each epoch; it returns
-// the source (a StagePtr<T>, or a factory's absl::StatusOr<StagePtr<T>>, so
-// `[] { return RangeSource(0, 10); }` works). An error from the factory is
-// returned by Next() and stays.
+// Runs its input `epochs` times in a row (forever if epochs < 0), numbering
+// the passes (see EPOCHS in the file comment). Two ways to get the next pass:
+//
+//   Make(input, epochs)    restarts `input` (Stage::Restart) at the end of
+//                          each pass; the builder's .Repeat(epochs). The
+//                          input must be able to start over (EnableRestart()
+//                          is checked here).
+//   Make(factory, epochs)  calls `factory` at the start of each epoch for a
+//                          new source (a StagePtr<T>, or a factory's
+//                          absl::StatusOr<StagePtr<T>>, so
+//                          `[] { return RangeSource(0, 10); }` works) and
+//                          tells it its epoch (Restart(e) on the new stage,
+//                          when it can). The rows of the sources it made are
+//                          added up in its stats.
+//
+// An error from the factory or from Restart() is returned by Next() and stays.
 template <typename T>
 class RepeatStage final : public Stage<T> {
  public:
   using Factory = std::function<absl::StatusOr<StagePtr<T>>()>;
-  static absl::StatusOr<StagePtr<T>> Make(Factory factory, int64_t epochs) {
-    if (!factory) return absl::InvalidArgumentError("repeat: empty factory");
-    return StagePtr<T>(new RepeatStage(std::move(factory), epochs));
+  using Result = absl::StatusOr<std::optional<T>>;
+
+  static absl::StatusOr<StagePtr<T>> Make(Factory factory, int64_t epochs,
+                                          std::string name = "repeat") {
+    if (!factory) return absl::InvalidArgumentError(absl::StrCat(name, ": empty factory"));
+    return StagePtr<T>(new RepeatStage(std::move(factory), nullptr, epochs, std::move(name)));
+  }
+  static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, int64_t epochs,
+                                          std::string name = "repeat") {
+    DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, name));
+    DATAECHO_RETURN_IF_ERROR(input->EnableRestart());
+    return StagePtr<T>(new RepeatStage(nullptr, std::move(input), epochs, std::move(name)));
   }
 
-  absl::StatusOr<std::optional<T>> Next() override {
-    while (true) {
-      if (cancelled_.load(std::memory_order_relaxed)) return CancelledError();
-      if (!status_.ok()) return status_;
-      if (current_ == nullptr) {
-        if (epochs_ >= 0 && epoch_ >= epochs_) return std::nullopt;
-        absl::StatusOr<StagePtr<T>> next = factory_();
-        if (next.ok() && *next == nullptr) {
-          next = absl::InvalidArgumentError("repeat: the factory returned a null stage");
-        }
-        if (!next.ok()) return status_ = next.status();
-        absl::MutexLock lock(&mu_);
-        current_ = *std::move(next);
-        ++epoch_;
-        if (cancelled_.load(std::memory_order_relaxed)) current_->Cancel();  // raced with Cancel()
-      }
-      absl::StatusOr<std::optional<T>> r = current_->Next();
-      if (!r.ok() || r->has_value()) return r;
-      if (epochs_ >= 0 && epoch_ >= epochs_) return std::nullopt;  // keep the last source's stats
-      absl::MutexLock lock(&mu_);
-      current_.reset();
-    }
+  Result Next() override {
+    Result out;
+    Step(/*may_block=*/true, &out);
+    return out;
   }
+  bool TryNext(Result* out) override { return Step(/*may_block=*/false, out); }
 
   void Cancel() override {
     cancelled_.store(true, std::memory_order_relaxed);
@@ -250,26 +339,152 @@ class RepeatStage final : public Stage<T> {
 
   void AppendStats(std::vector<StageStats>* out) const override {
     absl::MutexLock lock(&mu_);
-    if (current_ != nullptr) current_->AppendStats(out);
-    StageStats s;
-    s.name = "repeat";
-    s.extra.emplace_back("epochs_started", static_cast<double>(epoch_));
+    std::vector<StageStats> below = finished_;
+    if (current_ != nullptr) {
+      std::vector<StageStats> now;
+      current_->AppendStats(&now);
+      internal::AddStageStats(&below, now);
+    }
+    out->insert(out->end(), below.begin(), below.end());
+    StageStats s = totals_.Report(name_, {{"epochs_started", static_cast<double>(started_.Get())}});
     out->push_back(std::move(s));
   }
 
- private:
-  RepeatStage(Factory factory, int64_t epochs) : factory_(std::move(factory)), epochs_(epochs) {}
+  absl::Status EnableRestart() override { return absl::OkStatus(); }
+  absl::Status Restart(uint32_t epoch) override {
+    if (factory_) {
+      DropCurrent();  // the next Next() makes the source of `epoch`
+    } else {
+      DATAECHO_RETURN_IF_ERROR(current_->Restart(epoch));
+      started_.Add(1);
+    }
+    epoch_ = max_seen_ = epoch;
+    passes_ = factory_ ? 0 : 1;
+    pass_elements_ = 0;
+    done_ = false;
+    return absl::OkStatus();
+  }
 
-  Factory factory_;
+ private:
+  RepeatStage(Factory factory, StagePtr<T> input, int64_t epochs, std::string name)
+      : factory_(std::move(factory)),
+        epochs_(epochs),
+        name_(std::move(name)),
+        current_(std::move(input)) {
+    if (current_ != nullptr) {
+      passes_ = 1;
+      started_.Add(1);
+    }
+    done_ = epochs_ == 0;
+  }
+
+  // One request; false if it would block and !may_block.
+  bool Step(bool may_block, Result* out) {
+    while (true) {
+      if (cancelled_.load(std::memory_order_relaxed)) {
+        *out = CancelledError();
+        return true;
+      }
+      if (!status_.ok()) {
+        *out = status_;
+        return true;
+      }
+      if (done_) {
+        *out = std::nullopt;
+        return true;
+      }
+      if (current_ == nullptr) {
+        status_ = MakeSource();
+        continue;
+      }
+      Result r;
+      if (may_block) {
+        totals_.input_wait_ns.Add(internal::PullTimed(*current_, &r));
+      } else if (!current_->TryNext(&r)) {
+        return false;
+      }
+      if (!r.ok()) {
+        if (!cancelled_.load(std::memory_order_relaxed)) status_ = r.status();
+        *out = std::move(r);
+        return true;
+      }
+      if (r->has_value()) {
+        max_seen_ = std::max({max_seen_, epoch_, internal::RaiseEpoch(**r, epoch_)});
+        ++pass_elements_;
+        totals_.elements.Add(1);
+        totals_.bytes.Add(static_cast<int64_t>(ElementTraits<T>::ByteSize(**r)));
+        *out = std::move(r);
+        return true;
+      }
+      // The end of a pass.
+      if ((epochs_ >= 0 && passes_ >= epochs_) || pass_elements_ == 0) {
+        done_ = true;
+        continue;
+      }
+      epoch_ = max_seen_ + 1;
+      pass_elements_ = 0;
+      if (factory_) {
+        DropCurrent();
+      } else {
+        ++passes_;
+        started_.Add(1);
+        status_ = current_->Restart(epoch_);
+      }
+    }
+  }
+
+  // Factory mode: the source of epoch_.
+  absl::Status MakeSource() {
+    absl::StatusOr<StagePtr<T>> next = factory_();
+    if (next.ok() && *next == nullptr) {
+      next = absl::InvalidArgumentError(absl::StrCat(name_, ": the factory returned a null stage"));
+    }
+    if (!next.ok()) return next.status();
+    if (epoch_ > 0) {
+      absl::Status s = (*next)->Restart(epoch_);
+      if (!s.ok() && !absl::IsUnimplemented(s)) return s;
+    }
+    ++passes_;
+    started_.Add(1);
+    absl::MutexLock lock(&mu_);
+    current_ = *std::move(next);
+    if (cancelled_.load(std::memory_order_relaxed)) current_->Cancel();  // raced with Cancel()
+    return absl::OkStatus();
+  }
+
+  // Factory mode: keeps the finished source's stats and destroys it.
+  void DropCurrent() {
+    StagePtr<T> old;
+    {
+      absl::MutexLock lock(&mu_);
+      if (current_ == nullptr) return;
+      std::vector<StageStats> last;
+      current_->AppendStats(&last);
+      internal::AddStageStats(&finished_, last);
+      old = std::move(current_);
+    }
+  }
+
+  const Factory factory_;  // empty: restart current_
   const int64_t epochs_;
-  absl::Status status_;  // the factory's error: sticky (consumer thread only)
-  int64_t epoch_ = 0;    // written under mu_ by the consumer
+  const std::string name_;
+  absl::Status status_;  // the factory's, Restart()'s or the input's error: sticky
+  bool done_ = false;
+  int64_t passes_ = 0;         // passes started since the last Restart()
+  int64_t pass_elements_ = 0;  // elements of the current pass
+  uint32_t epoch_ = 0;         // epoch of the current pass
+  uint32_t max_seen_ = 0;      // newest epoch emitted
   std::atomic<bool> cancelled_{false};
+  internal::StageTotals<internal::Counter> totals_;
+  internal::Counter started_;  // passes started, over the stage's life
   mutable absl::Mutex mu_;
+  // The rows of the sources finished so far (factory mode).
+  std::vector<StageStats> finished_ ABSL_GUARDED_BY(mu_);
   // Written only by the consumer thread under mu_; read by it without the lock.
   StagePtr<T> current_;
 };
 
+// RepeatStage<T>::Make(factory, epochs): a new source for every epoch.
 template <typename T>
 absl::StatusOr<StagePtr<T>> RepeatSource(typename RepeatStage<T>::Factory factory, int64_t epochs) {
   return RepeatStage<T>::Make(std::move(factory), epochs);

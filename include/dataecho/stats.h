@@ -29,11 +29,12 @@
 namespace dataecho {
 
 struct DATAECHO_EXPORT StageStats {
-  std::string name;                                   // e.g. "echo"
-  int64_t elements = 0;                               // elements emitted
-  int64_t bytes = 0;                                  // payload bytes emitted
-  absl::Duration input_wait;                          // time blocked waiting for the input stage
-  absl::Duration consumer_wait;                       // time the consumer spent waiting in Next()
+  std::string name;              // e.g. "echo"
+  int64_t elements = 0;          // elements emitted
+  int64_t bytes = 0;             // payload bytes emitted
+  absl::Duration input_wait;     // time blocked waiting for the input stage
+  absl::Duration consumer_wait;  // time the consumer spent waiting in Next()
+  int threads = 0;               // threads the stage runs; 0 = it runs in its consumer's thread
   std::vector<std::pair<std::string, double>> extra;  // stage-specific figures
 
   // Value of extra figure `key`, or `fallback`.

@@ -23,6 +23,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "dataecho/export.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/stats.h"
 
@@ -54,6 +55,16 @@ struct StageTotals {
   static int64_t Value(int64_t v) { return v; }
   static int64_t Value(const Counter& c) { return c.Get(); }
 };
+
+// Adds the rows `more` (a stage chain's stats, source first) to `total`,
+// row by row: when a source is made anew for each epoch (RepeatSource), its
+// rows add up over the pipeline's life. Elements, bytes, waits and counted
+// extra figures add up; levels and settings ("depth", "queued", "buffer_size",
+// "factor", ...) take the newest value, peaks ("peak_*") the largest, ratios
+// ("realized_factor", "repeat_fraction") are recomputed from the sums. If the
+// rows do not match (another count or other names) `total` becomes `more`.
+DATAECHO_EXPORT void AddStageStats(std::vector<StageStats>* total,
+                                   const std::vector<StageStats>& more);
 
 // Waits under `mu` until `(object->*ready)()` holds and adds the time it
 // blocked to `waited_ns`. The clock is read only when it actually blocks (a
