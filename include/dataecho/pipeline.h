@@ -54,6 +54,7 @@
 #include "dataecho/batch.h"
 #include "dataecho/echo.h"
 #include "dataecho/example.h"
+#include "dataecho/internal/stage_accounting.h"
 #include "dataecho/map.h"
 #include "dataecho/prefetch.h"
 #include "dataecho/shuffle.h"
@@ -184,10 +185,12 @@ class Pipeline {
     if (stage_ != nullptr) stage_->Cancel();
   }
 
-  // Every stage's statistics, source first.
+  // Every stage's statistics, source first; stages of the same name are
+  // told apart as "map", "map#2", ... (or give them names in their options).
   std::vector<StageStats> Stats() const {
     std::vector<StageStats> out;
     if (stage_ != nullptr) stage_->AppendStats(&out);
+    internal::MakeStageNamesUnique(&out);
     return out;
   }
 

@@ -170,7 +170,7 @@ class IdxExampleSource final : public Stage<Example> {
     s.name = "idx_source";
     s.elements = elements_.Get();
     s.bytes = bytes_.Get();
-    s.consumer_wait = absl::Nanoseconds(wait_nanos_.Get());
+    s.extra.emplace_back("busy_s", static_cast<double>(wait_nanos_.Get()) * 1e-9);  // reading
     out->push_back(std::move(s));
   }
 
