@@ -108,10 +108,13 @@ std::string BottleneckLine(const std::vector<StageStats>& stats) {
           "bottleneck: {}{}, {:.0f} % of the measured time behind the consumer's {:.3f} s wait",
           at(best).name, Side(stats, best), 100 * Work(at(best)) / total, waited);
     }
+    // Nothing measured its time: the stage the segment's threads pull from
+    // first (the source, at the bottom), unless the segment is `cur` alone.
+    const int named = next + 1 < cur ? next + 1 : cur;
     return fmt::format(
-        "bottleneck: {}{}, the stage the consumer's {:.3f} s wait leads to (its own time is not "
+        "bottleneck: {}{}, where the consumer's {:.3f} s wait leads (its own time is not "
         "measured)",
-        at(best).name, Side(stats, best), waited);
+        at(named).name, Side(stats, named), waited);
   }
 }
 

@@ -164,6 +164,20 @@ TEST(EpochTest, NestedRepeatsNumberEpochsConsecutively) {
   EXPECT_EQ(epochs, (std::vector<uint32_t>{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5}));
 }
 
+TEST(EpochTest, AnInlineMapStartsOverAParallelOneCannot) {
+  auto inline_map =
+      FromRange(0, 3).Map([](int64_t v) { return v * 10; }, {.parallelism = 0}).Repeat(2);
+  auto got = Drain(**std::move(inline_map).Release());
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, (std::vector<int64_t>{0, 10, 20, 0, 10, 20}));
+  auto parallel =
+      FromRange(0, 3).Map([](int64_t v) { return v; }, {.parallelism = 2, .name = "decode"});
+  auto repeated = std::move(parallel).Repeat(2);
+  EXPECT_EQ(repeated.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(repeated.status().message().find("decode cannot start a new epoch"), std::string::npos)
+      << repeated.status();
+}
+
 TEST(EpochTest, RepeatOverAStageThatCannotStartOverFailsWhenBuilt) {
   auto p = FromGenerator<int>([]() -> absl::StatusOr<std::optional<int>> { return 1; }).Repeat(2);
   EXPECT_EQ(p.status().code(), absl::StatusCode::kUnimplemented);

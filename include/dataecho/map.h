@@ -90,6 +90,18 @@ class MapStage final : public UnaryStage<Out, In> {
     return TakeLocked();
   }
 
+  // Epochs (stage.h): an inline Map (parallelism 0) starts over with its
+  // input; a parallel one cannot (put .Repeat() below it).
+  absl::Status EnableRestart() override {
+    if (options_.parallelism != 0) return this->CannotRestart();
+    return this->input().EnableRestart();
+  }
+  absl::Status Restart(uint32_t epoch) override {
+    if (options_.parallelism != 0) return this->CannotRestart();
+    DATAECHO_RETURN_IF_ERROR(inline_status_);
+    return this->input().Restart(epoch);
+  }
+
   bool TryNext(absl::StatusOr<std::optional<Out>>* out) override {
     if (options_.parallelism == 0) {
       *out = NextInline();
