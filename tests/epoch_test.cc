@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dataecho/augment.h"
+#include "dataecho/formats/idx.h"
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/tfrecord.h"
 #include "dataecho/pipeline.h"
@@ -162,6 +163,27 @@ TEST(EpochTest, NestedRepeatsNumberEpochsConsecutively) {
   std::vector<uint32_t> epochs;
   for (const Example& e : *got) epochs.push_back(e.epoch);
   EXPECT_EQ(epochs, (std::vector<uint32_t>{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5}));
+}
+
+TEST(EpochTest, IdxSourceStartsOver) {
+  const std::string dir = "/usr/share/datasets/fashion-mnist";
+  auto p = From(MakeIdxSource(OpenObjectStore(), dir + "/t10k-images-idx3-ubyte.gz",
+                              dir + "/t10k-labels-idx1-ubyte.gz"))
+               .Take(3)
+               .Repeat(2);
+  ASSERT_TRUE(p.status().ok()) << p.status();
+  auto got = Drain(**std::move(p).Release());
+  if (!got.ok() && got.status().code() == absl::StatusCode::kNotFound) {
+    GTEST_SKIP() << "no Fashion-MNIST here: " << got.status();
+  }
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 6u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ((*got)[i].source_index, (*got)[i + 3].source_index);
+    EXPECT_EQ((*got)[i].label, (*got)[i + 3].label);
+    EXPECT_EQ((*got)[i].epoch, 0u);
+    EXPECT_EQ((*got)[i + 3].epoch, 1u);
+  }
 }
 
 TEST(EpochTest, AnInlineMapStartsOverAParallelOneCannot) {

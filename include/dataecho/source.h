@@ -53,6 +53,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -114,13 +115,14 @@ class VectorSourceStage final : public internal::SourceStage<T> {
   absl::StatusOr<std::optional<T>> Next() override {
     if (this->cancelled()) return CancelledError();
     if (pos_ == items_.size()) return std::nullopt;
-    T v = keep_ ? items_[pos_] : std::move(items_[pos_]);
+    T v = Take(items_[pos_]);
     ++pos_;
     this->Count(v);
     return v;
   }
 
   absl::Status EnableRestart() override {
+    if constexpr (!std::is_copy_constructible_v<T>) return this->CannotRestart();
     if (pos_ > 0 && !keep_) {
       return absl::FailedPreconditionError("vector source: items were already moved out");
     }
@@ -137,6 +139,13 @@ class VectorSourceStage final : public internal::SourceStage<T> {
  private:
   explicit VectorSourceStage(std::vector<T> items)
       : internal::SourceStage<T>("vector"), items_(std::move(items)) {}
+
+  T Take(T& item) {
+    if constexpr (std::is_copy_constructible_v<T>) {
+      if (keep_) return item;
+    }
+    return std::move(item);
+  }
 
   std::vector<T> items_;
   size_t pos_ = 0;
