@@ -11,7 +11,7 @@
 // Randomness is seeded and deterministic per (seed, source_index,
 // repeat_index, epoch): the same example gets the same crop on every run,
 // while its echoed copies (repeat_index 1, 2, ...) and its reads in later
-// epochs (Example::epoch, numbered by a Repeat stage, source.h) get different
+// epochs (Example::epoch, numbered by a Repeat stage, repeat.h) get different
 // ones. That is what makes "echo before augmentation" useful, keeps epochs
 // from repeating each other's crops, and makes runs reproducible.
 //

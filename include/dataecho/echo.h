@@ -18,7 +18,7 @@
 //       {.factor = 2.5, .seed = 42});
 //   if (!echoed.ok()) return echoed.status();   // INVALID_ARGUMENT for e < 1, NaN, inf
 //
-// Epochs (source.h): the draws of epoch e come from a generator seeded by
+// Epochs (repeat.h): the draws of epoch e come from a generator seeded by
 // (seed, e), started by the first fresh item of epoch e (or by Restart(e)
 // below a Repeat); epoch 0 draws from `seed` alone.
 //

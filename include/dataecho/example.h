@@ -5,7 +5,7 @@
 // An `Example` is one training item: tensor components (e.g. an image), a
 // label, the stable index of the item in its source, its repeat index (0 = the
 // fresh read, k = the k-th echo of it) and its epoch (0 = the first pass over
-// the source; a Repeat stage, source.h, numbers the passes). A `Batch` is what
+// the source; a Repeat stage, repeat.h, numbers the passes). A `Batch` is what
 // the Batch stage makes of many Examples: one contiguous ("fused") buffer per
 // component with a leading row dimension, plus per-row labels, source and
 // repeat indices, and how many of its rows are fresh.

@@ -57,6 +57,7 @@
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/map.h"
 #include "dataecho/prefetch.h"
+#include "dataecho/repeat.h"
 #include "dataecho/shuffle.h"
 #include "dataecho/source.h"
 #include "dataecho/stage.h"
@@ -143,7 +144,7 @@ class Pipeline {
     return Then([&](StagePtr<T> in) { return TakeStage<T>::Make(std::move(in), n); });
   }
 
-  // --- Epochs (source.h) ---
+  // --- Epochs (repeat.h) ---
   // Runs the pipeline built so far `epochs` times (forever if -1), numbering
   // the passes: elements carry their epoch, and seeded stages (augmenters,
   // Echo, Shuffle) and record sources (file order) give each epoch its own

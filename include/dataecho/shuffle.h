@@ -8,7 +8,7 @@
 // it spreads the copies of one item apart (mean distance ~ buffer_size).
 // The same seed and input give the same order.
 //
-// Epochs (source.h): below a Repeat (`.Shuffle(...).Repeat(n)`), each epoch
+// Epochs (repeat.h): below a Repeat (`.Shuffle(...).Repeat(n)`), each epoch
 // e starts with an empty buffer and draws from a generator seeded by (seed,
 // e), so every epoch has its own order and the order of epoch e depends only
 // on the seed and e (a run resumed at epoch e sees the same order). Above a

@@ -29,7 +29,7 @@
 // silently clamped. The builder in pipeline.h turns a failed factory into the
 // pipeline's error.
 //
-// EPOCHS. A Repeat stage (source.h) runs its input more than once: when the
+// EPOCHS. A Repeat stage (repeat.h) runs its input more than once: when the
 // input returned end of stream it calls `Restart(e)`, and the input starts
 // over as epoch e (the whole chain below it does: each stage restarts its
 // input first). Seeded stages fold e into their seeds (Shuffle's order,

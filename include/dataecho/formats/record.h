@@ -50,7 +50,7 @@ struct Record {
   uint64_t offset = 0;        // byte offset of the record in the (uncompressed) file
   uint64_t source_index = 0;  // see the file comment
   uint32_t repeat_index = 0;  // 0 = fresh, k = k-th echo
-  uint32_t epoch = 0;         // pass over the files: 0 = the first (see source.h, Repeat)
+  uint32_t epoch = 0;         // pass over the files: 0 = the first (see repeat.h)
 
   std::string_view uri() const { return source ? std::string_view(*source) : std::string_view(); }
   bool fresh() const { return repeat_index == 0; }

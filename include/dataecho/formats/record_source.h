@@ -22,7 +22,7 @@
 // Errors keep their place: records before the error come out first.
 //
 // Epochs: the source can start over (Stage::Restart, driven by a Repeat
-// stage, source.h). Epoch e > 0 reads the files in a seeded shuffled order
+// stage, repeat.h). Epoch e > 0 reads the files in a seeded shuffled order
 // (InterleaveOptions::shuffle_files_each_epoch) and stamps e on its records
 // (Record::epoch); a record's source_index keeps naming the file by its
 // position in the given list, so it is the same in every epoch.
@@ -96,7 +96,7 @@ struct InterleaveOptions {
   size_t buffered_records = 64;
   // true: fixed round-robin order. false: first ready record first.
   bool deterministic = true;
-  // Epochs after the first (a Repeat stage restarts the source, source.h)
+  // Epochs after the first (a Repeat stage restarts the source, repeat.h)
   // read the files in an order shuffled from (file_order_seed, epoch); epoch
   // 0 reads them as given. false: as given in every epoch.
   bool shuffle_files_each_epoch = true;
