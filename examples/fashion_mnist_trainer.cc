@@ -197,6 +197,9 @@ int main(int argc, char** argv) {
       "realized echo factor %.3f (rows / fresh rows); waited for data %.1f s of %.1f s (%.0f%%)\n",
       r.realized_echo_factor, r.data_wait_seconds, r.seconds_total,
       r.seconds_total > 0 ? 100 * r.data_wait_seconds / r.seconds_total : 0.0);
+  if (const std::string note = trainer::UpstreamNote(r); !note.empty()) {
+    std::printf("%s\n", note.c_str());
+  }
   if (r.upstream_examples_per_second > 0) {
     std::printf("upstream capped at %.0f fresh examples/s (%.2f ms per step measured, ratio %g)\n",
                 r.upstream_examples_per_second, r.step_seconds * 1e3, o.upstream_ratio);

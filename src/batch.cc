@@ -1,6 +1,7 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "dataecho/batch.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -131,6 +132,7 @@ struct BatchStage::Layout {
   MutableBuffer labels, sources, repeats;
   int64_t rows = 0;
   int64_t fresh = 0;
+  uint32_t epoch = 0;  // newest of the rows
 };
 
 BatchStage::BatchStage(StagePtr<Example> input, BatchOptions options)
@@ -154,6 +156,7 @@ absl::Status BatchStage::StartBatch(const Example& first) {
   Layout& l = *layout_;
   l.rows = 0;
   l.fresh = 0;
+  l.epoch = 0;
   const size_t n = static_cast<size_t>(options_.batch_size);
   // The whole batch against the cap, before any buffer is taken.
   int64_t row_bytes = BatchOptions::kIndexBytesPerRow;
@@ -251,6 +254,7 @@ absl::Status BatchStage::AddRow(const Example& row) {
   std::memcpy(l.repeats.data() + r * sizeof(int32_t), &repeat, sizeof(repeat));
   ++l.rows;
   if (row.fresh()) ++l.fresh;
+  l.epoch = std::max(l.epoch, row.epoch);
   return absl::OkStatus();
 }
 
@@ -260,6 +264,7 @@ absl::StatusOr<Batch> BatchStage::FinishBatch() {
   Batch b;
   b.num_rows = l.rows;
   b.fresh_rows = l.fresh;
+  b.epoch = l.epoch;
   for (Layout::Component& c : l.components) {
     Shape shape;
     shape.push_back(l.rows);
@@ -288,10 +293,10 @@ absl::StatusOr<std::optional<Batch>> BatchStage::Next() {
   if (cancelled()) return CancelledError();
   if (!error_.ok()) return error_;
   if (done_) return std::nullopt;
-  const int64_t t0 = internal::NowNanos();
   int64_t rows = 0;
   while (rows < options_.batch_size) {
-    absl::StatusOr<std::optional<Example>> r = input().Next();
+    absl::StatusOr<std::optional<Example>> r;
+    input_wait_ns_.Add(internal::PullTimed(input(), &r));
     if (!r.ok() || !r->has_value()) {
       if (!r.ok()) {
         error_ = r.status();
@@ -308,7 +313,6 @@ absl::StatusOr<std::optional<Batch>> BatchStage::Next() {
     }
     ++rows;
   }
-  input_wait_ns_.Add(internal::NowNanos() - t0);
   if (rows == 0 || (rows < options_.batch_size && options_.drop_remainder)) {
     if (!error_.ok()) return error_;
     return std::nullopt;
@@ -316,6 +320,14 @@ absl::StatusOr<std::optional<Batch>> BatchStage::Next() {
   absl::StatusOr<Batch> b = FinishBatch();
   if (!b.ok()) return error_ = b.status();
   return std::optional<Batch>(*std::move(b));
+}
+
+absl::Status BatchStage::EnableRestart() { return input().EnableRestart(); }
+
+absl::Status BatchStage::Restart(uint32_t epoch) {
+  DATAECHO_RETURN_IF_ERROR(input().Restart(epoch));
+  done_ = false;
+  return absl::OkStatus();
 }
 
 StageStats BatchStage::OwnStats() const {

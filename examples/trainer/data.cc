@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
-#include <random>
 #include <utility>
 
 #include "dataecho/augment.h"
@@ -68,62 +66,6 @@ class PipelineData final : public TrainData {
   dataecho::Pipeline<dataecho::Batch> pipeline_;
 };
 
-// The IDX training set in memory, as an endless stream of Examples: each
-// epoch in a new seeded order, and with source indices unique across epochs
-// (epoch * N + i) so that augmentations differ from epoch to epoch.
-absl::StatusOr<dataecho::StagePtr<dataecho::Example>> IdxSource(
-    std::vector<dataecho::Example> train, uint64_t seed) {
-  struct State {
-    std::vector<dataecho::Example> examples;
-    std::vector<size_t> order;
-    std::mt19937_64 gen;
-    uint64_t epoch = 0;
-    bool started = false;
-    size_t pos = 0;
-  };
-  auto state = std::make_shared<State>();
-  state->examples = std::move(train);
-  state->order.resize(state->examples.size());
-  state->gen.seed(seed);
-  state->pos = state->order.size();
-  return dataecho::GeneratorSource<dataecho::Example>(
-      [state]() -> absl::StatusOr<std::optional<dataecho::Example>> {
-        State& s = *state;
-        const size_t n = s.order.size();
-        if (n == 0) return std::nullopt;
-        if (s.pos == n) {  // a new epoch, in a new order
-          s.epoch = s.started ? s.epoch + 1 : 0;
-          s.started = true;
-          std::iota(s.order.begin(), s.order.end(), size_t{0});
-          std::shuffle(s.order.begin(), s.order.end(), s.gen);
-          s.pos = 0;
-        }
-        const size_t i = s.order[s.pos++];
-        dataecho::Example ex = s.examples[i];  // shares the pixels
-        ex.source_index = s.epoch * n + i;
-        return ex;
-      });
-}
-
-// TFRecord shards of `dataecho convert`, endless: every epoch reopens them;
-// the epoch goes into the top bits of the source index (see IdxSource).
-absl::StatusOr<dataecho::StagePtr<dataecho::Record>> ShardSource(
-    std::shared_ptr<dataecho::ObjectStore> store, std::vector<std::string> uris) {
-  auto epoch = std::make_shared<uint64_t>(0);
-  return dataecho::RepeatSource<dataecho::Record>(
-      [store, uris, epoch]() -> absl::StatusOr<dataecho::StagePtr<dataecho::Record>> {
-        const uint64_t offset = (*epoch)++ << 50;
-        auto tag = [offset](dataecho::Record r) {
-          r.source_index += offset;
-          return r;
-        };
-        return dataecho::From(dataecho::MakeTFRecordSource(store, uris))
-            .Map(std::move(tag), {.parallelism = 0, .name = "epoch_tag"})
-            .Release();
-      },
-      /*epochs=*/-1);
-}
-
 }  // namespace
 
 absl::StatusOr<TestSet> LoadTestSet(const TrainOptions& o) {
@@ -151,7 +93,15 @@ absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
     absl::StatusOr<std::vector<dataecho::Example>> train =
         ReadIdxExamples(o.idx_dir, "train", o.train_limit);
     if (!train.ok()) return train.status();
-    upstream = dataecho::From(IdxSource(*std::move(train), DeriveSeed(o.seed, 1)));
+    // Endless epochs, each in its own order (the Shuffle restarts from
+    // (seed, epoch)); the examples carry their epoch, so crops and flips
+    // differ from epoch to epoch.
+    const int64_t n = static_cast<int64_t>(train->size());
+    upstream = dataecho::FromVector(*std::move(train))
+                   .Shuffle({.buffer_size = std::max<int64_t>(n, 1),
+                             .seed = DeriveSeed(o.seed, 1),
+                             .name = "epoch_order"})
+                   .Repeat(-1);
   } else {
     std::shared_ptr<dataecho::ObjectStore> local = dataecho::OpenObjectStore();
     absl::StatusOr<std::vector<std::string>> files = dataecho::ExpandUris(*local, o.train_shards);
@@ -166,7 +116,10 @@ absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
       store = std::move(slow->store);
       uris = std::move(slow->uris);
     }
-    upstream = dataecho::From(ShardSource(store, uris))
+    // Endless epochs over the shards, each reading the files in a new order.
+    dataecho::InterleaveOptions order{.file_order_seed = DeriveSeed(o.seed, 6)};
+    upstream = dataecho::From(dataecho::MakeTFRecordSource(store, uris, {}, order))
+                   .Repeat(-1)
                    .Map([](const dataecho::Record& r) { return dataecho::DecodeImageRecord(r); },
                         {.parallelism = o.decode_parallelism, .name = "decode"});
   }

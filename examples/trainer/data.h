@@ -5,7 +5,8 @@
 //
 // The training pipeline, for each insertion point of Echo:
 //
-//   source (IDX in memory, or TFRecord shards; repeated epoch after epoch)
+//   source (IDX in memory in a new order each epoch, or TFRecord shards in a
+//           new file order each epoch; .Repeat(-1): elements carry their epoch)
 //     -> Map(decode) -> Prefetch                      (the upstream)
 //     -> [Echo]  before_augment, or [AdaptiveEcho] adaptive (max_echo, a pool
 //                of two batches: repeats only while no fresh example is ready

@@ -192,6 +192,21 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
   return result;
 }
 
+std::string UpstreamNote(const TrainResult& r) {
+  if (!(r.seconds_total > 0)) return "";
+  const double waited = r.data_wait_seconds / r.seconds_total;
+  if (waited >= 0.05) return "";
+  std::string note = fmt::format(
+      "upstream is not the bottleneck here: echoing cannot help (the training loop waited for "
+      "data {:.1f} % of the time)",
+      100 * waited);
+  if (r.realized_echo_factor > 1.0) {
+    note +=
+        fmt::format("; the {:.2f} rows per fresh example only repeat data", r.realized_echo_factor);
+  }
+  return note;
+}
+
 std::string ResultToJson(const TrainResult& r) {
   using dataecho::internal::JsonNumber;
   auto optional_number = [](const auto& v) {

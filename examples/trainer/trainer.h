@@ -149,6 +149,12 @@ absl::Status ValidateOptions(const TrainOptions& options);
 // otherwise whatever reading the data returns.
 absl::StatusOr<TrainResult> Train(const TrainOptions& options, const ProgressFn& progress = {});
 
+// One line when the training loop waited for data less than 5 % of its
+// training time: the upstream is not the bottleneck, so echoing cannot make
+// training faster ("upstream is not the bottleneck here: echoing cannot help
+// ..."). Empty otherwise (or before any training time was measured).
+std::string UpstreamNote(const TrainResult& result);
+
 // The result as one JSON object with exactly the fields
 // {"echo", "insert", "max_echo", "fresh_examples_to_target", "steps_to_target",
 //  "seconds_to_target", "final_test_accuracy", "fresh_examples_total",

@@ -27,8 +27,12 @@
 // RESOURCE_EXHAUSTED, sticky. batch_size above kMaxBatchSize is
 // INVALID_ARGUMENT.
 //
-// Stats: input_wait = time pulling rows (includes copying them); extra
-// "fresh_rows", "buffer_allocations" (pool misses; flat once warm).
+// A batch's epoch is the newest epoch among its rows. Below a Repeat, a new
+// epoch starts a new batch (the last batch of an epoch may be partial).
+//
+// Stats: input_wait = time blocked on an input that had nothing ready
+// (stats.h); extra "rows", "fresh_rows", "buffer_allocations" (pool misses;
+// flat once warm).
 //
 // Thread safety: as every stage (stage.h). Batches may outlive the stage.
 #ifndef DATAECHO_BATCH_H_
@@ -89,6 +93,8 @@ class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
   ~BatchStage() override;
 
   absl::StatusOr<std::optional<Batch>> Next() override;
+  absl::Status EnableRestart() override;
+  absl::Status Restart(uint32_t epoch) override;
 
  protected:
   StageStats OwnStats() const override;

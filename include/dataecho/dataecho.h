@@ -31,6 +31,7 @@
 #include "dataecho/memory.h"
 #include "dataecho/pipeline.h"
 #include "dataecho/prefetch.h"
+#include "dataecho/repeat.h"
 #include "dataecho/shuffle.h"
 #include "dataecho/source.h"
 #include "dataecho/stage.h"

@@ -42,6 +42,7 @@
 #include <concepts>
 #include <functional>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -53,8 +54,10 @@
 #include "dataecho/batch.h"
 #include "dataecho/echo.h"
 #include "dataecho/example.h"
+#include "dataecho/internal/stage_accounting.h"
 #include "dataecho/map.h"
 #include "dataecho/prefetch.h"
+#include "dataecho/repeat.h"
 #include "dataecho/shuffle.h"
 #include "dataecho/source.h"
 #include "dataecho/stage.h"
@@ -141,6 +144,20 @@ class Pipeline {
     return Then([&](StagePtr<T> in) { return TakeStage<T>::Make(std::move(in), n); });
   }
 
+  // --- Epochs (repeat.h) ---
+  // Runs the pipeline built so far `epochs` times (forever if -1), numbering
+  // the passes: elements carry their epoch, and seeded stages (augmenters,
+  // Echo, Shuffle) and record sources (file order) give each epoch its own
+  // randomness. Every stage below must be able to start over
+  // (Stage::Restart); put it right after the source, or after a Shuffle for
+  // a new order each epoch: `.Shuffle({...}).Repeat(-1).Map(Decode)...`.
+  Pipeline Repeat(int64_t epochs = -1, std::string name = "repeat") && {
+    return Then([&](StagePtr<T> in) {
+      return RepeatStage<T>::Make(std::move(in), epochs, std::move(name));
+    });
+  }
+  // --- end of epochs ---
+
   // Examples to fused batches (batch.h).
   Pipeline<::dataecho::Batch> Batch(BatchOptions options) && requires std::same_as<T, Example> {
     if (!status_.ok()) return Pipeline<::dataecho::Batch>(status_);
@@ -169,10 +186,12 @@ class Pipeline {
     if (stage_ != nullptr) stage_->Cancel();
   }
 
-  // Every stage's statistics, source first.
+  // Every stage's statistics, source first; stages of the same name are
+  // told apart as "map", "map#2", ... (or give them names in their options).
   std::vector<StageStats> Stats() const {
     std::vector<StageStats> out;
     if (stage_ != nullptr) stage_->AppendStats(&out);
+    internal::MakeStageNamesUnique(&out);
     return out;
   }
 

@@ -8,6 +8,13 @@
 // it spreads the copies of one item apart (mean distance ~ buffer_size).
 // The same seed and input give the same order.
 //
+// Epochs (repeat.h): below a Repeat (`.Shuffle(...).Repeat(n)`), each epoch
+// e starts with an empty buffer and draws from a generator seeded by (seed,
+// e), so every epoch has its own order and the order of epoch e depends only
+// on the seed and e (a run resumed at epoch e sees the same order). Above a
+// Repeat, the draws from the first element of epoch e on come from (seed, e).
+// Epoch 0 draws from `seed` alone, as without epochs.
+//
 //   auto shuffled = dataecho::ShuffleStage<Example>::Make(
 //       std::move(echoed), {.buffer_size = 10000, .seed = 7, .max_bytes = 1 << 30});
 //   if (!shuffled.ok()) return shuffled.status();
@@ -19,9 +26,8 @@
 // Next() fails with RESOURCE_EXHAUSTED (sticky) when the elements held
 // (payload bytes plus a slot each) would exceed it.
 //
-// Stats: input_wait = time waiting for an asynchronous input with nothing
-// ready (as Echo's); extra "bytes_held" and
-// "buffered" (elements), "peak_bytes_held".
+// Stats: input_wait = time blocked on an input that had nothing ready
+// (stats.h); extra "bytes_held" and "buffered" (elements), "peak_bytes_held".
 //
 // Thread safety: as every stage (stage.h).
 #ifndef DATAECHO_SHUFFLE_H_
@@ -76,6 +82,19 @@ class ShuffleStage final : public UnaryStage<T, T> {
                                                  sizeof(T), options.max_bytes,
                                                  "ShuffleOptions::max_bytes"));
     return StagePtr<T>(new ShuffleStage(std::move(input), std::move(options)));
+  }
+
+  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
+  absl::Status Restart(uint32_t epoch) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().Restart(epoch));
+    for (const T& v : buffer_)
+      bytes_held_.Add(-static_cast<int64_t>(ElementTraits<T>::ByteSize(v)));
+    buffer_.clear();
+    buffered_.Set(0);
+    input_done_ = false;
+    next_size_ = 0;
+    Reseed(epoch);
+    return absl::OkStatus();
   }
 
   absl::StatusOr<std::optional<T>> Next() override {
@@ -147,11 +166,7 @@ class ShuffleStage final : public UnaryStage<T, T> {
   // and accounts for its bytes. A non-OK return is a memory-cap failure.
   absl::Status Pull(std::optional<T>* v) {
     absl::StatusOr<std::optional<T>> r;
-    if (!this->input().TryNext(&r)) {  // time only real waits (a clock read is not free)
-      const int64_t t0 = internal::NowNanos();
-      r = this->input().Next();
-      totals_.input_wait_ns.Add(internal::NowNanos() - t0);
-    }
+    totals_.input_wait_ns.Add(internal::PullTimed(this->input(), &r));
     if (!r.ok() || !r->has_value()) {
       input_done_ = true;
       if (!r.ok()) error_ = r.status();
@@ -169,15 +184,23 @@ class ShuffleStage final : public UnaryStage<T, T> {
       bytes_held_.Set(0);
       return error_;
     }
+    if (const uint32_t e = internal::EpochOf(**r); e > epoch_) Reseed(e);
     *v = std::move(**r);
     bytes_held_.Add(b);
     if (bytes_held_.Get() > peak_bytes_held_.Get()) peak_bytes_held_.Set(bytes_held_.Get());
     return absl::OkStatus();
   }
 
+  // Draws from now on come from (seed, epoch); epoch 0 from the seed alone.
+  void Reseed(uint32_t epoch) {
+    epoch_ = epoch;
+    rng_ = internal::Rng(epoch == 0 ? options_.seed : internal::MixSeed(options_.seed, epoch));
+  }
+
   const ShuffleOptions options_;
   const int64_t max_bytes_;  // the cap in force
   internal::Rng rng_;
+  uint32_t epoch_ = 0;  // of the draws
   std::vector<T> buffer_;
   size_t next_ = 0;       // slot to emit next, drawn when the buffer had
   size_t next_size_ = 0;  // this many elements (0: none drawn)

@@ -131,6 +131,7 @@ absl::StatusOr<Example> FixedImageDecoder::operator()(const Record& record) cons
   e.label = record.data.data()[l.label_index];
   e.source_index = record.source_index;
   e.repeat_index = record.repeat_index;
+  e.epoch = record.epoch;
   return e;
 }
 

@@ -120,6 +120,7 @@ absl::StatusOr<Example> DecodeImageRecord(const Record& record) {
                                                fmt::format("{}:{}", record.uri(), record.offset)));
   ex.source_index = record.source_index;
   ex.repeat_index = record.repeat_index;
+  ex.epoch = record.epoch;
   return ex;
 }
 

@@ -61,7 +61,7 @@ DATAECHO_EXPORT absl::StatusOr<std::string> EncodeImageRecord(
 DATAECHO_EXPORT absl::StatusOr<Example> DecodeImageRecord(std::string_view payload,
                                                           std::string_view context = "");
 
-// Decodes a Record, copying its source_index and repeat_index into the Example.
+// Decodes a Record, copying its source_index, repeat_index and epoch into the Example.
 DATAECHO_EXPORT absl::StatusOr<Example> DecodeImageRecord(const Record& record);
 
 }  // namespace dataecho
