@@ -21,10 +21,13 @@
 // (else INVALID_ARGUMENT naming the row's source index). An input error comes
 // after a batch of the rows read before it (unless drop_remainder), then stays.
 //
+// Large batches may split their rows among a few threads (`threads`).
+//
 // Stats: input_wait = time pulling rows (includes copying them); extra
 // "fresh_rows", "buffer_allocations" (pool misses; flat once warm).
 //
-// Thread safety: as every stage (stage.h). Batches may outlive the stage.
+// Thread safety: as every stage (stage.h); the row threads only run inside
+// Next(). Batches may outlive the stage.
 #ifndef DATAECHO_BATCH_H_
 #define DATAECHO_BATCH_H_
 
@@ -58,6 +61,13 @@ struct DATAECHO_EXPORT BatchOptions {
   std::vector<float> stddev;
   // Alignment of every fused buffer.
   size_t alignment = 64;
+  // Threads that copy and convert the rows of one batch, the caller's
+  // included (1..64). With threads > 1 and batch_size >= parallel_min_rows,
+  // the rows of a batch are pulled first, then split among a small pool (the
+  // stage's own threads - 1 workers); smaller batches do not pay for the
+  // hand-off (docs/benchmarks.md: BM_BatchFP16, 1 vs 2 threads).
+  int threads = 1;
+  int64_t parallel_min_rows = 4096;
   std::string name = "batch";
 
   absl::Status Validate() const;
@@ -65,6 +75,7 @@ struct DATAECHO_EXPORT BatchOptions {
 
 namespace internal {
 class BufferPool;
+class ForkJoin;
 }  // namespace internal
 
 class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
@@ -82,11 +93,17 @@ class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
   BatchStage(StagePtr<Example> input, BatchOptions options);
   absl::Status StartBatch(const Example& first);
   absl::Status AddRow(const Example& row);
+  // Copies (and converts) the components of `row` into row `r` of the batch.
+  // Called concurrently for different rows by the row pool.
+  void CopyRow(const Example& row, size_t r);
   absl::StatusOr<Batch> FinishBatch();
 
   const BatchOptions options_;
   std::shared_ptr<internal::BufferPool> pool_;
   std::unique_ptr<Layout> layout_;
+  // With a row pool: the rows of the current batch, copied in FinishBatch().
+  std::unique_ptr<internal::ForkJoin> row_pool_;
+  std::vector<Example> pending_;
   absl::Status error_;  // sticky input error
   bool done_ = false;
   internal::Counter batches_, rows_, bytes_, fresh_rows_, input_wait_ns_;
