@@ -79,7 +79,7 @@ namespace {
   std::abort();  // not reached
 }
 
-// Rank 0 indexes the shards (one ranged read per record header) and
+// Rank 0 indexes the shards (reading each once) and
 // broadcasts the offsets; every rank gets the same indexes.
 std::vector<dataecho::TFRecordIndex> SharedIndexes(int rank, const std::vector<std::string>& uris,
                                                    double* seconds) {

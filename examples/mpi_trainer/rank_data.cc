@@ -94,7 +94,7 @@ absl::StatusOr<std::vector<dataecho::TFRecordIndex>> IndexShards(
   std::vector<dataecho::TFRecordIndex> out;
   for (const std::string& uri : uris) {
     absl::StatusOr<dataecho::TFRecordIndex> index =
-        dataecho::ScanTFRecordIndex(*store, uri, dataecho::TFRecordScan::kHeaders);
+        dataecho::ScanTFRecordIndex(*store, uri, dataecho::TFRecordScan::kStream);
     if (!index.ok()) return index.status();
     out.push_back(*std::move(index));
   }
