@@ -13,10 +13,14 @@
 //                               records) over loopback HTTP with 5 ms per request:
 //                               I = 1 one ranged read through the index, I = 0
 //                               read from the start and drop the records before
+//   BM_DecodePhotoLike          decoding a 500x375 RGB JPEG of ImageNet's average
+//                               size (a gradient with noise, quality 90): the
+//                               decode rate per core of docs/scale.md
 //
 //   build/benchmarks/sharding_benchmark --benchmark_counters_tabular=true
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -25,6 +29,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "dataecho/formats/jpeg.h"
 #include "dataecho/formats/tfrecord.h"
 #include "dataecho/formats/tfrecord_index.h"
 #include "dataecho/internal/random.h"
@@ -156,6 +161,28 @@ void BM_TFRecordRange(benchmark::State& state) {
       f.index.offsets[range.end] - (with_index ? f.index.offsets[range.begin] : 0));
 }
 BENCHMARK(BM_TFRecordRange)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_DecodePhotoLike(benchmark::State& state) {
+  constexpr int64_t kHeight = 375, kWidth = 500;
+  MutableBuffer pixels(static_cast<size_t>(kHeight * kWidth * 3));
+  internal::Rng rng(7);
+  for (int64_t i = 0; i < kHeight * kWidth * 3; ++i) {
+    const int64_t y = i / (kWidth * 3), x = (i / 3) % kWidth;
+    const int64_t v = (x * 200 / kWidth + y * 55 / kHeight) + static_cast<int64_t>(rng.Below(48));
+    pixels.data()[i] = static_cast<uint8_t>(std::min<int64_t>(v, 255));
+  }
+  absl::StatusOr<Tensor> image =
+      Tensor::Make(DType::kUInt8, {kHeight, kWidth, 3}, std::move(pixels).Freeze());
+  absl::StatusOr<std::string> jpeg = EncodeJpeg(*image, {.quality = 90});
+  if (!jpeg.ok()) {
+    state.SkipWithError("encode failed");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(DecodeJpeg(*jpeg));
+  state.SetItemsProcessed(state.iterations());
+  state.counters["jpeg_bytes"] = static_cast<double>(jpeg->size());
+}
+BENCHMARK(BM_DecodePhotoLike);
 
 }  // namespace
 }  // namespace dataecho
