@@ -11,6 +11,7 @@
 #include "dataecho/memory.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
+#include "internal/fork_join.h"
 #include "row_convert.h"
 
 namespace dataecho {
@@ -113,6 +114,14 @@ absl::Status BatchOptions::Validate() const {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
     return absl::InvalidArgumentError("batch alignment must be a power of two");
   }
+  if (threads < 1 || threads > 64) {
+    return absl::InvalidArgumentError(
+        fmt::format("batch threads must be in 1..64, got {}", threads));
+  }
+  if (parallel_min_rows < 1) {
+    return absl::InvalidArgumentError(
+        fmt::format("batch parallel_min_rows must be >= 1, got {}", parallel_min_rows));
+  }
   return absl::OkStatus();
 }
 
@@ -139,7 +148,12 @@ BatchStage::BatchStage(StagePtr<Example> input, BatchOptions options)
     : UnaryStage<Batch, Example>(std::move(input)),
       options_(std::move(options)),
       pool_(internal::BufferPool::Create(options_.alignment)),
-      layout_(std::make_unique<Layout>()) {}
+      layout_(std::make_unique<Layout>()) {
+  if (options_.threads > 1 && options_.batch_size >= options_.parallel_min_rows) {
+    row_pool_ = std::make_unique<internal::ForkJoin>(options_.threads);
+    pending_.reserve(static_cast<size_t>(options_.batch_size));
+  }
+}
 
 BatchStage::~BatchStage() = default;
 
@@ -212,14 +226,38 @@ absl::Status BatchStage::AddRow(const Example& row) {
   }
   for (size_t i = 0; i < l.components.size(); ++i) {
     const Tensor& t = row.components[i];
-    Layout::Component& c = l.components[i];
+    const Layout::Component& c = l.components[i];
     if (t.dtype() != c.in || t.shape() != c.shape) {
       return absl::InvalidArgumentError(
           fmt::format("{}: example {} component {} is {}{}, the batch's first row has {}{}",
                       options_.name, row.source_index, i, DTypeName(t.dtype()),
                       ShapeString(t.shape()), DTypeName(c.in), ShapeString(c.shape)));
     }
-    uint8_t* dst = c.data.data() + static_cast<size_t>(l.rows) * c.out_bytes;
+  }
+  const size_t r = static_cast<size_t>(l.rows);
+  if (row_pool_ != nullptr) {
+    pending_.push_back(row);  // copied with the batch's other rows in FinishBatch()
+  } else {
+    CopyRow(row, r);
+  }
+  const int64_t label = row.label;
+  const int64_t source = static_cast<int64_t>(row.source_index);
+  const int32_t repeat = static_cast<int32_t>(row.repeat_index);
+  std::memcpy(l.labels.data() + r * sizeof(int64_t), &label, sizeof(label));
+  std::memcpy(l.sources.data() + r * sizeof(int64_t), &source, sizeof(source));
+  std::memcpy(l.repeats.data() + r * sizeof(int32_t), &repeat, sizeof(repeat));
+  ++l.rows;
+  if (row.fresh()) ++l.fresh;
+  l.epoch = std::max(l.epoch, row.epoch);
+  return absl::OkStatus();
+}
+
+void BatchStage::CopyRow(const Example& row, size_t r) {
+  Layout& l = *layout_;
+  for (size_t i = 0; i < l.components.size(); ++i) {
+    const Tensor& t = row.components[i];
+    Layout::Component& c = l.components[i];
+    uint8_t* dst = c.data.data() + r * c.out_bytes;
     const uint8_t* src = t.buffer().data();
     if (!options_.cast.has_value()) {
       std::memcpy(dst, src, c.in_bytes);
@@ -245,22 +283,19 @@ absl::Status BatchStage::AddRow(const Example& row) {
                  c.b.data(), FloatToBFloat16);
     }
   }
-  const int64_t label = row.label;
-  const int64_t source = static_cast<int64_t>(row.source_index);
-  const int32_t repeat = static_cast<int32_t>(row.repeat_index);
-  const size_t r = static_cast<size_t>(l.rows);
-  std::memcpy(l.labels.data() + r * sizeof(int64_t), &label, sizeof(label));
-  std::memcpy(l.sources.data() + r * sizeof(int64_t), &source, sizeof(source));
-  std::memcpy(l.repeats.data() + r * sizeof(int32_t), &repeat, sizeof(repeat));
-  ++l.rows;
-  if (row.fresh()) ++l.fresh;
-  l.epoch = std::max(l.epoch, row.epoch);
-  return absl::OkStatus();
 }
 
 absl::StatusOr<Batch> BatchStage::FinishBatch() {
   Layout& l = *layout_;
   const size_t rows = static_cast<size_t>(l.rows);
+  if (row_pool_ != nullptr) {  // the rows, split among the pool's threads
+    row_pool_->Run([this, rows](int part, int parts) {
+      const size_t begin = rows * static_cast<size_t>(part) / static_cast<size_t>(parts);
+      const size_t end = rows * static_cast<size_t>(part + 1) / static_cast<size_t>(parts);
+      for (size_t r = begin; r < end; ++r) CopyRow(pending_[r], r);
+    });
+    pending_.clear();
+  }
   Batch b;
   b.num_rows = l.rows;
   b.fresh_rows = l.fresh;

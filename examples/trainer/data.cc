@@ -84,6 +84,42 @@ absl::StatusOr<TestSet> LoadTestSet(const TrainOptions& o) {
   return out;
 }
 
+dataecho::Pipeline<dataecho::Batch> EchoedTrainBatches(
+    dataecho::Pipeline<dataecho::Example> upstream, const TrainOptions& o, bool drop_remainder) {
+  using dataecho::Example;
+  const dataecho::RandomCrop crop(
+      {.height = kSide, .width = kSide, .padding = 2, .seed = DeriveSeed(o.seed, 2)});
+  const dataecho::RandomFlip flip({.seed = DeriveSeed(o.seed, 3)});
+  auto augment = [crop, flip](Example ex) -> absl::StatusOr<Example> {
+    absl::StatusOr<Example> cropped = crop(std::move(ex));
+    if (!cropped.ok()) return cropped.status();
+    return flip(*std::move(cropped));
+  };
+  // Adaptive: a pool of two batches of recent examples, and repeats only
+  // while fewer than two batches wait for the training loop (the demand gate
+  // on the last Prefetch's queue), not whenever the queues downstream have room.
+  const bool adaptive = o.insert == EchoInsert::kAdaptive;
+  dataecho::Pipeline<dataecho::Batch> batches = dataecho::EchoedBatches(
+      std::move(upstream).Prefetch({.depth = o.prefetch_depth}), augment,
+      {.placement = o.insert,
+       .echo = {.factor = o.echo, .seed = DeriveSeed(o.seed, 4)},
+       .adaptive = {.max_factor = o.max_echo,
+                    .pool_size = 2 * int64_t{o.batch_size},
+                    .seed = DeriveSeed(o.seed, 4)},
+       .gate_below = 2,
+       .augment = {.parallelism = 1, .name = "augment"},
+       .shuffle = {.buffer_size = o.shuffle_buffer, .seed = DeriveSeed(o.seed, 5)},
+       .batch = {.batch_size = o.batch_size,
+                 .drop_remainder = drop_remainder,
+                 .cast = dataecho::DType::kFloat32,
+                 .scale = 1.0f / 255.0f,
+                 .mean = {kPixelMean},
+                 .stddev = {kPixelStddev}},
+       .prefetch = adaptive ? dataecho::PrefetchOptions{.depth = 4, .name = "trainer_prefetch"}
+                            : dataecho::PrefetchOptions{.depth = 2}});
+  return batches;
+}
+
 absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
                                                          double upstream_examples_per_second) {
   using dataecho::Example;
@@ -124,36 +160,7 @@ absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
                         {.parallelism = o.decode_parallelism, .name = "decode"});
   }
 
-  const dataecho::RandomCrop crop(
-      {.height = kSide, .width = kSide, .padding = 2, .seed = DeriveSeed(o.seed, 2)});
-  const dataecho::RandomFlip flip({.seed = DeriveSeed(o.seed, 3)});
-  auto augment = [crop, flip](Example ex) -> absl::StatusOr<Example> {
-    absl::StatusOr<Example> cropped = crop(std::move(ex));
-    if (!cropped.ok()) return cropped.status();
-    return flip(*std::move(cropped));
-  };
-  // Adaptive: a pool of two batches of recent examples, and repeats only
-  // while fewer than two batches wait for the training loop (the demand gate
-  // on the last Prefetch's queue), not whenever the queues downstream have room.
-  const bool adaptive = o.insert == EchoInsert::kAdaptive;
-  dataecho::Pipeline<dataecho::Batch> batches = dataecho::EchoedBatches(
-      std::move(upstream).Prefetch({.depth = o.prefetch_depth}), augment,
-      {.placement = o.insert,
-       .echo = {.factor = o.echo, .seed = DeriveSeed(o.seed, 4)},
-       .adaptive = {.max_factor = o.max_echo,
-                    .pool_size = 2 * int64_t{o.batch_size},
-                    .seed = DeriveSeed(o.seed, 4)},
-       .gate_below = 2,
-       .augment = {.parallelism = 1, .name = "augment"},
-       .shuffle = {.buffer_size = o.shuffle_buffer, .seed = DeriveSeed(o.seed, 5)},
-       .batch = {.batch_size = o.batch_size,
-                 .drop_remainder = true,
-                 .cast = dataecho::DType::kFloat32,
-                 .scale = 1.0f / 255.0f,
-                 .mean = {kPixelMean},
-                 .stddev = {kPixelStddev}},
-       .prefetch = adaptive ? dataecho::PrefetchOptions{.depth = 4, .name = "trainer_prefetch"}
-                            : dataecho::PrefetchOptions{.depth = 2}});
+  dataecho::Pipeline<dataecho::Batch> batches = EchoedTrainBatches(std::move(upstream), o);
   if (!batches.status().ok()) return batches.status();
   return std::unique_ptr<TrainData>(new PipelineData(std::move(server), std::move(batches)));
 }

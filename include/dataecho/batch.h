@@ -30,11 +30,14 @@
 // A batch's epoch is the newest epoch among its rows. Below a Repeat, a new
 // epoch starts a new batch (the last batch of an epoch may be partial).
 //
+// Large batches may split their rows among a few threads (`threads`).
+//
 // Stats: input_wait = time blocked on an input that had nothing ready
 // (stats.h); extra "rows", "fresh_rows", "buffer_allocations" (pool misses;
 // flat once warm).
 //
-// Thread safety: as every stage (stage.h). Batches may outlive the stage.
+// Thread safety: as every stage (stage.h); the row threads only run inside
+// Next(). Batches may outlive the stage.
 #ifndef DATAECHO_BATCH_H_
 #define DATAECHO_BATCH_H_
 
@@ -78,6 +81,13 @@ struct DATAECHO_EXPORT BatchOptions {
   // Cap on one batch's buffers: batch_size x (a row's bytes after the cast +
   // kIndexBytesPerRow). 0 = DefaultMemoryCap() (memory.h).
   int64_t max_bytes = 0;
+  // Threads that copy and convert the rows of one batch, the caller's
+  // included (1..64). With threads > 1 and batch_size >= parallel_min_rows,
+  // the rows of a batch are pulled first, then split among a small pool (the
+  // stage's own threads - 1 workers); smaller batches do not pay for the
+  // hand-off (docs/benchmarks.md: BM_BatchFP16, 1 vs 2 threads).
+  int threads = 1;
+  int64_t parallel_min_rows = 4096;
   std::string name = "batch";
 
   absl::Status Validate() const;
@@ -85,6 +95,7 @@ struct DATAECHO_EXPORT BatchOptions {
 
 namespace internal {
 class BufferPool;
+class ForkJoin;
 }  // namespace internal
 
 class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
@@ -104,11 +115,17 @@ class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
   BatchStage(StagePtr<Example> input, BatchOptions options);
   absl::Status StartBatch(const Example& first);
   absl::Status AddRow(const Example& row);
+  // Copies (and converts) the components of `row` into row `r` of the batch.
+  // Called concurrently for different rows by the row pool.
+  void CopyRow(const Example& row, size_t r);
   absl::StatusOr<Batch> FinishBatch();
 
   const BatchOptions options_;
   std::shared_ptr<internal::BufferPool> pool_;
   std::unique_ptr<Layout> layout_;
+  // With a row pool: the rows of the current batch, copied in FinishBatch().
+  std::unique_ptr<internal::ForkJoin> row_pool_;
+  std::vector<Example> pending_;
   absl::Status error_;  // sticky input error
   bool done_ = false;
   internal::Counter batches_, rows_, bytes_, fresh_rows_, input_wait_ns_;
