@@ -10,6 +10,7 @@
 
 #include "buffer_pool.h"
 #include "dataecho/float16.h"
+#include "dataecho/internal/pull_timed.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
 
@@ -56,9 +57,9 @@ absl::StatusOr<std::vector<uint8_t>> Cell(DType dtype, double value, size_t comp
   std::vector<uint8_t> out(DTypeSize(dtype));
   auto integral = [&](double lo, double hi) -> absl::Status {
     if (value != std::floor(value) || value < lo || value > hi) {
-      return absl::InvalidArgumentError(fmt::format(
-          "padded_batch: padding value {} of component {} does not fit {}", value, component,
-          DTypeName(dtype)));
+      return absl::InvalidArgumentError(
+          fmt::format("padded_batch: padding value {} of component {} does not fit {}", value,
+                      component, DTypeName(dtype)));
     }
     return absl::OkStatus();
   };
@@ -69,8 +70,8 @@ absl::StatusOr<std::vector<uint8_t>> Cell(DType dtype, double value, size_t comp
       break;
     }
     case DType::kInt32: {
-      DATAECHO_RETURN_IF_ERROR(integral(std::numeric_limits<int32_t>::min(),
-                                        std::numeric_limits<int32_t>::max()));
+      DATAECHO_RETURN_IF_ERROR(
+          integral(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
       const auto v = static_cast<int32_t>(value);
       std::memcpy(out.data(), &v, sizeof(v));
       break;
@@ -101,6 +102,7 @@ absl::StatusOr<std::vector<uint8_t>> Cell(DType dtype, double value, size_t comp
 }
 
 void FillCells(uint8_t* dst, size_t cells, const std::vector<uint8_t>& cell) {
+  if (cells == 0) return;
   if (std::all_of(cell.begin(), cell.end(), [&cell](uint8_t b) { return b == cell[0]; })) {
     std::memset(dst, cell[0], cells * cell.size());
     return;
@@ -119,8 +121,8 @@ absl::Status PaddedBatchOptions::Validate() const {
     for (int64_t d : padded_shapes[i]) {
       if (d < -1) {
         return absl::InvalidArgumentError(
-            fmt::format("{}: padded_shapes[{}] = {}: dimensions must be >= 0 or -1 (longest)",
-                        name, i, ShapeString(padded_shapes[i])));
+            fmt::format("{}: padded_shapes[{}] = {}: dimensions must be >= 0 or -1 (longest)", name,
+                        i, ShapeString(padded_shapes[i])));
       }
     }
   }
@@ -192,10 +194,10 @@ absl::StatusOr<Batch> PaddedBatchStage::MakeBatch() {
         if (fixed[d] < 0) continue;
         for (const Example& row : rows_) {
           if (row.components[i].dim(d) > fixed[d]) {
-            return absl::InvalidArgumentError(fmt::format(
-                "{}: example {} component {} is {}, longer than padded_shapes[{}] = {}",
-                options_.name, row.source_index, i, ShapeString(row.components[i].shape()), i,
-                ShapeString(fixed)));
+            return absl::InvalidArgumentError(
+                fmt::format("{}: example {} component {} is {}, longer than padded_shapes[{}] = {}",
+                            options_.name, row.source_index, i,
+                            ShapeString(row.components[i].shape()), i, ShapeString(fixed)));
           }
         }
         padded[d] = fixed[d];
@@ -206,18 +208,24 @@ absl::StatusOr<Batch> PaddedBatchStage::MakeBatch() {
     const auto cells = static_cast<size_t>(NumElements(padded));
     MutableBuffer data = pool_->Get(SizeClass(rows * cells * es));
     MutableBuffer mask = options_.masks ? pool_->Get(SizeClass(rows * cells)) : MutableBuffer();
-    MutableBuffer shape =
-        options_.lengths ? pool_->Get(SizeClass(rows * static_cast<size_t>(rank) * 8))
-                         : MutableBuffer();
+    MutableBuffer shape = options_.lengths
+                              ? pool_->Get(SizeClass(rows * static_cast<size_t>(rank) * 8))
+                              : MutableBuffer();
     int64_t data_cells = 0;
     for (size_t r = 0; r < rows; ++r) {
       const Tensor& t = rows_[r].components[i];
       uint8_t* dst = data.data() + r * cells * es;
       uint8_t* m = options_.masks ? mask.data() + r * cells : nullptr;
       const uint8_t* src = t.buffer().data();
-      if (t.shape() == padded) {
-        std::memcpy(dst, src, cells * es);
-        if (m != nullptr) std::memset(m, 1, cells);
+      if (rank == 0 || std::equal(t.shape().begin() + 1, t.shape().end(), padded.begin() + 1)) {
+        // A prefix (sequences, or the same shape): one copy, then the padding.
+        const auto n = static_cast<size_t>(t.num_elements());
+        std::memcpy(dst, src, n * es);
+        FillCells(dst + n * es, cells - n, pad);
+        if (m != nullptr) {
+          std::memset(m, 1, n);
+          std::memset(m + n, 0, cells - n);
+        }
       } else {
         FillCells(dst, cells, pad);
         if (m != nullptr) std::memset(m, 0, cells);
@@ -248,9 +256,9 @@ absl::StatusOr<Batch> PaddedBatchStage::MakeBatch() {
     }
     if (options_.lengths) {
       shape.Truncate(rows * static_cast<size_t>(rank) * 8);
-      DATAECHO_ASSIGN_OR_RETURN(
-          Tensor lt, Tensor::Make(DType::kInt64, {static_cast<int64_t>(rows), rank},
-                                  std::move(shape).Freeze()));
+      DATAECHO_ASSIGN_OR_RETURN(Tensor lt,
+                                Tensor::Make(DType::kInt64, {static_cast<int64_t>(rows), rank},
+                                             std::move(shape).Freeze()));
       lengths.push_back(std::move(lt));
     }
   }
@@ -287,10 +295,11 @@ absl::StatusOr<std::optional<Batch>> PaddedBatchStage::Next() {
   if (cancelled()) return CancelledError();
   if (!error_.ok()) return error_;
   if (done_) return std::nullopt;
-  const int64_t t0 = internal::NowNanos();
   rows_.clear();
+  int64_t waited = 0;
   while (static_cast<int64_t>(rows_.size()) < options_.batch_size) {
-    absl::StatusOr<std::optional<Example>> r = input().Next();
+    absl::StatusOr<std::optional<Example>> r;
+    waited += internal::PullTimed(input(), &r);
     if (!r.ok()) {
       error_ = r.status();
       break;
@@ -302,7 +311,7 @@ absl::StatusOr<std::optional<Batch>> PaddedBatchStage::Next() {
     if (absl::Status s = CheckRow(**r); !s.ok()) return error_ = s;
     rows_.push_back(*std::move(*r));
   }
-  input_wait_ns_.Add(internal::NowNanos() - t0);
+  input_wait_ns_.Add(waited);
   const auto n = static_cast<int64_t>(rows_.size());
   if (n == 0 || (n < options_.batch_size && options_.drop_remainder)) {
     rows_.clear();

@@ -17,9 +17,9 @@
 namespace dataecho {
 namespace {
 
+using testing::DrainWithStatus;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using testing::DrainWithStatus;
 
 // 0..n-1, counting how many times the source was asked for an element.
 StagePtr<int64_t> CountedRange(int64_t n, std::shared_ptr<int64_t> reads) {
@@ -137,8 +137,7 @@ TEST(CacheTest, RejectsNegativeCapAndNullInput) {
   auto p = FromRange(0, 3).Cache({.max_bytes = -1});
   EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(p.status().message()), HasSubstr("max_bytes must be >= 0"));
-  EXPECT_EQ(CacheStage<int64_t>::Make(nullptr).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CacheStage<int64_t>::Make(nullptr).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(CacheTest, CancelStopsReplayToo) {

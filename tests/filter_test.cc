@@ -15,10 +15,10 @@
 namespace dataecho {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using testing::Drain;
 using testing::DrainWithStatus;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 
 TEST(FilterTest, KeepsAcceptedElementsInOrderAndCountsTheRest) {
   auto p = FromRange(0, 20).Filter([](const int64_t& x) { return x % 3 == 0; });
@@ -66,9 +66,8 @@ TEST(FilterTest, InputErrorPassesInOrderThroughAsynchronousStages) {
 }
 
 TEST(FilterTest, FiltersExamplesByLabel) {
-  auto p = FromVector(testing::MakeExamples(50)).Filter([](const Example& e) {
-    return e.label == 3;
-  });
+  auto p =
+      FromVector(testing::MakeExamples(50)).Filter([](const Example& e) { return e.label == 3; });
   auto stage = std::move(p).Release();
   ASSERT_TRUE(stage.ok());
   auto kept = Drain(**stage);

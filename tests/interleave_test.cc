@@ -20,10 +20,10 @@
 namespace dataecho {
 namespace {
 
+using testing::DrainWithStatus;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
-using testing::DrainWithStatus;
 
 std::vector<int64_t> ReadAll(Pipeline<int64_t>& p) {
   std::vector<int64_t> out;
@@ -36,19 +36,19 @@ TEST(InterleaveTest, MatchesTfDataOrder) {
   // tf.data's documented example:
   //   Dataset.range(1, 6).interleave(lambda x: Dataset.from_tensors(x).repeat(6),
   //                                  cycle_length=2, block_length=4)
-  auto p = FromRange(1, 6).Interleave(
-      [](int64_t x) { return FromVector(std::vector<int64_t>(6, x)); },
-      {.cycle_length = 2, .block_length = 4});
+  auto p =
+      FromRange(1, 6).Interleave([](int64_t x) { return FromVector(std::vector<int64_t>(6, x)); },
+                                 {.cycle_length = 2, .block_length = 4});
   EXPECT_THAT(ReadAll(p), ElementsAreArray<int64_t>({1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 2, 2, 3, 3, 3,
                                                      3, 4, 4, 4, 4, 3, 3, 4, 4, 5, 5, 5, 5, 5, 5}));
 }
 
 TEST(InterleaveTest, PipelinesOfUnequalLengthRoundRobin) {
   std::vector<Pipeline<int64_t>> inputs;
-  inputs.push_back(FromRange(0, 3));      // 0 1 2
-  inputs.push_back(FromRange(10, 11));    // 10
-  inputs.push_back(FromRange(20, 24));    // 20 21 22 23
-  inputs.push_back(FromRange(30, 32));    // 30 31
+  inputs.push_back(FromRange(0, 3));    // 0 1 2
+  inputs.push_back(FromRange(10, 11));  // 10
+  inputs.push_back(FromRange(20, 24));  // 20 21 22 23
+  inputs.push_back(FromRange(30, 32));  // 30 31
   auto p = Interleave(std::move(inputs), {.cycle_length = 3});
   // 10's pipeline ends at its second turn, which passes to the next slot; the
   // fourth pipeline opens in its slot when the cycle comes back (tf.data's rule).
@@ -77,11 +77,11 @@ TEST(InterleaveTest, ErrorsComeInOrderAndStay) {
   // An open pipeline fails after two elements.
   auto p = FromRange(0, 3).Interleave([](int64_t x) -> Pipeline<int64_t> {
     if (x != 1) return FromRange(x * 10, x * 10 + 3);
-    return FromGenerator<int64_t>([i = int64_t{0}]() mutable
-                                  -> absl::StatusOr<std::optional<int64_t>> {
-      if (i == 2) return absl::DataLossError("corrupt record in input 1");
-      return 10 + i++;
-    });
+    return FromGenerator<int64_t>(
+        [i = int64_t{0}]() mutable -> absl::StatusOr<std::optional<int64_t>> {
+          if (i == 2) return absl::DataLossError("corrupt record in input 1");
+          return 10 + i++;
+        });
   });
   auto stage = std::move(p).Release();
   ASSERT_TRUE(stage.ok());

@@ -16,10 +16,10 @@
 namespace dataecho {
 namespace {
 
+using testing::DrainWithStatus;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
-using testing::DrainWithStatus;
 
 template <typename V>
 Tensor MakeTensor(DType dtype, Shape shape, const std::vector<V>& values) {
@@ -92,8 +92,7 @@ TEST(PaddedBatchTest, PadsSequencesToTheLongestWithMaskAndLengths) {
 TEST(PaddedBatchTest, PadsEveryDimensionOfImagesWithTheGivenValue) {
   // 2x3 and 3x2 single-channel images -> [2, 3, 3, 1], padding 255.
   std::vector<Example> images(2);
-  images[0].components.push_back(
-      MakeTensor<uint8_t>(DType::kUInt8, {2, 3, 1}, {1, 2, 3, 4, 5, 6}));
+  images[0].components.push_back(MakeTensor<uint8_t>(DType::kUInt8, {2, 3, 1}, {1, 2, 3, 4, 5, 6}));
   images[1].components.push_back(
       MakeTensor<uint8_t>(DType::kUInt8, {3, 2, 1}, {7, 8, 9, 10, 11, 12}));
   auto p = FromVector(std::move(images))
@@ -183,8 +182,8 @@ TEST(PaddedBatchTest, InputErrorAfterAPartialBatchAndDropRemainder) {
   EXPECT_EQ(batches[2].num_rows, 1);
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
 
-  auto dropped = FromVector(Sequences({1, 2, 3})).PaddedBatch({.batch_size = 2,
-                                                               .drop_remainder = true});
+  auto dropped =
+      FromVector(Sequences({1, 2, 3})).PaddedBatch({.batch_size = 2, .drop_remainder = true});
   int n = 0;
   for ([[maybe_unused]] Batch& b : dropped) ++n;
   EXPECT_EQ(n, 1);

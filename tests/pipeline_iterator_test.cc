@@ -21,11 +21,12 @@ using ::testing::ElementsAre;
 
 // 0, 1, ... and, at position `k`, a DATA_LOSS error.
 Pipeline<int64_t> FailingAt(int64_t k) {
-  return FromGenerator<int64_t>([k, i = int64_t{0}]() mutable
-                                -> absl::StatusOr<std::optional<int64_t>> {
-    if (i == k) return absl::DataLossError("corrupted record at mem://numbers:" + std::to_string(k));
-    return i++;
-  });
+  return FromGenerator<int64_t>(
+      [k, i = int64_t{0}]() mutable -> absl::StatusOr<std::optional<int64_t>> {
+        if (i == k)
+          return absl::DataLossError("corrupted record at mem://numbers:" + std::to_string(k));
+        return i++;
+      });
 }
 
 TEST(PipelineIteratorTest, VisitsEveryElementThenEndsCleanly) {

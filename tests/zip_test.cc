@@ -17,16 +17,15 @@
 namespace dataecho {
 namespace {
 
+using testing::DrainWithStatus;
 using ::testing::ElementsAre;
 using ::testing::Pair;
-using testing::DrainWithStatus;
 
 TEST(ZipTest, PairsUntilTheShorterEndsWithoutReadingTheLongerOn) {
   auto reads = std::make_shared<int64_t>(0);
-  auto longer =
-      FromGenerator<int64_t>([reads]() -> absl::StatusOr<std::optional<int64_t>> {
-        return (*reads)++;  // endless
-      });
+  auto longer = FromGenerator<int64_t>([reads]() -> absl::StatusOr<std::optional<int64_t>> {
+    return (*reads)++;  // endless
+  });
   auto p = FromRange(10, 13).Zip(std::move(longer));
   std::vector<std::pair<int64_t, int64_t>> seen;
   for (auto& [a, b] : p) seen.emplace_back(a, b);
@@ -40,8 +39,8 @@ TEST(ZipTest, PairsUntilTheShorterEndsWithoutReadingTheLongerOn) {
 }
 
 TEST(ZipTest, ErrorInEitherInputComesInOrderAndStays) {
-  auto failing = FromGenerator<std::string>(
-      [i = 0]() mutable -> absl::StatusOr<std::optional<std::string>> {
+  auto failing =
+      FromGenerator<std::string>([i = 0]() mutable -> absl::StatusOr<std::optional<std::string>> {
         if (i == 2) return absl::DataLossError("bad caption 2");
         return std::to_string(i++);
       });

@@ -31,8 +31,8 @@
 // fall-back to reading it every epoch. An input error is returned in order
 // (after the elements before it) and stays, as is the cache's failure.
 //
-// Stats: elements = emitted (all epochs); input_wait = time in the input's
-// Next(); extra "cached" (elements kept), "cached_bytes", "replayed"
+// Stats: elements = emitted (all epochs); input_wait = time blocked on an
+// input with nothing ready; extra "cached" (elements kept), "cached_bytes", "replayed"
 // (elements served from memory), "complete" (1 once the input has ended),
 // "epoch" (the epoch being served).
 //
@@ -50,6 +50,7 @@
 #include "absl/status/statusor.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/pull_timed.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
@@ -85,16 +86,16 @@ class CacheStage final : public UnaryStage<T, T> {
   absl::StatusOr<std::optional<T>> Next() override {
     if (this->cancelled()) return CancelledError();
     if (!error_.ok()) return error_;
-    if (next_ < items_.size()) {  // replay
-      T v = items_[next_++];
-      Stamp(v);
+    if (next_ < items_.size()) {  // replay: a copy of the handle, built in place
+      absl::StatusOr<std::optional<T>> r(absl::in_place, std::in_place, items_[next_++]);
+      Stamp(**r);
       replayed_.Add(1);
-      return Emit(std::move(v));
+      Count(**r);
+      return r;
     }
     if (complete_) return std::nullopt;
-    const int64_t t0 = internal::NowNanos();
-    absl::StatusOr<std::optional<T>> r = this->input().Next();
-    totals_.input_wait_ns.Add(internal::NowNanos() - t0);
+    absl::StatusOr<std::optional<T>> r;
+    totals_.input_wait_ns.Add(internal::PullTimed(this->input(), &r));
     if (!r.ok()) return error_ = r.status();
     if (!r->has_value()) {
       complete_ = true;
@@ -103,18 +104,20 @@ class CacheStage final : public UnaryStage<T, T> {
     }
     const auto size = static_cast<int64_t>(ElementTraits<T>::ByteSize(**r));
     if (options_.max_bytes > 0 && cached_bytes_.Get() + size > options_.max_bytes) {
-      return error_ = absl::ResourceExhaustedError(fmt::format(
-          "{}: element {} ({} bytes) would take the cache above max_bytes = {} ({} bytes in {} "
-          "elements cached); raise CacheOptions::max_bytes or cache less",
-          options_.name, items_.size(), size, options_.max_bytes, cached_bytes_.Get(),
-          items_.size()));
+      return error_ = absl::ResourceExhaustedError(
+                 fmt::format("{}: element {} ({} bytes) would take the cache above max_bytes = {} "
+                             "({} bytes in {} "
+                             "elements cached); raise CacheOptions::max_bytes or cache less",
+                             options_.name, items_.size(), size, options_.max_bytes,
+                             cached_bytes_.Get(), items_.size()));
     }
     items_.push_back(**r);
     next_ = items_.size();
     cached_bytes_.Add(size);
     cached_.Add(1);
     Stamp(**r);
-    return Emit(*std::move(*r));
+    Count(**r);
+    return r;
   }
 
   // Epochs (stage.h): the cache replays from memory and never restarts its
@@ -154,10 +157,9 @@ class CacheStage final : public UnaryStage<T, T> {
     }
   }
 
-  absl::StatusOr<std::optional<T>> Emit(T v) {
+  void Count(const T& v) {
     totals_.elements.Add(1);
     totals_.bytes.Add(static_cast<int64_t>(ElementTraits<T>::ByteSize(v)));
-    return std::optional<T>(std::move(v));
   }
 
   const CacheOptions options_;

@@ -18,8 +18,8 @@
 // predicate inside a parallel Map instead (return the verdict with the
 // element, then filter on it).
 //
-// Stats: elements = kept; input_wait = time in the input's Next(); extra
-// "dropped" = elements the predicate rejected.
+// Stats: elements = kept; input_wait = time blocked on an input with nothing
+// ready; extra "dropped" = elements the predicate rejected.
 //
 // Thread safety: as every stage (stage.h); `pred` is called from one thread
 // at a time.
@@ -36,6 +36,7 @@
 #include "absl/status/statusor.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/pull_timed.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
@@ -64,9 +65,8 @@ class FilterStage final : public UnaryStage<T, T> {
     if (!error_.ok()) return error_;
     while (true) {
       if (this->cancelled()) return CancelledError();
-      const int64_t t0 = internal::NowNanos();
-      absl::StatusOr<std::optional<T>> r = this->input().Next();
-      totals_.input_wait_ns.Add(internal::NowNanos() - t0);
+      absl::StatusOr<std::optional<T>> r;
+      totals_.input_wait_ns.Add(internal::PullTimed(this->input(), &r));
       if (!r.ok() || !r->has_value()) return r;  // the input's errors are sticky already
       absl::StatusOr<bool> keep = pred_(**r);
       if (!keep.ok()) return error_ = keep.status();
@@ -86,9 +86,7 @@ class FilterStage final : public UnaryStage<T, T> {
 
  private:
   FilterStage(StagePtr<T> input, Predicate pred, FilterOptions options)
-      : UnaryStage<T, T>(std::move(input)),
-        pred_(std::move(pred)),
-        options_(std::move(options)) {}
+      : UnaryStage<T, T>(std::move(input)), pred_(std::move(pred)), options_(std::move(options)) {}
 
   Predicate pred_;
   const FilterOptions options_;

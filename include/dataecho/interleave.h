@@ -14,7 +14,8 @@
 //       [&](std::string f) { return dataecho::From(dataecho::MakeTFRecordSource(store, {f})); },
 //       {.cycle_length = 4});
 //   // Pipelines of the same type, two records from each in turn:
-//   auto mixed = dataecho::Interleave(std::move(pipelines), {.cycle_length = 3, .block_length = 2});
+//   auto mixed = dataecho::Interleave(std::move(pipelines), {.cycle_length = 3, .block_length =
+//   2});
 //
 // `fn` takes the input element and returns a Pipeline<U>, a StagePtr<U> or an
 // absl::StatusOr<StagePtr<U>>. An error (from the input, from `fn`, from a
@@ -28,7 +29,8 @@
 // record_source.h, is a parallel interleave of files with reader threads.)
 //
 // Stats: the input's stages, then the interleave row: elements, bytes,
-// input_wait (time in the open pipelines' and the input's Next()); extra
+// input_wait (time blocked on an open pipeline or the input with nothing
+// ready); extra
 // "opened" (pipelines opened so far), "open" (open now). The open pipelines'
 // own stages are not listed.
 //
@@ -49,6 +51,7 @@
 #include "absl/synchronization/mutex.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/pull_timed.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
@@ -82,7 +85,8 @@ class InterleaveStage final : public UnaryStage<U, T> {
   using Fn = std::function<absl::StatusOr<StagePtr<U>>(T)>;
 
   // INVALID_ARGUMENT for a null input, an empty fn or a bad option.
-  static absl::StatusOr<StagePtr<U>> Make(StagePtr<T> input, Fn fn, InterleaveStageOptions options) {
+  static absl::StatusOr<StagePtr<U>> Make(StagePtr<T> input, Fn fn,
+                                          InterleaveStageOptions options) {
     DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
     DATAECHO_RETURN_IF_ERROR(options.Validate());
     if (!fn) return absl::InvalidArgumentError(fmt::format("{}: empty fn", options.name));
@@ -91,9 +95,7 @@ class InterleaveStage final : public UnaryStage<U, T> {
 
   absl::StatusOr<std::optional<U>> Next() override {
     if (!error_.ok()) return error_;
-    const int64_t t0 = internal::NowNanos();
     absl::StatusOr<std::optional<U>> r = NextInCycle();
-    totals_.input_wait_ns.Add(internal::NowNanos() - t0);
     if (!r.ok()) {
       error_ = r.status();
     } else if (r->has_value()) {
@@ -130,7 +132,8 @@ class InterleaveStage final : public UnaryStage<U, T> {
       if (this->cancelled()) return CancelledError();
       StagePtr<U>& slot = cycle_[index_];
       if (slot != nullptr) {
-        absl::StatusOr<std::optional<U>> r = slot->Next();
+        absl::StatusOr<std::optional<U>> r;
+        totals_.input_wait_ns.Add(internal::PullTimed(*slot, &r));
         if (!r.ok()) return r;
         if (r->has_value()) {
           if (++in_block_ == options_.block_length) Advance();
@@ -139,7 +142,8 @@ class InterleaveStage final : public UnaryStage<U, T> {
         Replace(slot, nullptr);  // this pipeline ended
         Advance();
       } else if (!input_done_) {
-        absl::StatusOr<std::optional<T>> next = this->input().Next();
+        absl::StatusOr<std::optional<T>> next;
+        totals_.input_wait_ns.Add(internal::PullTimed(this->input(), &next));
         if (!next.ok()) return next.status();
         if (!next->has_value()) {
           input_done_ = true;

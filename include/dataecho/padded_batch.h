@@ -31,8 +31,8 @@
 // the row's source index. An input error comes after a batch of the rows read
 // before it (unless drop_remainder), then stays.
 //
-// Stats: elements = batches; input_wait = time pulling rows (includes
-// copying them); extra "rows", "fresh_rows", "padding_fraction" (padding
+// Stats: elements = batches; input_wait = time blocked on an input with
+// nothing ready; extra "rows", "fresh_rows", "padding_fraction" (padding
 // cells / all data cells: the cost of padding), "buffer_allocations".
 //
 // Thread safety: as every stage (stage.h). Batches may outlive the stage.
@@ -87,8 +87,7 @@ class BufferPool;
 
 class DATAECHO_EXPORT PaddedBatchStage final : public UnaryStage<Batch, Example> {
  public:
-  static absl::StatusOr<StagePtr<Batch>> Make(StagePtr<Example> input,
-                                              PaddedBatchOptions options);
+  static absl::StatusOr<StagePtr<Batch>> Make(StagePtr<Example> input, PaddedBatchOptions options);
   ~PaddedBatchStage() override;
 
   absl::StatusOr<std::optional<Batch>> Next() override;

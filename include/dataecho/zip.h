@@ -21,7 +21,8 @@
 // as repeats, so Echo, Shuffle and Prefetch can follow a Zip.
 //
 // Stats: the first input's stages, the second's, then the zip row
-// (elements = pairs; input_wait = time in the inputs' Next()).
+// (elements = pairs; input_wait = time blocked on an input with nothing
+// ready).
 //
 // Thread safety: as every stage (stage.h).
 #ifndef DATAECHO_ZIP_H_
@@ -39,6 +40,7 @@
 #include "absl/status/statusor.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/pull_timed.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
@@ -82,11 +84,11 @@ class ZipStage final : public Stage<std::pair<A, B>> {
     if (cancelled_.load(std::memory_order_relaxed)) return CancelledError();
     if (!status_.ok()) return status_;
     if (done_) return std::nullopt;
-    const int64_t t0 = internal::NowNanos();
-    absl::StatusOr<std::optional<A>> a = first_->Next();
+    absl::StatusOr<std::optional<A>> a;
     absl::StatusOr<std::optional<B>> b = std::nullopt;
-    if (a.ok() && a->has_value()) b = second_->Next();
-    totals_.input_wait_ns.Add(internal::NowNanos() - t0);
+    int64_t waited = internal::PullTimed(*first_, &a);
+    if (a.ok() && a->has_value()) waited += internal::PullTimed(*second_, &b);
+    totals_.input_wait_ns.Add(waited);
     if (!a.ok()) return status_ = a.status();
     if (!b.ok()) return status_ = b.status();
     if (!a->has_value() || !b->has_value()) {

@@ -36,8 +36,10 @@ inline std::string flag;
 inline absl::StatusOr<dataecho::Example> Decode(dataecho::Example e) { return e; }
 inline absl::StatusOr<dataecho::Example> RandomCropAndFlip(dataecho::Example e) { return e; }
 inline absl::StatusOr<dataecho::Example> Augment(dataecho::Example e) { return e; }
-// A training step.
+// A training step, and anything else done with an element.
 inline void Train(const dataecho::Batch&) {}
+template <typename... Args>
+void Use(const Args&...) {}
 
 }  // namespace docs_snippets
 
