@@ -111,7 +111,8 @@ absl::StatusOr<Example> Decode(std::string_view payload, const Buffer* owner,
 
 }  // namespace
 
-absl::StatusOr<Example> DecodeImageRecord(std::string_view payload, std::string_view context) {
+absl::StatusOr<Example> DecodeImageRecordPayload(std::string_view payload,
+                                                 std::string_view context) {
   return Decode(payload, nullptr, context);
 }
 
