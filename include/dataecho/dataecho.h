@@ -30,6 +30,7 @@
 #include "dataecho/map.h"
 #include "dataecho/pipeline.h"
 #include "dataecho/prefetch.h"
+#include "dataecho/random_resized_crop.h"
 #include "dataecho/shuffle.h"
 #include "dataecho/source.h"
 #include "dataecho/stage.h"
