@@ -31,7 +31,8 @@ void Taps(int64_t n, double start, double size, int64_t lo, int64_t hi, int64_t 
     s = std::clamp(s, static_cast<double>(lo), static_cast<double>(hi));
     const int64_t i0 = std::min(static_cast<int64_t>(std::floor(s)), hi);
     const int64_t i1 = std::min(i0 + 1, hi);
-    taps[static_cast<size_t>(i)] = {i0 * step, i1 * step, static_cast<float>(s - static_cast<double>(i0))};
+    taps[static_cast<size_t>(i)] = {i0 * step, i1 * step,
+                                    static_cast<float>(s - static_cast<double>(i0))};
   }
 }
 

@@ -23,15 +23,17 @@ bool IsFloat(DType d) {
 
 absl::Status RandomResizedCrop::Validate() const {
   const RandomResizedCropOptions& o = options_;
-  auto bad = [](std::string what) { return absl::InvalidArgumentError("RandomResizedCrop: " + what); };
+  auto bad = [](std::string what) {
+    return absl::InvalidArgumentError("RandomResizedCrop: " + what);
+  };
   if (o.height <= 0 || o.width <= 0 || o.height > (1 << 16) || o.width > (1 << 16))
     return bad(fmt::format("output {}x{} must be 1..65536 on each side", o.height, o.width));
   if (!(o.min_scale > 0 && o.min_scale <= o.max_scale && o.max_scale <= 1))
     return bad(fmt::format("scale range [{}, {}] must satisfy 0 < min <= max <= 1", o.min_scale,
                            o.max_scale));
   if (!(o.min_ratio > 0 && o.min_ratio <= o.max_ratio && std::isfinite(o.max_ratio)))
-    return bad(fmt::format("ratio range [{}, {}] must satisfy 0 < min <= max", o.min_ratio,
-                           o.max_ratio));
+    return bad(
+        fmt::format("ratio range [{}, {}] must satisfy 0 < min <= max", o.min_ratio, o.max_ratio));
   if (o.attempts < 1) return bad(fmt::format("attempts must be >= 1, got {}", o.attempts));
   if (!(o.flip_probability >= 0 && o.flip_probability <= 1))
     return bad(fmt::format("flip_probability must be in [0, 1], got {}", o.flip_probability));
@@ -87,8 +89,8 @@ absl::StatusOr<Example> RandomResizedCrop::operator()(Example example) const {
   DATAECHO_RETURN_IF_ERROR(Validate());
   const RandomResizedCropOptions& o = options_;
   if (o.component < 0 || static_cast<size_t>(o.component) >= example.components.size()) {
-    return absl::InvalidArgumentError(fmt::format("RandomResizedCrop: example {} has no component {}",
-                                                  example.source_index, o.component));
+    return absl::InvalidArgumentError(fmt::format(
+        "RandomResizedCrop: example {} has no component {}", example.source_index, o.component));
   }
   Tensor& t = example.components[static_cast<size_t>(o.component)];
   if (t.dtype() != DType::kUInt8 || t.rank() < 1 || t.rank() > 3 ||
@@ -134,8 +136,9 @@ absl::StatusOr<Example> RandomResizedCrop::operator()(Example example) const {
               .width = static_cast<double>(plan.window.width)};
   }
   const int channels = view.channels;
-  if (IsFloat(o.dtype) && ((o.mean.size() != 1 && static_cast<int>(o.mean.size()) != channels) ||
-                           (o.stddev.size() != 1 && static_cast<int>(o.stddev.size()) != channels))) {
+  if (IsFloat(o.dtype) &&
+      ((o.mean.size() != 1 && static_cast<int>(o.mean.size()) != channels) ||
+       (o.stddev.size() != 1 && static_cast<int>(o.stddev.size()) != channels))) {
     return absl::InvalidArgumentError(
         fmt::format("RandomResizedCrop: {} means and {} stddevs for {} channels", o.mean.size(),
                     o.stddev.size(), channels));
@@ -158,8 +161,8 @@ absl::StatusOr<Example> RandomResizedCrop::operator()(Example example) const {
   MutableBuffer out(values * DTypeSize(o.dtype));
   target.out = out.data();
   internal::ResizeBilinear(view, window, target);
-  const Shape shape = o.channels_first ? Shape{channels, o.height, o.width}
-                                       : Shape{o.height, o.width, channels};
+  const Shape shape =
+      o.channels_first ? Shape{channels, o.height, o.width} : Shape{o.height, o.width, channels};
   DATAECHO_ASSIGN_OR_RETURN(t, Tensor::Make(o.dtype, shape, std::move(out).Freeze()));
   return example;
 }

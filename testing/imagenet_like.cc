@@ -24,8 +24,9 @@ namespace {
 // The natural colour photographs of scikit-image's sample data (its
 // synthetic, grayscale and binary images are left out).
 constexpr std::string_view kPhotos[] = {
-    "astronaut.png",         "chelsea.png", "coffee.png", "rocket.jpg",         "motorcycle_left.png",
-    "motorcycle_right.png", "ihc.png",     "retina.jpg", "hubble_deep_field.jpg"};
+    "astronaut.png", "chelsea.png",         "coffee.png",
+    "rocket.jpg",    "motorcycle_left.png", "motorcycle_right.png",
+    "ihc.png",       "retina.jpg",          "hubble_deep_field.jpg"};
 
 std::string ReadFile(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -82,11 +83,13 @@ Taps Triangle(int64_t n, double start, double size, int64_t extent) {
   for (int64_t i = 0; i < n; ++i) {
     const double center = start + (static_cast<double>(i) + 0.5) * scale;
     const int64_t lo = std::max<int64_t>(0, static_cast<int64_t>(std::floor(center - support)));
-    const int64_t hi = std::min<int64_t>(extent - 1, static_cast<int64_t>(std::ceil(center + support)));
+    const int64_t hi =
+        std::min<int64_t>(extent - 1, static_cast<int64_t>(std::ceil(center + support)));
     std::vector<float> w;
     double total = 0;
     for (int64_t k = lo; k <= hi; ++k) {
-      const double v = std::max(0.0, 1.0 - std::abs((static_cast<double>(k) + 0.5 - center) / support));
+      const double v =
+          std::max(0.0, 1.0 - std::abs((static_cast<double>(k) + 0.5 - center) / support));
       w.push_back(static_cast<float>(v));
       total += v;
     }
@@ -185,13 +188,14 @@ absl::StatusOr<LabelledImage> MakeImagenetLikeImage(const std::vector<Tensor>& p
     uint8_t* dst = out.data() + y * out_w * 3;
     for (int64_t i = 0; i < out_w * 3; ++i) {
       float acc = 0;
-      for (size_t k = 0; k < w.size(); ++k) acc += w[k] * base[static_cast<int64_t>(k) * out_w * 3 + i];
+      for (size_t k = 0; k < w.size(); ++k)
+        acc += w[k] * base[static_cast<int64_t>(k) * out_w * 3 + i];
       dst[i] = static_cast<uint8_t>(std::clamp(acc + 0.5f, 0.0f, 255.0f));
     }
   }
   LabelledImage result;
-  DATAECHO_ASSIGN_OR_RETURN(result.image,
-                            Tensor::Make(DType::kUInt8, {out_h, out_w, 3}, std::move(out).Freeze()));
+  DATAECHO_ASSIGN_OR_RETURN(
+      result.image, Tensor::Make(DType::kUInt8, {out_h, out_w, 3}, std::move(out).Freeze()));
   result.label = label;
   return result;
 }
@@ -211,7 +215,8 @@ absl::StatusOr<std::vector<std::string>> WriteImagenetLike(const std::string& di
   std::vector<std::unique_ptr<TFRecordWriter>> writers;
   for (int i = 0; i < o.shards; ++i) {
     paths.push_back(fmt::format("{}/train-{:05d}-of-{:05d}.tfrecord", dir, i, o.shards));
-    DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<TFRecordWriter> w, TFRecordWriter::Create(paths.back()));
+    DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<TFRecordWriter> w,
+                              TFRecordWriter::Create(paths.back()));
     writers.push_back(std::move(w));
   }
   for (int64_t i = 0; i < o.images; ++i) {

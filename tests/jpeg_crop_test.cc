@@ -26,15 +26,15 @@ Tensor Pattern(int64_t h, int64_t w, int64_t c) {
   for (int64_t y = 0; y < h; ++y)
     for (int64_t x = 0; x < w; ++x)
       for (int64_t k = 0; k < c; ++k)
-        mb.data()[(y * w + x) * c + k] =
-            static_cast<uint8_t>(128 + 100 * std::sin(0.05 * static_cast<double>(x + 2 * y + 30 * k)));
+        mb.data()[(y * w + x) * c + k] = static_cast<uint8_t>(
+            128 + 100 * std::sin(0.05 * static_cast<double>(x + 2 * y + 30 * k)));
   return *Tensor::Make(DType::kUInt8, {h, w, c}, std::move(mb).Freeze());
 }
 
 Example Bytes(const std::string& jpeg, uint64_t index = 0) {
   Example e;
-  e.components.push_back(*Tensor::Make(DType::kUInt8, {static_cast<int64_t>(jpeg.size())},
-                                       Buffer::CopyOf(jpeg)));
+  e.components.push_back(
+      *Tensor::Make(DType::kUInt8, {static_cast<int64_t>(jpeg.size())}, Buffer::CopyOf(jpeg)));
   e.source_index = index;
   return e;
 }
@@ -50,7 +50,8 @@ TEST(DecodeJpegCropTest, PicksTheSmallestCoveringScaleAndReportsWhere) {
   EXPECT_EQ(c->scaled_width, 400);
   EXPECT_EQ(c->y0, 41 * 5 / 8);
   EXPECT_EQ(c->x0, 99 * 5 / 8);
-  EXPECT_EQ(c->pixels.shape(), Shape({(441 * 5 + 7) / 8 - 41 * 5 / 8, (499 * 5 + 7) / 8 - 99 * 5 / 8, 3}));
+  EXPECT_EQ(c->pixels.shape(),
+            Shape({(441 * 5 + 7) / 8 - 41 * 5 / 8, (499 * 5 + 7) / 8 - 99 * 5 / 8, 3}));
   // Full scale without a minimum: exactly the window, equal to a full decode's pixels.
   c = DecodeJpegCrop(jpeg, {.y = 10, .x = 20, .height = 30, .width = 50});
   ASSERT_TRUE(c.ok()) << c.status();
@@ -58,8 +59,9 @@ TEST(DecodeJpegCropTest, PicksTheSmallestCoveringScaleAndReportsWhere) {
   ASSERT_EQ(c->pixels.shape(), Shape({30, 50, 3}));
   const Tensor full = *DecodeJpeg(jpeg);
   for (int64_t y = 0; y < 30; ++y) {
-    ASSERT_EQ(std::string_view(reinterpret_cast<const char*>(c->pixels.buffer().data()) + y * 150, 150),
-              full.buffer().view().substr(static_cast<size_t>(((y + 10) * 640 + 20) * 3), 150))
+    ASSERT_EQ(
+        std::string_view(reinterpret_cast<const char*>(c->pixels.buffer().data()) + y * 150, 150),
+        full.buffer().view().substr(static_cast<size_t>(((y + 10) * 640 + 20) * 3), 150))
         << "row " << y;
   }
   // A window partly outside is clipped; one entirely outside is INVALID_ARGUMENT.
@@ -89,8 +91,8 @@ TEST(DecodeJpegCropTest, CorruptAndTruncatedAreDataLossNamingTheContext) {
   // The thread's decompressor is reusable after an error.
   EXPECT_TRUE(DecodeJpegCrop(jpeg, {.height = 8, .width = 8}).ok());
   // Through RandomResizedCrop the error names the example.
-  absl::StatusOr<Example> e =
-      RandomResizedCrop(RandomResizedCropOptions{})(Bytes(std::string(jpeg).substr(0, jpeg.size() / 2), 77));
+  absl::StatusOr<Example> e = RandomResizedCrop(RandomResizedCropOptions{})(
+      Bytes(std::string(jpeg).substr(0, jpeg.size() / 2), 77));
   EXPECT_EQ(e.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_NE(e.status().message().find("example 77"), std::string::npos) << e.status();
 }
@@ -128,7 +130,8 @@ TEST(RandomResizedCropOddTest, GrayscaleJpegGivesEqualChannelsOrOneChannel) {
   const Tensor gray = Pattern(90, 120, 1);
   const std::string jpeg = *EncodeJpeg(gray, {.quality = 95});
   EXPECT_EQ(ReadJpegInfo(jpeg)->components, 1);
-  absl::StatusOr<Example> rgb = RandomResizedCrop({.height = 40, .width = 40, .seed = 2})(Bytes(jpeg));
+  absl::StatusOr<Example> rgb =
+      RandomResizedCrop({.height = 40, .width = 40, .seed = 2})(Bytes(jpeg));
   ASSERT_TRUE(rgb.ok()) << rgb.status();
   ASSERT_EQ(rgb->components[0].shape(), Shape({40, 40, 3}));
   const std::vector<double> v = testing::Values(rgb->components[0]);
@@ -188,26 +191,36 @@ TEST(RandomResizedCropOddTest, CmykJpegConvertsToRgb) {
 
 TEST(RandomResizedCropOddTest, BadInputsAndOptionsAreInvalidArgument) {
   Example floats;
-  floats.components.push_back(*Tensor::Make(DType::kFloat32, {4, 4, 3}, Buffer::CopyOf(std::string(192, '\0'))));
-  EXPECT_EQ(RandomResizedCrop(RandomResizedCropOptions{})(floats).status().code(), absl::StatusCode::kInvalidArgument);
+  floats.components.push_back(
+      *Tensor::Make(DType::kFloat32, {4, 4, 3}, Buffer::CopyOf(std::string(192, '\0'))));
+  EXPECT_EQ(RandomResizedCrop(RandomResizedCropOptions{})(floats).status().code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(RandomResizedCrop({.component = 1})(Bytes("x")).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(RandomResizedCrop(RandomResizedCropOptions{})(Bytes("not a jpeg")).status().code(), absl::StatusCode::kDataLoss);
-  const std::vector<RandomResizedCropOptions> bad = {
-      {.height = 0},         {.min_scale = 0},           {.min_scale = 0.5, .max_scale = 0.4},
-      {.max_scale = 1.5},    {.min_ratio = 0},           {.min_ratio = 2, .max_ratio = 1},
-      {.attempts = 0},       {.flip_probability = 1.5},  {.dtype = DType::kInt32},
-      {.dtype = DType::kFloat16, .stddev = {0.0f}},     {.jpeg = {.channels = 2}}};
+  EXPECT_EQ(RandomResizedCrop(RandomResizedCropOptions{})(Bytes("not a jpeg")).status().code(),
+            absl::StatusCode::kDataLoss);
+  const std::vector<RandomResizedCropOptions> bad = {{.height = 0},
+                                                     {.min_scale = 0},
+                                                     {.min_scale = 0.5, .max_scale = 0.4},
+                                                     {.max_scale = 1.5},
+                                                     {.min_ratio = 0},
+                                                     {.min_ratio = 2, .max_ratio = 1},
+                                                     {.attempts = 0},
+                                                     {.flip_probability = 1.5},
+                                                     {.dtype = DType::kInt32},
+                                                     {.dtype = DType::kFloat16, .stddev = {0.0f}},
+                                                     {.jpeg = {.channels = 2}}};
   for (const RandomResizedCropOptions& o : bad) {
     EXPECT_EQ(RandomResizedCrop(o).Validate().code(), absl::StatusCode::kInvalidArgument);
   }
   // Three means for a one-channel image.
   Example gray;
   gray.components.push_back(Pattern(8, 8, 1));
-  EXPECT_EQ(RandomResizedCrop({.dtype = DType::kFloat32, .mean = kImagenetMean, .stddev = {1.0f}})(gray)
-                .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      RandomResizedCrop({.dtype = DType::kFloat32, .mean = kImagenetMean, .stddev = {1.0f}})(gray)
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 TEST(EncodedImageRecordTest, KeepsTheJpegAndSharesTheRecordBytes) {
@@ -224,7 +237,8 @@ TEST(EncodedImageRecordTest, KeepsTheJpegAndSharesTheRecordBytes) {
   EXPECT_EQ(e->source_index, 9u);
   EXPECT_EQ(e->repeat_index, 2u);
   ASSERT_EQ(e->components[0].rank(), 1);
-  EXPECT_EQ(e->components[0].buffer().view(), std::string_view(payload).substr(kImageRecordHeaderBytes));
+  EXPECT_EQ(e->components[0].buffer().view(),
+            std::string_view(payload).substr(kImageRecordHeaderBytes));
   EXPECT_EQ(e->components[0].buffer().data(), r.data.data() + kImageRecordHeaderBytes);
   // Raw records give their pixels, as DecodeImageRecord.
   r.data = Buffer::CopyOf(*EncodeImageRecord(img, 1));

@@ -33,9 +33,9 @@ Example ImageExample(Tensor t, uint64_t source_index, uint32_t repeat_index = 0)
 }
 
 Example JpegExample(const std::string& jpeg, uint64_t source_index, uint32_t repeat_index = 0) {
-  return ImageExample(*Tensor::Make(DType::kUInt8, {static_cast<int64_t>(jpeg.size())},
-                                    Buffer::CopyOf(jpeg)),
-                      source_index, repeat_index);
+  return ImageExample(
+      *Tensor::Make(DType::kUInt8, {static_cast<int64_t>(jpeg.size())}, Buffer::CopyOf(jpeg)),
+      source_index, repeat_index);
 }
 
 // Full decode at DCT scale m/8 through TurboJPEG (the same libjpeg-turbo
@@ -47,9 +47,9 @@ Tensor ScaledDecode(const std::string& jpeg, int m) {
   EXPECT_EQ(tjDecompressHeader3(h, src, jpeg.size(), &w, &ht, &sub, &cs), 0);
   const int sw = (w * m + 7) / 8, sh = (ht * m + 7) / 8;
   MutableBuffer out(static_cast<size_t>(sw * sh * 3));
-  EXPECT_EQ(tjDecompress2(h, src, jpeg.size(), out.data(), sw, sw * 3, sh, TJPF_RGB,
-                          TJFLAG_ACCURATEDCT),
-            0)
+  EXPECT_EQ(
+      tjDecompress2(h, src, jpeg.size(), out.data(), sw, sw * 3, sh, TJPF_RGB, TJFLAG_ACCURATEDCT),
+      0)
       << tjGetErrorStr2(h);
   tjDestroy(h);
   return *Tensor::Make(DType::kUInt8, {sh, sw, 3}, std::move(out).Freeze());
@@ -138,13 +138,14 @@ TEST_F(RandomResizedCropTest, NormalizedOutputsMatchTheReference) {
       EXPECT_EQ(t.shape(), chw ? Shape({3, 160, 192}) : Shape({160, 192, 3}));
       const CropWindow& w = plan.window;
       const RefImage r = RefResize(ref, static_cast<double>(w.y), static_cast<double>(w.x),
-                                   static_cast<double>(w.height), static_cast<double>(w.width),
-                                   160, 192, plan.flip);
+                                   static_cast<double>(w.height), static_cast<double>(w.width), 160,
+                                   192, plan.flip);
       std::vector<double> want(r.values.size());
       for (int64_t y = 0; y < 160; ++y) {
         for (int64_t x = 0; x < 192; ++x) {
           for (int64_t c = 0; c < 3; ++c) {
-            const size_t at = static_cast<size_t>(chw ? (c * 160 + y) * 192 + x : (y * 192 + x) * 3 + c);
+            const size_t at =
+                static_cast<size_t>(chw ? (c * 160 + y) * 192 + x : (y * 192 + x) * 3 + c);
             want[at] = (r.at(y, x, c) / 255.0 - kImagenetMean[static_cast<size_t>(c)]) /
                        kImagenetStddev[static_cast<size_t>(c)];
           }
@@ -173,9 +174,9 @@ TEST_F(RandomResizedCropTest, JpegInputMatchesTheScaledReference) {
       const Example in = JpegExample(jpeg, 4, k);
       const ResizedCropPlan plan = rrc.Plan(in, info.height, info.width);
       const CropWindow& w = plan.window;
-      const int m = std::clamp<int>(
-          static_cast<int>(std::max((8 * 224 + w.height - 1) / w.height, (8 * 224 + w.width - 1) / w.width)),
-          1, 8);
+      const int m = std::clamp<int>(static_cast<int>(std::max((8 * 224 + w.height - 1) / w.height,
+                                                              (8 * 224 + w.width - 1) / w.width)),
+                                    1, 8);
       scales.insert(m);
       absl::StatusOr<Example> out = rrc(in);
       ASSERT_TRUE(out.ok()) << out.status();
@@ -232,8 +233,8 @@ TEST_F(RandomResizedCropTest, SameWindowFromPixelsAndJpegAndSeededPerItem) {
     EXPECT_GE(w.x, 0);
     EXPECT_LE(w.y + w.height, image.dim(0));
     EXPECT_LE(w.x + w.width, image.dim(1));
-    const double area = static_cast<double>(w.height * w.width) /
-                        static_cast<double>(image.dim(0) * image.dim(1));
+    const double area =
+        static_cast<double>(w.height * w.width) / static_cast<double>(image.dim(0) * image.dim(1));
     EXPECT_GE(area, 0.07);
     EXPECT_LE(area, 1.0);
     const double ratio = static_cast<double>(w.width) / static_cast<double>(w.height);

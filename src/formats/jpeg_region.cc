@@ -2,8 +2,8 @@
 #include "formats/jpeg_region.h"
 
 // clang-format off: jpeglib.h needs <cstdio> (FILE) first.
-#include <cstdio>
 #include <jpeglib.h>
+#include <cstdio>
 // clang-format on
 
 #include <algorithm>
@@ -194,8 +194,8 @@ absl::StatusOr<JpegRegion> DecodeJpegRegion(std::string_view jpeg, CropWindow wi
   auto release = [&d] { jpeg_abort_decompress(&d.cinfo); };
   if (header.width <= 0 || header.height <= 0) {
     release();
-    return absl::DataLossError(fmt::format("corrupt JPEG{}: {}x{} pixels", Where(context),
-                                           header.width, header.height));
+    return absl::DataLossError(
+        fmt::format("corrupt JPEG{}: {}x{} pixels", Where(context), header.width, header.height));
   }
   if (int64_t{header.width} * header.height > options.max_pixels) {
     release();
@@ -211,8 +211,7 @@ absl::StatusOr<JpegRegion> DecodeJpegRegion(std::string_view jpeg, CropWindow wi
     release();
     return absl::InvalidArgumentError(
         fmt::format("JPEG crop window {}x{} at ({}, {}) misses the {}x{} image{}", window.height,
-                    window.width, window.y, window.x, header.height, header.width,
-                    Where(context)));
+                    window.width, window.y, window.x, header.height, header.width, Where(context)));
   }
   const bool cmyk = header.color_space == JCS_CMYK || header.color_space == JCS_YCCK;
   Plan plan;
@@ -279,8 +278,9 @@ absl::StatusOr<JpegCrop> DecodeJpegCrop(std::string_view jpeg, CropWindow window
   for (int64_t y = 0; y < r.height; ++y)
     std::memcpy(out.data() + static_cast<size_t>(y) * row_bytes, r.pixel(y, 0), row_bytes);
   JpegCrop crop;
-  DATAECHO_ASSIGN_OR_RETURN(crop.pixels, Tensor::Make(DType::kUInt8, {r.height, r.width, r.channels},
-                                                      std::move(out).Freeze()));
+  DATAECHO_ASSIGN_OR_RETURN(
+      crop.pixels,
+      Tensor::Make(DType::kUInt8, {r.height, r.width, r.channels}, std::move(out).Freeze()));
   crop.scale_num = r.scale_num;
   crop.y0 = r.y0;
   crop.x0 = r.x0;

@@ -26,8 +26,8 @@ struct JpegRegion {
   int64_t height = 0;
   int64_t width = 0;  // pixels of the region in a row (from `offset`)
   int channels = 3;
-  int scale_num = 8;                  // the DCT scale is scale_num / 8
-  int64_t y0 = 0, x0 = 0;             // the region's first pixel in the scaled image
+  int scale_num = 8;       // the DCT scale is scale_num / 8
+  int64_t y0 = 0, x0 = 0;  // the region's first pixel in the scaled image
   int64_t scaled_height = 0, scaled_width = 0;
 
   const uint8_t* pixel(int64_t y, int64_t x) const {

@@ -40,8 +40,9 @@ RefImage RefResize(const RefImage& src, double y, double x, double h, double w, 
   out.channels = src.channels;
   out.values.resize(static_cast<size_t>(out_h * out_w * src.channels));
   for (int64_t oy = 0; oy < out_h; ++oy) {
-    const double sy = std::clamp(y + (static_cast<double>(oy) + 0.5) * h / static_cast<double>(out_h) - 0.5,
-                                 static_cast<double>(ylo), static_cast<double>(yhi));
+    const double sy =
+        std::clamp(y + (static_cast<double>(oy) + 0.5) * h / static_cast<double>(out_h) - 0.5,
+                   static_cast<double>(ylo), static_cast<double>(yhi));
     const int64_t y0 = static_cast<int64_t>(std::floor(sy)), y1 = std::min(y0 + 1, yhi);
     const double fy = sy - static_cast<double>(y0);
     for (int64_t ox = 0; ox < out_w; ++ox) {
