@@ -9,29 +9,30 @@
 #include "dataecho/float16.h"
 #include "row_convert.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace dataecho::internal {
 namespace {
 
-// Where output coordinate i samples: between source pixels i0 and i1 (both
-// already multiplied by the element stride), weight f on i1.
+// Where output coordinate i of an axis samples: between source pixels i0 and
+// i1 = min(i0 + 1, hi), weight f on i1.
 struct Tap {
   int64_t i0, i1;
   float f;
 };
 
 // Taps for `n` outputs over [start, start + size) of a source axis, clamped to
-// the source pixels [lo, hi]; `mirror` reverses the outputs.
-void Taps(int64_t n, double start, double size, int64_t lo, int64_t hi, int64_t step, bool mirror,
-          std::vector<Tap>& taps) {
+// the source pixels [lo, hi].
+void Taps(int64_t n, double start, double size, int64_t lo, int64_t hi, std::vector<Tap>& taps) {
   taps.resize(static_cast<size_t>(n));
   const double scale = size / static_cast<double>(n);
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t o = mirror ? n - 1 - i : i;
-    double s = start + (static_cast<double>(o) + 0.5) * scale - 0.5;
+    double s = start + (static_cast<double>(i) + 0.5) * scale - 0.5;
     s = std::clamp(s, static_cast<double>(lo), static_cast<double>(hi));
     const int64_t i0 = std::min(static_cast<int64_t>(std::floor(s)), hi);
-    const int64_t i1 = std::min(i0 + 1, hi);
-    taps[static_cast<size_t>(i)] = {i0 * step, i1 * step,
+    taps[static_cast<size_t>(i)] = {i0, std::min(i0 + 1, hi),
                                     static_cast<float>(s - static_cast<double>(i0))};
   }
 }
@@ -42,35 +43,85 @@ void Span(double start, double length, int64_t size, int64_t* lo, int64_t* hi) {
   *hi = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(start + length)) - 1, *lo, size - 1);
 }
 
-// One source row interpolated horizontally: out[x * C + c].
-template <int C>
-void HorizontalRow(const uint8_t* row, const std::vector<Tap>& taps, float* out) {
-  const size_t n = taps.size();
-  for (size_t x = 0; x < n; ++x) {
-    const Tap& t = taps[x];
-    const uint8_t* a = row + t.i0;
-    const uint8_t* b = row + t.i1;
-    for (int c = 0; c < C; ++c) {
-      const float va = a[c];
-      out[x * C + c] = va + (static_cast<float>(b[c]) - va) * t.f;
-    }
-  }
-}
-
-void HorizontalRow(int channels, const uint8_t* row, const std::vector<Tap>& taps, float* out) {
-  switch (channels) {
-    case 1: return HorizontalRow<1>(row, taps, out);
-    case 2: return HorizontalRow<2>(row, taps, out);
-    case 3: return HorizontalRow<3>(row, taps, out);
-    default: return HorizontalRow<4>(row, taps, out);
-  }
-}
-
-// Per-thread scratch: tap tables and float rows.
+// Per-thread scratch. The output row is computed in its memory order: value i
+// of a row (HWC: x * C + c; CHW: c * width + x) reads the vertically blended
+// source row at idx0[i] and idx1[i] (float offsets), weight f[i] on idx1, then
+// * scale[i] + bias[i].
 struct Scratch {
   std::vector<Tap> xs, ys;
-  std::vector<float> rows[2], line, scale, bias;
+  std::vector<int32_t> idx0, idx1;
+  std::vector<float> f, scale, bias, blended, line;
 };
+
+// blended[j] = a[j] + (b[j] - a[j]) * w: two source rows blended vertically.
+void BlendRows(const uint8_t* a, const uint8_t* b, float w, float* out, size_t n) {
+  for (size_t j = 0; j < n; ++j) {
+    const float va = a[j];
+    out[j] = va + (static_cast<float>(b[j]) - va) * w;
+  }
+}
+
+// line[i] = (blended[idx0] + (blended[idx1] - blended[idx0]) * f) * scale + bias.
+void Horizontal(const Scratch& s, const float* blended, float* line, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const float a = blended[s.idx0[i]];
+    const float v = a + (blended[s.idx1[i]] - a) * s.f[i];
+    line[i] = v * s.scale[i] + s.bias[i];
+  }
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma"))) void Avx2BlendRows(const uint8_t* a, const uint8_t* b, float w,
+                                                       float* out, size_t n) {
+  const __m256 vw = _mm256_set1_ps(w);
+  size_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256 va = _mm256_cvtepi32_ps(
+        _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(a + j))));
+    const __m256 vb = _mm256_cvtepi32_ps(
+        _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + j))));
+    _mm256_storeu_ps(out + j, _mm256_fmadd_ps(_mm256_sub_ps(vb, va), vw, va));
+  }
+  BlendRows(a + j, b + j, w, out + j, n - j);
+}
+
+__attribute__((target("avx2,fma"))) void Avx2Horizontal(const Scratch& s, const float* blended,
+                                                        float* line, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i i0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.idx0.data() + i));
+    const __m256i i1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.idx1.data() + i));
+    const __m256 a = _mm256_i32gather_ps(blended, i0, 4);
+    const __m256 b = _mm256_i32gather_ps(blended, i1, 4);
+    const __m256 v = _mm256_fmadd_ps(_mm256_sub_ps(b, a), _mm256_loadu_ps(s.f.data() + i), a);
+    _mm256_storeu_ps(line + i, _mm256_fmadd_ps(v, _mm256_loadu_ps(s.scale.data() + i),
+                                               _mm256_loadu_ps(s.bias.data() + i)));
+  }
+  for (; i < n; ++i) {
+    const float a = blended[s.idx0[i]];
+    const float v = a + (blended[s.idx1[i]] - a) * s.f[i];
+    line[i] = v * s.scale[i] + s.bias[i];
+  }
+}
+#endif
+
+// `n` values of `line` into `out` as `dtype` (uint8: rounded and clamped).
+void Store(const float* line, DType dtype, uint8_t* out, size_t n) {
+  switch (dtype) {
+    case DType::kFloat32: std::memcpy(out, line, n * sizeof(float)); return;
+    case DType::kFloat16: FloatsToHalves(line, reinterpret_cast<uint16_t*>(out), n); return;
+    case DType::kBFloat16:
+      for (size_t i = 0; i < n; ++i) {
+        const uint16_t h = FloatToBFloat16(line[i]);
+        std::memcpy(out + 2 * i, &h, 2);
+      }
+      return;
+    default:
+      for (size_t i = 0; i < n; ++i)
+        out[i] = static_cast<uint8_t>(std::clamp(line[i] + 0.5f, 0.0f, 255.0f));
+      return;
+  }
+}
 
 }  // namespace
 
@@ -82,78 +133,58 @@ void ResizeBilinear(const ImageView& src, const ResizeWindow& window, const Resi
   int64_t xlo, xhi, ylo, yhi;
   Span(window.x, window.width, src.width, &xlo, &xhi);
   Span(window.y, window.height, src.height, &ylo, &yhi);
-  Taps(out_w, window.x, window.width, xlo, xhi, channels, target.flip, s.xs);
-  Taps(out_h, window.y, window.height, ylo, yhi, 1, false, s.ys);
-  for (auto& r : s.rows) r.resize(n);
+  Taps(out_w, window.x, window.width, xlo, xhi, s.xs);
+  Taps(out_h, window.y, window.height, ylo, yhi, s.ys);
+  // Blended rows hold source columns [xlo, xhi] only.
+  const size_t row_values = static_cast<size_t>(xhi - xlo + 1) * static_cast<size_t>(channels);
+  s.blended.resize(row_values + 8);
   s.line.resize(n);
+  s.idx0.resize(n);
+  s.idx1.resize(n);
+  s.f.resize(n);
   s.scale.resize(n);
   s.bias.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    s.scale[i] = target.scale[i % static_cast<size_t>(channels)];
-    s.bias[i] = target.bias[i % static_cast<size_t>(channels)];
-  }
-  // The two horizontally interpolated source rows in s.rows, by source row
-  // index (-1: none). Output rows sample non-decreasing source rows, so each
-  // source row is interpolated once.
-  int64_t tag[2] = {-1, -1};
-  auto row = [&](int64_t y) -> const float* {
-    for (int k = 0; k < 2; ++k) {
-      if (tag[k] == y) return s.rows[k].data();
+  const bool u8 = target.dtype == DType::kUInt8;
+  for (int64_t x = 0; x < out_w; ++x) {
+    const Tap& t = s.xs[static_cast<size_t>(target.flip ? out_w - 1 - x : x)];
+    for (int c = 0; c < channels; ++c) {
+      const size_t i = target.channels_first ? static_cast<size_t>(c * out_w + x)
+                                             : static_cast<size_t>(x * channels + c);
+      s.idx0[i] = static_cast<int32_t>((t.i0 - xlo) * channels + c);
+      s.idx1[i] = static_cast<int32_t>((t.i1 - xlo) * channels + c);
+      s.f[i] = t.f;
+      s.scale[i] = u8 ? 1.0f : target.scale[static_cast<size_t>(c)];
+      s.bias[i] = u8 ? 0.0f : target.bias[static_cast<size_t>(c)];
     }
-    const int k = tag[0] < tag[1] ? 0 : 1;  // replace the older (lower) row
-    tag[k] = y;
-    HorizontalRow(channels, src.data + static_cast<size_t>(y) * src.stride, s.xs, s.rows[k].data());
-    return s.rows[k].data();
-  };
+  }
+#if defined(__x86_64__)
+  const bool avx2 = HasAvx2F16c();
+#endif
   const size_t elem = DTypeSize(target.dtype);
   const size_t plane = static_cast<size_t>(out_h) * static_cast<size_t>(out_w);
-  float* line = s.line.data();
-  const float* scale = s.scale.data();
-  const float* bias = s.bias.data();
+  const size_t x_offset = static_cast<size_t>(xlo) * static_cast<size_t>(channels);
   for (int64_t y = 0; y < out_h; ++y) {
     const Tap& t = s.ys[static_cast<size_t>(y)];
-    const float* r0 = row(t.i0);
-    const float* r1 = row(t.i1);
-    const float f = t.f;
-    if (target.dtype == DType::kUInt8) {
-      for (size_t i = 0; i < n; ++i) line[i] = r0[i] + (r1[i] - r0[i]) * f + 0.5f;
-    } else {
-      for (size_t i = 0; i < n; ++i) line[i] = (r0[i] + (r1[i] - r0[i]) * f) * scale[i] + bias[i];
+    const uint8_t* r0 = src.data + static_cast<size_t>(t.i0) * src.stride + x_offset;
+    const uint8_t* r1 = src.data + static_cast<size_t>(t.i1) * src.stride + x_offset;
+#if defined(__x86_64__)
+    if (avx2) {
+      Avx2BlendRows(r0, r1, t.f, s.blended.data(), row_values);
+      Avx2Horizontal(s, s.blended.data(), s.line.data(), n);
+    } else
+#endif
+    {
+      BlendRows(r0, r1, t.f, s.blended.data(), row_values);
+      Horizontal(s, s.blended.data(), s.line.data(), n);
     }
-    // Store: one output row (HWC) or one row of each channel plane (CHW).
-    const size_t row_values = target.channels_first ? static_cast<size_t>(out_w) : n;
-    const int planes = target.channels_first ? channels : 1;
-    const int step = target.channels_first ? channels : 1;
-    for (int p = 0; p < planes; ++p) {
-      const float* in = line + p;
-      uint8_t* out = target.out + ((target.channels_first ? static_cast<size_t>(p) * plane : 0) +
-                                   static_cast<size_t>(y) * row_values) *
-                                      elem;
-      if (step == 1 && target.dtype == DType::kFloat32) {
-        std::memcpy(out, in, row_values * sizeof(float));
-      } else if (step == 1 && target.dtype == DType::kFloat16) {
-        FloatsToHalves(in, reinterpret_cast<uint16_t*>(out), row_values);
-      } else {
-        for (size_t i = 0; i < row_values; ++i) {
-          const float v = in[i * static_cast<size_t>(step)];
-          switch (target.dtype) {
-            case DType::kUInt8:
-              out[i] = static_cast<uint8_t>(std::clamp(v, 0.0f, 255.0f));  // v holds +0.5
-              break;
-            case DType::kFloat32: std::memcpy(out + 4 * i, &v, 4); break;
-            case DType::kFloat16: {
-              const uint16_t h = FloatToHalf(v);
-              std::memcpy(out + 2 * i, &h, 2);
-              break;
-            }
-            default: {
-              const uint16_t h = FloatToBFloat16(v);
-              std::memcpy(out + 2 * i, &h, 2);
-              break;
-            }
-          }
-        }
+    if (target.channels_first) {
+      for (int c = 0; c < channels; ++c) {
+        Store(s.line.data() + static_cast<size_t>(c * out_w), target.dtype,
+              target.out + (static_cast<size_t>(c) * plane + static_cast<size_t>(y * out_w)) * elem,
+              static_cast<size_t>(out_w));
       }
+    } else {
+      Store(s.line.data(), target.dtype, target.out + static_cast<size_t>(y) * n * elem, n);
     }
   }
 }

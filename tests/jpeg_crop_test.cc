@@ -41,17 +41,24 @@ Example Bytes(const std::string& jpeg, uint64_t index = 0) {
 
 TEST(DecodeJpegCropTest, PicksTheSmallestCoveringScaleAndReportsWhere) {
   const std::string jpeg = *EncodeJpeg(Pattern(480, 640, 3), {.quality = 90});
-  // 400x400 window to >= 224: 5/8 (250 >= 224; 4/8 gives 200).
-  absl::StatusOr<JpegCrop> c = DecodeJpegCrop(jpeg, {.y = 41, .x = 99, .height = 400, .width = 400},
-                                              {.min_height = 224, .min_width = 224});
+  // 400x460 window to >= 100x224: 4/8 (200x230; 2/8 gives 100x115).
+  absl::StatusOr<JpegCrop> c = DecodeJpegCrop(jpeg, {.y = 41, .x = 99, .height = 400, .width = 460},
+                                              {.min_height = 100, .min_width = 224});
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->scale_num, 5);
-  EXPECT_EQ(c->scaled_height, 300);
-  EXPECT_EQ(c->scaled_width, 400);
-  EXPECT_EQ(c->y0, 41 * 5 / 8);
-  EXPECT_EQ(c->x0, 99 * 5 / 8);
+  EXPECT_EQ(c->scale_num, 4);
+  EXPECT_EQ(c->scaled_height, 240);
+  EXPECT_EQ(c->scaled_width, 320);
+  EXPECT_EQ(c->y0, 41 * 4 / 8);
+  EXPECT_EQ(c->x0, 99 * 4 / 8);
   EXPECT_EQ(c->pixels.shape(),
-            Shape({(441 * 5 + 7) / 8 - 41 * 5 / 8, (499 * 5 + 7) / 8 - 99 * 5 / 8, 3}));
+            Shape({(441 * 4 + 7) / 8 - 41 * 4 / 8, (559 * 4 + 7) / 8 - 99 * 4 / 8, 3}));
+  // To >= 100x100: 2/8 (100x115); 5/8 etc. are never used.
+  c = DecodeJpegCrop(jpeg, {.height = 400, .width = 460}, {.min_height = 100, .min_width = 100});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->scale_num, 2);
+  c = DecodeJpegCrop(jpeg, {.height = 400, .width = 460}, {.min_height = 201, .min_width = 100});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->scale_num, 8);
   // Full scale without a minimum: exactly the window, equal to a full decode's pixels.
   c = DecodeJpegCrop(jpeg, {.y = 10, .x = 20, .height = 30, .width = 50});
   ASSERT_TRUE(c.ok()) << c.status();

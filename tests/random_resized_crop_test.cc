@@ -166,7 +166,8 @@ TEST_F(RandomResizedCropTest, NormalizedOutputsMatchTheReference) {
 // scaled window. Region decoding (jpeg_crop_scanline, jpeg_skip_scanlines)
 // gives the same pixels, so the bound is rounding again.
 TEST_F(RandomResizedCropTest, JpegInputMatchesTheScaledReference) {
-  RandomResizedCrop rrc({.flip_probability = 0.5, .seed = 9});
+  // A 112x112 output makes crops of 224+ (448+) pixels decode at 4/8 (2/8).
+  RandomResizedCrop rrc({.height = 112, .width = 112, .flip_probability = 0.5, .seed = 9});
   std::set<int> scales;
   for (const std::string& jpeg : jpegs()) {
     const JpegInfo info = *ReadJpegInfo(jpeg);
@@ -174,44 +175,50 @@ TEST_F(RandomResizedCropTest, JpegInputMatchesTheScaledReference) {
       const Example in = JpegExample(jpeg, 4, k);
       const ResizedCropPlan plan = rrc.Plan(in, info.height, info.width);
       const CropWindow& w = plan.window;
-      const int m = std::clamp<int>(static_cast<int>(std::max((8 * 224 + w.height - 1) / w.height,
-                                                              (8 * 224 + w.width - 1) / w.width)),
-                                    1, 8);
+      int m = 1;
+      while (m < 8 && (w.height * m < 8 * 112 || w.width * m < 8 * 112)) m *= 2;
       scales.insert(m);
       absl::StatusOr<Example> out = rrc(in);
       ASSERT_TRUE(out.ok()) << out.status();
       const double s = m / 8.0;
       RefImage want = RefResize(ToRef(ScaledDecode(jpeg, m)), static_cast<double>(w.y) * s,
                                 static_cast<double>(w.x) * s, static_cast<double>(w.height) * s,
-                                static_cast<double>(w.width) * s, 224, 224, plan.flip);
+                                static_cast<double>(w.width) * s, 112, 112, plan.flip);
       for (double& v : want.values) v = std::floor(v + 0.5);
       EXPECT_LE(Compare(Values(out->components[0]), want.values).max, 1.0) << "scale " << m << "/8";
     }
   }
-  EXPECT_GT(scales.size(), 1u);  // both full-scale and reduced decodes were checked
+  EXPECT_TRUE(scales.count(8) && scales.count(4)) << "full-scale and reduced decodes checked";
 }
 
-// The DCT-scaled decode against the full-resolution reference (full decode,
-// then bilinear): not the same image, but close. Mean error bound: 2.5 levels
-// of 255 (measured: about 1); the largest errors are at sharp edges.
+// The DCT-scaled decode against the full-resolution image shrunk by area
+// averaging (antialiased; plain bilinear from full resolution aliases at these
+// 2-4x shrinks and is no reference): not the same filter (the IDCT drops
+// high frequencies, area averaging attenuates them), but close. Mean error
+// bound 3 levels of 255 (measured 0.9-2.4 on these photographs, the most on
+// the most detailed one); single pixels at sharp edges differ more.
 TEST_F(RandomResizedCropTest, DctScalingStaysCloseToFullResolution) {
-  RandomResizedCrop rrc({.seed = 13});
+  RandomResizedCrop rrc({.height = 112, .width = 112, .seed = 13});
+  int scaled = 0;
   for (const std::string& jpeg : jpegs()) {
     const Tensor full = *DecodeJpeg(jpeg);
     const RefImage ref = ToRef(full);
     for (uint32_t k = 0; k < 4; ++k) {
       const Example in = JpegExample(jpeg, 8, k);
       const ResizedCropPlan plan = rrc.Plan(in, full.dim(0), full.dim(1));
+      const CropWindow& w = plan.window;
+      if (w.height < 224 || w.width < 224) continue;  // full-scale decode: checked above
+      ++scaled;
       absl::StatusOr<Example> out = rrc(in);
       ASSERT_TRUE(out.ok()) << out.status();
-      const CropWindow& w = plan.window;
-      const RefImage want =
-          RefResize(ref, static_cast<double>(w.y), static_cast<double>(w.x),
-                    static_cast<double>(w.height), static_cast<double>(w.width), 224, 224, false);
+      const RefImage want = testing::RefResizeArea(
+          ref, static_cast<double>(w.y), static_cast<double>(w.x), static_cast<double>(w.height),
+          static_cast<double>(w.width), 112, 112);
       const Diff d = Compare(Values(out->components[0]), want.values);
-      EXPECT_LT(d.mean, 2.5) << "window " << w.height << "x" << w.width;
+      EXPECT_LT(d.mean, 3.0) << "window " << w.height << "x" << w.width;
     }
   }
+  EXPECT_GT(scaled, 4);
 }
 
 TEST_F(RandomResizedCropTest, SameWindowFromPixelsAndJpegAndSeededPerItem) {

@@ -18,9 +18,9 @@
 //   - an encoded JPEG, a rank-1 uint8 tensor of its bytes (what
 //     EncodedImageRecord gives for an image record): the window is drawn
 //     from the JPEG's header and only that region is decoded
-//     (DecodeJpegCrop), at the smallest DCT scale M/8 at which it still
-//     covers height x width, so a large crop is mostly shrunk by the IDCT;
-//     `jpeg.channels` channels out.
+//     (DecodeJpegCrop), at the smallest DCT scale M/8 (M = 1, 2, 4, 8) at
+//     which it still covers height x width, so a crop of twice the output
+//     or more is mostly shrunk by the IDCT; `jpeg.channels` channels out.
 // Output: [height, width, C] (or [C, height, width] with channels_first) of
 // `dtype`: kUInt8 = the resized pixels rounded; kFloat32, kFloat16 or
 // kBFloat16 = (pixel * scale - mean[c]) / stddev[c], computed in float32 from

@@ -162,16 +162,20 @@ absl::Status Corrupt(const Decoder& d, std::string_view context) {
   return absl::DataLossError(fmt::format("corrupt JPEG{}: {}", Where(context), d.err.message));
 }
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }  // a >= 0, b > 0
 
 }  // namespace
 
 int JpegScaleFor(int64_t height, int64_t width, int64_t min_height, int64_t min_width) {
-  // Smallest M with window * M / 8 >= min on both sides; no minimum: full scale.
+  // The smallest M in {1, 2, 4, 8} with window * M / 8 >= min on both sides
+  // (no minimum: full scale). libjpeg-turbo 2.1 has SIMD IDCTs for these
+  // scales only; 3/8, 5/8, 6/8 and 7/8 run its generic C IDCT, measured slower
+  // than decoding at full scale (docs/benchmarks.md).
   if (min_height <= 0 && min_width <= 0) return 8;
-  const int64_t m = std::max(height > 0 ? CeilDiv(8 * std::max<int64_t>(min_height, 0), height) : 8,
-                             width > 0 ? CeilDiv(8 * std::max<int64_t>(min_width, 0), width) : 8);
-  return static_cast<int>(std::clamp<int64_t>(m, 1, 8));
+  for (int m = 1; m < 8; m *= 2) {
+    if (height * m >= 8 * min_height && width * m >= 8 * min_width) return m;
+  }
+  return 8;
 }
 
 absl::StatusOr<JpegRegion> DecodeJpegRegion(std::string_view jpeg, CropWindow window,

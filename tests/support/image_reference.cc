@@ -63,6 +63,43 @@ RefImage RefResize(const RefImage& src, double y, double x, double h, double w, 
   return out;
 }
 
+RefImage RefResizeArea(const RefImage& src, double y, double x, double h, double w, int64_t out_h,
+                       int64_t out_w) {
+  // Coverage of source pixel k by [a, b).
+  const auto cover = [](int64_t k, double a, double b) {
+    return std::max(0.0,
+                    std::min(b, static_cast<double>(k + 1)) - std::max(a, static_cast<double>(k)));
+  };
+  RefImage out;
+  out.height = out_h;
+  out.width = out_w;
+  out.channels = src.channels;
+  out.values.assign(static_cast<size_t>(out_h * out_w * src.channels), 0.0);
+  for (int64_t oy = 0; oy < out_h; ++oy) {
+    const double a = y + h * static_cast<double>(oy) / static_cast<double>(out_h);
+    const double b = y + h * static_cast<double>(oy + 1) / static_cast<double>(out_h);
+    for (int64_t ox = 0; ox < out_w; ++ox) {
+      const double l = x + w * static_cast<double>(ox) / static_cast<double>(out_w);
+      const double r = x + w * static_cast<double>(ox + 1) / static_cast<double>(out_w);
+      for (int64_t c = 0; c < src.channels; ++c) {
+        double sum = 0, area = 0;
+        for (int64_t sy = static_cast<int64_t>(std::floor(a));
+             sy < static_cast<int64_t>(std::ceil(b)); ++sy) {
+          for (int64_t sx = static_cast<int64_t>(std::floor(l));
+               sx < static_cast<int64_t>(std::ceil(r)); ++sx) {
+            const double wgt = cover(sy, a, b) * cover(sx, l, r);
+            sum += wgt * src.at(std::clamp<int64_t>(sy, 0, src.height - 1),
+                                std::clamp<int64_t>(sx, 0, src.width - 1), c);
+            area += wgt;
+          }
+        }
+        out.values[static_cast<size_t>((oy * out_w + ox) * src.channels + c)] = sum / area;
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<double> Values(const Tensor& t) {
   const size_t n = static_cast<size_t>(t.num_elements());
   std::vector<double> v(n);

@@ -32,6 +32,12 @@ RefImage ToRef(const Tensor& uint8_image);
 RefImage RefResize(const RefImage& src, double y, double x, double h, double w, int64_t out_h,
                    int64_t out_w, bool flip);
 
+// Area-average resize (each output pixel the mean of the source area under
+// it, partial pixels weighted by coverage): the antialiased reference for
+// shrinking. Result [out_h, out_w, channels], unrounded.
+RefImage RefResizeArea(const RefImage& src, double y, double x, double h, double w, int64_t out_h,
+                       int64_t out_w);
+
 // Every value of a tensor as double (uint8, float32, float16, bfloat16), in
 // its memory order.
 std::vector<double> Values(const Tensor& t);
