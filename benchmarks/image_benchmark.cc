@@ -27,8 +27,8 @@ const Images& TestImages() {
       const std::string jpeg = *EncodeJpeg(li.image, {.quality = 90});
       Example e;
       e.source_index = static_cast<uint64_t>(i);
-      e.components.push_back(*Tensor::Make(DType::kUInt8, {static_cast<int64_t>(jpeg.size())},
-                                           Buffer::CopyOf(jpeg)));
+      e.components.push_back(
+          *Tensor::Make(DType::kUInt8, {static_cast<int64_t>(jpeg.size())}, Buffer::CopyOf(jpeg)));
       im->jpegs.push_back(e);
       e.components[0] = *DecodeJpeg(jpeg);
       im->pixels.push_back(e);
@@ -42,7 +42,8 @@ void BM_JpegDecodeFull(benchmark::State& state) {
   const Images& im = TestImages();
   size_t i = 0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(DecodeJpeg(im.jpegs[i++ % im.jpegs.size()].components[0].buffer().view()));
+    benchmark::DoNotOptimize(
+        DecodeJpeg(im.jpegs[i++ % im.jpegs.size()].components[0].buffer().view()));
   }
   state.SetItemsProcessed(state.iterations());
 }

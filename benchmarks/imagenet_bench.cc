@@ -60,9 +60,9 @@ int Fail(const absl::Status& s) {
 absl::StatusOr<std::vector<std::string>> Shards() {
   std::string root = absl::GetFlag(FLAGS_cache_dir);
   if (root.empty()) root = testing::DefaultCacheRoot();
-  return testing::PrepareImagenetLike(
-      root, {.images = absl::GetFlag(FLAGS_images),
-             .seed = static_cast<uint64_t>(absl::GetFlag(FLAGS_seed))});
+  return testing::PrepareImagenetLike(root,
+                                      {.images = absl::GetFlag(FLAGS_images),
+                                       .seed = static_cast<uint64_t>(absl::GetFlag(FLAGS_seed))});
 }
 
 absl::StatusOr<DType> OutputDType() {
@@ -116,7 +116,8 @@ absl::Status PinCpus(int n) {
       ++kept;
     }
   }
-  if (sched_setaffinity(0, sizeof(some), &some) != 0) return absl::InternalError("sched_setaffinity");
+  if (sched_setaffinity(0, sizeof(some), &some) != 0)
+    return absl::InternalError("sched_setaffinity");
   return absl::OkStatus();
 }
 
@@ -138,7 +139,8 @@ absl::Status Throughput(const std::vector<std::string>& shards) {
   };
   Pipeline<Batch> p =
       Records(shards)
-          .Map(work, {.parallelism = threads, .buffer = 2 * std::max(threads, 1), .name = "decode_crop"})
+          .Map(work,
+               {.parallelism = threads, .buffer = 2 * std::max(threads, 1), .name = "decode_crop"})
           .Batch({.batch_size = batch, .drop_remainder = true});
   DATAECHO_RETURN_IF_ERROR(p.status());
   const int64_t batches = std::max<int64_t>(1, count / batch);
@@ -215,7 +217,8 @@ int Main(int argc, char** argv) {
   const std::string mode = absl::GetFlag(FLAGS_mode);
   absl::Status s;
   if (mode == "prepare") {
-    std::printf("{\"shards\": [\"%s\"]}\n", fmt::format("{}", fmt::join(*shards, "\", \"")).c_str());
+    std::printf("{\"shards\": [\"%s\"]}\n",
+                fmt::format("{}", fmt::join(*shards, "\", \"")).c_str());
   } else if (mode == "throughput") {
     s = Throughput(*shards);
   } else if (mode == "memory") {
