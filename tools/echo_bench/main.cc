@@ -47,9 +47,14 @@ int Main(int argc, char** argv) {
 
   absl::StatusOr<double> measured = MeasureUpstreamRatio(*config, *source);
   if (!measured.ok()) return Fail(measured.status());
+  if (config->target_ratio > 0) {  // unthrottled: a step that makes the upstream R times slower
+    config->step_ms *= *measured / config->target_ratio;
+    measured = MeasureUpstreamRatio(*config, *source);
+    if (!measured.ok()) return Fail(measured.status());
+  }
   std::printf("upstream alone: %.2f steps of %.3g ms per batch of %lld (target R = %g)\n",
               *measured, config->step_ms, static_cast<long long>(config->batch_size),
-              config->upstream_ratio);
+              config->upstream_ratio > 0 ? config->upstream_ratio : config->target_ratio);
 
   // Adaptive: e = 1 (no echoing), then one run per cap m (--echo values and --max_echo).
   std::vector<double> factors = {1.0};
@@ -73,6 +78,8 @@ int Main(int argc, char** argv) {
     };
     absl::StatusOr<RunResult> r = RunOnce(*config, *source, e, progress);
     if (!r.ok()) return Fail(r.status());
+    // Unthrottled (--upstream_ratio=0): the ideal is min(e, R) with R as measured.
+    if (config->upstream_ratio == 0) r->ideal_speedup = std::min(e, *measured);
     const double base = runs.empty() ? r->steps_per_sec : runs[0].steps_per_sec;
     r->speedup = r->steps_per_sec / base;
     r->efficiency = r->speedup / r->ideal_speedup;
