@@ -58,7 +58,8 @@ TEST(EchoBenchImagenetTest, DecodeBoundRunReportsTheMeasuredRatio) {
   const std::string json = dir + "/out.json";
   const Result r = RunBench("--no_progress --dataset=imagenet --source=" + (*shards)[0] +
                             " --upstream_ratio=0 --target_ratio=2 --echo=2 --steps=4"
-                            " --batch_size=4 --shuffle_buffer=8 --json=" + json);
+                            " --batch_size=4 --shuffle_buffer=8 --json=" +
+                            json);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("(target R = 2)"), std::string::npos) << r.output;
   std::ifstream f(json);
@@ -72,7 +73,8 @@ TEST(EchoBenchImagenetTest, DecodeBoundRunReportsTheMeasuredRatio) {
   EXPECT_GT(measured, 0);
   EXPECT_NE(j.find("\"upstream_ratio\": 0,"), std::string::npos) << j;
   // The e = 2 run's ideal is min(2, measured R); e = 1's is 1.
-  ASSERT_TRUE(std::regex_search(j, m, std::regex("\"echo\": 2,[^}]*\"ideal_speedup\": ([0-9.e+-]+)")))
+  ASSERT_TRUE(
+      std::regex_search(j, m, std::regex("\"echo\": 2,[^}]*\"ideal_speedup\": ([0-9.e+-]+)")))
       << j;
   EXPECT_NEAR(std::stod(m[1]), std::min(2.0, measured), 1e-6 * measured) << j;
   // 4 steps x 4 rows of 224x224 FP16 images, half of them repeats at e = 2.
