@@ -169,7 +169,7 @@ absl::Status Throughput(const std::vector<std::string>& shards) {
 }
 
 // Fills a shuffle buffer of --shuffle images (decoded, or encoded records),
-// then runs as many more images through it; prints the peak RSS.
+// then half as many more images through it; prints the peak RSS.
 absl::Status Memory(const std::vector<std::string>& shards) {
   const bool decoded = absl::GetFlag(FLAGS_placement) == "decoded";
   if (!decoded && absl::GetFlag(FLAGS_placement) != "encoded")
@@ -190,7 +190,8 @@ absl::Status Memory(const std::vector<std::string>& shards) {
                           .Map(augment, {.parallelism = threads, .name = "augment"})
                           .Batch({.batch_size = batch, .drop_remainder = true});
   DATAECHO_RETURN_IF_ERROR(p.status());
-  const int64_t batches = 2 * buffer / batch + 1;
+  // The first batch fills the buffer; then half a buffer more goes through it.
+  const int64_t batches = buffer / batch / 2 + 1;
   const int64_t t0 = internal::NowNanos();
   for (int64_t i = 0; i < batches; ++i) {
     DATAECHO_ASSIGN_OR_RETURN(std::optional<Batch> b, p.Next());

@@ -17,7 +17,7 @@
 namespace dataecho::testing {
 namespace {
 
-const ImagenetLikeOptions kSmall{.images = 6, .shards = 2, .seed = 1};
+const ImagenetLikeOptions kSmall{.images = 4, .shards = 2, .seed = 1};
 
 std::vector<Record> ReadAll(const std::vector<std::string>& shards) {
   auto source = MakeTFRecordSource(OpenObjectStore(), shards);
@@ -46,7 +46,7 @@ TEST(ImagenetLikeTest, SameSeedSameBytesOtherSeedOtherImages) {
   }
   // Image i depends on (seed, i) only: a longer set starts with the same images.
   ImagenetLikeOptions longer = kSmall;
-  longer.images = 8;
+  longer.images = 6;
   absl::StatusOr<std::vector<Tensor>> photos = LoadPhotos();
   ASSERT_TRUE(photos.ok()) << photos.status();
   const LabelledImage x = *MakeImagenetLikeImage(*photos, kSmall, 3);
@@ -60,7 +60,7 @@ TEST(ImagenetLikeTest, ImagenetShapedJpegRecords) {
   absl::StatusOr<std::vector<std::string>> shards = WriteImagenetLike(dir.path(), kSmall);
   ASSERT_TRUE(shards.ok()) << shards.status();
   const std::vector<Record> records = ReadAll(*shards);
-  ASSERT_EQ(records.size(), 6u);
+  ASSERT_EQ(records.size(), 4u);
   for (const Record& r : records) {
     absl::StatusOr<Example> enc = EncodedImageRecord(r);
     ASSERT_TRUE(enc.ok()) << enc.status();
