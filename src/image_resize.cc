@@ -158,7 +158,7 @@ void ResizeBilinear(const ImageView& src, const ResizeWindow& window, const Resi
     }
   }
 #if defined(__x86_64__)
-  const bool avx2 = HasAvx2F16c();
+  static const bool avx2 = HasAvx2F16c() && __builtin_cpu_supports("fma");
 #endif
   const size_t elem = DTypeSize(target.dtype);
   const size_t plane = static_cast<size_t>(out_h) * static_cast<size_t>(out_w);
