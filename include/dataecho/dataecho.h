@@ -38,6 +38,7 @@
 #include "dataecho/pipeline.h"
 #include "dataecho/pipeline_iterator.h"
 #include "dataecho/prefetch.h"
+#include "dataecho/random_resized_crop.h"
 #include "dataecho/repeat.h"
 #include "dataecho/shuffle.h"
 #include "dataecho/source.h"

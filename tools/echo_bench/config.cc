@@ -31,6 +31,10 @@ ABSL_FLAG(std::string, source, Defaults().source,
 ABSL_FLAG(std::string, format, Defaults().format,
           "tfrecord (image records, see docs/formats.md) or idx\n"
           "(--source=IMAGES_URI,LABELS_URI)");
+ABSL_FLAG(std::string, dataset, Defaults().dataset,
+          "fashion_mnist, or imagenet: JPEGs of 300-500 px (made from\n"
+          "python3-skimage's photographs) decoded upstream, then\n"
+          "RandomResizedCrop 224 + flip + normalize to FP16");
 ABSL_FLAG(std::string, data_dir, Defaults().data_dir,
           "cache of the default dataset's shards [~/.cache/dataecho]");
 ABSL_FLAG(double, latency_ms, Defaults().latency_ms,
@@ -53,6 +57,9 @@ ABSL_FLAG(bool, no_pin, !Defaults().pin_trainer,
           "and the pipeline's threads on the others)");
 ABSL_FLAG(double, upstream_ratio, Defaults().upstream_ratio,
           "upstream time per batch / step time; 0 = unthrottled");
+ABSL_FLAG(double, target_ratio, Defaults().target_ratio,
+          "with --upstream_ratio=0: choose --step_ms so that the\n"
+          "measured upstream is R steps per batch (0 = off)");
 ABSL_FLAG(int64_t, steps, Defaults().steps, "measured steps per run");
 ABSL_FLAG(int64_t, repeats, Defaults().repeats,
           "runs per factor: every repeat runs the baseline and\n"
@@ -93,13 +100,19 @@ absl::StatusOr<double> ParseDouble(std::string_view flag, const std::string& v) 
 }
 
 // The flags by section of the usage text.
-constexpr tools::FlagSpec kSourceFlags[] = {
-    {"source", "URI"}, {"format", "FORMAT"}, {"data_dir", "DIR"}, {"latency_ms", "MS"}};
+constexpr tools::FlagSpec kSourceFlags[] = {{"source", "URI"},
+                                            {"format", "FORMAT"},
+                                            {"dataset", "NAME"},
+                                            {"data_dir", "DIR"},
+                                            {"latency_ms", "MS"}};
 constexpr tools::FlagSpec kPipelineFlags[] = {{"echo", "E1,E2,..."},   {"insert", "WHERE"},
                                               {"max_echo", "M"},       {"batch_size", "N"},
                                               {"shuffle_buffer", "N"}, {"seed", "N"}};
-constexpr tools::FlagSpec kTrainerFlags[] = {
-    {"step_ms", "T"}, {"no_pin", ""}, {"upstream_ratio", "R"}, {"steps", "N"}};
+constexpr tools::FlagSpec kTrainerFlags[] = {{"step_ms", "T"},
+                                             {"no_pin", ""},
+                                             {"upstream_ratio", "R"},
+                                             {"target_ratio", "R"},
+                                             {"steps", "N"}};
 constexpr tools::FlagSpec kRegimeFlags[] = {{"repeats", "N"},          {"baseline_tolerance", "F"},
                                             {"max_efficiency", "F"},   {"max_spread", "F"},
                                             {"max_trainer_lost", "F"}, {"strict", ""}};
@@ -199,6 +212,11 @@ absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
   c.format = absl::GetFlag(FLAGS_format);
   if (c.format != "tfrecord" && c.format != "idx")
     return Bad("format", c.format, "must be tfrecord or idx");
+  c.dataset = absl::GetFlag(FLAGS_dataset);
+  if (c.dataset != "fashion_mnist" && c.dataset != "imagenet")
+    return Bad("dataset", c.dataset, "must be fashion_mnist or imagenet");
+  if (c.dataset == "imagenet" && c.format != "tfrecord")
+    return Bad("format", c.format, "--dataset=imagenet reads tfrecord image records");
   c.data_dir = absl::GetFlag(FLAGS_data_dir);
   c.latency_ms = absl::GetFlag(FLAGS_latency_ms);
   const std::string echo = absl::GetFlag(FLAGS_echo);
@@ -228,6 +246,7 @@ absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
   c.step_ms = absl::GetFlag(FLAGS_step_ms);
   c.pin_trainer = !absl::GetFlag(FLAGS_no_pin);
   c.upstream_ratio = absl::GetFlag(FLAGS_upstream_ratio);
+  c.target_ratio = absl::GetFlag(FLAGS_target_ratio);
   c.steps = absl::GetFlag(FLAGS_steps);
   const int64_t repeats = absl::GetFlag(FLAGS_repeats);
   if (repeats < 1 || repeats > 1000)
@@ -244,13 +263,18 @@ absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
        {AtLeast("latency_ms", c.latency_ms, 0.0), AtLeast("max_echo", c.max_echo, 1.0),
         AtLeast<int64_t>("batch_size", c.batch_size, 1),
         AtLeast<int64_t>("shuffle_buffer", c.shuffle_buffer, 1), AtLeast<int64_t>("seed", seed, 0),
-        AtLeast("upstream_ratio", c.upstream_ratio, 0.0), AtLeast<int64_t>("steps", c.steps, 1),
+        AtLeast("upstream_ratio", c.upstream_ratio, 0.0),
+        AtLeast("target_ratio", c.target_ratio, 0.0), AtLeast<int64_t>("steps", c.steps, 1),
         AtLeast("baseline_tolerance", c.baseline_tolerance, 0.0),
         AtLeast("max_spread", c.max_spread, 0.0),
         AtLeast("max_trainer_lost", c.max_trainer_lost, 0.0)}) {
     if (!s.ok()) return s;
   }
   if (c.step_ms <= 0) return Bad("step_ms", fmt::format("{}", c.step_ms), "must be > 0");
+  if (c.target_ratio > 0 && c.upstream_ratio > 0) {
+    return Bad("target_ratio", fmt::format("{}", c.target_ratio),
+               "needs --upstream_ratio=0 (an unthrottled upstream)");
+  }
   c.json = absl::GetFlag(FLAGS_json);
   c.plot = absl::GetFlag(FLAGS_plot);
   c.stats = absl::GetFlag(FLAGS_stats);

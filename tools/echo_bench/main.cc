@@ -48,6 +48,11 @@ int Main(int argc, char** argv) {
   std::printf("trainer: %s\n", pinned ? "busy-wait step on a CPU of its own, pipeline on the others"
                                       : "busy-wait step, not pinned");
 
+  if (config->target_ratio > 0) {  // unthrottled: a step that makes the upstream R times slower
+    absl::StatusOr<double> measured = MeasureUpstreamRatio(*config, *source);
+    if (!measured.ok()) return Fail(measured.status());
+    config->step_ms *= *measured / config->target_ratio;
+  }
   absl::StatusOr<BenchResult> result = RunBench(*config, *source, stdout, bar);
   if (!result.ok()) return Fail(result.status());
   std::fputs(FormatTable(*config, *result).c_str(), stdout);

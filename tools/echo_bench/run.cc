@@ -18,6 +18,7 @@
 #include "dataecho/status_macros.h"
 #include "dataecho/storage/glob.h"
 #include "fmt/format.h"
+#include "imagenet.h"
 #include "testing/http_server.h"
 
 namespace dataecho::bench {
@@ -143,7 +144,8 @@ Pipeline<Example> Upstream(const BenchConfig& config, const Source& source,
                   std::memory_order_relaxed);
               return DecodeImageRecord(r);  // a slice of the record: cheaper than a thread hand-off
             },
-            {.parallelism = 0});
+            // JPEGs: decoded in parallel on the CPUs left to the pipeline.
+            {.parallelism = source.dataset == "imagenet" ? PipelineCpus() : 0});
   }();
   if (config.upstream_ratio > 0) {
     // R is calibrated per example: a batch of B examples costs R steps.
@@ -215,9 +217,18 @@ absl::StatusOr<Source> OpenSource(const BenchConfig& config) {
   Source s;
   s.format = config.format;
   s.store = OpenObjectStore();
+  s.dataset = config.dataset;
   if (config.source.empty()) {
-    const std::string dir = config.data_dir.empty() ? DefaultDataDir() : config.data_dir;
-    absl::StatusOr<std::vector<std::string>> names = PrepareDefaultShards(dir);
+    std::string dir = config.data_dir.empty() ? DefaultDataDir() : config.data_dir;
+    absl::StatusOr<std::vector<std::string>> names;
+    if (config.dataset == "imagenet") {
+      absl::StatusOr<ImagenetShards> shards = PrepareImagenetShards(config);
+      if (!shards.ok()) return shards.status();
+      dir = shards->dir;
+      names = shards->names;
+    } else {
+      names = PrepareDefaultShards(dir);
+    }
     if (!names.ok()) return names.status();
     absl::StatusOr<std::unique_ptr<testing::HttpServer>> server = testing::HttpServer::Start(
         {.directory = dir, .latency = absl::Milliseconds(config.latency_ms)});
@@ -250,15 +261,16 @@ absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& sourc
   // The placement as --insert says; for adaptive, `echo` is the cap m (1 = no
   // echoing), and repeats are made only while fewer than two batches are
   // queued for the trainer (the demand gate), not whenever the queue has room.
+  const bool imagenet = source.dataset == "imagenet";
   Pipeline<Batch> p = EchoedBatches(
-      std::move(upstream), Augmenter(seed),
+      std::move(upstream), imagenet ? ImagenetAugmenter(seed) : Augmenter(seed),
       {.placement = config.insert,
        .echo = {.factor = echo, .seed = seed + 7},
        .adaptive = {.max_factor = echo, .pool_size = 2 * config.batch_size, .seed = seed + 7},
        .gate_below = 2,
        .augment = {.parallelism = 0},
        .shuffle = {.buffer_size = config.shuffle_buffer, .seed = seed + 3},
-       .batch = TrainerBatch(config),
+       .batch = imagenet ? ImagenetBatch(config) : TrainerBatch(config),
        .prefetch = {.depth = 4, .name = "trainer_prefetch"}});
   if (!p.status().ok()) return p.status();
 

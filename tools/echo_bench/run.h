@@ -23,6 +23,7 @@ struct Source {
   std::shared_ptr<ObjectStore> store;
   std::vector<std::string> uris;  // tfrecord shards, or {images, labels} for idx
   std::string format;
+  std::string dataset;               // fashion_mnist | imagenet (BenchConfig::dataset)
   std::shared_ptr<void> keep_alive;  // e.g. the embedded HTTP server
 };
 

@@ -1,6 +1,8 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "session.h"
 
+#include <algorithm>
+
 #include "regime.h"
 #include "report.h"
 
@@ -37,7 +39,8 @@ absl::StatusOr<BenchResult> RunBench(const BenchConfig& config, const Source& so
                  "upstream alone: %.2f steps of %.3g ms per batch of %lld (target R = %g), "
                  "repeat %d/%d\n",
                  *measured, config.step_ms, static_cast<long long>(config.batch_size),
-                 config.upstream_ratio, repeat + 1, config.repeats);
+                 config.upstream_ratio > 0 ? config.upstream_ratio : config.target_ratio, repeat + 1,
+                 config.repeats);
     if (repeat == 0) std::fputs(FormatRunHeader().c_str(), out);
     std::fflush(out);
     double baseline = 0;  // this repeat's, once it has run
@@ -46,6 +49,8 @@ absl::StatusOr<BenchResult> RunBench(const BenchConfig& config, const Source& so
           RunOnce(config, source, e, ProgressBar(config, e, progress_bar));
       if (!r.ok()) return r.status();
       r->repeat = repeat;
+      // Unthrottled (--upstream_ratio=0): the ideal is min(e, R) with R as measured.
+      if (config.upstream_ratio == 0) r->ideal_speedup = std::min(e, *measured);
       if (e == 1.0) baseline = r->steps_per_sec;
       result.runs.push_back(*std::move(r));
       const RunResult& run = result.runs.back();

@@ -24,6 +24,13 @@
 //   absl::StatusOr<dataecho::Example> ex = dataecho::DecodeImageRecord(record);
 //   auto bare = dataecho::DecodeImageRecordPayload(bytes, "my.bin:0");  // no Record
 //
+// To decode later (e.g. a RandomResizedCrop that decodes only its window, or
+// echo before decoding), EncodedImageRecord keeps a JPEG record's stream as a
+// rank-1 uint8 tensor that shares the record's bytes:
+//
+//   absl::StatusOr<dataecho::Example> enc = dataecho::EncodedImageRecord(record);
+//   // enc->components[0]: uint8 [jpeg bytes]; raw records give their pixels
+//
 // A malformed payload (bad magic, sizes that do not add up, corrupt JPEG, a
 // JPEG whose size differs from the header) is DATA_LOSS naming the record's
 // uri:offset.
@@ -66,6 +73,12 @@ DATAECHO_EXPORT absl::StatusOr<Example> DecodeImageRecord(const Record& record);
 // share); `context` (e.g. "uri:offset") names it in errors.
 DATAECHO_EXPORT absl::StatusOr<Example> DecodeImageRecordPayload(std::string_view payload,
                                                                  std::string_view context = "");
+
+// Like DecodeImageRecord(record), but a JPEG record's image is left encoded:
+// component 0 is its JPEG stream as a uint8 [N] tensor sharing the record's
+// bytes (nothing is copied or decoded; the stream is checked only when it is
+// decoded). Raw records give their pixels as DecodeImageRecord does.
+DATAECHO_EXPORT absl::StatusOr<Example> EncodedImageRecord(const Record& record);
 
 }  // namespace dataecho
 
