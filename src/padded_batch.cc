@@ -10,7 +10,7 @@
 
 #include "buffer_pool.h"
 #include "dataecho/float16.h"
-#include "dataecho/internal/pull_timed.h"
+#include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
 

@@ -36,7 +36,6 @@
 #include "absl/status/statusor.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/internal/counter.h"
-#include "dataecho/internal/pull_timed.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"

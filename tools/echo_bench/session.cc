@@ -39,8 +39,8 @@ absl::StatusOr<BenchResult> RunBench(const BenchConfig& config, const Source& so
                  "upstream alone: %.2f steps of %.3g ms per batch of %lld (target R = %g), "
                  "repeat %d/%d\n",
                  *measured, config.step_ms, static_cast<long long>(config.batch_size),
-                 config.upstream_ratio > 0 ? config.upstream_ratio : config.target_ratio, repeat + 1,
-                 config.repeats);
+                 config.upstream_ratio > 0 ? config.upstream_ratio : config.target_ratio,
+                 repeat + 1, config.repeats);
     if (repeat == 0) std::fputs(FormatRunHeader().c_str(), out);
     std::fflush(out);
     double baseline = 0;  // this repeat's, once it has run
