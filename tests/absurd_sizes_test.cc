@@ -117,6 +117,18 @@ TEST(AbsurdSizesTest, BatchBeyondTheMemoryCapFailsBeforeItsBuffersAreTaken) {
   EXPECT_EQ((*ok)->num_rows, 100);
 }
 
+// The pool of adaptive (and auto) echo may fill up to pool_size items.
+TEST(AbsurdSizesTest, EchoPoolBeyondTheMemoryCapIsRefusedByTheFactory) {
+  constexpr int64_t kHuge = int64_t{1} << 50;
+  auto adaptive = FromVector(testing::MakeExamples(3)).AdaptiveEcho({.pool_size = kHuge});
+  EXPECT_EQ(adaptive.status().code(), absl::StatusCode::kResourceExhausted) << adaptive.status();
+  EXPECT_NE(Message(adaptive.status()).find("adaptive_echo: pool_size = "), std::string::npos);
+  auto automatic =
+      FromVector(testing::MakeExamples(3)).AutoEcho({.adaptive = {.pool_size = kHuge}});
+  EXPECT_EQ(automatic.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(FromVector(testing::MakeExamples(3)).AdaptiveEcho({.pool_size = 4096}).status().ok());
+}
+
 // A factor whose copies do not fit the 32-bit count (the conversion was
 // undefined behaviour) is refused like any other invalid factor.
 TEST(AbsurdSizesTest, EchoFactorAboveAMillionIsInvalidArgument) {
