@@ -84,6 +84,20 @@ TEST(FilterTest, RejectsEmptyPredicateAndNullInput) {
   EXPECT_EQ(null.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(FilterTest, TakeAfterFilterStopsReadingTheInput) {
+  int64_t reads = 0;
+  auto p = FromGenerator<int64_t>([&reads]() -> absl::StatusOr<std::optional<int64_t>> {
+             return reads++;  // endless
+           }).Filter([](const int64_t& x) {
+               return x % 5 == 0;
+             }).Take(3);
+  std::vector<int64_t> kept;
+  for (int64_t x : p) kept.push_back(x);
+  EXPECT_TRUE(p.status().ok()) << p.status();
+  EXPECT_THAT(kept, ElementsAre(0, 5, 10));
+  EXPECT_EQ(reads, 11);  // up to the third kept element, not one more
+}
+
 TEST(FilterTest, CancelStopsIt) {
   auto p = FromRange(0, 1000).Filter([](const int64_t&) { return true; });
   ASSERT_TRUE(p.Next().ok());

@@ -93,6 +93,7 @@ class InterleaveStage final : public UnaryStage<U, T> {
   }
 
   absl::StatusOr<std::optional<U>> Next() override {
+    if (this->cancelled()) return CancelledError();
     if (!error_.ok()) return error_;
     absl::StatusOr<std::optional<U>> r = NextInCycle();
     if (!r.ok()) {
