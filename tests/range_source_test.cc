@@ -228,6 +228,19 @@ TEST(FixedLengthRangeTest, CountsAndRanges) {
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
 }
 
+// A range naming a file the source does not have fails in its place.
+TEST(RangeSourceTest, RangeNamingNoFileFailsInOrder) {
+  testing::TempDir dir;
+  std::vector<std::string> paths = WriteTFRecords(dir, {3});
+  StagePtr<Record> source = MakeTFRecordRangeSource(
+      OpenObjectStore(), paths,
+      {{.file = 0, .begin = 0, .end = 2}, {.file = 4, .begin = 0, .end = 1}}, nullptr);
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(source->Next().ok());
+  absl::StatusOr<std::optional<Record>> r = source->Next();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(), HasSubstr("names file 4, the source has 1 files"));
+}
+
 // An epoch plan executed by real per-rank sources: 3 ranks that stop after
 // 40 records each, then 2 ranks to the end; every record exactly once. A run
 // that stops must read its ranges in order (cycle_length 1); the last run
