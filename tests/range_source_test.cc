@@ -177,6 +177,11 @@ TEST(TFRecordRangeTest, OneRangedRequestOfExactlyTheRangesBytes) {
   }
   EXPECT_THAT(ranges, ElementsAre(fmt::format("bytes={}-{}", truth[0].offsets[20],
                                               truth[0].offsets[60] - 1)));
+  // An empty range reads nothing and is no error.
+  StagePtr<Record> empty =
+      MakeTFRecordRangeSource(store, {uri}, {{.file = 0, .begin = 7, .end = 7}},
+                              std::make_shared<const std::vector<TFRecordIndex>>(truth));
+  EXPECT_TRUE(Drain(*empty).empty());
 }
 
 TEST(FixedLengthRangeTest, CountsAndRanges) {
