@@ -177,6 +177,11 @@ TEST(TFRecordRangeTest, OneRangedRequestOfExactlyTheRangesBytes) {
   }
   EXPECT_THAT(ranges, ElementsAre(fmt::format("bytes={}-{}", truth[0].offsets[20],
                                               truth[0].offsets[60] - 1)));
+  // An empty range reads nothing and is no error.
+  StagePtr<Record> empty =
+      MakeTFRecordRangeSource(store, {uri}, {{.file = 0, .begin = 7, .end = 7}},
+                              std::make_shared<const std::vector<TFRecordIndex>>(truth));
+  EXPECT_TRUE(Drain(*empty).empty());
 }
 
 TEST(FixedLengthRangeTest, CountsAndRanges) {
@@ -226,6 +231,19 @@ TEST(FixedLengthRangeTest, CountsAndRanges) {
     if (r.ok() && !r->has_value()) break;
   }
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+}
+
+// A range naming a file the source does not have fails in its place.
+TEST(RangeSourceTest, RangeNamingNoFileFailsInOrder) {
+  testing::TempDir dir;
+  std::vector<std::string> paths = WriteTFRecords(dir, {3});
+  StagePtr<Record> source = MakeTFRecordRangeSource(
+      OpenObjectStore(), paths,
+      {{.file = 0, .begin = 0, .end = 2}, {.file = 4, .begin = 0, .end = 1}}, nullptr);
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(source->Next().ok());
+  absl::StatusOr<std::optional<Record>> r = source->Next();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(), HasSubstr("names file 4, the source has 1 files"));
 }
 
 // An epoch plan executed by real per-rank sources: 3 ranks that stop after

@@ -22,24 +22,18 @@
 #include <mpi.h>
 
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <numbers>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "dataecho/internal/random.h"
 #include "dataecho/storage/glob.h"
 #include "dataecho/storage/object_store.h"
-#include "fmt/format.h"
 #include "mpi_trainer/rank_data.h"
 #include "mpi_trainer/step.h"
-#include "trainer/data.h"
-#include "trainer/mlp.h"
 #include "trainer/trainer.h"
 
 ABSL_FLAG(std::string, train_shards, "",
@@ -77,6 +71,22 @@ namespace {
   std::fprintf(stderr, "mpi_trainer rank %d: %s\n", rank, status.ToString().c_str());
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::abort();  // not reached
+}
+
+// SplitMix64 steps over (seed, rank + 1): a seed of its own for each rank.
+uint64_t RankSeed(uint64_t seed, int rank) {
+  auto mix = [](uint64_t& state) {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
+  uint64_t s = seed;
+  uint64_t h = mix(s);
+  s = h ^ (static_cast<uint64_t>(rank) + 1);
+  h = mix(s);
+  s = h;  // the third value of the mix is 0
+  return mix(s);
 }
 
 // Rank 0 indexes the shards (reading each once) and
@@ -157,7 +167,9 @@ int main(int argc, char** argv) {
   data.epochs = job.epochs;
   data.latency_ms = absl::GetFlag(FLAGS_latency_ms);
   data.train = t;
-  data.train.seed = dataecho::internal::MixSeed(t.seed, static_cast<uint64_t>(rank) + 1);
+  // Each rank's echo, augmentation and shuffle draw from their own seed; the
+  // model and the plan use t.seed.
+  data.train.seed = RankSeed(t.seed, rank);
   absl::StatusOr<std::unique_ptr<trainer::TrainData>> batches = rank_data::MakeRankData(data);
   if (!batches.ok()) Fail(rank, batches.status());
 

@@ -151,7 +151,7 @@ absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenFixedLengthRange(
   DATAECHO_ASSIGN_OR_RETURN(
       std::unique_ptr<internal::RecordInput> in,
       internal::RecordInput::Open(*store, uri, options.compression, options.buffer_size,
-                                  std::min<uint64_t>(options.read_ahead, length), offset, length));
+                                  options.read_ahead, offset, length));
   return std::make_unique<FixedLengthFileReader>(std::move(in), range.file, options, UINT64_MAX,
                                                  /*from_start=*/false, range.begin, range.begin,
                                                  range.end);

@@ -273,7 +273,7 @@ absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenTFRecordRange(
   DATAECHO_ASSIGN_OR_RETURN(
       std::unique_ptr<internal::RecordInput> in,
       internal::RecordInput::Open(*store, uri, options.compression, options.buffer_size,
-                                  std::min<uint64_t>(options.read_ahead, length), offset, length));
+                                  options.read_ahead, offset, length));
   return std::make_unique<TFRecordFileReader>(std::move(in), range.file, options, std::move(budget),
                                               first, range.begin, range.end);
 }

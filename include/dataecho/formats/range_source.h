@@ -43,7 +43,7 @@ using RecordRangeOpener = std::function<absl::StatusOr<std::unique_ptr<RecordFil
 
 // A source reading `ranges` in order (interleaved as record_source.h says:
 // with cycle_length k, k ranges at once); range.file indexes `uris`
-// (INVALID_ARGUMENT from the first Next() if one does not). Stats as
+// (INVALID_ARGUMENT, in order, when a range naming no file is reached). Stats as
 // MakeRecordSource's; "files" counts ranges opened.
 DATAECHO_EXPORT StagePtr<Record> MakeRangeSource(
     std::vector<std::string> uris, std::vector<RecordRange> ranges, RecordRangeOpener open,
