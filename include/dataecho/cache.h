@@ -121,13 +121,12 @@ class CacheStage final : public UnaryStage<T, T> {
 
   // Epochs (stage.h): the cache replays from memory and never restarts its
   // input, so it can always start over; the input's own restart support does
-  // not matter. (These have the signatures of Stage::EnableRestart() and
-  // Stage::Restart(), which a Repeat stage calls.)
-  virtual absl::Status EnableRestart() { return absl::OkStatus(); }
+  // not matter.
+  absl::Status EnableRestart() override { return absl::OkStatus(); }
 
   // Serves epoch `epoch` from the first element: the cached ones, then the
   // rest of the input if it has not ended. The cache's error, if any, stays.
-  virtual absl::Status Restart(uint32_t epoch) {
+  absl::Status Restart(uint32_t epoch) override {
     if (!error_.ok()) return error_;
     next_ = 0;
     epoch_ = epoch;

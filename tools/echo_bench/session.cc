@@ -50,7 +50,7 @@ absl::StatusOr<BenchResult> RunBench(const BenchConfig& config, const Source& so
       if (!r.ok()) return r.status();
       r->repeat = repeat;
       // Unthrottled (--upstream_ratio=0): the ideal is min(e, R) with R as measured.
-      if (config.upstream_ratio == 0) r->ideal_speedup = std::min(e, *measured);
+      if (config.upstream_ratio == 0) r->ideal_speedup = std::max(1.0, std::min(e, *measured));
       if (e == 1.0) baseline = r->steps_per_sec;
       result.runs.push_back(*std::move(r));
       const RunResult& run = result.runs.back();
