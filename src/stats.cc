@@ -129,7 +129,7 @@ std::string EchoLine(const StageStats& s) {
   }
   const double realized = s.Extra("realized_factor");
   const double r = s.Extra("rate_ratio");
-  if (!(absl::ToDoubleSeconds(s.input_wait) > 0)) {
+  if (s.input_wait <= absl::ZeroDuration()) {
     return fmt::format(
         "{}: realized factor {:.2f} ({} = {}); it never waited for its input: the upstream kept "
         "up, echoing cannot help here",
