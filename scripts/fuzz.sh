@@ -47,12 +47,12 @@ for t in "${targets[@]}"; do
   if [ ${#pids[@]} -ge "$parallel" ]; then
     entry=${pids[0]}; pids=("${pids[@]:1}")
     wait "${entry%%:*}" || failed=1
-    cat "$artifacts/${entry#*:}.out"
+    cat "$artifacts/${entry#*:}.out" && rm -f "$artifacts/${entry#*:}.out"
   fi
 done
 for entry in "${pids[@]}"; do
   wait "${entry%%:*}" || failed=1
-  cat "$artifacts/${entry#*:}.out"
+  cat "$artifacts/${entry#*:}.out" && rm -f "$artifacts/${entry#*:}.out"
 done
 [ "$failed" -eq 0 ] || { echo "fuzz: a target failed (reports above)"; exit 1; }
 echo "fuzz: all targets passed"
