@@ -6,6 +6,9 @@
 // s3:// (or gs://, http(s)://, a local path: any URI OpenObjectStore() knows),
 // decodes them in parallel behind a prefetch boundary, echoes every decoded
 // image, and only then crops and flips: each repeat gets its own augmentation.
+// The crop and flip are cheap, so they run inline in the consumer's thread
+// (Map's default); the optional third argument gives them worker threads
+// instead (or -1: kAutotune), to compare.
 //
 //   AWS_ENDPOINT_URL=http://127.0.0.1:9000 AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=... \
 //     s3_tfrecord_echo 's3://bucket/fashion-mnist/train-*.tfrecord' 2.0
@@ -17,10 +20,12 @@
 #include "dataecho/dataecho.h"
 
 constexpr char kUsage[] =
-    "usage: s3_tfrecord_echo URI_PATTERN [ECHO_FACTOR]\n"
+    "usage: s3_tfrecord_echo URI_PATTERN [ECHO_FACTOR [AUGMENT_PARALLELISM]]\n"
     "  URI_PATTERN  TFRecord shards of image records, e.g. 's3://bucket/train-*.tfrecord'\n"
     "               (also gs://, http(s)://, local paths; see docs/formats.md)\n"
     "  ECHO_FACTOR  echo factor e >= 1 (default 2)\n"
+    "  AUGMENT_PARALLELISM  worker threads of the crop-and-flip Map: 0 = inline (default),\n"
+    "               -1 = autotuned\n"
     "s3:// uses AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY.\n";
 
 int Fail(const absl::Status& status) {
@@ -29,11 +34,13 @@ int Fail(const absl::Status& status) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 2 || argc > 3 || std::string_view(argv[1]) == "--help") {
+  if (argc < 2 || argc > 4 || std::string_view(argv[1]) == "--help") {
     std::fputs(kUsage, argc == 2 ? stdout : stderr);
     return argc == 2 ? 0 : 2;
   }
-  const double echo_factor = argc == 3 ? std::atof(argv[2]) : 2.0;
+  const double echo_factor = argc >= 3 ? std::atof(argv[2]) : 2.0;
+  int augment_parallelism = argc >= 4 ? std::atoi(argv[3]) : 0;
+  if (augment_parallelism == -1) augment_parallelism = dataecho::kAutotune;
 
   // One store for every scheme; the pattern becomes a sorted list of shards.
   std::shared_ptr<dataecho::ObjectStore> store = dataecho::OpenObjectStore();
@@ -61,6 +68,7 @@ int main(int argc, char** argv) {
       std::move(decoded), augment,
       {.placement = dataecho::EchoPlacement::kBeforeAugment,
        .echo = {.factor = echo_factor, .seed = 1},
+       .augment = {.parallelism = augment_parallelism},
        .shuffle = {.buffer_size = 2048, .seed = 4},
        .batch = {.batch_size = 128, .cast = dataecho::DType::kFloat16, .scale = 1.0f / 255},
        .prefetch = {.depth = 2}});

@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "dataecho/pipeline.h"
 #include "gtest/gtest.h"
@@ -91,6 +94,121 @@ TEST(MapTest, FunctionErrorComesAtItsPositionAndSticks) {
 
 TEST(MapTest, InvalidParallelism) {
   EXPECT_EQ(FromRange(0, 1).Map([](int64_t x) { return x; }, {.parallelism = -1}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// The value of the stats extra `key` of the stage named `stage`, or -1.
+double Extra(const std::vector<StageStats>& stats, std::string_view stage, std::string_view key) {
+  for (const StageStats& s : stats) {
+    if (s.name == stage) return s.Extra(key, -1);
+  }
+  return -1;
+}
+
+TEST(MapTest, DefaultIsInlineInTheConsumersThread) {
+  const std::thread::id consumer = std::this_thread::get_id();
+  std::atomic<int> elsewhere{0};
+  auto p = FromRange(0, 100).Map([&](int64_t x) {
+    if (std::this_thread::get_id() != consumer) ++elsewhere;
+    return x;
+  });
+  auto stage = std::move(p).Release();
+  ASSERT_EQ(Drain(**stage)->size(), 100u);
+  EXPECT_EQ(elsewhere.load(), 0);
+}
+
+TEST(MapTest, InlineMapReportsItsBusyTime) {
+  auto p = FromRange(0, 5).Map([](int64_t x) {
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+    return x;
+  });
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(p.Next().ok());
+  const std::vector<StageStats> stats = p.Stats();
+  EXPECT_EQ(Extra(stats, "map", "parallelism"), 0);
+  EXPECT_GE(Extra(stats, "map", "busy_s"), 5 * 500e-6);  // fn slept this long, at least
+}
+
+// Waits (up to 20 s) until `done()` holds; false if it never did.
+template <typename F>
+bool Eventually(F done) {
+  for (int i = 0; i < 20000 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return done();
+}
+
+TEST(MapTest, ParallelResultsRunAheadOfTheConsumerWithinTheWindow) {
+  for (const MapOptions& options :
+       {MapOptions{.parallelism = 2}, MapOptions{.parallelism = 2, .buffer = 3}}) {
+    std::atomic<int64_t> pulled{0};
+    auto stage = FromRange(0, 20000)
+                     .Map([&](int64_t x) {  // inline: counts what the parallel Map pulls
+                       ++pulled;
+                       return x;
+                     })
+                     .Map([](int64_t x) { return x; }, options)
+                     .Release();
+    ASSERT_TRUE((*stage)->Next().ok());
+    // Then, without the consumer: more results than the calls in flight
+    // (1 returned + 2 calls), up to the window (parallelism + buffer; by
+    // default two batches of at most kMapMaxBatch per worker).
+    const int64_t window = internal::MapWindow(2, options.buffer, internal::kMapMaxBatch);
+    ASSERT_TRUE(Eventually([&] { return pulled.load() >= std::min<int64_t>(4, 1 + window); }))
+        << options.buffer;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_LE(pulled.load(), 1 + window) << options.buffer;
+    std::vector<int64_t> rest = *Drain(**stage);
+    ASSERT_EQ(rest.size(), 19999u);
+    for (size_t i = 0; i < rest.size(); ++i) ASSERT_EQ(rest[i], static_cast<int64_t>(i) + 1);
+  }
+}
+
+TEST(MapTest, AutotuneKeepsCheapFunctionsInline) {
+  const std::thread::id consumer = std::this_thread::get_id();
+  std::atomic<int> elsewhere{0};
+  auto p = FromRange(0, 200000).Map(
+      [&](int64_t x) {
+        if (std::this_thread::get_id() != consumer) ++elsewhere;
+        return x + 1;
+      },
+      {.parallelism = kAutotune});
+  int64_t expected = 1;
+  while (true) {
+    auto next = p.Next();
+    ASSERT_TRUE(next.ok());
+    if (!next->has_value()) break;
+    ASSERT_EQ(**next, expected++);
+  }
+  EXPECT_EQ(expected, 200001);
+  EXPECT_EQ(elsewhere.load(), 0);
+  EXPECT_EQ(Extra(p.Stats(), "map", "parallelism"), 0);
+}
+
+TEST(MapTest, AutotuneMovesExpensiveFunctionsToWorkersInOrder) {
+  const std::thread::id consumer = std::this_thread::get_id();
+  std::atomic<int> elsewhere{0};
+  auto p = FromRange(0, 400).Map(
+      [&](int64_t x) {
+        if (std::this_thread::get_id() != consumer) ++elsewhere;
+        std::this_thread::sleep_for(std::chrono::microseconds(200));  // 200 us of "work"
+        return x * 3;
+      },
+      {.parallelism = kAutotune});
+  int64_t i = 0;
+  while (true) {
+    auto next = p.Next();
+    ASSERT_TRUE(next.ok());
+    if (!next->has_value()) break;
+    ASSERT_EQ(**next, 3 * i++);
+  }
+  EXPECT_EQ(i, 400);
+  EXPECT_GE(Extra(p.Stats(), "map", "parallelism"), 1);
+  EXPECT_GT(elsewhere.load(), 0);
+}
+
+TEST(MapTest, InvalidBuffer) {
+  EXPECT_EQ(FromRange(0, 1)
+                .Map([](int64_t x) { return x; }, {.parallelism = 1, .buffer = -1})
+                .status()
+                .code(),
             absl::StatusCode::kInvalidArgument);
 }
 

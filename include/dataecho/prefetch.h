@@ -74,7 +74,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
   absl::StatusOr<std::optional<T>> Next() override {
     StartOnce();
     absl::MutexLock lock(&mu_);
-    internal::AwaitTimed(mu_, this, &PrefetchStage::ReadyOrCancelled, totals_.consumer_wait_ns);
+    if (!ReadyOrCancelled()) WaitForElement();
     return PopLocked();
   }
 
@@ -90,6 +90,8 @@ class PrefetchStage final : public UnaryStage<T, T> {
   void OnCancel() override {
     absl::MutexLock lock(&mu_);
     cancel_ = true;
+    consumer_cv_.SignalAll();
+    room_cv_.SignalAll();
   }
 
   StageStats OwnStats() const override {
@@ -116,8 +118,19 @@ class PrefetchStage final : public UnaryStage<T, T> {
   bool ReadyOrCancelled() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return cancel_ || !queue_.empty() || terminal_.has_value();
   }
-  bool HasRoomOrCancelled() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return cancel_ || static_cast<int>(queue_.size()) < options_.depth;
+  // A producer that found the queue full sleeps until it is down to this
+  // level, then refills it in one go: one wake-up per depth / 2 elements
+  // instead of one per element.
+  size_t LowWater() const { return static_cast<size_t>(options_.depth) / 2; }
+
+  // Sleeps until an element, the end or a cancel; the producer signals only
+  // while consumer_waiting_ is set.
+  void WaitForElement() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const int64_t t0 = internal::NowNanos();
+    consumer_waiting_ = true;
+    while (!ReadyOrCancelled()) consumer_cv_.Wait(&mu_);
+    consumer_waiting_ = false;
+    totals_.consumer_wait_ns += internal::NowNanos() - t0;
   }
 
   Item PopLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -127,6 +140,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
     queue_.pop_front();
     if (options_.level)
       options_.level->store(static_cast<int64_t>(queue_.size()), std::memory_order_relaxed);
+    if (producer_waiting_ && queue_.size() <= LowWater()) room_cv_.Signal();
     ++totals_.elements;
     totals_.bytes += static_cast<int64_t>(ElementTraits<T>::ByteSize(**item));
     return item;
@@ -136,7 +150,13 @@ class PrefetchStage final : public UnaryStage<T, T> {
     while (true) {
       {
         absl::MutexLock lock(&mu_);
-        internal::AwaitTimed(mu_, this, &PrefetchStage::HasRoomOrCancelled, producer_blocked_ns_);
+        if (!cancel_ && queue_.size() >= static_cast<size_t>(options_.depth)) {
+          const int64_t t0 = internal::NowNanos();
+          producer_waiting_ = true;
+          while (!cancel_ && queue_.size() > LowWater()) room_cv_.Wait(&mu_);
+          producer_waiting_ = false;
+          producer_blocked_ns_ += internal::NowNanos() - t0;
+        }
         if (cancel_) return;
       }
       const int64_t t0 = internal::NowNanos();
@@ -146,20 +166,26 @@ class PrefetchStage final : public UnaryStage<T, T> {
       totals_.input_wait_ns += waited;
       if (!item.ok() || !item->has_value()) {
         terminal_ = std::move(item);
+        if (consumer_waiting_) consumer_cv_.Signal();
         return;
       }
       queue_.push_back(std::move(item));
       if (options_.level)
         options_.level->store(static_cast<int64_t>(queue_.size()), std::memory_order_relaxed);
+      if (consumer_waiting_) consumer_cv_.Signal();
     }
   }
 
   const PrefetchOptions options_;
   bool started_ = false;  // consumer thread only
   mutable absl::Mutex mu_;
+  absl::CondVar consumer_cv_;  // an element, the end or a cancel (while consumer_waiting_)
+  absl::CondVar room_cv_;      // the queue is down to LowWater() or a cancel (while producer_waiting_)
   std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);        // values only
   std::optional<Item> terminal_ ABSL_GUARDED_BY(mu_);  // end of stream or the error
   bool cancel_ ABSL_GUARDED_BY(mu_) = false;
+  bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = false;
+  bool producer_waiting_ ABSL_GUARDED_BY(mu_) = false;
   internal::StageTotals<int64_t> totals_ ABSL_GUARDED_BY(mu_);
   int64_t producer_blocked_ns_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread producer_;  // last: joined (in the destructor) before anything above goes
