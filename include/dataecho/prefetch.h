@@ -22,6 +22,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <string>
@@ -118,19 +119,45 @@ class PrefetchStage final : public UnaryStage<T, T> {
   bool ReadyOrCancelled() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return cancel_ || !queue_.empty() || terminal_.has_value();
   }
-  // A producer that found the queue full sleeps until it is down to this
-  // level, then refills it in one go: one wake-up per depth / 2 elements
-  // instead of one per element.
+  // A producer that finds the queue full sleeps, alternately, until the
+  // consumer has taken TopUp() elements (so that a slow consumer finds it
+  // nearly full, for the stalls it is there for) and until it is down to
+  // LowWater(). Either way it then refills it in one go: a wake-up per run of
+  // elements instead of one per element.
   size_t LowWater() const { return static_cast<size_t>(options_.depth) / 2; }
+  size_t TopUp() const { return std::max<size_t>(1, static_cast<size_t>(options_.depth) / 8); }
+  // What a producer waiting on room_cv_ waits for.
+  enum class ProducerWait { kNo, kTopUp, kLowWater };
+  bool RoomForProducerLocked(ProducerWait wait) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (wait == ProducerWait::kTopUp)
+      return queue_.size() + TopUp() <= static_cast<size_t>(options_.depth);
+    return queue_.size() <= LowWater();
+  }
+
+  // A fast producer (pulls under kFastPullNanos each) wakes a waiting
+  // consumer once WakeBatch() elements are queued, or the consumer has waited
+  // kGraceNanos, rather than at the first element: the consumer then takes a
+  // run of elements per wake-up instead of one. A slow producer wakes it at
+  // once. (No timed waits: they cost a timer and extra context switches.)
+  static constexpr int64_t kFastPullNanos = 2'000;
+  static constexpr int64_t kGraceNanos = 50'000;
+  size_t WakeBatch() const { return std::min<size_t>(32, LowWater() + 1); }
 
   // Sleeps until an element, the end or a cancel; the producer signals only
   // while consumer_waiting_ is set.
   void WaitForElement() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const int64_t t0 = internal::NowNanos();
     consumer_waiting_ = true;
+    consumer_wait_start_ = t0;
+    consumer_urgent_ = pull_ns_ >= kFastPullNanos;
     while (!ReadyOrCancelled()) consumer_cv_.Wait(&mu_);
     consumer_waiting_ = false;
     totals_.consumer_wait_ns += internal::NowNanos() - t0;
+  }
+  // Whether a push at `now` wakes the waiting consumer.
+  bool WakeConsumerLocked(int64_t now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return consumer_waiting_ && (consumer_urgent_ || queue_.size() >= WakeBatch() ||
+                                 now - consumer_wait_start_ >= kGraceNanos);
   }
 
   Item PopLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -140,7 +167,10 @@ class PrefetchStage final : public UnaryStage<T, T> {
     queue_.pop_front();
     if (options_.level)
       options_.level->store(static_cast<int64_t>(queue_.size()), std::memory_order_relaxed);
-    if (producer_waiting_ && queue_.size() <= LowWater()) room_cv_.Signal();
+    if (producer_wait_ != ProducerWait::kNo && RoomForProducerLocked(producer_wait_)) {
+      producer_wait_ = ProducerWait::kNo;  // one signal per wait
+      room_cv_.Signal();
+    }
     ++totals_.elements;
     totals_.bytes += static_cast<int64_t>(ElementTraits<T>::ByteSize(**item));
     return item;
@@ -152,18 +182,25 @@ class PrefetchStage final : public UnaryStage<T, T> {
         absl::MutexLock lock(&mu_);
         if (!cancel_ && queue_.size() >= static_cast<size_t>(options_.depth)) {
           const int64_t t0 = internal::NowNanos();
-          producer_waiting_ = true;
-          while (!cancel_ && queue_.size() > LowWater()) room_cv_.Wait(&mu_);
-          producer_waiting_ = false;
+          const ProducerWait wait =
+              last_wait_ == ProducerWait::kTopUp ? ProducerWait::kLowWater : ProducerWait::kTopUp;
+          last_wait_ = wait;
+          while (!cancel_ && !RoomForProducerLocked(wait)) {
+            producer_wait_ = wait;
+            room_cv_.Wait(&mu_);
+          }
+          producer_wait_ = ProducerWait::kNo;
           producer_blocked_ns_ += internal::NowNanos() - t0;
         }
         if (cancel_) return;
       }
       const int64_t t0 = internal::NowNanos();
       Item item = this->input().Next();
-      const int64_t waited = internal::NowNanos() - t0;
+      const int64_t now = internal::NowNanos();
+      const int64_t waited = now - t0;
       absl::MutexLock lock(&mu_);
       totals_.input_wait_ns += waited;
+      pull_ns_ = (3 * pull_ns_ + waited) / 4;
       if (!item.ok() || !item->has_value()) {
         terminal_ = std::move(item);
         if (consumer_waiting_) consumer_cv_.Signal();
@@ -172,7 +209,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
       queue_.push_back(std::move(item));
       if (options_.level)
         options_.level->store(static_cast<int64_t>(queue_.size()), std::memory_order_relaxed);
-      if (consumer_waiting_) consumer_cv_.Signal();
+      if (WakeConsumerLocked(now)) consumer_cv_.Signal();
     }
   }
 
@@ -180,12 +217,16 @@ class PrefetchStage final : public UnaryStage<T, T> {
   bool started_ = false;  // consumer thread only
   mutable absl::Mutex mu_;
   absl::CondVar consumer_cv_;  // an element, the end or a cancel (while consumer_waiting_)
-  absl::CondVar room_cv_;      // the queue is down to LowWater() or a cancel (while producer_waiting_)
+  absl::CondVar room_cv_;      // what producer_wait_ says, or a cancel
   std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);        // values only
   std::optional<Item> terminal_ ABSL_GUARDED_BY(mu_);  // end of stream or the error
   bool cancel_ ABSL_GUARDED_BY(mu_) = false;
   bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = false;
-  bool producer_waiting_ ABSL_GUARDED_BY(mu_) = false;
+  bool consumer_urgent_ ABSL_GUARDED_BY(mu_) = false;  // signal at the next push
+  int64_t consumer_wait_start_ ABSL_GUARDED_BY(mu_) = 0;
+  ProducerWait producer_wait_ ABSL_GUARDED_BY(mu_) = ProducerWait::kNo;
+  ProducerWait last_wait_ ABSL_GUARDED_BY(mu_) = ProducerWait::kLowWater;
+  int64_t pull_ns_ ABSL_GUARDED_BY(mu_) = 0;  // the producer's pulls, averaged
   internal::StageTotals<int64_t> totals_ ABSL_GUARDED_BY(mu_);
   int64_t producer_blocked_ns_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread producer_;  // last: joined (in the destructor) before anything above goes

@@ -37,7 +37,7 @@ inline int MapBatchSize(int64_t cost_ns) {
 // Elements a parallel Map may have taken from its input and not yet returned.
 // `buffer` >= 0: parallelism + buffer. `buffer` < 0 (kAutotune): two batches
 // per worker, so that workers fill one while the consumer takes the other:
-// 2 x parallelism for expensive functions, up to 64 x parallelism for cheap ones.
+// 2 x parallelism for expensive functions, up to 128 x parallelism for cheap ones.
 inline int64_t MapWindow(int parallelism, int buffer, int batch) {
   if (buffer >= 0) return int64_t{parallelism} + buffer;
   return int64_t{parallelism} * 2 * std::max(batch, 1);
