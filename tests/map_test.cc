@@ -131,7 +131,8 @@ TEST(MapTest, InlineMapReportsItsBusyTime) {
 // Waits (up to 20 s) until `done()` holds; false if it never did.
 template <typename F>
 bool Eventually(F done) {
-  for (int i = 0; i < 20000 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (int i = 0; i < 20000 && !done(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return done();
 }
 

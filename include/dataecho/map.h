@@ -76,8 +76,8 @@ struct MapOptions {
 
   absl::Status Validate() const {
     if (parallelism != kAutotune && (parallelism < 0 || parallelism > 1024)) {
-      return absl::InvalidArgumentError(fmt::format(
-          "map parallelism must be kAutotune or in [0, 1024], got {}", parallelism));
+      return absl::InvalidArgumentError(
+          fmt::format("map parallelism must be kAutotune or in [0, 1024], got {}", parallelism));
     }
     if (buffer != kAutotune && buffer < 0) {
       return absl::InvalidArgumentError(
@@ -237,9 +237,7 @@ class MapStage final : public UnaryStage<Out, In> {
     const int64_t window = internal::MapWindow(parallelism_, options_.buffer, batch_);
     return std::max<int64_t>(1, std::min<int64_t>(batch_, window / 2));
   }
-  bool StoppedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return cancel_ || !failed_.ok();
-  }
+  bool StoppedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return cancel_ || !failed_.ok(); }
 
   // Takes a batch of inputs (one worker at a time, in sequence order): false
   // when there is nothing more to take.
@@ -335,8 +333,7 @@ class MapStage final : public UnaryStage<Out, In> {
         const bool last = i + 1 == batch.size();
         if (last || now - flushed >= internal::kMapBatchNanos) {
           cost_ns += busy;
-          if (!Publish(first_seq + published, out, busy, cost_ns, last ? batch.size() : 0))
-            return;
+          if (!Publish(first_seq + published, out, busy, cost_ns, last ? batch.size() : 0)) return;
           published += static_cast<int64_t>(out.size());
           out.clear();
           busy = 0;
@@ -348,9 +345,9 @@ class MapStage final : public UnaryStage<Out, In> {
 
   const Fn fn_;
   const MapOptions options_;
-  int parallelism_;                // consumer thread only: 0 inline, kAutotune measuring, n workers
-  internal::MapAutotuner tuner_;   // consumer thread only
-  absl::Status inline_status_;     // inline: sticky error (consumer thread only)
+  int parallelism_;               // consumer thread only: 0 inline, kAutotune measuring, n workers
+  internal::MapAutotuner tuner_;  // consumer thread only
+  absl::Status inline_status_;    // inline: sticky error (consumer thread only)
   internal::StageTotals<internal::Counter> totals_;  // one writer each (input_wait: input_mu_)
   internal::SharedCounter busy_ns_;
   internal::Counter reported_parallelism_;
@@ -362,15 +359,15 @@ class MapStage final : public UnaryStage<Out, In> {
   bool room_waiting_ ABSL_GUARDED_BY(mu_) = false;
   // Deterministic: results of [next_out_, next_seq_), filled as they finish.
   std::deque<std::optional<Item>> slots_ ABSL_GUARDED_BY(mu_);
-  std::deque<Item> done_ ABSL_GUARDED_BY(mu_);  // not deterministic: in completion order
-  int64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;   // sequence number of the next input
-  int64_t next_out_ ABSL_GUARDED_BY(mu_) = 0;   // results returned so far
+  std::deque<Item> done_ ABSL_GUARDED_BY(mu_);         // not deterministic: in completion order
+  int64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;          // sequence number of the next input
+  int64_t next_out_ ABSL_GUARDED_BY(mu_) = 0;          // results returned so far
   int64_t terminal_seq_ ABSL_GUARDED_BY(mu_) = kNone;  // position of end of stream or the error
   std::optional<Item> terminal_ ABSL_GUARDED_BY(mu_);
   bool cancel_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Status failed_ ABSL_GUARDED_BY(mu_);     // first error returned by fn
-  int64_t cost_ns_ ABSL_GUARDED_BY(mu_) = 0;     // per element, averaged over batches
-  int batch_ ABSL_GUARDED_BY(mu_) = 1;           // elements per batch (MapBatchSize)
+  absl::Status failed_ ABSL_GUARDED_BY(mu_);  // first error returned by fn
+  int64_t cost_ns_ ABSL_GUARDED_BY(mu_) = 0;  // per element, averaged over batches
+  int batch_ ABSL_GUARDED_BY(mu_) = 1;        // elements per batch (MapBatchSize)
   std::vector<std::thread> workers_;  // consumer thread starts them; joined in the destructor
 };
 

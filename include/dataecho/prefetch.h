@@ -20,9 +20,9 @@
 #ifndef DATAECHO_PREFETCH_H_
 #define DATAECHO_PREFETCH_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <algorithm>
 #include <deque>
 #include <memory>
 #include <string>

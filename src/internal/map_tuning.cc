@@ -35,9 +35,9 @@ int ChooseMapParallelism(const MapWarmup& w) {
   const double wall = static_cast<double>(w.wall_ns);
   // Cores used by the other threads of the process, and by the consumer's
   // thread for everything but fn (which moves to the workers).
-  const double others = std::max(0.0, static_cast<double>(w.process_cpu_ns - w.thread_cpu_ns) / wall);
-  const double consumer =
-      std::max(0.0, static_cast<double>(w.thread_cpu_ns - w.busy_ns) / wall);
+  const double others =
+      std::max(0.0, static_cast<double>(w.process_cpu_ns - w.thread_cpu_ns) / wall);
+  const double consumer = std::max(0.0, static_cast<double>(w.thread_cpu_ns - w.busy_ns) / wall);
   const double left = static_cast<double>(w.cores) - others - consumer;
   if (left < 0.5) return 0;
   const double outside = static_cast<double>(w.outside_ns) / n;

@@ -53,10 +53,10 @@ inline constexpr int64_t kMapHandoffNanos = 300;
 // What the autotuner measured while fn ran inline.
 struct MapWarmup {
   int64_t elements = 0;
-  int64_t busy_ns = 0;        // in fn
-  int64_t outside_ns = 0;     // consumer time between calls (downstream stages, the trainer)
-  int64_t wall_ns = 0;        // the measuring period
-  int64_t thread_cpu_ns = 0;  // CPU time of the consumer's thread in it
+  int64_t busy_ns = 0;         // in fn
+  int64_t outside_ns = 0;      // consumer time between calls (downstream stages, the trainer)
+  int64_t wall_ns = 0;         // the measuring period
+  int64_t thread_cpu_ns = 0;   // CPU time of the consumer's thread in it
   int64_t process_cpu_ns = 0;  // CPU time of the whole process in it
   int cores = 1;               // CPUs this process may run on
 };
