@@ -11,6 +11,13 @@
 //   auto p = dataecho::PrefetchStage<Example>::Make(std::move(decoded), {.depth = 64});
 //   if (!p.ok()) return p.status();  // INVALID_ARGUMENT: depth < 1 or a null input
 //
+// The two threads wake each other per run of elements, not per element: a
+// producer that finds the queue full sleeps until the consumer has taken
+// depth / 8 of them (the next time: until it is half empty) and then refills
+// it; a consumer that finds it empty is woken when min(32, depth / 2 + 1) are
+// queued, or at the first push 50 us into its wait, or at once if the producer
+// is slow (over 2 us a pull). Nobody is signalled who does not wait.
+//
 // Stats: input_wait = producer time inside the input's Next(); consumer_wait =
 // consumer time blocked on an empty queue; extra "producer_blocked_s" = time
 // the producer waited on a full queue; "queued" = elements in the queue.
@@ -27,6 +34,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
@@ -176,40 +184,73 @@ class PrefetchStage final : public UnaryStage<T, T> {
     return item;
   }
 
+  // Elements the producer pulls before it pushes them in one go (one lock,
+  // one clock read each): while the consumer sleeps until WakeBatch() is
+  // queued, up to that many; while the queue holds plenty, kRun; else one.
+  // Never more than there is room for, and a run ends at a slow pull or after
+  // kRunNanos, so that nothing is held back while the consumer could use it.
+  static constexpr size_t kRun = 8;
+  static constexpr int64_t kRunNanos = 20'000;
+  size_t PullAheadLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const size_t queued = queue_.size();
+    size_t n = 1;
+    if (consumer_waiting_ && !consumer_urgent_ && WakeBatch() > queued) {
+      n = WakeBatch() - queued;
+    } else if (queued >= 2 * kRun) {
+      n = kRun;
+    }
+    return std::min(n, static_cast<size_t>(options_.depth) - queued);
+  }
+
   void Produce() {
-    while (true) {
-      {
-        absl::MutexLock lock(&mu_);
-        if (!cancel_ && queue_.size() >= static_cast<size_t>(options_.depth)) {
-          const int64_t t0 = internal::NowNanos();
-          const ProducerWait wait =
-              last_wait_ == ProducerWait::kTopUp ? ProducerWait::kLowWater : ProducerWait::kTopUp;
-          last_wait_ = wait;
-          while (!cancel_ && !RoomForProducerLocked(wait)) {
-            producer_wait_ = wait;
-            room_cv_.Wait(&mu_);
-          }
-          producer_wait_ = ProducerWait::kNo;
-          producer_blocked_ns_ += internal::NowNanos() - t0;
-        }
-        if (cancel_) return;
-      }
-      const int64_t t0 = internal::NowNanos();
-      Item item = this->input().Next();
-      const int64_t now = internal::NowNanos();
-      const int64_t waited = now - t0;
+    {
       absl::MutexLock lock(&mu_);
-      totals_.input_wait_ns += waited;
-      pull_ns_ = (3 * pull_ns_ + waited) / 4;
-      if (!item.ok() || !item->has_value()) {
-        terminal_ = std::move(item);
+      if (cancel_) return;
+    }
+    std::vector<Item> run;
+    size_t want = 1;
+    while (true) {
+      run.clear();
+      const int64_t start = internal::NowNanos();
+      int64_t t = start;
+      bool end = false;
+      while (run.size() < want) {
+        run.push_back(this->input().Next());
+        const int64_t now = internal::NowNanos();
+        const int64_t waited = now - t;
+        t = now;
+        if (!run.back().ok() || !run.back()->has_value()) {
+          end = true;
+          break;
+        }
+        if (waited >= kFastPullNanos || now - start >= kRunNanos) break;
+      }
+      absl::MutexLock lock(&mu_);
+      totals_.input_wait_ns += t - start;
+      pull_ns_ = (3 * pull_ns_ + (t - start) / static_cast<int64_t>(run.size())) / 4;
+      for (size_t i = 0; i + (end ? 1 : 0) < run.size(); ++i) queue_.push_back(std::move(run[i]));
+      if (options_.level)
+        options_.level->store(static_cast<int64_t>(queue_.size()), std::memory_order_relaxed);
+      if (end) {
+        terminal_ = std::move(run.back());
         if (consumer_waiting_) consumer_cv_.Signal();
         return;
       }
-      queue_.push_back(std::move(item));
-      if (options_.level)
-        options_.level->store(static_cast<int64_t>(queue_.size()), std::memory_order_relaxed);
-      if (WakeConsumerLocked(now)) consumer_cv_.Signal();
+      if (WakeConsumerLocked(t)) consumer_cv_.Signal();
+      if (!cancel_ && queue_.size() >= static_cast<size_t>(options_.depth)) {
+        const int64_t t0 = internal::NowNanos();
+        const ProducerWait wait =
+            last_wait_ == ProducerWait::kTopUp ? ProducerWait::kLowWater : ProducerWait::kTopUp;
+        last_wait_ = wait;
+        while (!cancel_ && !RoomForProducerLocked(wait)) {
+          producer_wait_ = wait;
+          room_cv_.Wait(&mu_);
+        }
+        producer_wait_ = ProducerWait::kNo;
+        producer_blocked_ns_ += internal::NowNanos() - t0;
+      }
+      if (cancel_) return;
+      want = PullAheadLocked();
     }
   }
 
