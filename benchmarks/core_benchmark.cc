@@ -174,6 +174,18 @@ void BM_MapParallel(benchmark::State& state) {
 }
 BENCHMARK(BM_MapParallel)->Arg(1)->Arg(2)->UseRealTime();
 
+// The same with no results ahead of the calls in flight (buffer = 0, the old
+// default): every hand-off is one element, and producer and consumer take
+// turns sleeping.
+void BM_MapParallelNoRunAhead(benchmark::State& state) {
+  auto p = FromRange(0, INT64_MAX)
+               .Map([](int64_t x) { return x + 1; },
+                    {.parallelism = static_cast<int>(state.range(0)), .buffer = 0});
+  if (!p.status().ok()) state.SkipWithError(p.status().ToString().c_str());
+  PullEach(state, p);
+}
+BENCHMARK(BM_MapParallelNoRunAhead)->Arg(1)->UseRealTime();
+
 // A chain of dependent multiply-adds: `iterations` of them take a fixed amount
 // of one core's time, whatever else runs.
 uint64_t Spin(uint64_t x, int64_t iterations) {
