@@ -38,9 +38,31 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, argc == 2 ? stdout : stderr);
     return argc == 2 ? 0 : 2;
   }
-  const double echo_factor = argc >= 3 ? std::atof(argv[2]) : 2.0;
-  int augment_parallelism = argc >= 4 ? std::atoi(argv[3]) : 0;
-  if (augment_parallelism == -1) augment_parallelism = dataecho::kAutotune;
+  double echo_factor = 2.0;
+  if (argc >= 3) {
+    char* end = nullptr;
+    echo_factor = std::strtod(argv[2], &end);
+    if (*argv[2] == 0 || *end != 0 || !(echo_factor >= 1 && echo_factor <= 1e6)) {
+      std::fprintf(stderr, "s3_tfrecord_echo: ECHO_FACTOR must be a number in [1, 1e6]\n%s",
+                   kUsage);
+      return 2;
+    }
+  }
+  int augment_parallelism = 0;
+  if (argc == 4) {
+    char* end = nullptr;
+    const long n = std::strtol(argv[3], &end, 10);
+    if (*argv[3] == 0 || *end != 0 || n < -1 || n > 1024) {
+      std::fprintf(stderr, "s3_tfrecord_echo: AUGMENT_PARALLELISM must be -1 or in [0, 1024]\n%s",
+                   kUsage);
+      return 2;
+    }
+    augment_parallelism = n == -1 ? dataecho::kAutotune : static_cast<int>(n);
+  }
+  if (argv[1][0] == '-' && argv[1][1] != 0) {  // a flag: this program takes none
+    std::fprintf(stderr, "s3_tfrecord_echo: unknown flag (it takes none)\n%s", kUsage);
+    return 2;
+  }
 
   // One store for every scheme; the pattern becomes a sorted list of shards.
   std::shared_ptr<dataecho::ObjectStore> store = dataecho::OpenObjectStore();

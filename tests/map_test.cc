@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "dataecho/pipeline.h"
@@ -246,6 +248,140 @@ TEST(PrefetchTest, QueueIsBounded) {
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   // Then stops: 1 consumed + 5 queued + 1 in the producer's hands + Map's in-flight call.
   EXPECT_LE(pulled.load(), 8);
+}
+
+// ---- epochs: a parallel Map and a Prefetch start over under a Repeat ----
+
+// (source index, epoch) of each Example.
+std::vector<std::pair<uint64_t, uint32_t>> IndexAndEpoch(const std::vector<Example>& v) {
+  std::vector<std::pair<uint64_t, uint32_t>> out;
+  for (const Example& e : v) out.emplace_back(e.source_index, e.epoch);
+  return out;
+}
+
+TEST(MapRestartTest, ParallelMapAndPrefetchRepeatInOrder) {
+  for (int parallelism : {1, 2, kAutotune}) {
+    auto p = FromRange(0, 300)
+                 .Map([](int64_t x) { return x * 10; }, {.parallelism = parallelism})
+                 .Prefetch({.depth = 8})
+                 .Repeat(3);
+    ASSERT_TRUE(p.status().ok()) << p.status();
+    auto got = Drain(**std::move(p).Release());
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->size(), 900u) << parallelism;
+    for (size_t i = 0; i < got->size(); ++i) ASSERT_EQ((*got)[i], int64_t(i % 300) * 10) << i;
+  }
+  // Not deterministic: every element once per epoch.
+  auto p = FromRange(0, 300)
+               .Map(
+                   [](int64_t x) {
+                     Jitter(x);
+                     return x;
+                   },
+                   {.parallelism = 2, .deterministic = false})
+               .Repeat(2);
+  auto got = Drain(**std::move(p).Release());
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 600u);
+  std::vector<int64_t> sorted = *got;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) ASSERT_EQ(sorted[i], int64_t(i / 2));
+}
+
+// Restarted mid-stream (Take above them ends each epoch early), they drop
+// what their threads made ahead: every epoch starts at the first element.
+TEST(MapRestartTest, RestartMidStreamDropsWhatRanAhead) {
+  for (int parallelism : {0, 1, 2}) {
+    for (bool prefetch : {false, true}) {
+      auto p = FromRange(0, 100000).Map([](int64_t x) { return x; }, {.parallelism = parallelism});
+      if (prefetch) p = std::move(p).Prefetch({.depth = 64});
+      auto stage = std::move(p).Take(5).Repeat(4).Release();
+      ASSERT_TRUE(stage.ok()) << stage.status();
+      auto got = Drain(**stage);
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_EQ(*got,
+                (std::vector<int64_t>{0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4}))
+          << parallelism << " " << prefetch;
+    }
+  }
+}
+
+// Seeded determinism across epochs: the same order and epochs as the chain
+// without threads.
+TEST(MapRestartTest, ThreadsDoNotChangeTheEpochsOutput) {
+  auto run = [](int parallelism, bool prefetch) {
+    auto p = FromVector(testing::MakeExamples(60))
+                 .Shuffle({.buffer_size = 60, .seed = 7})
+                 .Map([](Example e) { return e; }, {.parallelism = parallelism});
+    if (prefetch) p = std::move(p).Prefetch({.depth = 4});
+    auto got = Drain(**std::move(p).Repeat(3).Release());
+    EXPECT_TRUE(got.ok()) << got.status();
+    return got.ok() ? IndexAndEpoch(*got) : std::vector<std::pair<uint64_t, uint32_t>>{};
+  };
+  const auto expected = run(0, false);
+  ASSERT_EQ(expected.size(), 180u);
+  EXPECT_EQ(expected[179].second, 2u);
+  EXPECT_EQ(run(2, false), expected);
+  EXPECT_EQ(run(2, true), expected);
+  EXPECT_EQ(run(0, true), expected);
+}
+
+// An fn error in a later epoch comes at its position, after every element
+// before it, and stays.
+TEST(MapRestartTest, ErrorInALaterEpochComesInOrderAndSticks) {
+  for (int parallelism : {0, 2}) {
+    auto p = FromVector(testing::MakeExamples(50))
+                 .Repeat(3)
+                 .Map(
+                     [](Example e) -> absl::StatusOr<Example> {
+                       if (e.epoch == 1 && e.source_index == 20) {
+                         return absl::DataLossError("bad 20");
+                       }
+                       return e;
+                     },
+                     {.parallelism = parallelism})
+                 .Prefetch({.depth = 4});
+    auto stage = std::move(p).Release();
+    ASSERT_TRUE(stage.ok());
+    auto [items, status] = DrainWithStatus(**stage);
+    EXPECT_EQ(items.size(), 70u) << parallelism;
+    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+    EXPECT_EQ((*stage)->Next().status().code(), absl::StatusCode::kDataLoss);
+  }
+  // Below the Repeat: the Repeat returns the error and stays.
+  auto p = FromVector(testing::MakeExamples(50))
+               .Map(
+                   [calls = std::make_shared<std::atomic<int>>(0)](
+                       Example e) -> absl::StatusOr<Example> {
+                     if (calls->fetch_add(1) == 70) return absl::DataLossError("call 70");
+                     return e;
+                   },
+                   {.parallelism = 1})
+               .Repeat(3);
+  auto stage = std::move(p).Release();
+  ASSERT_TRUE(stage.ok());
+  auto [items, status] = DrainWithStatus(**stage);
+  EXPECT_EQ(items.size(), 70u);
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+}
+
+// Destroyed at any point of a forever-repeating chain with threads, the
+// pipeline returns.
+TEST(MapRestartTest, DestroyedMidEpochNeverHangs) {
+  for (int pulls : {0, 1, 3, 4, 7, 50}) {
+    auto stage = FromRange(0, 1 << 30)
+                     .Map([](int64_t x) { return x; }, {.parallelism = 2})
+                     .Prefetch({.depth = 8})
+                     .Take(4)
+                     .Repeat(-1)
+                     .Release();
+    ASSERT_TRUE(stage.ok());
+    for (int i = 0; i < pulls; ++i) {
+      auto next = (*stage)->Next();
+      ASSERT_TRUE(next.ok() && next->has_value());
+      ASSERT_EQ(**next, i % 4);
+    }
+  }
 }
 
 }  // namespace

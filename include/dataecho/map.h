@@ -26,10 +26,17 @@
 // just happened. Workers start on the first Next(). Destruction cancels,
 // wakes and joins them; a call of `fn` already running is waited for.
 //
-// Stats: input_wait = time blocked inside the input's Next() (workers', or
-// the consumer's when inline); consumer_wait = consumer time waiting for the
-// next result; extra "busy_s" = time in fn (inline too), "parallelism" = the
-// workers (0 = inline; with kAutotune, the choice once made).
+// Epochs (stage.h): a Map starts over with its input under a Repeat, inline
+// or parallel; a parallel one first lets its workers finish the calls in
+// flight and drops their results (the epoch is over), then starts them anew
+// on the next Next().
+//
+// Stats (stats.h): input_wait = time blocked on an input that had nothing
+// ready (the workers', or the consumer's when inline); consumer_wait =
+// consumer time waiting for the next result; threads = the workers (0 =
+// inline); extra "busy_s" = time in fn (inline too, summed over workers),
+// "parallelism" = the workers (0 = inline; with kAutotune, the choice once
+// made).
 //
 // Thread safety: as every stage (stage.h); `fn` must be safe to call from
 // several threads at once when parallelism is not 0.
@@ -112,6 +119,39 @@ class MapStage final : public UnaryStage<Out, In> {
     return TakeLocked();
   }
 
+  // Epochs (stage.h): inline or parallel, the Map starts over with its input.
+  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
+  absl::Status Restart(uint32_t epoch) override {
+    if (parallelism_ <= 0 || workers_.empty()) {
+      DATAECHO_RETURN_IF_ERROR(inline_status_);
+      {
+        absl::MutexLock lock(&mu_);
+        DATAECHO_RETURN_IF_ERROR(StickyErrorLocked());
+      }
+      return this->input().Restart(epoch);
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      DATAECHO_RETURN_IF_ERROR(StickyErrorLocked());
+      restarting_ = true;  // the workers stop at their next look at the stage
+      room_cv_.SignalAll();
+    }
+    for (std::thread& t : workers_) t.join();
+    workers_.clear();  // the next Next() starts them again
+    {
+      absl::MutexLock lock(&mu_);
+      restarting_ = false;
+      if (cancel_) return CancelledError();
+      // No worker runs: drop what they took and made (the rest of the epoch).
+      slots_.clear();
+      done_.clear();
+      next_seq_ = next_out_ = 0;
+      terminal_seq_ = kNone;
+      terminal_.reset();
+    }
+    return this->input().Restart(epoch);
+  }
+
   bool TryNext(absl::StatusOr<std::optional<Out>>* out) override {
     if (parallelism_ <= 0) {
       *out = NextInline();
@@ -133,9 +173,10 @@ class MapStage final : public UnaryStage<Out, In> {
   }
 
   StageStats OwnStats() const override {
-    return totals_.Report(options_.name,
-                          {{"parallelism", static_cast<double>(reported_parallelism_.Get())},
-                           {"busy_s", static_cast<double>(busy_ns_.Get()) * 1e-9}});
+    const int threads = static_cast<int>(reported_parallelism_.Get());
+    return totals_.Report(
+        options_.name, threads,
+        {{"parallelism", threads}, {"busy_s", static_cast<double>(busy_ns_.Get()) * 1e-9}});
   }
 
  private:
@@ -158,11 +199,7 @@ class MapStage final : public UnaryStage<Out, In> {
     const bool tuning = parallelism_ == kAutotune;
     if (tuning) tuner_.Enter();
     absl::StatusOr<std::optional<In>> in;
-    if (!this->input().TryNext(&in)) {  // only real waits are timed
-      const int64_t t0 = internal::NowNanos();
-      in = this->input().Next();
-      totals_.input_wait_ns.Add(internal::NowNanos() - t0);
-    }
+    totals_.input_wait_ns.Add(internal::PullTimed(this->input(), &in));  // only real waits
     if (!in.ok()) return inline_status_ = in.status();
     if (!in->has_value()) return std::nullopt;
     const int64_t t0 = internal::NowNanos();
@@ -237,7 +274,17 @@ class MapStage final : public UnaryStage<Out, In> {
     const int64_t window = internal::MapWindow(parallelism_, options_.buffer, batch_);
     return std::max<int64_t>(1, std::min<int64_t>(batch_, window / 2));
   }
-  bool StoppedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return cancel_ || !failed_.ok(); }
+  // The workers stop: a cancel, an fn error returned, or a Restart().
+  bool StoppedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return cancel_ || !failed_.ok() || restarting_;
+  }
+  // What makes Restart() fail: a cancel, an fn error returned, an input error.
+  absl::Status StickyErrorLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (cancel_) return CancelledError();
+    if (!failed_.ok()) return failed_;
+    if (terminal_.has_value() && !terminal_->ok()) return terminal_->status();
+    return absl::OkStatus();
+  }
 
   // Takes a batch of inputs (one worker at a time, in sequence order): false
   // when there is nothing more to take.
@@ -256,14 +303,13 @@ class MapStage final : public UnaryStage<Out, In> {
       want = std::min<int64_t>(batch_, RoomLocked());
     }
     std::optional<Item> terminal;
-    int64_t waited = 0;
+    int64_t blocked = 0;
     const int64_t start = internal::NowNanos();
-    int64_t t = start;
+    int64_t now = start;
     while (static_cast<int64_t>(batch.size()) < want) {
-      absl::StatusOr<std::optional<In>> in = this->input().Next();
-      const int64_t now = internal::NowNanos();
-      waited += now - t;
-      t = now;
+      absl::StatusOr<std::optional<In>> in;
+      blocked += internal::PullTimed(this->input(), &in);
+      now = internal::NowNanos();
       if (!in.ok() || !in->has_value()) {
         terminal = in.ok() ? Item(std::nullopt) : Item(in.status());
         break;
@@ -271,8 +317,8 @@ class MapStage final : public UnaryStage<Out, In> {
       batch.push_back(*std::move(*in));
       if (now - start >= internal::kMapBatchNanos) break;  // a slow input: hand over what we have
     }
-    totals_.input_wait_ns.Add(waited);  // one writer at a time: input_mu_
-    cost_ns = waited;
+    totals_.input_wait_ns.Add(blocked);  // one writer at a time: input_mu_
+    cost_ns = now - start;               // pulling, blocked or not
     absl::MutexLock lock(&mu_);
     next_seq_ = first_seq + static_cast<int64_t>(batch.size());
     if (!StoppedLocked() && options_.deterministic) {
@@ -365,10 +411,12 @@ class MapStage final : public UnaryStage<Out, In> {
   int64_t terminal_seq_ ABSL_GUARDED_BY(mu_) = kNone;  // position of end of stream or the error
   std::optional<Item> terminal_ ABSL_GUARDED_BY(mu_);
   bool cancel_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Status failed_ ABSL_GUARDED_BY(mu_);  // first error returned by fn
-  int64_t cost_ns_ ABSL_GUARDED_BY(mu_) = 0;  // per element, averaged over batches
-  int batch_ ABSL_GUARDED_BY(mu_) = 1;        // elements per batch (MapBatchSize)
-  std::vector<std::thread> workers_;  // consumer thread starts them; joined in the destructor
+  bool restarting_ ABSL_GUARDED_BY(mu_) = false;  // Restart() waits for the workers to stop
+  absl::Status failed_ ABSL_GUARDED_BY(mu_);      // first error returned by fn
+  int64_t cost_ns_ ABSL_GUARDED_BY(mu_) = 0;      // per element, averaged over batches
+  int batch_ ABSL_GUARDED_BY(mu_) = 1;            // elements per batch (MapBatchSize)
+  // The consumer thread starts them, Restart() and the destructor join them.
+  std::vector<std::thread> workers_;
 };
 
 }  // namespace dataecho

@@ -18,9 +18,14 @@
 // queued, or at the first push 50 us into its wait, or at once if the producer
 // is slow (over 2 us a pull). Nobody is signalled who does not wait.
 //
-// Stats: input_wait = producer time inside the input's Next(); consumer_wait =
-// consumer time blocked on an empty queue; extra "producer_blocked_s" = time
-// the producer waited on a full queue; "queued" = elements in the queue.
+// Epochs (stage.h): under a Repeat, Restart() stops the producer (it finishes
+// the pull in flight), drops what is queued (the rest of the epoch), restarts
+// the input, and the next Next() starts the producer again.
+//
+// Stats (stats.h): input_wait = time the producer was blocked on an input
+// that had nothing ready; consumer_wait = consumer time blocked on an empty
+// queue; threads = 1; extra "producer_blocked_s" = time the producer waited on
+// a full queue; "queued" = elements in the queue.
 //
 // Thread safety: as every stage (stage.h). The producer starts on the first
 // Next() or TryNext(); destruction cancels and joins it.
@@ -87,6 +92,29 @@ class PrefetchStage final : public UnaryStage<T, T> {
     return PopLocked();
   }
 
+  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
+  absl::Status Restart(uint32_t epoch) override {
+    if (started_) {
+      {
+        absl::MutexLock lock(&mu_);
+        if (cancel_) return CancelledError();
+        if (terminal_.has_value() && !terminal_->ok()) return terminal_->status();  // sticky
+        restarting_ = true;  // the producer stops at its next look at the queue
+        room_cv_.SignalAll();
+      }
+      producer_.join();
+      started_ = false;  // the next Next() starts it again
+      absl::MutexLock lock(&mu_);
+      restarting_ = false;
+      if (cancel_) return CancelledError();
+      queue_.clear();  // the rest of the epoch
+      terminal_.reset();
+      last_wait_ = ProducerWait::kLowWater;
+      if (options_.level) options_.level->store(0, std::memory_order_relaxed);
+    }
+    return this->input().Restart(epoch);
+  }
+
   bool TryNext(absl::StatusOr<std::optional<T>>* out) override {
     StartOnce();
     absl::MutexLock lock(&mu_);
@@ -106,9 +134,10 @@ class PrefetchStage final : public UnaryStage<T, T> {
   StageStats OwnStats() const override {
     absl::MutexLock lock(&mu_);
     return totals_.Report(
-        options_.name, {{"depth", options_.depth},
-                        {"queued", static_cast<double>(queue_.size())},
-                        {"producer_blocked_s", static_cast<double>(producer_blocked_ns_) * 1e-9}});
+        options_.name, /*threads=*/1,
+        {{"depth", options_.depth},
+         {"queued", static_cast<double>(queue_.size())},
+         {"producer_blocked_s", static_cast<double>(producer_blocked_ns_) * 1e-9}});
   }
 
  private:
@@ -123,6 +152,9 @@ class PrefetchStage final : public UnaryStage<T, T> {
       producer_ = std::thread([this] { Produce(); });
     }
   }
+
+  // The producer stops: a cancel or a Restart().
+  bool StoppedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return cancel_ || restarting_; }
 
   bool ReadyOrCancelled() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return cancel_ || !queue_.empty() || terminal_.has_value();
@@ -205,19 +237,21 @@ class PrefetchStage final : public UnaryStage<T, T> {
   void Produce() {
     {
       absl::MutexLock lock(&mu_);
-      if (cancel_) return;
+      if (StoppedLocked()) return;
     }
     std::vector<Item> run;
     size_t want = 1;
     while (true) {
       run.clear();
       const int64_t start = internal::NowNanos();
-      int64_t t = start;
+      int64_t t = start, blocked = 0;
       bool end = false;
       while (run.size() < want) {
-        run.push_back(this->input().Next());
+        Item item;
+        blocked += internal::PullTimed(this->input(), &item);
+        run.push_back(std::move(item));
         const int64_t now = internal::NowNanos();
-        const int64_t waited = now - t;
+        const int64_t waited = now - t;  // the pull, blocked or not
         t = now;
         if (!run.back().ok() || !run.back()->has_value()) {
           end = true;
@@ -226,7 +260,8 @@ class PrefetchStage final : public UnaryStage<T, T> {
         if (waited >= kFastPullNanos || now - start >= kRunNanos) break;
       }
       absl::MutexLock lock(&mu_);
-      totals_.input_wait_ns += t - start;
+      totals_.input_wait_ns += blocked;
+      if (restarting_) return;  // the rest of the epoch: Restart() drops it
       pull_ns_ = (3 * pull_ns_ + (t - start) / static_cast<int64_t>(run.size())) / 4;
       for (size_t i = 0; i + (end ? 1 : 0) < run.size(); ++i) queue_.push_back(std::move(run[i]));
       if (options_.level)
@@ -237,31 +272,32 @@ class PrefetchStage final : public UnaryStage<T, T> {
         return;
       }
       if (WakeConsumerLocked(t)) consumer_cv_.Signal();
-      if (!cancel_ && queue_.size() >= static_cast<size_t>(options_.depth)) {
+      if (!StoppedLocked() && queue_.size() >= static_cast<size_t>(options_.depth)) {
         const int64_t t0 = internal::NowNanos();
         const ProducerWait wait =
             last_wait_ == ProducerWait::kTopUp ? ProducerWait::kLowWater : ProducerWait::kTopUp;
         last_wait_ = wait;
-        while (!cancel_ && !RoomForProducerLocked(wait)) {
+        while (!StoppedLocked() && !RoomForProducerLocked(wait)) {
           producer_wait_ = wait;
           room_cv_.Wait(&mu_);
         }
         producer_wait_ = ProducerWait::kNo;
         producer_blocked_ns_ += internal::NowNanos() - t0;
       }
-      if (cancel_) return;
+      if (StoppedLocked()) return;
       want = PullAheadLocked();
     }
   }
 
   const PrefetchOptions options_;
-  bool started_ = false;  // consumer thread only
+  bool started_ = false;  // consumer thread only: the producer runs (or ran this epoch)
   mutable absl::Mutex mu_;
   absl::CondVar consumer_cv_;  // an element, the end or a cancel (while consumer_waiting_)
   absl::CondVar room_cv_;      // what producer_wait_ says, or a cancel
   std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);        // values only
   std::optional<Item> terminal_ ABSL_GUARDED_BY(mu_);  // end of stream or the error
   bool cancel_ ABSL_GUARDED_BY(mu_) = false;
+  bool restarting_ ABSL_GUARDED_BY(mu_) = false;  // Restart() waits for the producer to stop
   bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = false;
   bool consumer_urgent_ ABSL_GUARDED_BY(mu_) = false;  // signal at the next push
   int64_t consumer_wait_start_ ABSL_GUARDED_BY(mu_) = 0;
