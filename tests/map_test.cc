@@ -120,10 +120,12 @@ TEST(MapTest, DefaultIsInlineInTheConsumersThread) {
 }
 
 TEST(MapTest, InlineMapReportsItsBusyTime) {
-  auto p = FromRange(0, 5).Map([](int64_t x) {
-    std::this_thread::sleep_for(std::chrono::microseconds(500));
-    return x;
-  });
+  auto p = FromRange(0, 5).Map(
+      [](int64_t x) {
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+        return x;
+      },
+      {.parallelism = 0});
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(p.Next().ok());
   const std::vector<StageStats> stats = p.Stats();
   EXPECT_EQ(Extra(stats, "map", "parallelism"), 0);
@@ -143,10 +145,12 @@ TEST(MapTest, ParallelResultsRunAheadOfTheConsumerWithinTheWindow) {
        {MapOptions{.parallelism = 2}, MapOptions{.parallelism = 2, .buffer = 3}}) {
     std::atomic<int64_t> pulled{0};
     auto stage = FromRange(0, 20000)
-                     .Map([&](int64_t x) {  // inline: counts what the parallel Map pulls
-                       ++pulled;
-                       return x;
-                     })
+                     .Map(
+                         [&](int64_t x) {  // inline: counts what the parallel Map pulls
+                           ++pulled;
+                           return x;
+                         },
+                         {.parallelism = 0})
                      .Map([](int64_t x) { return x; }, options)
                      .Release();
     ASSERT_TRUE((*stage)->Next().ok());
@@ -280,6 +284,7 @@ TEST(MapRestartTest, ParallelMapAndPrefetchRepeatInOrder) {
                    },
                    {.parallelism = 2, .deterministic = false})
                .Repeat(2);
+  ASSERT_TRUE(p.status().ok()) << p.status();
   auto got = Drain(**std::move(p).Release());
   ASSERT_TRUE(got.ok()) << got.status();
   ASSERT_EQ(got->size(), 600u);
@@ -314,7 +319,10 @@ TEST(MapRestartTest, ThreadsDoNotChangeTheEpochsOutput) {
                  .Shuffle({.buffer_size = 60, .seed = 7})
                  .Map([](Example e) { return e; }, {.parallelism = parallelism});
     if (prefetch) p = std::move(p).Prefetch({.depth = 4});
-    auto got = Drain(**std::move(p).Repeat(3).Release());
+    auto stage = std::move(p).Repeat(3).Release();
+    EXPECT_TRUE(stage.ok()) << stage.status();
+    if (!stage.ok()) return std::vector<std::pair<uint64_t, uint32_t>>{};
+    auto got = Drain(**stage);
     EXPECT_TRUE(got.ok()) << got.status();
     return got.ok() ? IndexAndEpoch(*got) : std::vector<std::pair<uint64_t, uint32_t>>{};
   };
