@@ -88,7 +88,7 @@ struct MapOptions {
     }
     if (buffer != kAutotune && buffer < 0) {
       return absl::InvalidArgumentError(
-          fmt::format("map buffer must be kAutotune or >= 0, got {}", buffer));
+          fmt::format("map buffer must be >= 0, got {} (or kAutotune)", buffer));
     }
     return absl::OkStatus();
   }
