@@ -9,8 +9,10 @@
 // benchmark reports them ("allocs_per_batch").
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <new>
 #include <vector>
@@ -89,11 +91,24 @@ class CycleSource final : public Stage<Example> {
   size_t i_ = 0;
 };
 
+// CPU time of the whole process (every thread), in nanoseconds.
+int64_t ProcessCpuNanos() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
 // Pulls one element of `p` per iteration; each element holds `items` items.
+// Counter "process_cpu_ns": CPU time of all threads per iteration (the
+// pipeline's threads included), which a busy machine disturbs less than
+// wall time.
 template <typename P>
 void PullEach(benchmark::State& state, P& p, int64_t items = 1) {
+  const int64_t cpu0 = ProcessCpuNanos();
   for (auto _ : state) benchmark::DoNotOptimize(p.Next());
   state.SetItemsProcessed(state.iterations() * items);
+  state.counters["process_cpu_ns"] =
+      static_cast<double>(ProcessCpuNanos() - cpu0) / static_cast<double>(state.iterations());
 }
 
 void BM_Echo(benchmark::State& state) {
@@ -212,20 +227,76 @@ void BM_GatherBaseline(benchmark::State& state) {
 BENCHMARK(BM_GatherBaseline)->Arg(784);
 BENCHMARK(BM_GatherBaseline)->Args({784, 65536})->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// Cost of moving one element across the Prefetch thread boundary.
+// Cost of moving one element across the Prefetch thread boundary. The
+// thread-crossing benchmarks report wall time (UseRealTime): the CPU time of
+// the consumer thread alone hides the other thread's share and the wake-ups.
 void BM_PrefetchHandoff(benchmark::State& state) {
   auto p = FromRange(0, INT64_MAX).Prefetch({.depth = static_cast<int>(state.range(0))});
   PullEach(state, p);
 }
-BENCHMARK(BM_PrefetchHandoff)->Arg(64);
+BENCHMARK(BM_PrefetchHandoff)->Arg(64)->UseRealTime();
 
+// Cost of moving one element to a Map worker and its result back (fn = x + 1).
 void BM_MapParallel(benchmark::State& state) {
   auto p =
       FromRange(0, INT64_MAX)
           .Map([](int64_t x) { return x + 1; }, {.parallelism = static_cast<int>(state.range(0))});
+  if (!p.status().ok()) state.SkipWithError(p.status().ToString().c_str());
   PullEach(state, p);
 }
-BENCHMARK(BM_MapParallel)->Arg(1)->Arg(2);
+BENCHMARK(BM_MapParallel)->Arg(1)->Arg(2)->UseRealTime();
+
+// The same with no results ahead of the calls in flight (buffer = 0, the old
+// default): every hand-off is one element, and producer and consumer take
+// turns sleeping.
+void BM_MapParallelNoRunAhead(benchmark::State& state) {
+  auto p = FromRange(0, INT64_MAX)
+               .Map([](int64_t x) { return x + 1; },
+                    {.parallelism = static_cast<int>(state.range(0)), .buffer = 0});
+  if (!p.status().ok()) state.SkipWithError(p.status().ToString().c_str());
+  PullEach(state, p);
+}
+BENCHMARK(BM_MapParallelNoRunAhead)->Arg(1)->UseRealTime();
+
+// A chain of dependent multiply-adds: `iterations` of them take a fixed amount
+// of one core's time, whatever else runs.
+uint64_t Spin(uint64_t x, int64_t iterations) {
+  for (int64_t i = 0; i < iterations; ++i) x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+  return x;
+}
+
+// Iterations of Spin() per 2 microseconds of one core, calibrated once: the
+// fastest of several trials, so that a busy machine does not inflate it.
+int64_t SpinIterationsPer2us() {
+  static const int64_t iterations = [] {
+    constexpr int64_t kTrial = 1'000'000;
+    int64_t best_ns = INT64_MAX;
+    for (int t = 0; t < 7; ++t) {
+      const auto t0 = std::chrono::steady_clock::now();
+      benchmark::DoNotOptimize(Spin(static_cast<uint64_t>(t), kTrial));
+      const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::steady_clock::now() - t0)
+                             .count();
+      best_ns = std::min(best_ns, ns);
+    }
+    return std::max<int64_t>(1, kTrial * 2000 / std::max<int64_t>(best_ns, 1));
+  }();
+  return iterations;
+}
+
+// A Map whose function works 2 us per element (one core's time), the
+// consumer taking the results: what parallelism N buys over inline (N = 0).
+// N = -1 is kAutotune.
+void BM_MapParallelWork(benchmark::State& state) {
+  const int64_t iterations = SpinIterationsPer2us();
+  const int parallelism = state.range(0) == -1 ? kAutotune : static_cast<int>(state.range(0));
+  auto p = FromRange(0, INT64_MAX)
+               .Map([iterations](int64_t x) { return static_cast<int64_t>(Spin(x, iterations)); },
+                    {.parallelism = parallelism});
+  if (!p.status().ok()) state.SkipWithError(p.status().ToString().c_str());
+  PullEach(state, p);
+}
+BENCHMARK(BM_MapParallelWork)->Arg(0)->Arg(1)->Arg(2)->Arg(-1)->UseRealTime();
 
 }  // namespace
 }  // namespace dataecho

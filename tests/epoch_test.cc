@@ -186,18 +186,25 @@ TEST(EpochTest, IdxSourceStartsOver) {
   }
 }
 
-TEST(EpochTest, AnInlineMapStartsOverAParallelOneCannot) {
+TEST(EpochTest, AMapStartsOverInlineOrParallel) {
   auto inline_map =
       FromRange(0, 3).Map([](int64_t v) { return v * 10; }, {.parallelism = 0}).Repeat(2);
   auto got = Drain(**std::move(inline_map).Release());
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(*got, (std::vector<int64_t>{0, 10, 20, 0, 10, 20}));
   auto parallel =
-      FromRange(0, 3).Map([](int64_t v) { return v; }, {.parallelism = 2, .name = "decode"});
-  auto repeated = std::move(parallel).Repeat(2);
-  EXPECT_EQ(repeated.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_NE(repeated.status().message().find("decode cannot start a new epoch"), std::string::npos)
-      << repeated.status();
+      FromRange(0, 3).Map([](int64_t v) { return v * 10; }, {.parallelism = 2, .name = "decode"});
+  got = Drain(**std::move(parallel).Repeat(2).Release());
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, (std::vector<int64_t>{0, 10, 20, 0, 10, 20}));
+  // A parallel Map over a stage that cannot start over: that stage is named.
+  auto over_generator = FromGenerator<int>([]() -> absl::StatusOr<std::optional<int>> { return 1; })
+                            .Map([](int v) { return v; }, {.parallelism = 2, .name = "decode"})
+                            .Repeat(2);
+  EXPECT_EQ(over_generator.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(over_generator.status().message().find("generator cannot start a new epoch"),
+            std::string::npos)
+      << over_generator.status();
 }
 
 TEST(EpochTest, RepeatOverAStageThatCannotStartOverFailsWhenBuilt) {

@@ -3,7 +3,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <memory>
+#include <string_view>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "dataecho/pipeline.h"
 #include "gtest/gtest.h"
@@ -94,6 +99,126 @@ TEST(MapTest, InvalidParallelism) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// The value of the stats extra `key` of the stage named `stage`, or -1.
+double Extra(const std::vector<StageStats>& stats, std::string_view stage, std::string_view key) {
+  for (const StageStats& s : stats) {
+    if (s.name == stage) return s.Extra(key, -1);
+  }
+  return -1;
+}
+
+TEST(MapTest, DefaultIsInlineInTheConsumersThread) {
+  const std::thread::id consumer = std::this_thread::get_id();
+  std::atomic<int> elsewhere{0};
+  auto p = FromRange(0, 100).Map([&](int64_t x) {
+    if (std::this_thread::get_id() != consumer) ++elsewhere;
+    return x;
+  });
+  auto stage = std::move(p).Release();
+  ASSERT_EQ(Drain(**stage)->size(), 100u);
+  EXPECT_EQ(elsewhere.load(), 0);
+}
+
+TEST(MapTest, InlineMapReportsItsBusyTime) {
+  auto p = FromRange(0, 5).Map(
+      [](int64_t x) {
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+        return x;
+      },
+      {.parallelism = 0});
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(p.Next().ok());
+  const std::vector<StageStats> stats = p.Stats();
+  EXPECT_EQ(Extra(stats, "map", "parallelism"), 0);
+  EXPECT_GE(Extra(stats, "map", "busy_s"), 5 * 500e-6);  // fn slept this long, at least
+}
+
+// Waits (up to 20 s) until `done()` holds; false if it never did.
+template <typename F>
+bool Eventually(F done) {
+  for (int i = 0; i < 20000 && !done(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return done();
+}
+
+TEST(MapTest, ParallelResultsRunAheadOfTheConsumerWithinTheWindow) {
+  for (const MapOptions& options :
+       {MapOptions{.parallelism = 2}, MapOptions{.parallelism = 2, .buffer = 3}}) {
+    std::atomic<int64_t> pulled{0};
+    auto stage = FromRange(0, 20000)
+                     .Map(
+                         [&](int64_t x) {  // inline: counts what the parallel Map pulls
+                           ++pulled;
+                           return x;
+                         },
+                         {.parallelism = 0})
+                     .Map([](int64_t x) { return x; }, options)
+                     .Release();
+    ASSERT_TRUE((*stage)->Next().ok());
+    // Then, without the consumer: more results than the calls in flight
+    // (1 returned + 2 calls), up to the window (parallelism + buffer; by
+    // default two batches of at most kMapMaxBatch per worker).
+    const int64_t window = internal::MapWindow(2, options.buffer, internal::kMapMaxBatch);
+    ASSERT_TRUE(Eventually([&] { return pulled.load() >= std::min<int64_t>(4, 1 + window); }))
+        << options.buffer;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_LE(pulled.load(), 1 + window) << options.buffer;
+    std::vector<int64_t> rest = *Drain(**stage);
+    ASSERT_EQ(rest.size(), 19999u);
+    for (size_t i = 0; i < rest.size(); ++i) ASSERT_EQ(rest[i], static_cast<int64_t>(i) + 1);
+  }
+}
+
+TEST(MapTest, AutotuneKeepsCheapFunctionsInline) {
+  const std::thread::id consumer = std::this_thread::get_id();
+  std::atomic<int> elsewhere{0};
+  auto p = FromRange(0, 200000).Map(
+      [&](int64_t x) {
+        if (std::this_thread::get_id() != consumer) ++elsewhere;
+        return x + 1;
+      },
+      {.parallelism = kAutotune});
+  int64_t expected = 1;
+  while (true) {
+    auto next = p.Next();
+    ASSERT_TRUE(next.ok());
+    if (!next->has_value()) break;
+    ASSERT_EQ(**next, expected++);
+  }
+  EXPECT_EQ(expected, 200001);
+  EXPECT_EQ(elsewhere.load(), 0);
+  EXPECT_EQ(Extra(p.Stats(), "map", "parallelism"), 0);
+}
+
+TEST(MapTest, AutotuneMovesExpensiveFunctionsToWorkersInOrder) {
+  const std::thread::id consumer = std::this_thread::get_id();
+  std::atomic<int> elsewhere{0};
+  auto p = FromRange(0, 400).Map(
+      [&](int64_t x) {
+        if (std::this_thread::get_id() != consumer) ++elsewhere;
+        std::this_thread::sleep_for(std::chrono::microseconds(200));  // 200 us of "work"
+        return x * 3;
+      },
+      {.parallelism = kAutotune});
+  int64_t i = 0;
+  while (true) {
+    auto next = p.Next();
+    ASSERT_TRUE(next.ok());
+    if (!next->has_value()) break;
+    ASSERT_EQ(**next, 3 * i++);
+  }
+  EXPECT_EQ(i, 400);
+  EXPECT_GE(Extra(p.Stats(), "map", "parallelism"), 1);
+  EXPECT_GT(elsewhere.load(), 0);
+}
+
+TEST(MapTest, InvalidBuffer) {
+  EXPECT_EQ(FromRange(0, 1)
+                .Map([](int64_t x) { return x; }, {.parallelism = 1, .buffer = -1})
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(PrefetchTest, DeliversEverythingAndTryNextDoesNotBlock) {
   std::atomic<bool> release{false};
   auto stage = FromRange(0, 1000)
@@ -127,6 +252,144 @@ TEST(PrefetchTest, QueueIsBounded) {
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   // Then stops: 1 consumed + 5 queued + 1 in the producer's hands + Map's in-flight call.
   EXPECT_LE(pulled.load(), 8);
+}
+
+// ---- epochs: a parallel Map and a Prefetch start over under a Repeat ----
+
+// (source index, epoch) of each Example.
+std::vector<std::pair<uint64_t, uint32_t>> IndexAndEpoch(const std::vector<Example>& v) {
+  std::vector<std::pair<uint64_t, uint32_t>> out;
+  for (const Example& e : v) out.emplace_back(e.source_index, e.epoch);
+  return out;
+}
+
+TEST(MapRestartTest, ParallelMapAndPrefetchRepeatInOrder) {
+  for (int parallelism : {1, 2, kAutotune}) {
+    auto p = FromRange(0, 300)
+                 .Map([](int64_t x) { return x * 10; }, {.parallelism = parallelism})
+                 .Prefetch({.depth = 8})
+                 .Repeat(3);
+    ASSERT_TRUE(p.status().ok()) << p.status();
+    auto got = Drain(**std::move(p).Release());
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->size(), 900u) << parallelism;
+    for (size_t i = 0; i < got->size(); ++i) ASSERT_EQ((*got)[i], int64_t(i % 300) * 10) << i;
+  }
+  // Not deterministic: every element once per epoch.
+  auto p = FromRange(0, 300)
+               .Map(
+                   [](int64_t x) {
+                     Jitter(x);
+                     return x;
+                   },
+                   {.parallelism = 2, .deterministic = false})
+               .Repeat(2);
+  ASSERT_TRUE(p.status().ok()) << p.status();
+  auto got = Drain(**std::move(p).Release());
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 600u);
+  std::vector<int64_t> sorted = *got;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) ASSERT_EQ(sorted[i], int64_t(i / 2));
+}
+
+// Restarted mid-stream (Take above them ends each epoch early), they drop
+// what their threads made ahead: every epoch starts at the first element.
+TEST(MapRestartTest, RestartMidStreamDropsWhatRanAhead) {
+  for (int parallelism : {0, 1, 2}) {
+    for (bool prefetch : {false, true}) {
+      auto p = FromRange(0, 100000).Map([](int64_t x) { return x; }, {.parallelism = parallelism});
+      if (prefetch) p = std::move(p).Prefetch({.depth = 64});
+      auto stage = std::move(p).Take(5).Repeat(4).Release();
+      ASSERT_TRUE(stage.ok()) << stage.status();
+      auto got = Drain(**stage);
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_EQ(*got,
+                (std::vector<int64_t>{0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4}))
+          << parallelism << " " << prefetch;
+    }
+  }
+}
+
+// Seeded determinism across epochs: the same order and epochs as the chain
+// without threads.
+TEST(MapRestartTest, ThreadsDoNotChangeTheEpochsOutput) {
+  auto run = [](int parallelism, bool prefetch) {
+    auto p = FromVector(testing::MakeExamples(60))
+                 .Shuffle({.buffer_size = 60, .seed = 7})
+                 .Map([](Example e) { return e; }, {.parallelism = parallelism});
+    if (prefetch) p = std::move(p).Prefetch({.depth = 4});
+    auto stage = std::move(p).Repeat(3).Release();
+    EXPECT_TRUE(stage.ok()) << stage.status();
+    if (!stage.ok()) return std::vector<std::pair<uint64_t, uint32_t>>{};
+    auto got = Drain(**stage);
+    EXPECT_TRUE(got.ok()) << got.status();
+    return got.ok() ? IndexAndEpoch(*got) : std::vector<std::pair<uint64_t, uint32_t>>{};
+  };
+  const auto expected = run(0, false);
+  ASSERT_EQ(expected.size(), 180u);
+  EXPECT_EQ(expected[179].second, 2u);
+  EXPECT_EQ(run(2, false), expected);
+  EXPECT_EQ(run(2, true), expected);
+  EXPECT_EQ(run(0, true), expected);
+}
+
+// An fn error in a later epoch comes at its position, after every element
+// before it, and stays.
+TEST(MapRestartTest, ErrorInALaterEpochComesInOrderAndSticks) {
+  for (int parallelism : {0, 2}) {
+    auto p = FromVector(testing::MakeExamples(50))
+                 .Repeat(3)
+                 .Map(
+                     [](Example e) -> absl::StatusOr<Example> {
+                       if (e.epoch == 1 && e.source_index == 20) {
+                         return absl::DataLossError("bad 20");
+                       }
+                       return e;
+                     },
+                     {.parallelism = parallelism})
+                 .Prefetch({.depth = 4});
+    auto stage = std::move(p).Release();
+    ASSERT_TRUE(stage.ok());
+    auto [items, status] = DrainWithStatus(**stage);
+    EXPECT_EQ(items.size(), 70u) << parallelism;
+    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+    EXPECT_EQ((*stage)->Next().status().code(), absl::StatusCode::kDataLoss);
+  }
+  // Below the Repeat: the Repeat returns the error and stays.
+  auto p = FromVector(testing::MakeExamples(50))
+               .Map(
+                   [calls = std::make_shared<std::atomic<int>>(0)](
+                       Example e) -> absl::StatusOr<Example> {
+                     if (calls->fetch_add(1) == 70) return absl::DataLossError("call 70");
+                     return e;
+                   },
+                   {.parallelism = 1})
+               .Repeat(3);
+  auto stage = std::move(p).Release();
+  ASSERT_TRUE(stage.ok());
+  auto [items, status] = DrainWithStatus(**stage);
+  EXPECT_EQ(items.size(), 70u);
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+}
+
+// Destroyed at any point of a forever-repeating chain with threads, the
+// pipeline returns.
+TEST(MapRestartTest, DestroyedMidEpochNeverHangs) {
+  for (int pulls : {0, 1, 3, 4, 7, 50}) {
+    auto stage = FromRange(0, 1 << 30)
+                     .Map([](int64_t x) { return x; }, {.parallelism = 2})
+                     .Prefetch({.depth = 8})
+                     .Take(4)
+                     .Repeat(-1)
+                     .Release();
+    ASSERT_TRUE(stage.ok());
+    for (int i = 0; i < pulls; ++i) {
+      auto next = (*stage)->Next();
+      ASSERT_TRUE(next.ok() && next->has_value());
+      ASSERT_EQ(**next, i % 4);
+    }
+  }
 }
 
 }  // namespace

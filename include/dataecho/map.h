@@ -1,42 +1,63 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
-// map.h: apply a function to every element, in parallel.
+// map.h: apply a function to every element, inline or in parallel.
 //
-// Map runs `fn` on a fixed pool of `parallelism` worker threads, at most
-// `parallelism` calls in flight, and returns results in input order (set
-// `deterministic = false` to take them in completion order). `fn` returns the
-// new element or an error; an error comes out at the element's position (in
-// order: every earlier element first) and then stays. `parallelism = 0` runs
-// `fn` inline in the consumer's thread.
+// By default (`parallelism = 0`) Map calls `fn` in the consumer's thread:
+// right for cheap functions (crop, flip, a cast), for which moving an element
+// to another thread and back would cost more than the call. `parallelism = n`
+// runs `fn` on a fixed pool of n worker threads, at most n calls in flight,
+// and returns results in input order (set `deterministic = false` to take them
+// in completion order): for expensive functions (decoding). `parallelism =
+// kAutotune` starts inline, measures fn, and then stays inline or picks the
+// workers from the measured time and the cores left
+// (internal/map_tuning.h). `fn` returns the new element or an error; an error
+// comes out at the element's position (in order: every earlier element first)
+// and then stays.
 //
 //   auto decoded = dataecho::MapStage<Record, Example>::Make(
 //       std::move(records), DecodeImageRecord, {.parallelism = 4});
 //   if (!decoded.ok()) return decoded.status();  // a bad option, empty fn or null input
 //
-// Workers pull from the input one at a time (never concurrently) and start on
-// the first Next(). Destruction cancels, wakes and joins them; a call of `fn`
-// already running is waited for.
+// A parallel Map's results run ahead of the consumer (up to `buffer` beyond
+// the calls in flight; by default two batches per worker). Workers take their
+// input in batches (one worker pulls at a time, never concurrently) and hand
+// results over in batches, a batch being about 50 us of work (one element for
+// expensive functions); a thread is woken only when it sleeps waiting for what
+// just happened. Workers start on the first Next(). Destruction cancels,
+// wakes and joins them; a call of `fn` already running is waited for.
+//
+// Epochs (stage.h): a Map starts over with its input under a Repeat, inline
+// or parallel; a parallel one first lets its workers finish the calls in
+// flight and drops their results (the epoch is over), then starts them anew
+// on the next Next().
 //
 // Stats (stats.h): input_wait = time blocked on an input that had nothing
-// ready; consumer_wait = consumer time waiting for the next result; threads =
-// parallelism; extra "busy_s" = time in fn.
+// ready (the workers', or the consumer's when inline); consumer_wait =
+// consumer time waiting for the next result; threads = the workers (0 =
+// inline); extra "busy_s" = time in fn (inline too, summed over workers),
+// "parallelism" = the workers (0 = inline; with kAutotune, the choice once
+// made).
 //
 // Thread safety: as every stage (stage.h); `fn` must be safe to call from
-// several threads at once when parallelism > 1.
+// several threads at once when parallelism is not 0.
 #ifndef DATAECHO_MAP_H_
 #define DATAECHO_MAP_H_
 
 #include <cstdint>
+#include <deque>
 #include <functional>
-#include <map>
+#include <limits>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/map_tuning.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
@@ -44,22 +65,30 @@
 
 namespace dataecho {
 
+// MapOptions::parallelism and MapOptions::buffer: let the stage choose. (A
+// sentinel no one types by accident: -1 stays an invalid parallelism.)
+inline constexpr int kAutotune = std::numeric_limits<int>::min();
+
 struct MapOptions {
-  // Worker threads; 0 = call fn inline in the consumer's thread.
-  int parallelism = 1;
+  // 0 (default): fn runs inline in the consumer's thread. n >= 1: n worker
+  // threads. kAutotune: inline while it measures fn, then inline or workers.
+  int parallelism = 0;
   // true: results in input order; false: in completion order.
   bool deterministic = true;
-  // Results buffered ahead of the consumer beyond the calls in flight.
-  int buffer = 0;
+  // Results a parallel Map may hold ahead of the consumer beyond the calls in
+  // flight (taken from the input, not yet returned: at most parallelism +
+  // buffer). kAutotune (default): two batches per worker (MapWindow).
+  int buffer = kAutotune;
   std::string name = "map";
 
   absl::Status Validate() const {
-    if (parallelism < 0 || parallelism > 1024) {
+    if (parallelism != kAutotune && (parallelism < 0 || parallelism > 1024)) {
       return absl::InvalidArgumentError(
-          fmt::format("map parallelism must be in [0, 1024], got {}", parallelism));
+          fmt::format("map parallelism must be kAutotune or in [0, 1024], got {}", parallelism));
     }
-    if (buffer < 0) {
-      return absl::InvalidArgumentError(fmt::format("map buffer must be >= 0, got {}", buffer));
+    if (buffer != kAutotune && buffer < 0) {
+      return absl::InvalidArgumentError(
+          fmt::format("map buffer must be >= 0, got {} (or kAutotune)", buffer));
     }
     return absl::OkStatus();
   }
@@ -83,33 +112,54 @@ class MapStage final : public UnaryStage<Out, In> {
   }
 
   absl::StatusOr<std::optional<Out>> Next() override {
-    if (options_.parallelism == 0) return NextInline();
+    if (parallelism_ <= 0) return NextInline();
     StartWorkers();
     absl::MutexLock lock(&mu_);
-    internal::AwaitTimed(mu_, this, &MapStage::ResultReadyOrCancelled, totals_.consumer_wait_ns);
+    if (!ReadyLocked()) WaitReady();
     return TakeLocked();
   }
 
-  // Epochs (stage.h): an inline Map (parallelism 0) starts over with its
-  // input; a parallel one cannot (put .Repeat() below it).
-  absl::Status EnableRestart() override {
-    if (options_.parallelism != 0) return this->CannotRestart();
-    return this->input().EnableRestart();
-  }
+  // Epochs (stage.h): inline or parallel, the Map starts over with its input.
+  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
   absl::Status Restart(uint32_t epoch) override {
-    if (options_.parallelism != 0) return this->CannotRestart();
-    DATAECHO_RETURN_IF_ERROR(inline_status_);
+    if (parallelism_ <= 0 || workers_.empty()) {
+      DATAECHO_RETURN_IF_ERROR(inline_status_);
+      {
+        absl::MutexLock lock(&mu_);
+        DATAECHO_RETURN_IF_ERROR(StickyErrorLocked());
+      }
+      return this->input().Restart(epoch);
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      DATAECHO_RETURN_IF_ERROR(StickyErrorLocked());
+      restarting_ = true;  // the workers stop at their next look at the stage
+      room_cv_.SignalAll();
+    }
+    for (std::thread& t : workers_) t.join();
+    workers_.clear();  // the next Next() starts them again
+    {
+      absl::MutexLock lock(&mu_);
+      restarting_ = false;
+      if (cancel_) return CancelledError();
+      // No worker runs: drop what they took and made (the rest of the epoch).
+      slots_.clear();
+      done_.clear();
+      next_seq_ = next_out_ = 0;
+      terminal_seq_ = kNone;
+      terminal_.reset();
+    }
     return this->input().Restart(epoch);
   }
 
   bool TryNext(absl::StatusOr<std::optional<Out>>* out) override {
-    if (options_.parallelism == 0) {
+    if (parallelism_ <= 0) {
       *out = NextInline();
       return true;
     }
     StartWorkers();
     absl::MutexLock lock(&mu_);
-    if (!ResultReadyOrCancelled()) return false;
+    if (!ReadyLocked()) return false;
     *out = TakeLocked();
     return true;
   }
@@ -118,13 +168,15 @@ class MapStage final : public UnaryStage<Out, In> {
   void OnCancel() override {
     absl::MutexLock lock(&mu_);
     cancel_ = true;
+    consumer_cv_.SignalAll();
+    room_cv_.SignalAll();
   }
 
   StageStats OwnStats() const override {
-    absl::MutexLock lock(&mu_);
+    const int threads = static_cast<int>(reported_parallelism_.Get());
     return totals_.Report(
-        options_.name, options_.parallelism,
-        {{"parallelism", options_.parallelism}, {"busy_s", static_cast<double>(busy_ns_) * 1e-9}});
+        options_.name, threads,
+        {{"parallelism", threads}, {"busy_s", static_cast<double>(busy_ns_.Get()) * 1e-9}});
   }
 
  private:
@@ -132,124 +184,239 @@ class MapStage final : public UnaryStage<Out, In> {
   static constexpr int64_t kNone = INT64_MAX;
 
   MapStage(StagePtr<In> input, Fn fn, MapOptions options)
-      : UnaryStage<Out, In>(std::move(input)), fn_(std::move(fn)), options_(std::move(options)) {}
-
-  void StartWorkers() {
-    if (workers_.empty()) {
-      for (int i = 0; i < options_.parallelism; ++i) workers_.emplace_back([this] { Work(); });
-    }
+      : UnaryStage<Out, In>(std::move(input)),
+        fn_(std::move(fn)),
+        options_(std::move(options)),
+        parallelism_(options_.parallelism) {
+    reported_parallelism_.Set(parallelism_ > 0 ? parallelism_ : 0);
   }
 
-  // Returns the result the consumer may take. REQUIRES: ResultReadyOrCancelled().
-  absl::StatusOr<std::optional<Out>> TakeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (cancel_) return CancelledError();
-    if (!failed_.ok()) return failed_;
-    // Deterministic: the next in order. Otherwise any finished result (the
-    // terminal one, always the last sequence number, only once all others are out).
-    auto it = results_.begin();
-    const int64_t seq = it->first;
-    if (seq == terminal_seq_) return it->second;  // end of stream or input error: sticky
-    Item item = std::move(it->second);
-    results_.erase(it);
-    if (!item.ok()) {  // fn failed for this element: sticky from here on
-      failed_ = item.status();
-      results_.clear();
-      return failed_;
-    }
-    ++next_out_;
-    ++totals_.elements;
-    totals_.bytes += static_cast<int64_t>(ElementTraits<Out>::ByteSize(**item));
-    return item;
-  }
+  // ---- inline (parallelism 0, and kAutotune while it measures) ----
 
-  // parallelism == 0: fn runs in the consumer's thread; only real waits on
-  // the input are timed (busy_s stays 0).
   absl::StatusOr<std::optional<Out>> NextInline() {
     if (this->cancelled()) return CancelledError();
     if (!inline_status_.ok()) return inline_status_;
+    const bool tuning = parallelism_ == kAutotune;
+    if (tuning) tuner_.Enter();
     absl::StatusOr<std::optional<In>> in;
-    if (!this->input().TryNext(&in)) {
-      const int64_t t0 = internal::NowNanos();
-      in = this->input().Next();
-      const int64_t waited = internal::NowNanos() - t0;
-      absl::MutexLock lock(&mu_);
-      totals_.input_wait_ns += waited;
-    }
+    totals_.input_wait_ns.Add(internal::PullTimed(this->input(), &in));  // only real waits
     if (!in.ok()) return inline_status_ = in.status();
     if (!in->has_value()) return std::nullopt;
+    const int64_t t0 = internal::NowNanos();
     absl::StatusOr<Out> out = fn_(std::move(**in));
+    const int64_t busy = internal::NowNanos() - t0;
+    busy_ns_.Add(busy);
     if (!out.ok()) return inline_status_ = out.status();
-    absl::MutexLock lock(&mu_);
-    ++totals_.elements;
-    totals_.bytes += static_cast<int64_t>(ElementTraits<Out>::ByteSize(*out));
+    totals_.elements.Add(1);
+    totals_.bytes.Add(static_cast<int64_t>(ElementTraits<Out>::ByteSize(*out)));
+    if (tuning && tuner_.Leave(busy)) {  // measured enough: from the next call on
+      parallelism_ = tuner_.choice();
+      reported_parallelism_.Set(parallelism_);
+    }
     return std::optional<Out>(std::move(*out));
   }
 
-  // The consumer may take a result: the next in order (or any completed one
-  // when not deterministic; the terminal one only after all before it).
-  bool ResultReadyOrCancelled() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (cancel_ || !failed_.ok()) return true;
-    if (results_.empty()) return false;
-    if (options_.deterministic) return results_.begin()->first == next_out_;
-    return results_.begin()->first != terminal_seq_ || terminal_seq_ == next_out_;
+  // ---- parallel ----
+
+  void StartWorkers() {
+    if (!workers_.empty()) return;
+    for (int i = 0; i < parallelism_; ++i) workers_.emplace_back([this] { Work(); });
   }
 
-  bool CanPull() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return cancel_ || terminal_seq_ != kNone || !failed_.ok() ||
-           next_seq_ - next_out_ < options_.parallelism + options_.buffer;
+  // The consumer may take a result (or an end, an error, a cancel).
+  bool ReadyLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (cancel_ || !failed_.ok() || next_out_ == terminal_seq_) return true;
+    if (options_.deterministic) return !slots_.empty() && slots_.front().has_value();
+    return !done_.empty();
+  }
+
+  void WaitReady() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const int64_t t0 = internal::NowNanos();
+    consumer_waiting_ = true;
+    while (!ReadyLocked()) consumer_cv_.Wait(&mu_);
+    consumer_waiting_ = false;
+    totals_.consumer_wait_ns.Add(internal::NowNanos() - t0);
+  }
+
+  // Returns the result the consumer may take. REQUIRES: ReadyLocked().
+  Item TakeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (cancel_) return CancelledError();
+    if (!failed_.ok()) return failed_;
+    if (next_out_ == terminal_seq_) return *terminal_;  // end of stream or input error: sticky
+    Item item;
+    if (options_.deterministic) {
+      item = *std::move(slots_.front());
+      slots_.pop_front();
+    } else {
+      item = std::move(done_.front());
+      done_.pop_front();
+    }
+    ++next_out_;
+    if (!item.ok()) {  // fn failed for this element: sticky from here on
+      failed_ = item.status();
+      slots_.clear();
+      done_.clear();
+      room_cv_.SignalAll();
+      return failed_;
+    }
+    if (room_waiting_ && RoomLocked() >= RoomWantedLocked()) room_cv_.Signal();
+    totals_.elements.Add(1);
+    totals_.bytes.Add(static_cast<int64_t>(ElementTraits<Out>::ByteSize(**item)));
+    return item;
+  }
+
+  int64_t RoomLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return internal::MapWindow(parallelism_, options_.buffer, batch_) - (next_seq_ - next_out_);
+  }
+  // A worker that found no room sleeps until there is room for a batch (or
+  // half the window): one wake-up per batch, not per element.
+  int64_t RoomWantedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const int64_t window = internal::MapWindow(parallelism_, options_.buffer, batch_);
+    return std::max<int64_t>(1, std::min<int64_t>(batch_, window / 2));
+  }
+  // The workers stop: a cancel, an fn error returned, or a Restart().
+  bool StoppedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return cancel_ || !failed_.ok() || restarting_;
+  }
+  // What makes Restart() fail: a cancel, an fn error returned, an input error.
+  absl::Status StickyErrorLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (cancel_) return CancelledError();
+    if (!failed_.ok()) return failed_;
+    if (terminal_.has_value() && !terminal_->ok()) return terminal_->status();
+    return absl::OkStatus();
+  }
+
+  // Takes a batch of inputs (one worker at a time, in sequence order): false
+  // when there is nothing more to take.
+  bool Claim(std::vector<In>& batch, int64_t& first_seq, int64_t& cost_ns) {
+    absl::MutexLock input_lock(&input_mu_);
+    int64_t want;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!StoppedLocked() && terminal_seq_ == kNone && RoomLocked() < RoomWantedLocked()) {
+        room_waiting_ = true;
+        while (!StoppedLocked() && RoomLocked() < RoomWantedLocked()) room_cv_.Wait(&mu_);
+        room_waiting_ = false;
+      }
+      if (StoppedLocked() || terminal_seq_ != kNone) return false;
+      first_seq = next_seq_;
+      want = std::min<int64_t>(batch_, RoomLocked());
+    }
+    std::optional<Item> terminal;
+    int64_t blocked = 0;
+    const int64_t start = internal::NowNanos();
+    int64_t now = start;
+    while (static_cast<int64_t>(batch.size()) < want) {
+      absl::StatusOr<std::optional<In>> in;
+      blocked += internal::PullTimed(this->input(), &in);
+      now = internal::NowNanos();
+      if (!in.ok() || !in->has_value()) {
+        terminal = in.ok() ? Item(std::nullopt) : Item(in.status());
+        break;
+      }
+      batch.push_back(*std::move(*in));
+      if (now - start >= internal::kMapBatchNanos) break;  // a slow input: hand over what we have
+    }
+    totals_.input_wait_ns.Add(blocked);  // one writer at a time: input_mu_
+    cost_ns = now - start;               // pulling, blocked or not
+    absl::MutexLock lock(&mu_);
+    next_seq_ = first_seq + static_cast<int64_t>(batch.size());
+    if (!StoppedLocked() && options_.deterministic) {
+      slots_.resize(static_cast<size_t>(next_seq_ - next_out_));
+    }
+    if (terminal.has_value()) {
+      terminal_ = std::move(terminal);
+      terminal_seq_ = next_seq_;
+      if (consumer_waiting_ && ReadyLocked()) consumer_cv_.Signal();
+    }
+    return !batch.empty();
+  }
+
+  // Hands results [first_seq, first_seq + out.size()) to the consumer: false
+  // if the stage stopped (cancel or an fn error returned). At the end of a
+  // batch of `batch_size` elements, `cost_ns` is what the batch cost (pulling
+  // and fn), from which the next batches are sized.
+  bool Publish(int64_t first_seq, std::vector<Item>& out, int64_t busy_ns, int64_t cost_ns,
+               size_t batch_size) {
+    busy_ns_.Add(busy_ns);
+    absl::MutexLock lock(&mu_);
+    if (StoppedLocked()) return false;
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (options_.deterministic) {
+        slots_[static_cast<size_t>(first_seq + static_cast<int64_t>(i) - next_out_)] =
+            std::move(out[i]);
+      } else {
+        done_.push_back(std::move(out[i]));
+      }
+    }
+    if (batch_size > 0) {  // the cost of an element: pulling it and fn
+      const int64_t cost = cost_ns / static_cast<int64_t>(batch_size);
+      cost_ns_ = cost_ns_ == 0 ? cost : (3 * cost_ns_ + cost) / 4;
+      batch_ = internal::MapBatchSize(cost_ns_);
+    }
+    if (consumer_waiting_ && ReadyLocked()) consumer_cv_.Signal();
+    return true;
   }
 
   void Work() {
+    std::vector<In> batch;
+    std::vector<Item> out;
     while (true) {
-      int64_t seq;
-      absl::StatusOr<std::optional<In>> in = std::optional<In>();
-      {
-        absl::MutexLock lock(&mu_);
-        mu_.Await(absl::Condition(this, &MapStage::CanPull));
-        if (cancel_ || terminal_seq_ != kNone || !failed_.ok()) return;
-      }
-      {
-        // One puller at a time; the sequence number is taken with the element.
-        absl::MutexLock input_lock(&input_mu_);
-        {
-          absl::MutexLock lock(&mu_);
-          if (cancel_ || terminal_seq_ != kNone) return;
-          seq = next_seq_++;
+      batch.clear();
+      int64_t first_seq = 0, cost_ns = 0;
+      if (!Claim(batch, first_seq, cost_ns)) return;
+      // fn on the batch; results go out at its end, or sooner if it runs long.
+      out.clear();
+      int64_t busy = 0, published = 0;
+      int64_t t = internal::NowNanos(), flushed = t;
+      for (size_t i = 0; i < batch.size(); ++i) {
+        absl::StatusOr<Out> result = fn_(std::move(batch[i]));
+        const int64_t now = internal::NowNanos();
+        busy += now - t;
+        t = now;
+        out.push_back(result.ok() ? Item(std::optional<Out>(*std::move(result)))
+                                  : Item(result.status()));
+        const bool last = i + 1 == batch.size();
+        if (last || now - flushed >= internal::kMapBatchNanos) {
+          cost_ns += busy;
+          if (!Publish(first_seq + published, out, busy, cost_ns, last ? batch.size() : 0)) return;
+          published += static_cast<int64_t>(out.size());
+          out.clear();
+          busy = 0;
+          flushed = now;
         }
-        const int64_t waited = internal::PullTimed(this->input(), &in);
-        absl::MutexLock lock(&mu_);
-        totals_.input_wait_ns += waited;
-        if (!in.ok() || !in->has_value()) {
-          terminal_seq_ = seq;
-          results_.emplace(seq, in.ok() ? Item(std::nullopt) : Item(in.status()));
-          return;
-        }
       }
-      const int64_t t0 = internal::NowNanos();
-      absl::StatusOr<Out> out = fn_(std::move(**in));
-      const int64_t busy = internal::NowNanos() - t0;
-      absl::MutexLock lock(&mu_);
-      busy_ns_ += busy;
-      if (!failed_.ok()) return;
-      results_.emplace(seq,
-                       out.ok() ? Item(std::optional<Out>(std::move(*out))) : Item(out.status()));
     }
   }
 
   const Fn fn_;
   const MapOptions options_;
-  absl::Status inline_status_;  // parallelism == 0: sticky error
-  absl::Mutex input_mu_;        // serializes input().Next() across workers
+  int parallelism_;               // consumer thread only: 0 inline, kAutotune measuring, n workers
+  internal::MapAutotuner tuner_;  // consumer thread only
+  absl::Status inline_status_;    // inline: sticky error (consumer thread only)
+  internal::StageTotals<internal::Counter> totals_;  // one writer each (input_wait: input_mu_)
+  internal::SharedCounter busy_ns_;
+  internal::Counter reported_parallelism_;
+  absl::Mutex input_mu_;  // one worker pulls from the input at a time
   mutable absl::Mutex mu_;
-  std::map<int64_t, Item> results_ ABSL_GUARDED_BY(mu_);  // finished, not yet returned
-  int64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;             // sequence number of the next input
-  int64_t next_out_ ABSL_GUARDED_BY(mu_) = 0;          // next sequence number to return (in order)
+  absl::CondVar consumer_cv_;  // a result is ready (signalled while consumer_waiting_)
+  absl::CondVar room_cv_;      // room for a batch (signalled while room_waiting_)
+  bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = false;
+  bool room_waiting_ ABSL_GUARDED_BY(mu_) = false;
+  // Deterministic: results of [next_out_, next_seq_), filled as they finish.
+  std::deque<std::optional<Item>> slots_ ABSL_GUARDED_BY(mu_);
+  std::deque<Item> done_ ABSL_GUARDED_BY(mu_);         // not deterministic: in completion order
+  int64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;          // sequence number of the next input
+  int64_t next_out_ ABSL_GUARDED_BY(mu_) = 0;          // results returned so far
   int64_t terminal_seq_ ABSL_GUARDED_BY(mu_) = kNone;  // position of end of stream or the error
+  std::optional<Item> terminal_ ABSL_GUARDED_BY(mu_);
   bool cancel_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Status failed_ ABSL_GUARDED_BY(mu_);  // first error returned by fn
-  internal::StageTotals<int64_t> totals_ ABSL_GUARDED_BY(mu_);
-  int64_t busy_ns_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<std::thread> workers_;  // consumer thread starts them; joined in the destructor
+  bool restarting_ ABSL_GUARDED_BY(mu_) = false;  // Restart() waits for the workers to stop
+  absl::Status failed_ ABSL_GUARDED_BY(mu_);      // first error returned by fn
+  int64_t cost_ns_ ABSL_GUARDED_BY(mu_) = 0;      // per element, averaged over batches
+  int batch_ ABSL_GUARDED_BY(mu_) = 1;            // elements per batch (MapBatchSize)
+  // The consumer thread starts them, Restart() and the destructor join them.
+  std::vector<std::thread> workers_;
 };
 
 }  // namespace dataecho

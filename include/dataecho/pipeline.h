@@ -14,7 +14,7 @@
 //       .Map(Decode, {.parallelism = 4})                      // parallel, in order
 //       .Prefetch({.depth = 64})                              // upstream runs ahead
 //       .Echo({.factor = 2.0, .seed = 1})                     // example echoing
-//       .Map(RandomCropAndFlip, {.parallelism = 2})           // repeats get new crops
+//       .Map(RandomCropAndFlip)                               // new crops; cheap: inline
 //       .Shuffle({.buffer_size = 10000, .seed = 2})           // spread the copies
 //       .Batch({.batch_size = 256, .cast = dataecho::DType::kFloat16})
 //       .Prefetch({.depth = 2});

@@ -23,10 +23,11 @@
 // the last one the inner Repeat emitted.
 //
 // RepeatStage::Make over an input that cannot start over returns its
-// EnableRestart() error (UNIMPLEMENTED, naming the stage: a generator, a
-// parallel Map, a Prefetch), so put Repeat right after the source, or after a
-// Shuffle; below a Prefetch it also avoids draining the queue at every epoch
-// end.
+// EnableRestart() error (UNIMPLEMENTED, naming the stage: a generator, for
+// example). A parallel Map or a Prefetch below a Repeat starts over (it stops
+// its threads, drops what they made ahead, restarts its input), but the
+// consumer then waits at every epoch end while their queues fill again: put
+// Repeat right after the source, or after a Shuffle, where it can.
 //
 // Stats: the repeat row counts the elements and bytes it emitted, over all
 // epochs, its input_wait (time blocked on an input that had nothing ready,

@@ -37,6 +37,11 @@ set(allowed_internal
   "dataecho::internal::AutoEchoSwitch::Check(long, dataecho::internal::RateRatioEstimator const&, double)"
   "dataecho::internal::EchoCounts::ToStats(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, std::initializer_list<std::pair<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, double> >) const"
   "dataecho::internal::RateRatioEstimator::AddFresh(long)"
+  # internal/map_tuning.h: the autotuner a Map with parallelism = kAutotune
+  # runs (map.h).
+  "dataecho::internal::ChooseMapParallelism(dataecho::internal::MapWarmup const&)"
+  "dataecho::internal::MapAutotuner::Enter()"
+  "dataecho::internal::MapAutotuner::Leave(long)"
   # internal/json.h: the JSON writing helpers the tools (dataecho,
   # echo_bench) and the example trainer share with the library.
   "dataecho::internal::JsonQuote[abi:cxx11](std::basic_string_view<char, std::char_traits<char> >)"
