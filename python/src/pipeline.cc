@@ -1,6 +1,7 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "pipeline.h"
 
+#include <pthread.h>
 #include <pybind11/stl.h>
 #include <unistd.h>
 
@@ -305,6 +306,11 @@ interpreter exit) cancels it and joins its threads.)");
       .def("__repr__", [](const PipelineHandle& self) {
         return std::string("<dataecho.Pipeline of ") + self.element_type() + "s>";
       });
+  // A child of fork() (a DataLoader worker) makes pipelines of its own: the
+  // registry's lock must not be copied while another thread holds it.
+  static const int at_fork = pthread_atfork(
+      [] { registry_mu.Lock(); }, [] { registry_mu.Unlock(); }, [] { registry_mu.Unlock(); });
+  static_cast<void>(at_fork);
   m.def("_close_all", &PipelineHandle::CloseAll,
         "Closes every live pipeline (registered with atexit by the package).");
   return cls;

@@ -3,28 +3,33 @@
 
 import threading
 
+import pytest
+
 import dataecho
 
 
-def test_python_threads_run_while_next_waits(small_arrays):
-    # Every element takes 0.3 s: next() blocks that long in C++.
-    p = dataecho.from_arrays(*small_arrays).throttle(latency=0.3)
-    counts = [0]
-    stop = threading.Event()
+def test_a_python_thread_runs_while_next_waits(small_arrays):
+    # The first element takes 30 s (a throttled upstream). Another Python thread
+    # waits until next() has started, counts to a million and then cancels the
+    # pipeline. Only if next() lets it run while it waits does next() end early,
+    # with CancelledError; holding the GIL it would wait the 30 s and return the
+    # element.
+    p = dataecho.from_arrays(*small_arrays).throttle(latency=30.0)
+    counted = []
 
-    def count():
-        while not stop.is_set():
-            counts[0] += 1
+    def count_then_cancel():
+        while [s["stage"] for s in p.stats()][-1] != "python":  # next() has started
+            pass
+        n = 0
+        while n < 1_000_000:
+            n += 1
+        counted.append(n)
+        p.cancel()
 
-    counter = threading.Thread(target=count)
+    counter = threading.Thread(target=count_then_cancel)
     counter.start()
-    try:
-        before = counts[0]
-        example = next(p)  # blocks ~0.3 s in the throttle
-        during = counts[0] - before
-    finally:
-        stop.set()
-        counter.join()
-    assert example.source_index == 0
-    # Holding the GIL would have frozen the counter for the whole wait.
-    assert during > 10000, during
+    with pytest.raises(dataecho.CancelledError):
+        next(p)
+    counter.join()
+    assert counted == [1_000_000]
+    p.close()

@@ -1,12 +1,17 @@
 # Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 """dataecho.torch: the IterableDataset, its sharding, and a training loop through it."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import torch
 from torch import nn
 
 import dataecho
 import dataecho.torch as det
+from conftest import ROOT
 
 
 def sharded_arrays(images, labels):
@@ -89,3 +94,12 @@ def test_fashion_mnist_mlp_learns_through_echo(fashion_mnist):
     assert abs(fresh / rows - 0.5) < 0.02  # echo 2: about half the rows are repeats
     first, last = np.mean(losses[:20]), np.mean(losses[-200:])
     assert last < 0.5 * first and last < 0.7, (first, last)
+
+
+def test_the_example_trainer_runs():
+    example = ROOT / "examples" / "python" / "fashion_mnist_torch.py"
+    result = subprocess.run([sys.executable, str(example), "--steps=5", "--test_images=200"],
+                            capture_output=True, text=True, timeout=300,
+                            env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert result.returncode == 0, result.stderr
+    assert "step 5: loss" in result.stdout and "test accuracy" in result.stdout
