@@ -4,13 +4,52 @@
 // item is one emitted element (Echo, Shuffle, Prefetch) or one batch row.
 //
 //   build/benchmarks/core_benchmark --benchmark_min_time=1
+//
+// Heap allocations are counted (operator new is replaced below) where a
+// benchmark reports them ("allocs_per_batch").
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "benchmark/benchmark.h"
 #include "dataecho/internal/random.h"
 #include "dataecho/pipeline.h"
+
+namespace dataecho {
+namespace {
+
+// Counted while `g_count_allocations` is set (one benchmark at a time).
+std::atomic<bool> g_count_allocations{false};
+std::atomic<int64_t> g_allocations{0};
+
+void CountAllocation() {
+  if (g_count_allocations.load(std::memory_order_relaxed)) {
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace
+}  // namespace dataecho
+
+// Every allocation goes through these two (new[] calls them; the default
+// operator delete frees what they return).
+void* operator new(size_t n) {
+  dataecho::CountAllocation();
+  void* p = std::malloc(n == 0 ? 1 : n);
+  if (p == nullptr) std::abort();
+  return p;
+}
+void* operator new(size_t n, std::align_val_t alignment) {
+  dataecho::CountAllocation();
+  const size_t a = static_cast<size_t>(alignment);
+  void* p = std::aligned_alloc(a, (std::max<size_t>(n, 1) + a - 1) / a * a);
+  if (p == nullptr) std::abort();
+  return p;
+}
 
 namespace dataecho {
 namespace {
@@ -111,6 +150,37 @@ void BM_BatchCastFP16(benchmark::State& state) {
 }
 BENCHMARK(BM_BatchCastFP16)->Arg(784);
 
+// 65,536-row batches of 784-byte uint8 rows cast to FP16 and normalized, in
+// one fused buffer: rows/s (items), input bytes/s, and the heap allocations
+// per batch once warm (counted over the timed batches, after two warm-up
+// batches). Arg 1: the threads that convert the rows of a batch. Wall time
+// (two threads: the CPU time of the main thread alone would flatter them).
+void BM_BatchFP16(benchmark::State& state) {
+  const int64_t rows = state.range(0);
+  const int threads = state.range(1) > 0 ? static_cast<int>(state.range(1)) : 1;
+  auto p = From<Example>(std::make_unique<CycleSource>(Dataset(784)))
+               .Batch({.batch_size = rows,
+                       .cast = DType::kFloat16,
+                       .scale = 1.0f / 255,
+                       .mean = {0.286f},
+                       .stddev = {0.353f},
+                       .threads = threads});
+  for (int i = 0; i < 2; ++i) benchmark::DoNotOptimize(p.Next());  // warm the buffer pool
+  g_allocations.store(0);
+  g_count_allocations.store(true);
+  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
+  g_count_allocations.store(false);
+  state.SetItemsProcessed(state.iterations() * rows);
+  state.SetBytesProcessed(state.iterations() * rows * 784);
+  state.counters["allocs_per_batch"] =
+      static_cast<double>(g_allocations.load()) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_BatchFP16)
+    ->Args({65536, 1})
+    ->Args({65536, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 // The reference pipeline: echo 2, shuffle 10,000, batch 256, one thread.
 void BM_EchoShuffleBatch(benchmark::State& state) {
   auto p = From<Example>(std::make_unique<CycleSource>(Dataset(state.range(0))))
@@ -121,23 +191,26 @@ void BM_EchoShuffleBatch(benchmark::State& state) {
 }
 BENCHMARK(BM_EchoShuffleBatch)->Arg(784);
 
-// The physical limit: memcpy-gather 256 randomly chosen rows of the same
-// dataset into one batch buffer.
+// The physical limit: memcpy-gather 256 (or arg 1) randomly chosen rows of
+// the same dataset into one batch buffer. Bytes/s counts the rows' bytes.
 void BM_GatherBaseline(benchmark::State& state) {
   const std::vector<Example>& d = Dataset(state.range(0));
   const size_t row = static_cast<size_t>(state.range(0));
-  std::vector<uint8_t> batch(256 * row);
+  const size_t rows = state.range(1) > 0 ? static_cast<size_t>(state.range(1)) : 256;
+  std::vector<uint8_t> batch(rows * row);
   internal::Rng rng(1);
   for (auto _ : state) {
-    for (size_t r = 0; r < 256; ++r) {
+    for (size_t r = 0; r < rows; ++r) {
       const Example& e = d[rng.Below(d.size())];
       std::memcpy(batch.data() + r * row, e.components[0].buffer().data(), row);
     }
     benchmark::DoNotOptimize(batch.data());
   }
-  state.SetItemsProcessed(state.iterations() * 256);
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(rows));
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(rows * row));
 }
 BENCHMARK(BM_GatherBaseline)->Arg(784);
+BENCHMARK(BM_GatherBaseline)->Args({784, 65536})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Cost of moving one element across the Prefetch thread boundary.
 void BM_PrefetchHandoff(benchmark::State& state) {

@@ -43,12 +43,13 @@ if(DATAECHO_BUILD_TESTS OR DATAECHO_BUILD_BENCHMARKS OR DATAECHO_BUILD_EXAMPLES 
   list(APPEND DATAECHO_TEST_SUPPORT_LIBS PkgConfig::MICROHTTPD CURL::libcurl)
 endif()
 
-# Compressed record files (zlib) and JPEG through TurboJPEG (libturbojpeg0-dev).
+# Compressed record files (zlib); JPEG through TurboJPEG (libturbojpeg0-dev) and,
+# for region decoding with DCT scaling, libjpeg-turbo's libjpeg API (libjpeg-dev).
 find_package(ZLIB REQUIRED)
 list(APPEND DATAECHO_PRIVATE_LIBS ZLIB::ZLIB)
 list(APPEND DATAECHO_FIND_DEPENDENCIES ZLIB)
 list(APPEND DATAECHO_PC_REQUIRES_PRIVATE zlib)
 find_package(libjpeg-turbo CONFIG REQUIRED)
-list(APPEND DATAECHO_PRIVATE_LIBS libjpeg-turbo::turbojpeg)
+list(APPEND DATAECHO_PRIVATE_LIBS libjpeg-turbo::turbojpeg libjpeg-turbo::jpeg)
 list(APPEND DATAECHO_FIND_DEPENDENCIES libjpeg-turbo)
-list(APPEND DATAECHO_PC_REQUIRES_PRIVATE libturbojpeg)
+list(APPEND DATAECHO_PC_REQUIRES_PRIVATE libturbojpeg libjpeg)

@@ -9,6 +9,7 @@
 // trainer can tell repeated steps from fresh ones.
 #include <chrono>
 #include <cstdio>
+#include <string_view>
 #include <thread>
 
 #include "dataecho/dataecho.h"
@@ -28,7 +29,12 @@ absl::StatusOr<std::optional<dataecho::Example>> ReadImage() {
   return e;
 }
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1) {  // it takes no flags: an argument is a mistake, not something to ignore
+    const bool help = std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h";
+    std::fprintf(help ? stdout : stderr, "usage: %s (no flags or arguments)\n", argv[0]);
+    return help && argc == 2 ? 0 : 2;
+  }
   auto pipeline =
       dataecho::FromGenerator<dataecho::Example>(ReadImage)
           .Shuffle({.buffer_size = 512, .seed = 1})

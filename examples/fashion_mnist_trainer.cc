@@ -17,9 +17,13 @@
 // See docs/results.md for the measurements made with it.
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -64,6 +68,55 @@ ABSL_FLAG(bool, no_progress, false,
 
 namespace {
 
+// `s` with control characters escaped ("\x1b"): user-chosen text (a path, a
+// flag's value) printed to the terminal must not drive it.
+std::string Printable(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out;
+}
+
+int UsageError(std::string_view message) {
+  std::fprintf(stderr, "fashion_mnist_trainer: %s\nTry --help for the flags.\n",
+               Printable(message).c_str());
+  return 2;
+}
+
+// The --json file, created before training so that a path that cannot be
+// written fails at once; removed again if training fails and it was new.
+class JsonOutput {
+ public:
+  explicit JsonOutput(std::string path) : path_(std::move(path)) {}
+  ~JsonOutput() {
+    if (created_ && !written_) std::remove(path_.c_str());
+  }
+  bool Open() {
+    if (path_.empty()) return true;
+    created_ = access(path_.c_str(), F_OK) != 0;
+    std::ofstream probe(path_, std::ios::app);  // creates it; keeps what it holds
+    if (!probe) created_ = false;
+    return probe.good();
+  }
+  bool Write(const std::string& text) {
+    if (path_.empty()) return true;
+    std::ofstream out(path_, std::ios::trunc);
+    out << text;
+    out.close();
+    written_ = true;
+    return out.good();
+  }
+
+ private:
+  std::string path_;
+  bool created_ = false, written_ = false;
+};
+
 // One line, redrawn in place on stderr.
 void DrawProgress(int64_t fresh, int64_t budget, double accuracy) {
   static int last_permille = -1;
@@ -85,7 +138,7 @@ void DrawProgress(int64_t fresh, int64_t budget, double accuracy) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("Trains an MLP on Fashion-MNIST through a data-echoing pipeline.");
-  absl::ParseCommandLine(argc, argv);
+  const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
 
   trainer::TrainOptions o;
   o.idx_dir = absl::GetFlag(FLAGS_idx_dir);
@@ -95,10 +148,7 @@ int main(int argc, char** argv) {
   o.echo = absl::GetFlag(FLAGS_echo);
   absl::StatusOr<trainer::EchoInsert> insert =
       trainer::ParseEchoInsert(absl::GetFlag(FLAGS_insert));
-  if (!insert.ok()) {
-    std::fprintf(stderr, "%s\n", insert.status().ToString().c_str());
-    return 2;
-  }
+  if (!insert.ok()) return UsageError(std::string(insert.status().message()));
   o.insert = *insert;
   o.max_echo = absl::GetFlag(FLAGS_max_echo);
   o.upstream_ratio = absl::GetFlag(FLAGS_upstream_ratio);
@@ -114,13 +164,23 @@ int main(int argc, char** argv) {
   o.momentum = static_cast<float>(absl::GetFlag(FLAGS_momentum));
   o.lr_schedule = absl::GetFlag(FLAGS_lr_schedule);
   o.seed = absl::GetFlag(FLAGS_seed);
+  if (positional.size() > 1)
+    return UsageError(fmt::format("unexpected argument '{}'", positional[1]));
+  if (absl::Status s = trainer::ValidateOptions(o); !s.ok())
+    return UsageError(std::string(s.message()));
+  const std::string json_path = absl::GetFlag(FLAGS_json);
+  JsonOutput json(json_path);
+  if (!json.Open()) {
+    return UsageError(
+        fmt::format("--json={}: cannot write it: {}", json_path, std::strerror(errno)));
+  }
 
   const bool progress = !absl::GetFlag(FLAGS_no_progress) && isatty(STDERR_FILENO);
   absl::StatusOr<trainer::TrainResult> result =
       trainer::Train(o, progress ? trainer::ProgressFn(DrawProgress) : trainer::ProgressFn());
   if (progress) std::fprintf(stderr, "\n");
   if (!result.ok()) {
-    std::fprintf(stderr, "training failed: %s\n", result.status().ToString().c_str());
+    std::fprintf(stderr, "training failed: %s\n", Printable(result.status().ToString()).c_str());
     return 1;
   }
   const trainer::TrainResult& r = *result;
@@ -137,6 +197,9 @@ int main(int argc, char** argv) {
       "realized echo factor %.3f (rows / fresh rows); waited for data %.1f s of %.1f s (%.0f%%)\n",
       r.realized_echo_factor, r.data_wait_seconds, r.seconds_total,
       r.seconds_total > 0 ? 100 * r.data_wait_seconds / r.seconds_total : 0.0);
+  if (const std::string note = trainer::UpstreamNote(r); !note.empty()) {
+    std::printf("%s\n", note.c_str());
+  }
   if (r.upstream_examples_per_second > 0) {
     std::printf("upstream capped at %.0f fresh examples/s (%.2f ms per step measured, ratio %g)\n",
                 r.upstream_examples_per_second, r.step_seconds * 1e3, o.upstream_ratio);
@@ -148,14 +211,9 @@ int main(int argc, char** argv) {
   } else {
     std::printf("did not reach %.3f\n", o.target_accuracy);
   }
-  const std::string json_path = absl::GetFlag(FLAGS_json);
-  if (!json_path.empty()) {
-    std::ofstream out(json_path);
-    out << trainer::ResultToJson(r);
-    if (!out.good()) {
-      std::fprintf(stderr, "cannot write %s\n", json_path.c_str());
-      return 1;
-    }
+  if (!json.Write(trainer::ResultToJson(r))) {
+    std::fprintf(stderr, "cannot write %s\n", Printable(json_path).c_str());
+    return 1;
   }
   return 0;
 }

@@ -7,6 +7,7 @@
 // behind a prefetch boundary, echo every item twice, spread the copies with a
 // shuffle buffer and batch them, then print what each stage did.
 #include <cstdio>
+#include <string_view>
 #include <thread>
 
 #include "dataecho/dataecho.h"
@@ -26,7 +27,12 @@ absl::StatusOr<std::optional<dataecho::Example>> SlowReader() {
   return e;
 }
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1) {  // it takes no flags: an argument is a mistake, not something to ignore
+    const bool help = std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h";
+    std::fprintf(help ? stdout : stderr, "usage: %s (no flags or arguments)\n", argv[0]);
+    return help && argc == 2 ? 0 : 2;
+  }
   auto pipeline =
       dataecho::FromGenerator<dataecho::Example>(SlowReader)
           .Prefetch({.depth = 256})                   // the reader runs ahead on its own thread

@@ -33,7 +33,20 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, argc == 2 ? stdout : stderr);
     return argc == 2 ? 0 : 2;
   }
-  const double echo_factor = argc == 3 ? std::atof(argv[2]) : 2.0;
+  double echo_factor = 2.0;
+  if (argc == 3) {
+    char* end = nullptr;
+    echo_factor = std::strtod(argv[2], &end);
+    if (*argv[2] == 0 || *end != 0 || !(echo_factor >= 1 && echo_factor <= 1e6)) {
+      std::fprintf(stderr, "s3_tfrecord_echo: ECHO_FACTOR must be a number in [1, 1e6]\n%s",
+                   kUsage);
+      return 2;
+    }
+  }
+  if (argv[1][0] == '-' && argv[1][1] != 0) {  // a flag: this program takes none
+    std::fprintf(stderr, "s3_tfrecord_echo: unknown flag (it takes none)\n%s", kUsage);
+    return 2;
+  }
 
   // One store for every scheme; the pattern becomes a sorted list of shards.
   std::shared_ptr<dataecho::ObjectStore> store = dataecho::OpenObjectStore();

@@ -5,10 +5,12 @@
 set -euo pipefail
 PACKAGES=(build-essential cmake pkg-config git
   libabsl-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-  zlib1g-dev libcurl4-openssl-dev libturbojpeg0-dev libjpeg-dev libmicrohttpd-dev
-  dataset-fashion-mnist curl nodejs npm clang
+  zlib1g-dev libcurl4-openssl-dev libturbojpeg0-dev libjpeg-dev libmicrohttpd-dev libpng-dev
+  dataset-fashion-mnist python3-skimage curl nodejs npm clang
   clang-tidy clang-format libclang-rt-14-dev
-  python3-dev pybind11-dev python3-numpy python3-torch python3-pytest libopenblas0-pthread)
+  libopenmpi-dev openmpi-bin
+  python3-dev pybind11-dev python3-numpy python3-torch python3-torchvision python3-pytest
+  libopenblas0-pthread)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -19,8 +19,9 @@ inline uint64_t Mix(uint64_t z) {
 }
 
 // Salts keep augmenters that share a user seed independent.
-constexpr uint64_t kCropSalt = 0x63726f70ull;  // "crop"
-constexpr uint64_t kFlipSalt = 0x666c6970ull;  // "flip"
+constexpr uint64_t kCropSalt = 0x63726f70ull;     // "crop"
+constexpr uint64_t kFlipSalt = 0x666c6970ull;     // "flip"
+constexpr uint64_t kEpochSalt = 0x65706f6368ull;  // "epoch"
 
 // The image geometry of a [H, W] or [H, W, C] tensor.
 struct Geometry {
@@ -102,8 +103,12 @@ absl::StatusOr<Tensor> AffineConvert(const Tensor& in, const std::vector<float>&
 
 }  // namespace
 
-AugmentRng::AugmentRng(uint64_t seed, uint64_t source_index, uint32_t repeat_index)
-    : state_(Mix(Mix(Mix(seed ^ 0x9e3779b97f4a7c15ull) ^ source_index) ^ repeat_index)) {}
+AugmentRng::AugmentRng(uint64_t seed, uint64_t source_index, uint32_t repeat_index, uint32_t epoch)
+    : state_(Mix(Mix(Mix(seed ^ 0x9e3779b97f4a7c15ull) ^ source_index) ^ repeat_index)) {
+  // Epoch 0 keeps the stream of (seed, source_index, repeat_index): outputs of
+  // single-pass pipelines stay what they were.
+  if (epoch != 0) state_ = Mix(state_ ^ Mix(kEpochSalt + epoch));
+}
 
 uint64_t AugmentRng::Next() {
   state_ += 0x9e3779b97f4a7c15ull;
@@ -128,7 +133,8 @@ absl::StatusOr<Example> RandomCrop::operator()(Example example) const {
     return absl::InvalidArgumentError(fmt::format(
         "RandomCrop of {}x{} (padding {}) does not fit image {}", h, w, p, ShapeString(t.shape())));
   }
-  AugmentRng rng(options_.seed + kCropSalt, example.source_index, example.repeat_index);
+  AugmentRng rng(options_.seed + kCropSalt, example.source_index, example.repeat_index,
+                 example.epoch);
   const int64_t oy =
       static_cast<int64_t>(rng.Uniform(static_cast<uint64_t>(g.height + 2 * p - h + 1))) - p;
   const int64_t ox =
@@ -155,7 +161,8 @@ absl::StatusOr<Example> RandomFlip::operator()(Example example) const {
                             Component(example, options_.component, "RandomFlip"));
   Tensor& t = *comp;
   DATAECHO_ASSIGN_OR_RETURN(const Geometry g, ImageGeometry(t, "RandomFlip"));
-  AugmentRng rng(options_.seed + kFlipSalt, example.source_index, example.repeat_index);
+  AugmentRng rng(options_.seed + kFlipSalt, example.source_index, example.repeat_index,
+                 example.epoch);
   if (rng.UniformDouble() >= options_.probability) return example;
   const size_t pb = g.pixel_bytes;
   MutableBuffer out(t.byte_size());

@@ -1,14 +1,17 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "dataecho/batch.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "buffer_pool.h"
 #include "dataecho/float16.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/memory.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
+#include "internal/fork_join.h"
 #include "row_convert.h"
 
 namespace dataecho {
@@ -84,6 +87,14 @@ void ConvertRow(const uint8_t* src, DType in, Out* dst, int64_t n, int64_t chann
 absl::Status BatchOptions::Validate() const {
   if (batch_size < 1)
     return absl::InvalidArgumentError(fmt::format("batch_size must be >= 1, got {}", batch_size));
+  if (batch_size > kMaxBatchSize) {
+    return absl::InvalidArgumentError(
+        fmt::format("batch_size must be at most {} (BatchOptions::kMaxBatchSize), got {}",
+                    kMaxBatchSize, batch_size));
+  }
+  if (max_bytes < 0)
+    return absl::InvalidArgumentError(
+        fmt::format("batch max_bytes must be >= 0, got {}", max_bytes));
   if (cast.has_value() && !IsFloatType(*cast)) {
     return absl::InvalidArgumentError(
         fmt::format("batch cast must be float32, float16 or bfloat16, got {}", DTypeName(*cast)));
@@ -102,6 +113,14 @@ absl::Status BatchOptions::Validate() const {
   }
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
     return absl::InvalidArgumentError("batch alignment must be a power of two");
+  }
+  if (threads < 1 || threads > 64) {
+    return absl::InvalidArgumentError(
+        fmt::format("batch threads must be in 1..64, got {}", threads));
+  }
+  if (parallel_min_rows < 1) {
+    return absl::InvalidArgumentError(
+        fmt::format("batch parallel_min_rows must be >= 1, got {}", parallel_min_rows));
   }
   return absl::OkStatus();
 }
@@ -122,19 +141,28 @@ struct BatchStage::Layout {
   MutableBuffer labels, sources, repeats;
   int64_t rows = 0;
   int64_t fresh = 0;
+  uint32_t epoch = 0;  // newest of the rows
 };
 
 BatchStage::BatchStage(StagePtr<Example> input, BatchOptions options)
     : UnaryStage<Batch, Example>(std::move(input)),
       options_(std::move(options)),
       pool_(internal::BufferPool::Create(options_.alignment)),
-      layout_(std::make_unique<Layout>()) {}
+      layout_(std::make_unique<Layout>()) {
+  if (options_.threads > 1 && options_.batch_size >= options_.parallel_min_rows) {
+    row_pool_ = std::make_unique<internal::ForkJoin>(options_.threads);
+    pending_.reserve(static_cast<size_t>(options_.batch_size));
+  }
+}
 
 BatchStage::~BatchStage() = default;
 
 absl::StatusOr<StagePtr<Batch>> BatchStage::Make(StagePtr<Example> input, BatchOptions options) {
   DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
   DATAECHO_RETURN_IF_ERROR(options.Validate());
+  DATAECHO_RETURN_IF_ERROR(CheckMemoryEstimate(options.name, "batch_size", options.batch_size,
+                                               BatchOptions::kIndexBytesPerRow, options.max_bytes,
+                                               "BatchOptions::max_bytes"));
   return StagePtr<Batch>(new BatchStage(std::move(input), std::move(options)));
 }
 
@@ -142,8 +170,19 @@ absl::Status BatchStage::StartBatch(const Example& first) {
   Layout& l = *layout_;
   l.rows = 0;
   l.fresh = 0;
-  l.components.resize(first.components.size());
+  l.epoch = 0;
   const size_t n = static_cast<size_t>(options_.batch_size);
+  // The whole batch against the cap, before any buffer is taken.
+  int64_t row_bytes = BatchOptions::kIndexBytesPerRow;
+  for (const Tensor& t : first.components) {
+    const int64_t out =
+        t.num_elements() * static_cast<int64_t>(DTypeSize(options_.cast.value_or(t.dtype())));
+    if (__builtin_add_overflow(row_bytes, out, &row_bytes)) row_bytes = INT64_MAX;
+  }
+  DATAECHO_RETURN_IF_ERROR(CheckMemoryEstimate(options_.name, "batch_size", options_.batch_size,
+                                               row_bytes, options_.max_bytes,
+                                               "BatchOptions::max_bytes"));
+  l.components.resize(first.components.size());
   for (size_t i = 0; i < first.components.size(); ++i) {
     const Tensor& t = first.components[i];
     Layout::Component& c = l.components[i];
@@ -187,14 +226,38 @@ absl::Status BatchStage::AddRow(const Example& row) {
   }
   for (size_t i = 0; i < l.components.size(); ++i) {
     const Tensor& t = row.components[i];
-    Layout::Component& c = l.components[i];
+    const Layout::Component& c = l.components[i];
     if (t.dtype() != c.in || t.shape() != c.shape) {
       return absl::InvalidArgumentError(
           fmt::format("{}: example {} component {} is {}{}, the batch's first row has {}{}",
                       options_.name, row.source_index, i, DTypeName(t.dtype()),
                       ShapeString(t.shape()), DTypeName(c.in), ShapeString(c.shape)));
     }
-    uint8_t* dst = c.data.data() + static_cast<size_t>(l.rows) * c.out_bytes;
+  }
+  const size_t r = static_cast<size_t>(l.rows);
+  if (row_pool_ != nullptr) {
+    pending_.push_back(row);  // copied with the batch's other rows in FinishBatch()
+  } else {
+    CopyRow(row, r);
+  }
+  const int64_t label = row.label;
+  const int64_t source = static_cast<int64_t>(row.source_index);
+  const int32_t repeat = static_cast<int32_t>(row.repeat_index);
+  std::memcpy(l.labels.data() + r * sizeof(int64_t), &label, sizeof(label));
+  std::memcpy(l.sources.data() + r * sizeof(int64_t), &source, sizeof(source));
+  std::memcpy(l.repeats.data() + r * sizeof(int32_t), &repeat, sizeof(repeat));
+  ++l.rows;
+  if (row.fresh()) ++l.fresh;
+  l.epoch = std::max(l.epoch, row.epoch);
+  return absl::OkStatus();
+}
+
+void BatchStage::CopyRow(const Example& row, size_t r) {
+  Layout& l = *layout_;
+  for (size_t i = 0; i < l.components.size(); ++i) {
+    const Tensor& t = row.components[i];
+    Layout::Component& c = l.components[i];
+    uint8_t* dst = c.data.data() + r * c.out_bytes;
     const uint8_t* src = t.buffer().data();
     if (!options_.cast.has_value()) {
       std::memcpy(dst, src, c.in_bytes);
@@ -220,24 +283,23 @@ absl::Status BatchStage::AddRow(const Example& row) {
                  c.b.data(), FloatToBFloat16);
     }
   }
-  const int64_t label = row.label;
-  const int64_t source = static_cast<int64_t>(row.source_index);
-  const int32_t repeat = static_cast<int32_t>(row.repeat_index);
-  const size_t r = static_cast<size_t>(l.rows);
-  std::memcpy(l.labels.data() + r * sizeof(int64_t), &label, sizeof(label));
-  std::memcpy(l.sources.data() + r * sizeof(int64_t), &source, sizeof(source));
-  std::memcpy(l.repeats.data() + r * sizeof(int32_t), &repeat, sizeof(repeat));
-  ++l.rows;
-  if (row.fresh()) ++l.fresh;
-  return absl::OkStatus();
 }
 
 absl::StatusOr<Batch> BatchStage::FinishBatch() {
   Layout& l = *layout_;
   const size_t rows = static_cast<size_t>(l.rows);
+  if (row_pool_ != nullptr) {  // the rows, split among the pool's threads
+    row_pool_->Run([this, rows](int part, int parts) {
+      const size_t begin = rows * static_cast<size_t>(part) / static_cast<size_t>(parts);
+      const size_t end = rows * static_cast<size_t>(part + 1) / static_cast<size_t>(parts);
+      for (size_t r = begin; r < end; ++r) CopyRow(pending_[r], r);
+    });
+    pending_.clear();
+  }
   Batch b;
   b.num_rows = l.rows;
   b.fresh_rows = l.fresh;
+  b.epoch = l.epoch;
   for (Layout::Component& c : l.components) {
     Shape shape;
     shape.push_back(l.rows);
@@ -266,10 +328,10 @@ absl::StatusOr<std::optional<Batch>> BatchStage::Next() {
   if (cancelled()) return CancelledError();
   if (!error_.ok()) return error_;
   if (done_) return std::nullopt;
-  const int64_t t0 = internal::NowNanos();
   int64_t rows = 0;
   while (rows < options_.batch_size) {
-    absl::StatusOr<std::optional<Example>> r = input().Next();
+    absl::StatusOr<std::optional<Example>> r;
+    input_wait_ns_.Add(internal::PullTimed(input(), &r));
     if (!r.ok() || !r->has_value()) {
       if (!r.ok()) {
         error_ = r.status();
@@ -286,7 +348,6 @@ absl::StatusOr<std::optional<Batch>> BatchStage::Next() {
     }
     ++rows;
   }
-  input_wait_ns_.Add(internal::NowNanos() - t0);
   if (rows == 0 || (rows < options_.batch_size && options_.drop_remainder)) {
     if (!error_.ok()) return error_;
     return std::nullopt;
@@ -294,6 +355,14 @@ absl::StatusOr<std::optional<Batch>> BatchStage::Next() {
   absl::StatusOr<Batch> b = FinishBatch();
   if (!b.ok()) return error_ = b.status();
   return std::optional<Batch>(*std::move(b));
+}
+
+absl::Status BatchStage::EnableRestart() { return input().EnableRestart(); }
+
+absl::Status BatchStage::Restart(uint32_t epoch) {
+  DATAECHO_RETURN_IF_ERROR(input().Restart(epoch));
+  done_ = false;
+  return absl::OkStatus();
 }
 
 StageStats BatchStage::OwnStats() const {

@@ -9,9 +9,11 @@
 namespace dataecho {
 
 absl::Status EchoOptions::Validate() const {
-  if (!std::isfinite(factor) || factor < 1.0) {
+  // At most 1e6 copies of one item (adaptive echo's max_factor has the same
+  // bound): the copies are counted in 32 bits.
+  if (!std::isfinite(factor) || factor < 1.0 || factor > 1e6) {
     return absl::InvalidArgumentError(
-        fmt::format("echo factor must be a finite number >= 1, got {}", factor));
+        fmt::format("echo factor must be a finite number in [1, 1e6], got {}", factor));
   }
   return absl::OkStatus();
 }

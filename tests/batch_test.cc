@@ -4,6 +4,9 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "dataecho/float16.h"
 #include "dataecho/pipeline.h"
@@ -252,6 +255,48 @@ TEST(BatchTest, Uint8ImageCastIsBitExactOnEveryPath) {
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace dataecho
+
+namespace dataecho {
+namespace {
+
+// A batch whose rows are split among threads is byte-identical to the
+// single-threaded batch, for every cast, the final partial batch included.
+TEST(BatchTest, RowThreadsGiveTheSameBatches) {
+  for (std::optional<DType> cast : std::vector<std::optional<DType>>{
+           std::nullopt, DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
+    BatchOptions one{.batch_size = 100, .cast = cast};
+    if (cast) {
+      one.scale = 1.0f / 255;
+      one.mean = {0.5f};
+      one.stddev = {0.25f};
+    }
+    BatchOptions pooled = one;
+    pooled.threads = 3;
+    pooled.parallel_min_rows = 64;
+    std::vector<Batch> a = BatchAll(MakeExamples(1050, 37), one);
+    std::vector<Batch> b = BatchAll(MakeExamples(1050, 37), pooled);
+    ASSERT_EQ(a.size(), 11u);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      ASSERT_EQ(a[i].num_rows, b[i].num_rows);
+      EXPECT_EQ(a[i].fresh_rows, b[i].fresh_rows);
+      for (const auto& [x, y] : {std::pair{&a[i].components[0], &b[i].components[0]},
+                                 std::pair{&a[i].labels, &b[i].labels},
+                                 std::pair{&a[i].source_indices, &b[i].source_indices}}) {
+        ASSERT_EQ(x->byte_size(), y->byte_size());
+        EXPECT_EQ(std::memcmp(x->buffer().data(), y->buffer().data(), x->byte_size()), 0)
+            << "batch " << i;
+      }
+    }
+  }
+  EXPECT_EQ(FromVector(MakeExamples(1)).Batch({.threads = 0}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(FromVector(MakeExamples(1)).Batch({.parallel_min_rows = 0}).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -129,7 +129,7 @@ std::map<uint64_t, Copies> ThreeCopiesByItem(EchoPlacement placement,
 
 TEST(EchoPlacementTest, BeforeAugmentAugmentsEveryCopyAnew) {
   const std::map<uint64_t, Copies> items = ThreeCopiesByItem(
-      EchoPlacement::kBeforeAugment, {"echo", "map", "shuffle", "batch", "prefetch"});
+      EchoPlacement::kBeforeAugment, {"echo", "map", "shuffle", "batch", "prefetch#2"});
   for (const auto& [index, c] : items) {
     EXPECT_EQ(c.pixels.size(), 3u) << index;  // three copies, three augmentations
     EXPECT_EQ(c.repeats, (std::set<uint32_t>{0, 1, 2})) << index;
@@ -138,7 +138,7 @@ TEST(EchoPlacementTest, BeforeAugmentAugmentsEveryCopyAnew) {
 
 TEST(EchoPlacementTest, AfterAugmentRepeatsTheAugmentedItem) {
   const std::map<uint64_t, Copies> items = ThreeCopiesByItem(
-      EchoPlacement::kAfterAugment, {"map", "echo", "shuffle", "batch", "prefetch"});
+      EchoPlacement::kAfterAugment, {"map", "echo", "shuffle", "batch", "prefetch#2"});
   for (const auto& [index, c] : items) {
     EXPECT_EQ(c.pixels.size(), 1u) << index;  // identical copies
     EXPECT_EQ(c.rows, 3) << index;
@@ -148,7 +148,7 @@ TEST(EchoPlacementTest, AfterAugmentRepeatsTheAugmentedItem) {
 TEST(EchoPlacementTest, BatchRepeatsWholeBatches) {
   Drained d = Drain(EchoedBatches(Decoded(), Augment, Options(EchoPlacement::kBatch, 2)));
   EXPECT_EQ(Tail(d.stages),
-            (std::vector<std::string>{"map", "shuffle", "batch", "echo", "prefetch"}));
+            (std::vector<std::string>{"map", "shuffle", "batch", "echo", "prefetch#2"}));
   ASSERT_EQ(d.batches.size(), static_cast<size_t>(2 * kItems / kBatch));
   EXPECT_EQ(d.fresh_rows, kItems);
   for (size_t i = 0; i < d.batches.size(); ++i) {
@@ -176,7 +176,7 @@ TEST(EchoPlacementTest, AdaptiveEchoesBeforeAugmentWithTheDemandGate) {
   options.prefetch.level = level;
   Drained d = Drain(EchoedBatches(Decoded(), Augment, std::move(options)));
   EXPECT_EQ(Tail(d.stages),
-            (std::vector<std::string>{"adaptive_echo", "map", "shuffle", "batch", "prefetch"}));
+            (std::vector<std::string>{"adaptive_echo", "map", "shuffle", "batch", "prefetch#2"}));
   // Timing decides how many repeats; every item is read once, fresh, and
   // emitted at most m = 3 times, each copy augmented anew.
   EXPECT_EQ(d.fresh_rows, kItems);
@@ -214,7 +214,7 @@ TEST(EchoPlacementTest, BadOptionsAndUnknownPlacementsAreInvalidArguments) {
 
 TEST(EchoPlacementTest, WithoutAnAugmentationThereIsNoMap) {
   Drained d = Drain(EchoedBatches(Decoded(), nullptr, Options(EchoPlacement::kBeforeAugment, 2)));
-  EXPECT_EQ(Tail(d.stages), (std::vector<std::string>{"echo", "shuffle", "batch", "prefetch"}));
+  EXPECT_EQ(Tail(d.stages), (std::vector<std::string>{"echo", "shuffle", "batch", "prefetch#2"}));
   EXPECT_EQ(d.rows.size(), static_cast<size_t>(2 * kItems));
 }
 

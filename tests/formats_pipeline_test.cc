@@ -40,7 +40,7 @@ std::map<std::pair<uint64_t, uint32_t>, std::string> RunPipeline(
   std::shared_ptr<ObjectStore> store = OpenObjectStore();
   const RandomCrop crop({.height = 6, .width = 6, .padding = 1, .seed = 5});
   auto pipeline = From(MakeTFRecordSource(store, uris, {}, {.cycle_length = 2}))
-                      .Map([](const Record& r) { return DecodeImageRecord(r); }, {.parallelism = 2})
+                      .Map(DecodeImageRecord, {.parallelism = 2})  // by name: one overload
                       .Prefetch({.depth = 8})
                       .Echo({.factor = 3.0})
                       .Map([crop](Example e) { return crop(std::move(e)); }, {.parallelism = 2});

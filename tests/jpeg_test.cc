@@ -112,7 +112,7 @@ TEST(ImageRecordTest, JpegRoundTrip) {
   Tensor img = Gradient(28, 28, 3);
   auto payload = EncodeImageRecord(img, -5, {.encoding = ImageEncoding::kJpeg, .jpeg_quality = 98});
   ASSERT_TRUE(payload.ok());
-  auto ex = DecodeImageRecord(*payload);
+  auto ex = DecodeImageRecordPayload(*payload);
   ASSERT_TRUE(ex.ok()) << ex.status();
   EXPECT_EQ(ex->label, -5);
   EXPECT_EQ(ex->components[0].shape(), Shape({28, 28, 3}));
@@ -134,7 +134,7 @@ TEST(ImageRecordTest, MalformedPayloadsAreDataLoss) {
   }
   std::string version = *raw;
   version[4] = 9;
-  EXPECT_EQ(DecodeImageRecord(version).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(DecodeImageRecordPayload(version).status().code(), absl::StatusCode::kDataLoss);
   auto jpeg = EncodeImageRecord(Gradient(8, 8, 1), 1, {.encoding = ImageEncoding::kJpeg});
   ASSERT_TRUE(jpeg.ok());
   r.data = Buffer::CopyOf(jpeg->substr(0, jpeg->size() - 10));
@@ -143,7 +143,7 @@ TEST(ImageRecordTest, MalformedPayloadsAreDataLoss) {
   EXPECT_NE(ex.status().message().find("s.tfrecord:77"), std::string::npos) << ex.status();
   std::string lying = *jpeg;
   lying[16] = 9;  // header height 9, JPEG is 8
-  EXPECT_EQ(DecodeImageRecord(lying).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(DecodeImageRecordPayload(lying).status().code(), absl::StatusCode::kDataLoss);
 }
 
 }  // namespace

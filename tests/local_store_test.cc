@@ -7,12 +7,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <string>
 
 #include "dataecho/storage/glob.h"
 #include "dataecho/storage/object_store.h"
-#include "dataecho/storage/sharding.h"
 #include "gtest/gtest.h"
 #include "support/store_objects.h"
 #include "support/temp_files.h"
@@ -182,59 +180,6 @@ TEST_F(LocalStoreTest, GlobAndPrefixExpansion) {
   EXPECT_EQ(ExpandUris(*store_, d + "/nope").status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(GlobMatch("gs://b/x-[0-9]", "gs://b/x-7"));
   EXPECT_FALSE(GlobMatch("gs://b/*", "gs://b/d/x"));
-}
-
-class ShardingTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    for (const char* v : kVars) unsetenv(v);
-  }
-  void TearDown() override { SetUp(); }
-  static constexpr const char* kVars[] = {
-      "RANK",         "WORLD_SIZE",  "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
-      "SLURM_PROCID", "SLURM_NTASKS"};
-};
-
-TEST_F(ShardingTest, EveryFileLandsInExactlyOneShard) {
-  std::vector<std::string> files;
-  for (int i = 0; i < 23; ++i) files.push_back("f" + std::to_string(100 + i));
-  std::map<std::string, int> seen;
-  for (int rank = 0; rank < 4; ++rank) {
-    auto shard = ResolveShard({.rank = rank, .world_size = 4});
-    ASSERT_TRUE(shard.ok());
-    std::vector<std::string> mine = ShardUris(files, *shard);
-    EXPECT_GE(mine.size(), 5u);
-    EXPECT_LE(mine.size(), 6u);
-    for (const auto& f : mine) ++seen[f];
-  }
-  ASSERT_EQ(seen.size(), files.size());
-  for (const auto& [f, n] : seen) EXPECT_EQ(n, 1) << f;
-}
-
-TEST_F(ShardingTest, EnvironmentOfEachLauncher) {
-  auto none = ResolveShard({});
-  ASSERT_TRUE(none.ok());
-  EXPECT_EQ(none->world_size, 1);
-  setenv("SLURM_PROCID", "2", 1);
-  setenv("SLURM_NTASKS", "3", 1);
-  auto slurm = ResolveShard({});
-  ASSERT_TRUE(slurm.ok());
-  EXPECT_EQ(slurm->rank, 2);
-  EXPECT_EQ(slurm->source, "SLURM_PROCID");
-  setenv("OMPI_COMM_WORLD_RANK", "1", 1);
-  setenv("OMPI_COMM_WORLD_SIZE", "8", 1);
-  EXPECT_EQ(ResolveShard({})->world_size, 8);
-  setenv("RANK", "5", 1);
-  setenv("WORLD_SIZE", "6", 1);
-  EXPECT_EQ(ResolveShard({})->rank, 5);
-  EXPECT_EQ(ResolveShard({.rank = 0, .world_size = 2})->source, "options");  // options win
-  setenv("RANK", "6", 1);
-  EXPECT_EQ(ResolveShard({}).status().code(), absl::StatusCode::kInvalidArgument);
-  setenv("RANK", "x", 1);
-  EXPECT_EQ(ResolveShard({}).status().code(), absl::StatusCode::kInvalidArgument);
-  unsetenv("WORLD_SIZE");
-  EXPECT_EQ(ResolveShard({}).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ResolveShard({.rank = 1}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -191,6 +191,40 @@ TEST(TFRecordTest, AbsurdLengthRejectedBeforeAllocating) {
   }
 }
 
+// An IDX file (plain or inflated from .gz) or a gzip stream read as TFRecord:
+// the DATA_LOSS at offset 0 says what the file looks like and what to use.
+TEST(TFRecordTest, IdxOrGzipReadAsTFRecordSaysWhatItLooksLike) {
+  TempDir dir;
+  const std::string idx("\0\0\x08\x01\0\0\0\x05\x01\x02\x03\x04\x05", 13);
+  WriteFileOrDie(dir.File("labels-idx1-ubyte"), idx);
+  WriteFileOrDie(dir.File("labels-idx1-ubyte.gz"), testing::Gzip(idx));
+  // Shorter than a TFRecord header: truncated, with the same hint.
+  WriteFileOrDie(dir.File("short-idx1-ubyte"), idx.substr(0, 11));
+  ReadResult short_file = ReadFiles({dir.File("short-idx1-ubyte")});
+  EXPECT_NE(short_file.status.message().find(
+                ":0 (partial header; this looks like an IDX file: use --format=idx"),
+            absl::string_view::npos)
+      << short_file.status;
+  WriteFileOrDie(dir.File("gzipped"), testing::Gzip(Framed(0, 3)));
+  for (const char* name : {"labels-idx1-ubyte", "labels-idx1-ubyte.gz"}) {
+    ReadResult r = ReadFiles({dir.File(name)}, {.compression = Compression::kAuto});
+    EXPECT_EQ(r.status.code(), absl::StatusCode::kDataLoss) << name;
+    EXPECT_NE(r.status.message().find(":0 (length CRC mismatch; this looks like an IDX file: use "
+                                      "--format=idx (MakeIdxRecordSource))"),
+              absl::string_view::npos)
+        << r.status;
+  }
+  ReadResult gz = ReadFiles({dir.File("gzipped")});
+  EXPECT_NE(gz.status.message().find("this looks like a gzip stream"), absl::string_view::npos)
+      << gz.status;
+  // Corruption further in, or of other bytes, gets no hint.
+  std::string bad = Framed(0, 2);
+  bad[bad.size() - 20] ^= 1;
+  WriteFileOrDie(dir.File("bad"), bad);
+  EXPECT_EQ(ReadFiles({dir.File("bad")}).status.message().find("looks like"),
+            absl::string_view::npos);
+}
+
 TEST(TFRecordTest, MissingFileIsNotFound) {
   TempDir dir;
   EXPECT_EQ(ReadFiles({dir.File("nope")}).status.code(), absl::StatusCode::kNotFound);

@@ -9,8 +9,12 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <limits>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/tfrecord.h"
@@ -167,6 +171,47 @@ TEST(TrainerTest, JsonHasExactlyTheFields) {
   EXPECT_NE(json.find("\"realized_echo_factor\": 3.25, "), std::string::npos) << json;
 }
 
+// The suggested `--echo=2` without a slow upstream: the loop hardly waits for
+// data, and the trainer says that echoing cannot help.
+TEST(TrainerTest, SaysWhenTheUpstreamIsNotTheBottleneck) {
+  TrainResult r;
+  r.seconds_total = 10;
+  r.data_wait_seconds = 0.2;  // 2 %
+  r.realized_echo_factor = 2;
+  const std::string note = UpstreamNote(r);
+  EXPECT_NE(note.find("upstream is not the bottleneck here: echoing cannot help"),
+            std::string::npos)
+      << note;
+  EXPECT_NE(note.find("2.0 %"), std::string::npos) << note;
+  EXPECT_NE(note.find("2.00 rows per fresh example only repeat data"), std::string::npos) << note;
+  r.data_wait_seconds = 0.6;  // 6 %: the upstream may be the bottleneck
+  EXPECT_EQ(UpstreamNote(r), "");
+  r.seconds_total = 0;
+  EXPECT_EQ(UpstreamNote(r), "");
+}
+
+// The data pipeline runs epoch after epoch: batches carry the epoch, and the
+// source's row counts every epoch.
+TEST(TrainerTest, TrainingDataRunsNumberedEpochs) {
+  TrainOptions o = SmallRun();
+  o.train_limit = 200;
+  o.shuffle_buffer = 16;
+  absl::StatusOr<std::unique_ptr<TrainData>> data = MakeTrainData(o, 0);
+  ASSERT_TRUE(data.ok()) << data.status();
+  uint32_t epoch = 0;
+  for (int i = 0; i < 8; ++i) {  // 1,024 rows: five epochs of 200
+    absl::StatusOr<std::optional<dataecho::Batch>> b = (*data)->Next();
+    ASSERT_TRUE(b.ok() && b->has_value()) << b.status();
+    EXPECT_GE((*b)->epoch, epoch);
+    epoch = (*b)->epoch;
+  }
+  EXPECT_GE(epoch, 3u);
+  const std::vector<dataecho::StageStats> stats = (*data)->Stats();
+  ASSERT_FALSE(stats.empty());
+  EXPECT_EQ(stats[0].name, "vector");
+  EXPECT_GE(stats[0].elements, 1000);
+}
+
 TEST(TrainerTest, RejectsBadOptions) {
   TrainOptions o = SmallRun();
   o.echo = 0.5;
@@ -188,6 +233,32 @@ TEST(TrainerTest, RejectsBadOptions) {
   o = SmallRun();
   o.idx_dir = "/nonexistent";
   EXPECT_EQ(Train(o).status().code(), absl::StatusCode::kNotFound);
+}
+
+// Numbers that parse but mean nothing are refused before anything is read.
+TEST(TrainerTest, RejectsMeaninglessNumbers) {
+  const auto inf = std::numeric_limits<float>::infinity();
+  const auto nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<std::pair<std::string, std::function<void(TrainOptions&)>>> cases = {
+      {"learning_rate", [&](TrainOptions& o) { o.learning_rate = inf; }},
+      {"learning_rate", [&](TrainOptions& o) { o.learning_rate = nan; }},
+      {"learning_rate", [](TrainOptions& o) { o.learning_rate = 0; }},
+      {"target_accuracy", [](TrainOptions& o) { o.target_accuracy = 5; }},
+      {"target_accuracy", [](TrainOptions& o) { o.target_accuracy = 0; }},
+      {"target_accuracy", [](TrainOptions& o) { o.target_accuracy = std::nan(""); }},
+      {"step_seconds", [](TrainOptions& o) { o.step_seconds = 1e305; }},
+      {"echo", [](TrainOptions& o) { o.echo = 1e300; }},
+      {"weight_decay", [&](TrainOptions& o) { o.weight_decay = inf; }},
+      {"upstream_ratio", [](TrainOptions& o) { o.upstream_ratio = 1e300; }},
+  };
+  for (const auto& [name, change] : cases) {
+    TrainOptions o = SmallRun();
+    o.idx_dir = "/nonexistent";  // never reached
+    change(o);
+    absl::Status s = Train(o).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << name << ": " << s;
+    EXPECT_NE(s.message().find(name), absl::string_view::npos) << s;
+  }
 }
 
 // Shards written from the IDX subset, read back over loopback HTTP through

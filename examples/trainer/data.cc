@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
-#include <random>
 #include <utility>
 
 #include "dataecho/augment.h"
@@ -68,62 +66,6 @@ class PipelineData final : public TrainData {
   dataecho::Pipeline<dataecho::Batch> pipeline_;
 };
 
-// The IDX training set in memory, as an endless stream of Examples: each
-// epoch in a new seeded order, and with source indices unique across epochs
-// (epoch * N + i) so that augmentations differ from epoch to epoch.
-absl::StatusOr<dataecho::StagePtr<dataecho::Example>> IdxSource(
-    std::vector<dataecho::Example> train, uint64_t seed) {
-  struct State {
-    std::vector<dataecho::Example> examples;
-    std::vector<size_t> order;
-    std::mt19937_64 gen;
-    uint64_t epoch = 0;
-    bool started = false;
-    size_t pos = 0;
-  };
-  auto state = std::make_shared<State>();
-  state->examples = std::move(train);
-  state->order.resize(state->examples.size());
-  state->gen.seed(seed);
-  state->pos = state->order.size();
-  return dataecho::GeneratorSource<dataecho::Example>(
-      [state]() -> absl::StatusOr<std::optional<dataecho::Example>> {
-        State& s = *state;
-        const size_t n = s.order.size();
-        if (n == 0) return std::nullopt;
-        if (s.pos == n) {  // a new epoch, in a new order
-          s.epoch = s.started ? s.epoch + 1 : 0;
-          s.started = true;
-          std::iota(s.order.begin(), s.order.end(), size_t{0});
-          std::shuffle(s.order.begin(), s.order.end(), s.gen);
-          s.pos = 0;
-        }
-        const size_t i = s.order[s.pos++];
-        dataecho::Example ex = s.examples[i];  // shares the pixels
-        ex.source_index = s.epoch * n + i;
-        return ex;
-      });
-}
-
-// TFRecord shards of `dataecho convert`, endless: every epoch reopens them;
-// the epoch goes into the top bits of the source index (see IdxSource).
-absl::StatusOr<dataecho::StagePtr<dataecho::Record>> ShardSource(
-    std::shared_ptr<dataecho::ObjectStore> store, std::vector<std::string> uris) {
-  auto epoch = std::make_shared<uint64_t>(0);
-  return dataecho::RepeatSource<dataecho::Record>(
-      [store, uris, epoch]() -> absl::StatusOr<dataecho::StagePtr<dataecho::Record>> {
-        const uint64_t offset = (*epoch)++ << 50;
-        auto tag = [offset](dataecho::Record r) {
-          r.source_index += offset;
-          return r;
-        };
-        return dataecho::From(dataecho::MakeTFRecordSource(store, uris))
-            .Map(std::move(tag), {.parallelism = 0, .name = "epoch_tag"})
-            .Release();
-      },
-      /*epochs=*/-1);
-}
-
 }  // namespace
 
 absl::StatusOr<TestSet> LoadTestSet(const TrainOptions& o) {
@@ -142,35 +84,9 @@ absl::StatusOr<TestSet> LoadTestSet(const TrainOptions& o) {
   return out;
 }
 
-absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
-                                                         double upstream_examples_per_second) {
+dataecho::Pipeline<dataecho::Batch> EchoedTrainBatches(
+    dataecho::Pipeline<dataecho::Example> upstream, const TrainOptions& o, bool drop_remainder) {
   using dataecho::Example;
-  std::unique_ptr<dataecho::testing::HttpServer> server;
-  dataecho::Pipeline<Example> upstream(absl::UnknownError("unset"));
-  if (o.train_shards.empty()) {
-    absl::StatusOr<std::vector<dataecho::Example>> train =
-        ReadIdxExamples(o.idx_dir, "train", o.train_limit);
-    if (!train.ok()) return train.status();
-    upstream = dataecho::From(IdxSource(*std::move(train), DeriveSeed(o.seed, 1)));
-  } else {
-    std::shared_ptr<dataecho::ObjectStore> local = dataecho::OpenObjectStore();
-    absl::StatusOr<std::vector<std::string>> files = dataecho::ExpandUris(*local, o.train_shards);
-    if (!files.ok()) return files.status();
-    std::shared_ptr<dataecho::ObjectStore> store = local;
-    std::vector<std::string> uris = *files;
-    if (upstream_examples_per_second > 0) {
-      absl::StatusOr<SlowUpstream> slow =
-          ServeThrottled(local, *files, upstream_examples_per_second, o.upstream_over_http);
-      if (!slow.ok()) return slow.status();
-      server = std::move(slow->server);
-      store = std::move(slow->store);
-      uris = std::move(slow->uris);
-    }
-    upstream = dataecho::From(ShardSource(store, uris))
-                   .Map([](const dataecho::Record& r) { return dataecho::DecodeImageRecord(r); },
-                        {.parallelism = o.decode_parallelism, .name = "decode"});
-  }
-
   const dataecho::RandomCrop crop(
       {.height = kSide, .width = kSide, .padding = 2, .seed = DeriveSeed(o.seed, 2)});
   const dataecho::RandomFlip flip({.seed = DeriveSeed(o.seed, 3)});
@@ -194,13 +110,57 @@ absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
        .augment = {.parallelism = 1, .name = "augment"},
        .shuffle = {.buffer_size = o.shuffle_buffer, .seed = DeriveSeed(o.seed, 5)},
        .batch = {.batch_size = o.batch_size,
-                 .drop_remainder = true,
+                 .drop_remainder = drop_remainder,
                  .cast = dataecho::DType::kFloat32,
                  .scale = 1.0f / 255.0f,
                  .mean = {kPixelMean},
                  .stddev = {kPixelStddev}},
        .prefetch = adaptive ? dataecho::PrefetchOptions{.depth = 4, .name = "trainer_prefetch"}
                             : dataecho::PrefetchOptions{.depth = 2}});
+  return batches;
+}
+
+absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
+                                                         double upstream_examples_per_second) {
+  using dataecho::Example;
+  std::unique_ptr<dataecho::testing::HttpServer> server;
+  dataecho::Pipeline<Example> upstream(absl::UnknownError("unset"));
+  if (o.train_shards.empty()) {
+    absl::StatusOr<std::vector<dataecho::Example>> train =
+        ReadIdxExamples(o.idx_dir, "train", o.train_limit);
+    if (!train.ok()) return train.status();
+    // Endless epochs, each in its own order (the Shuffle restarts from
+    // (seed, epoch)); the examples carry their epoch, so crops and flips
+    // differ from epoch to epoch.
+    const int64_t n = static_cast<int64_t>(train->size());
+    upstream = dataecho::FromVector(*std::move(train))
+                   .Shuffle({.buffer_size = std::max<int64_t>(n, 1),
+                             .seed = DeriveSeed(o.seed, 1),
+                             .name = "epoch_order"})
+                   .Repeat(-1);
+  } else {
+    std::shared_ptr<dataecho::ObjectStore> local = dataecho::OpenObjectStore();
+    absl::StatusOr<std::vector<std::string>> files = dataecho::ExpandUris(*local, o.train_shards);
+    if (!files.ok()) return files.status();
+    std::shared_ptr<dataecho::ObjectStore> store = local;
+    std::vector<std::string> uris = *files;
+    if (upstream_examples_per_second > 0) {
+      absl::StatusOr<SlowUpstream> slow =
+          ServeThrottled(local, *files, upstream_examples_per_second, o.upstream_over_http);
+      if (!slow.ok()) return slow.status();
+      server = std::move(slow->server);
+      store = std::move(slow->store);
+      uris = std::move(slow->uris);
+    }
+    // Endless epochs over the shards, each reading the files in a new order.
+    dataecho::InterleaveOptions order{.file_order_seed = DeriveSeed(o.seed, 6)};
+    upstream = dataecho::From(dataecho::MakeTFRecordSource(store, uris, {}, order))
+                   .Repeat(-1)
+                   .Map([](const dataecho::Record& r) { return dataecho::DecodeImageRecord(r); },
+                        {.parallelism = o.decode_parallelism, .name = "decode"});
+  }
+
+  dataecho::Pipeline<dataecho::Batch> batches = EchoedTrainBatches(std::move(upstream), o);
   if (!batches.status().ok()) return batches.status();
   return std::unique_ptr<TrainData>(new PipelineData(std::move(server), std::move(batches)));
 }

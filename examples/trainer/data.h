@@ -5,7 +5,8 @@
 //
 // The training pipeline, for each insertion point of Echo:
 //
-//   source (IDX in memory, or TFRecord shards; repeated epoch after epoch)
+//   source (IDX in memory in a new order each epoch, or TFRecord shards in a
+//           new file order each epoch; .Repeat(-1): elements carry their epoch)
 //     -> Map(decode) -> Prefetch                      (the upstream)
 //     -> [Echo]  before_augment, or [AdaptiveEcho] adaptive (max_echo, a pool
 //                of two batches: repeats only while no fresh example is ready
@@ -42,6 +43,7 @@
 
 #include "absl/status/statusor.h"
 #include "dataecho/example.h"
+#include "dataecho/pipeline.h"
 #include "dataecho/stats.h"
 #include "trainer/trainer.h"
 
@@ -70,6 +72,14 @@ class TrainData {
   virtual absl::StatusOr<std::optional<dataecho::Batch>> Next() = 0;
   virtual std::vector<dataecho::StageStats> Stats() const = 0;
 };
+
+// Everything after the upstream's Prefetch boundary as described above (echo
+// at o.insert, augmentation, Shuffle, Batch, the trainer's Prefetch), over
+// `upstream` (decoded examples). Seeds derive from o.seed. A finite upstream
+// ends with a partial batch unless `drop_remainder`.
+dataecho::Pipeline<dataecho::Batch> EchoedTrainBatches(
+    dataecho::Pipeline<dataecho::Example> upstream, const TrainOptions& options,
+    bool drop_remainder = true);
 
 // `upstream_examples_per_second` > 0 caps the upstream (shards over HTTP);
 // 0 reads at full speed.

@@ -33,8 +33,10 @@ absl::StatusOr<SlowUpstream> ServeThrottled(std::shared_ptr<dataecho::ObjectStor
     if (!r->has_value()) break;
     ++records;
   }
-  if (records == 0)
-    return absl::InvalidArgumentError(fmt::format("{}...: no records", shards.front()));
+  if (records == 0) {
+    return absl::FailedPreconditionError(fmt::format(
+        "no records in {} ({} shard(s))", dataecho::RedactUri(shards.front()), shards.size()));
+  }
 
   SlowUpstream out;
   dataecho::ThrottledStoreOptions throttle;

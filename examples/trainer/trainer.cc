@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "dataecho/internal/json.h"
+#include "dataecho/storage/object_store.h"
 #include "fmt/format.h"
 #include "trainer/data.h"
 #include "trainer/mlp.h"
@@ -20,12 +21,11 @@ absl::StatusOr<EchoInsert> ParseEchoInsert(std::string_view name) {
       "--insert must be before_augment, after_augment, batch or adaptive, got '{}'", name));
 }
 
-namespace {
-
-absl::Status Validate(const TrainOptions& o) {
+absl::Status ValidateOptions(const TrainOptions& o) {
   auto bad = [](std::string message) { return absl::InvalidArgumentError(std::move(message)); };
-  if (!(o.echo >= 1.0) || !std::isfinite(o.echo))
-    return bad(fmt::format("echo must be >= 1, got {}", o.echo));
+  // The library's bound on echo factors (echo_options.h).
+  if (!(o.echo >= 1.0 && o.echo <= 1e6))
+    return bad(fmt::format("echo must be in [1, 1e6], got {}", o.echo));
   if (!(o.max_echo >= 1.0 && o.max_echo <= 1e6)) {
     return bad(fmt::format("max_echo must be in [1, 1e6], got {}", o.max_echo));
   }
@@ -33,13 +33,17 @@ absl::Status Validate(const TrainOptions& o) {
     return bad(fmt::format("adaptive echoing takes its cap from max_echo: leave echo at 1, got {}",
                            o.echo));
   }
-  if (!(o.upstream_ratio >= 0.0) || !std::isfinite(o.upstream_ratio)) {
-    return bad(fmt::format("upstream_ratio must be >= 0, got {}", o.upstream_ratio));
+  // R above 1e4 would deliver one batch per 10,000 steps: no training.
+  if (!(o.upstream_ratio >= 0.0 && o.upstream_ratio <= 1e4)) {
+    return bad(fmt::format("upstream_ratio must be in [0, 1e4], got {}", o.upstream_ratio));
   }
   if (o.upstream_ratio > 0 && o.train_shards.empty()) {
     return bad("upstream_ratio > 0 reads TFRecord shards over HTTP: set train_shards");
   }
-  if (!(o.step_seconds >= 0)) return bad("step_seconds must be >= 0");
+  if (!(o.step_seconds >= 0 && o.step_seconds <= 60)) {
+    return bad(
+        fmt::format("step_seconds must be in [0, 60] (0 = measure it), got {}", o.step_seconds));
+  }
   if (o.batch_size < 1 || o.shuffle_buffer < 1 || o.prefetch_depth < 1 ||
       o.decode_parallelism < 1) {
     return bad("batch_size, shuffle_buffer, prefetch_depth and decode_parallelism must be >= 1");
@@ -47,14 +51,25 @@ absl::Status Validate(const TrainOptions& o) {
   if (o.fresh_budget < 1 || o.eval_every < 1)
     return bad("fresh_budget and eval_every must be >= 1");
   if (o.train_limit < 0 || o.test_limit < 0) return bad("train_limit and test_limit must be >= 0");
-  if (!(o.learning_rate > 0) || !(o.momentum >= 0 && o.momentum < 1) || !(o.weight_decay >= 0)) {
-    return bad("learning_rate must be > 0, momentum in [0, 1), weight_decay >= 0");
+  if (!(o.target_accuracy > 0 && o.target_accuracy <= 1)) {
+    return bad(fmt::format("target_accuracy must be in (0, 1], got {}", o.target_accuracy));
+  }
+  // (NaN fails every comparison: each test is written to fail on it.)
+  if (!(o.learning_rate > 0 && std::isfinite(o.learning_rate))) {
+    return bad(fmt::format("learning_rate must be a finite number > 0, got {}", o.learning_rate));
+  }
+  if (!(o.momentum >= 0 && o.momentum < 1))
+    return bad(fmt::format("momentum must be in [0, 1), got {}", o.momentum));
+  if (!(o.weight_decay >= 0 && std::isfinite(o.weight_decay))) {
+    return bad(fmt::format("weight_decay must be a finite number >= 0, got {}", o.weight_decay));
   }
   if (o.lr_schedule != "constant" && o.lr_schedule != "cosine") {
     return bad(fmt::format("lr_schedule must be constant or cosine, got '{}'", o.lr_schedule));
   }
   return absl::OkStatus();
 }
+
+namespace {
 
 float LearningRate(const TrainOptions& o, int64_t fresh) {
   if (o.lr_schedule == "constant") return o.learning_rate;
@@ -81,10 +96,18 @@ double MeasureStepSeconds(const TrainOptions& o, const TestSet& test) {
   return seconds[5 + (seconds.size() - 5) / 2] * o.batch_size / rows;
 }
 
+// FAILED_PRECONDITION "no records in <the training data>".
+absl::Status NoTrainingData(const TrainOptions& o) {
+  const std::string where =
+      o.train_shards.empty() ? fmt::format("{}/train-*-ubyte.gz", o.idx_dir) : o.train_shards;
+  return absl::FailedPreconditionError(
+      fmt::format("no records in {}: not one batch to train on", dataecho::RedactUri(where)));
+}
+
 }  // namespace
 
 absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progress) {
-  if (absl::Status s = Validate(o); !s.ok()) return s;
+  if (absl::Status s = ValidateOptions(o); !s.ok()) return s;
   absl::StatusOr<TestSet> test = LoadTestSet(o);
   if (!test.ok()) return test.status();
 
@@ -135,7 +158,12 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
     absl::StatusOr<std::optional<dataecho::Batch>> batch = (*data)->Next();
     result.data_wait_seconds += std::chrono::duration<double>(Clock::now() - asked).count();
     if (!batch.ok()) return batch.status();
-    if (!batch->has_value()) break;  // the source ran dry (it repeats, so only with tiny budgets)
+    if (!batch->has_value()) {
+      // The data repeats epoch after epoch: it ends only when an epoch is
+      // empty, i.e. there is nothing to train on at all.
+      if (result.steps_total == 0) return NoTrainingData(o);
+      break;
+    }
     const dataecho::Batch& b = **batch;
     const int rows = static_cast<int>(b.num_rows);
     model.ComputeGradients(b.components[0].data<float>().data(), b.labels.data<int64_t>().data(),
@@ -162,6 +190,21 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
                                   static_cast<double>(result.fresh_examples_total);
   }
   return result;
+}
+
+std::string UpstreamNote(const TrainResult& r) {
+  if (!(r.seconds_total > 0)) return "";
+  const double waited = r.data_wait_seconds / r.seconds_total;
+  if (waited >= 0.05) return "";
+  std::string note = fmt::format(
+      "upstream is not the bottleneck here: echoing cannot help (the training loop waited for "
+      "data {:.1f} % of the time)",
+      100 * waited);
+  if (r.realized_echo_factor > 1.0) {
+    note +=
+        fmt::format("; the {:.2f} rows per fresh example only repeat data", r.realized_echo_factor);
+  }
+  return note;
 }
 
 std::string ResultToJson(const TrainResult& r) {

@@ -138,9 +138,22 @@ struct TrainResult {
 // budget, and the latest test accuracy (negative before the first evaluation).
 using ProgressFn = std::function<void(int64_t fresh, int64_t budget, double accuracy)>;
 
+// OK, or INVALID_ARGUMENT naming the first option whose value means nothing
+// (a learning rate that is not a finite number > 0, a target accuracy
+// outside (0, 1], ...). Train() checks it first; a program can check its
+// flags with it before anything is read.
+absl::Status ValidateOptions(const TrainOptions& options);
+
 // Runs one training as `options` says. INVALID_ARGUMENT for bad options,
+// FAILED_PRECONDITION "no records in ..." when the training data is empty,
 // otherwise whatever reading the data returns.
 absl::StatusOr<TrainResult> Train(const TrainOptions& options, const ProgressFn& progress = {});
+
+// One line when the training loop waited for data less than 5 % of its
+// training time: the upstream is not the bottleneck, so echoing cannot make
+// training faster ("upstream is not the bottleneck here: echoing cannot help
+// ..."). Empty otherwise (or before any training time was measured).
+std::string UpstreamNote(const TrainResult& result);
 
 // The result as one JSON object with exactly the fields
 // {"echo", "insert", "max_echo", "fresh_examples_to_target", "steps_to_target",

@@ -91,6 +91,7 @@
 
 #include "dataecho/echo_options.h"
 #include "dataecho/internal/pooled_echo_stage.h"
+#include "dataecho/memory.h"
 #include "dataecho/stage.h"
 
 namespace dataecho {
@@ -100,6 +101,11 @@ class AdaptiveEchoStage final : public internal::PooledEchoStage<T> {
  public:
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, AdaptiveEchoOptions options) {
     if (absl::Status s = options.Validate(); !s.ok()) return s;
+    // The pool may fill up to pool_size items: refuse one beyond memory.
+    if (absl::Status s =
+            CheckMemoryEstimate(options.name, "pool_size", options.pool_size, sizeof(T), 0, "");
+        !s.ok())
+      return s;
     return StagePtr<T>(new AdaptiveEchoStage(std::move(input), std::move(options)));
   }
 

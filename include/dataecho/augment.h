@@ -9,9 +9,11 @@
 // input's payload is never modified, so echoed copies that share it are safe.
 //
 // Randomness is seeded and deterministic per (seed, source_index,
-// repeat_index): the same example gets the same crop on every run, while its
-// echoed copies (repeat_index 1, 2, ...) get different ones. That is what
-// makes "echo before augmentation" useful and runs reproducible.
+// repeat_index, epoch): the same example gets the same crop on every run,
+// while its echoed copies (repeat_index 1, 2, ...) and its reads in later
+// epochs (Example::epoch, numbered by a Repeat stage, repeat.h) get different
+// ones. That is what makes "echo before augmentation" useful, keeps epochs
+// from repeating each other's crops, and makes runs reproducible.
 //
 //   dataecho::RandomCrop crop({.height = 28, .width = 28, .padding = 4, .seed = 1});
 //   dataecho::RandomFlip flip({.seed = 2});
@@ -33,11 +35,16 @@
 
 namespace dataecho {
 
-// A SplitMix64 stream seeded from (seed, source_index, repeat_index). Exposed
-// so that custom augmenters draw the same way. Not thread-safe (a value).
+// A SplitMix64 stream seeded from (seed, source_index, repeat_index, epoch).
+// Epoch 0 gives the stream of the three-argument seed. Exposed so that custom
+// augmenters draw the same way:
+//
+//   dataecho::AugmentRng rng(seed, ex.source_index, ex.repeat_index, ex.epoch);
+//
+// Not thread-safe (a value).
 class DATAECHO_EXPORT AugmentRng {
  public:
-  AugmentRng(uint64_t seed, uint64_t source_index, uint32_t repeat_index);
+  AugmentRng(uint64_t seed, uint64_t source_index, uint32_t repeat_index, uint32_t epoch = 0);
   uint64_t Next();
   // Uniform in [0, n); 0 if n == 0.
   uint64_t Uniform(uint64_t n);

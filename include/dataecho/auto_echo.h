@@ -40,6 +40,7 @@
 #include "dataecho/echo_options.h"
 #include "dataecho/internal/echo_core.h"
 #include "dataecho/internal/pooled_echo_stage.h"
+#include "dataecho/memory.h"
 #include "dataecho/stage.h"
 
 namespace dataecho {
@@ -49,6 +50,11 @@ class AutoEchoStage final : public internal::PooledEchoStage<T> {
  public:
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, AutoEchoOptions options) {
     if (absl::Status s = options.Validate(); !s.ok()) return s;
+    // The pool may fill up to pool_size items: refuse one beyond memory.
+    if (absl::Status s = CheckMemoryEstimate(options.name, "pool_size", options.adaptive.pool_size,
+                                             sizeof(T), 0, "");
+        !s.ok())
+      return s;
     return StagePtr<T>(new AutoEchoStage(std::move(input), std::move(options)));
   }
 

@@ -21,10 +21,23 @@
 // (else INVALID_ARGUMENT naming the row's source index). An input error comes
 // after a batch of the rows read before it (unless drop_remainder), then stays.
 //
-// Stats: input_wait = time pulling rows (includes copying them); extra
-// "fresh_rows", "buffer_allocations" (pool misses; flat once warm).
+// Memory: Make() refuses a batch_size whose index columns alone (20 bytes a
+// row) exceed `max_bytes`, and the first row of each batch checks the whole
+// batch (rows x row bytes) against it before its buffers are taken:
+// RESOURCE_EXHAUSTED, sticky. batch_size above kMaxBatchSize is
+// INVALID_ARGUMENT.
 //
-// Thread safety: as every stage (stage.h). Batches may outlive the stage.
+// A batch's epoch is the newest epoch among its rows. Below a Repeat, a new
+// epoch starts a new batch (the last batch of an epoch may be partial).
+//
+// Large batches may split their rows among a few threads (`threads`).
+//
+// Stats: input_wait = time blocked on an input that had nothing ready
+// (stats.h); extra "rows", "fresh_rows", "buffer_allocations" (pool misses;
+// flat once warm).
+//
+// Thread safety: as every stage (stage.h); the row threads only run inside
+// Next(). Batches may outlive the stage.
 #ifndef DATAECHO_BATCH_H_
 #define DATAECHO_BATCH_H_
 
@@ -43,7 +56,14 @@
 namespace dataecho {
 
 struct DATAECHO_EXPORT BatchOptions {
-  // Rows per batch. >= 1.
+  // The most rows a batch may have: consumers count rows in an int (the
+  // example trainer, DLPack-style APIs and most kernels), and far above any
+  // batch a training step takes (the largest published are 64K-128K rows).
+  static constexpr int64_t kMaxBatchSize = (int64_t{1} << 31) - 1;
+  // Bytes per row besides the components: label, source and repeat index.
+  static constexpr int64_t kIndexBytesPerRow = 8 + 8 + 4;
+
+  // Rows per batch. 1..kMaxBatchSize.
   int64_t batch_size = 32;
   // Drop a final batch with fewer than batch_size rows.
   bool drop_remainder = false;
@@ -58,6 +78,16 @@ struct DATAECHO_EXPORT BatchOptions {
   std::vector<float> stddev;
   // Alignment of every fused buffer.
   size_t alignment = 64;
+  // Cap on one batch's buffers: batch_size x (a row's bytes after the cast +
+  // kIndexBytesPerRow). 0 = DefaultMemoryCap() (memory.h).
+  int64_t max_bytes = 0;
+  // Threads that copy and convert the rows of one batch, the caller's
+  // included (1..64). With threads > 1 and batch_size >= parallel_min_rows,
+  // the rows of a batch are pulled first, then split among a small pool (the
+  // stage's own threads - 1 workers); smaller batches do not pay for the
+  // hand-off (docs/benchmarks.md: BM_BatchFP16, 1 vs 2 threads).
+  int threads = 1;
+  int64_t parallel_min_rows = 4096;
   std::string name = "batch";
 
   absl::Status Validate() const;
@@ -65,6 +95,7 @@ struct DATAECHO_EXPORT BatchOptions {
 
 namespace internal {
 class BufferPool;
+class ForkJoin;
 }  // namespace internal
 
 class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
@@ -73,6 +104,8 @@ class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
   ~BatchStage() override;
 
   absl::StatusOr<std::optional<Batch>> Next() override;
+  absl::Status EnableRestart() override;
+  absl::Status Restart(uint32_t epoch) override;
 
  protected:
   StageStats OwnStats() const override;
@@ -82,11 +115,17 @@ class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
   BatchStage(StagePtr<Example> input, BatchOptions options);
   absl::Status StartBatch(const Example& first);
   absl::Status AddRow(const Example& row);
+  // Copies (and converts) the components of `row` into row `r` of the batch.
+  // Called concurrently for different rows by the row pool.
+  void CopyRow(const Example& row, size_t r);
   absl::StatusOr<Batch> FinishBatch();
 
   const BatchOptions options_;
   std::shared_ptr<internal::BufferPool> pool_;
   std::unique_ptr<Layout> layout_;
+  // With a row pool: the rows of the current batch, copied in FinishBatch().
+  std::unique_ptr<internal::ForkJoin> row_pool_;
+  std::vector<Example> pending_;
   absl::Status error_;  // sticky input error
   bool done_ = false;
   internal::Counter batches_, rows_, bytes_, fresh_rows_, input_wait_ns_;

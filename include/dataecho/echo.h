@@ -18,10 +18,19 @@
 //       {.factor = 2.5, .seed = 42});
 //   if (!echoed.ok()) return echoed.status();   // INVALID_ARGUMENT for e < 1, NaN, inf
 //
+// Epochs (repeat.h): the draws of epoch e come from a generator seeded by
+// (seed, e), started by the first fresh item of epoch e (or by Restart(e)
+// below a Repeat); epoch 0 draws from `seed` alone.
+//
 // Stats: "fresh" (items read from upstream), elements (emitted),
-// "realized_factor" = emitted / fresh, input_wait = time spent waiting for an
-// asynchronous upstream (a Prefetch) that had nothing ready; a synchronous
-// input computes in Echo's thread and that time is not counted as waiting.
+// "realized_factor" = emitted / fresh, input_wait = time blocked on an input
+// that had nothing ready (stats.h; a Prefetch with an empty queue: a
+// synchronous input computes in Echo's thread and that time is not waiting),
+// "rate_ratio" = R̂, the measured ratio of the upstream's time per fresh item
+// to the consumer's time per element, over windows of 64 fresh items (as
+// adaptive echo's, internal/echo_core.h; 0 until a window closed; about e
+// while the upstream keeps up, since a faster upstream cannot be seen through
+// a full queue). The ideal speedup of echoing is min(e, R).
 //
 // Adaptive mode (emit repeats only while the upstream has nothing ready) is in
 // adaptive_echo.h; a factor measured from a warm-up in auto_echo.h. All three
@@ -32,6 +41,7 @@
 #ifndef DATAECHO_ECHO_H_
 #define DATAECHO_ECHO_H_
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -40,8 +50,10 @@
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/echo_core.h"
 #include "dataecho/internal/echo_stage_base.h"
 #include "dataecho/stage.h"
+#include "dataecho/status_macros.h"
 
 namespace dataecho {
 
@@ -58,13 +70,21 @@ class EchoStage final : public internal::EchoStageBase<T> {
     if (remaining_ > 0) return EmitRepeat();
     // Only a real wait is timed: a clock read costs as much as a copy here.
     absl::StatusOr<std::optional<T>> r;
-    if (!this->input().TryNext(&r)) {
-      const int64_t t0 = internal::NowNanos();
-      r = this->input().Next();
-      this->counts().AddInputWait(internal::NowNanos() - t0);
+    if (const int64_t waited = internal::PullTimed(this->input(), &r); waited > 0) {
+      this->counts().AddInputWait(waited);
+      rate_.AddBlocked(waited);
     }
     AcceptFresh(r);
     return r;
+  }
+
+  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
+  absl::Status Restart(uint32_t epoch) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().Restart(epoch));
+    current_.reset();
+    remaining_ = 0;
+    this->StartEpoch(epoch);
+    return absl::OkStatus();
   }
 
   // Ready when a copy is pending or the input has an element ready.
@@ -82,7 +102,9 @@ class EchoStage final : public internal::EchoStageBase<T> {
 
  protected:
   StageStats OwnStats() const override {
-    return this->counts().ToStats(options_.name, {{"factor", options_.factor}});
+    StageStats s = this->counts().ToStats(options_.name, {{"factor", options_.factor}});
+    s.extra.emplace_back("rate_ratio", rate_ratio_.load(std::memory_order_relaxed));
+    return s;
   }
 
  private:
@@ -94,6 +116,7 @@ class EchoStage final : public internal::EchoStageBase<T> {
     --remaining_;
     const uint32_t k = ++repeat_;
     this->counts().AddRepeat(current_bytes_);
+    rate_.AddEmitted();
     // Each copy is built right in the returned value (no element to move
     // from: a move of an Example costs a few ns, as much as the rest here).
     ElementTraits<T>::MarkRepeat(*current_, k);
@@ -108,7 +131,11 @@ class EchoStage final : public internal::EchoStageBase<T> {
     if (!r.ok() || !r->has_value()) return;
     current_bytes_ = static_cast<int64_t>(ElementTraits<T>::ByteSize(**r));
     this->counts().AddFresh(current_bytes_);
-    remaining_ = this->DrawCopies() - 1;
+    if (!rate_.started()) rate_.Start(internal::NowNanos());
+    if (rate_.AddFreshLazy(internal::NowNanos))
+      rate_ratio_.store(rate_.estimate(), std::memory_order_relaxed);
+    rate_.AddEmitted();
+    remaining_ = this->DrawCopies(**r) - 1;
     repeat_ = 0;
     if (remaining_ > 0)
       current_.emplace(**r);  // (a copy construction costs less than an assignment)
@@ -119,6 +146,9 @@ class EchoStage final : public internal::EchoStageBase<T> {
   uint32_t remaining_ = 0;    // copies of current_ still to emit
   uint32_t repeat_ = 0;       // repeat index of the last copy emitted
   int64_t current_bytes_ = 0;
+  // R̂ (consumer thread); the clock is read once per window of fresh items.
+  internal::RateRatioEstimator rate_{/*window=*/64, /*smoothing=*/0.25};
+  std::atomic<double> rate_ratio_{0};
 };
 
 }  // namespace dataecho

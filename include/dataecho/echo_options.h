@@ -28,7 +28,7 @@
 namespace dataecho {
 
 struct DATAECHO_EXPORT EchoOptions {
-  // Echo factor e: finite, >= 1. Fractional factors are realized per item.
+  // Echo factor e: finite, in [1, 1e6]. Fractional factors are realized per item.
   double factor = 2.0;
   // Seed of the per-item draw for fractional factors.
   uint64_t seed = 0;

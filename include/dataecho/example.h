@@ -3,11 +3,17 @@
 // example.h: the elements that flow through a pipeline.
 //
 // An `Example` is one training item: tensor components (e.g. an image), a
-// label, the stable index of the item in its source and its repeat index
-// (0 = the fresh read, k = the k-th echo of it). A `Batch` is what the Batch
-// stage makes of many Examples: one contiguous ("fused") buffer per component
-// with a leading row dimension, plus per-row labels, source and repeat
-// indices, and how many of its rows are fresh.
+// label, the stable index of the item in its source, its repeat index (0 = the
+// fresh read, k = the k-th echo of it) and its epoch (0 = the first pass over
+// the source; a Repeat stage, repeat.h, numbers the passes). A `Batch` is what
+// the Batch stage makes of many Examples: one contiguous ("fused") buffer per
+// component with a leading row dimension, plus per-row labels, source and
+// repeat indices, and how many of its rows are fresh.
+//
+// (source_index, repeat_index, epoch) name an element independently of
+// timing: seeded stages (augment.h, Echo, Shuffle) derive their randomness
+// from them, so each epoch gets its own crops and draws, and the same seed
+// and epoch give the same ones.
 //
 //   dataecho::Example ex;
 //   ex.components.push_back(*image_tensor);
@@ -36,6 +42,7 @@ struct Example {
   int64_t label = 0;
   uint64_t source_index = 0;  // stable position of the item in its source
   uint32_t repeat_index = 0;  // 0 = fresh, k = k-th repeat
+  uint32_t epoch = 0;         // pass over the source: 0 = the first
 
   bool fresh() const { return repeat_index == 0; }
   // Payload bytes of all components.
@@ -57,6 +64,9 @@ struct Batch {
   int64_t fresh_rows = 0;
   // 0 = this batch as built; k = the k-th repeat of it (batch echoing).
   uint32_t repeat_index = 0;
+  // The newest epoch among its rows (a Shuffle may mix the end of one epoch
+  // with the start of the next).
+  uint32_t epoch = 0;
 
   bool fresh() const { return repeat_index == 0; }
   size_t ByteSize() const {

@@ -17,8 +17,9 @@
 // the first Next(). Destruction cancels, wakes and joins them; a call of `fn`
 // already running is waited for.
 //
-// Stats: input_wait = worker time inside the input's Next(); consumer_wait =
-// consumer time waiting for the next result; extra "busy_s" = time in fn.
+// Stats (stats.h): input_wait = time blocked on an input that had nothing
+// ready; consumer_wait = consumer time waiting for the next result; threads =
+// parallelism; extra "busy_s" = time in fn.
 //
 // Thread safety: as every stage (stage.h); `fn` must be safe to call from
 // several threads at once when parallelism > 1.
@@ -89,6 +90,18 @@ class MapStage final : public UnaryStage<Out, In> {
     return TakeLocked();
   }
 
+  // Epochs (stage.h): an inline Map (parallelism 0) starts over with its
+  // input; a parallel one cannot (put .Repeat() below it).
+  absl::Status EnableRestart() override {
+    if (options_.parallelism != 0) return this->CannotRestart();
+    return this->input().EnableRestart();
+  }
+  absl::Status Restart(uint32_t epoch) override {
+    if (options_.parallelism != 0) return this->CannotRestart();
+    DATAECHO_RETURN_IF_ERROR(inline_status_);
+    return this->input().Restart(epoch);
+  }
+
   bool TryNext(absl::StatusOr<std::optional<Out>>* out) override {
     if (options_.parallelism == 0) {
       *out = NextInline();
@@ -109,8 +122,9 @@ class MapStage final : public UnaryStage<Out, In> {
 
   StageStats OwnStats() const override {
     absl::MutexLock lock(&mu_);
-    return totals_.Report(options_.name, {{"parallelism", options_.parallelism},
-                                          {"busy_s", static_cast<double>(busy_ns_) * 1e-9}});
+    return totals_.Report(
+        options_.name, options_.parallelism,
+        {{"parallelism", options_.parallelism}, {"busy_s", static_cast<double>(busy_ns_) * 1e-9}});
   }
 
  private:
@@ -202,9 +216,7 @@ class MapStage final : public UnaryStage<Out, In> {
           if (cancel_ || terminal_seq_ != kNone) return;
           seq = next_seq_++;
         }
-        const int64_t t0 = internal::NowNanos();
-        in = this->input().Next();
-        const int64_t waited = internal::NowNanos() - t0;
+        const int64_t waited = internal::PullTimed(this->input(), &in);
         absl::MutexLock lock(&mu_);
         totals_.input_wait_ns += waited;
         if (!in.ok() || !in->has_value()) {

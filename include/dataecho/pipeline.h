@@ -27,6 +27,17 @@
 //   }
 //   std::cout << dataecho::FormatStatsTable(pipeline.Stats());
 //
+// Or, with the error kept for after the loop (pipeline_iterator.h):
+//
+//   for (dataecho::Batch& batch : pipeline) Train(batch);
+//   if (!pipeline.status().ok()) return pipeline.status();
+//
+// More steps: `.Filter(pred)`, `.Take(n)`, `.Cache({.max_bytes = ...})` (read
+// once, replay in later epochs), `.Zip(other)`, `.Interleave(fn, {...})`
+// (round-robin over pipelines made from each element) and
+// `.PaddedBatch({...})` for components of varying shape (filter.h, source.h,
+// cache.h, zip.h, interleave.h, padded_batch.h; docs/builder.md).
+//
 // Batch echoing is `.Batch(...).Echo(...)`. `.AdaptiveEcho(...)` repeats only
 // while the upstream has nothing ready; `.AutoEcho(...)` picks a fixed factor
 // from a warm-up measurement. To build everything after the decoded
@@ -42,6 +53,7 @@
 #include <concepts>
 #include <functional>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -51,16 +63,28 @@
 #include "dataecho/adaptive_echo.h"
 #include "dataecho/auto_echo.h"
 #include "dataecho/batch.h"
+#include "dataecho/cache.h"
 #include "dataecho/echo.h"
 #include "dataecho/example.h"
+#include "dataecho/filter.h"
+#include "dataecho/interleave.h"
+#include "dataecho/internal/stage_accounting.h"
 #include "dataecho/map.h"
+#include "dataecho/padded_batch.h"
+#include "dataecho/pipeline_iterator.h"
 #include "dataecho/prefetch.h"
+#include "dataecho/repeat.h"
 #include "dataecho/shuffle.h"
 #include "dataecho/source.h"
 #include "dataecho/stage.h"
 #include "dataecho/throttle.h"
+#include "dataecho/zip.h"
 
 namespace dataecho {
+
+template <typename T>
+class Pipeline;
+
 namespace internal {
 
 template <typename R>
@@ -72,6 +96,26 @@ template <typename R>
 struct UnwrapStatusOr<absl::StatusOr<R>> {
   using type = R;
   static constexpr bool kIsStatusOr = true;
+};
+
+// What an Interleave function returns (a Pipeline<U>, a StagePtr<U> or an
+// absl::StatusOr<StagePtr<U>>), as a stage factory's result.
+template <typename R>
+struct AsStage;
+template <typename U>
+struct AsStage<Pipeline<U>> {
+  using type = U;
+  static absl::StatusOr<StagePtr<U>> Convert(Pipeline<U> p) { return std::move(p).Release(); }
+};
+template <typename U>
+struct AsStage<StagePtr<U>> {
+  using type = U;
+  static absl::StatusOr<StagePtr<U>> Convert(StagePtr<U> s) { return s; }
+};
+template <typename U>
+struct AsStage<absl::StatusOr<StagePtr<U>>> {
+  using type = U;
+  static absl::StatusOr<StagePtr<U>> Convert(absl::StatusOr<StagePtr<U>> s) { return s; }
 };
 
 }  // namespace internal
@@ -91,7 +135,8 @@ class Pipeline {
   Pipeline(Pipeline&&) noexcept = default;
   Pipeline& operator=(Pipeline&&) noexcept = default;
 
-  // OK, or the first invalid option met while building.
+  // OK, the first invalid option met while building, or the first error
+  // Next() returned (so a range-for loop, which ends at an error, keeps it).
   const absl::Status& status() const { return status_; }
 
   // Applies `fn` to every element; fn returns U or absl::StatusOr<U>.
@@ -141,11 +186,86 @@ class Pipeline {
     return Then([&](StagePtr<T> in) { return TakeStage<T>::Make(std::move(in), n); });
   }
 
+  // --- Epochs (repeat.h) ---
+  // Runs the pipeline built so far `epochs` times (forever if -1), numbering
+  // the passes: elements carry their epoch, and seeded stages (augmenters,
+  // Echo, Shuffle) and record sources (file order) give each epoch its own
+  // randomness. Every stage below must be able to start over
+  // (Stage::Restart); put it right after the source, or after a Shuffle for
+  // a new order each epoch: `.Shuffle({...}).Repeat(-1).Map(Decode)...`.
+  Pipeline Repeat(int64_t epochs = -1, std::string name = "repeat") && {
+    return Then([&](StagePtr<T> in) {
+      return RepeatStage<T>::Make(std::move(in), epochs, std::move(name));
+    });
+  }
+  // --- end of epochs ---
+
   // Examples to fused batches (batch.h).
   Pipeline<::dataecho::Batch> Batch(BatchOptions options) && requires std::same_as<T, Example> {
     if (!status_.ok()) return Pipeline<::dataecho::Batch>(status_);
     return Pipeline<::dataecho::Batch>(BatchStage::Make(std::move(stage_), std::move(options)));
   }
+
+  // --- Filter, Cache, Zip, Interleave, PaddedBatch, range-for ---
+  // Keeps the elements for which pred(const T&) returns true (or an OK true:
+  // pred may return absl::StatusOr<bool>) (filter.h).
+  template <typename F>
+  Pipeline Filter(F pred, FilterOptions options = {}) && {
+    typename FilterStage<T>::Predicate wrapped;
+    if constexpr (std::is_same_v<std::decay_t<std::invoke_result_t<F&, const T&>>, bool>) {
+      wrapped = [pred = std::move(pred)](const T& x) mutable -> absl::StatusOr<bool> {
+        return pred(x);
+      };
+    } else {
+      wrapped = std::move(pred);
+    }
+    return Then([&](StagePtr<T> in) {
+      return FilterStage<T>::Make(std::move(in), std::move(wrapped), std::move(options));
+    });
+  }
+  // Reads the input once; later epochs (a Repeat above) replay it from
+  // memory, up to max_bytes (cache.h).
+  Pipeline Cache(CacheOptions options = {}) && {
+    return Then(
+        [&](StagePtr<T> in) { return CacheStage<T>::Make(std::move(in), std::move(options)); });
+  }
+  // Pairs of (this element, other's element) until either ends (zip.h).
+  template <typename U>
+  Pipeline<std::pair<T, U>> Zip(Pipeline<U> other, ZipOptions options = {}) && {
+    if (!status_.ok()) return Pipeline<std::pair<T, U>>(status_);
+    absl::StatusOr<StagePtr<U>> second = std::move(other).Release();
+    if (!second.ok()) return Pipeline<std::pair<T, U>>(second.status());
+    return Pipeline<std::pair<T, U>>(
+        ZipStage<T, U>::Make(std::move(stage_), *std::move(second), std::move(options)));
+  }
+  // fn(T) returns a Pipeline<U> (or a StagePtr<U>, or a factory's
+  // absl::StatusOr<StagePtr<U>>); cycle_length of them are read round-robin,
+  // block_length elements at a time (interleave.h).
+  template <typename F>
+  auto Interleave(F fn, InterleaveStageOptions options = {}) && {
+    using R = std::decay_t<std::invoke_result_t<F&, T>>;
+    using U = typename internal::AsStage<R>::type;
+    if (!status_.ok()) return Pipeline<U>(status_);
+    typename InterleaveStage<T, U>::Fn wrapped =
+        [fn = std::move(fn)](T x) mutable -> absl::StatusOr<StagePtr<U>> {
+      return internal::AsStage<R>::Convert(fn(std::move(x)));
+    };
+    return Pipeline<U>(
+        InterleaveStage<T, U>::Make(std::move(stage_), std::move(wrapped), std::move(options)));
+  }
+  // Examples whose components vary in shape to padded Batches with masks and
+  // lengths (padded_batch.h).
+  Pipeline<::dataecho::Batch> PaddedBatch(PaddedBatchOptions options) && requires
+      std::same_as<T, Example> {
+    if (!status_.ok()) return Pipeline<::dataecho::Batch>(status_);
+    return Pipeline<::dataecho::Batch>(
+        PaddedBatchStage::Make(std::move(stage_), std::move(options)));
+  }
+  // `for (T& x : pipeline)`: the elements until the end or the first error,
+  // which status() then holds (pipeline_iterator.h).
+  PipelineIterator<Pipeline> begin() { return PipelineIterator<Pipeline>(this); }
+  std::default_sentinel_t end() { return std::default_sentinel; }
+  // --- end of Filter, Cache, Zip, Interleave, PaddedBatch, range-for ---
 
   // Appends a stage made by `factory(StagePtr<T>)`, which returns StagePtr<U>
   // or absl::StatusOr<StagePtr<U>>.
@@ -161,7 +281,9 @@ class Pipeline {
   // The next element, std::nullopt at the end, or an error (see stage.h).
   absl::StatusOr<std::optional<T>> Next() {
     if (!status_.ok()) return status_;
-    return stage_->Next();
+    absl::StatusOr<std::optional<T>> r = stage_->Next();
+    if (!r.ok()) status_ = r.status();  // stages keep their errors; so does status()
+    return r;
   }
 
   // Thread-safe: blocked and later Next() calls return CANCELLED.
@@ -169,10 +291,12 @@ class Pipeline {
     if (stage_ != nullptr) stage_->Cancel();
   }
 
-  // Every stage's statistics, source first.
+  // Every stage's statistics, source first; stages of the same name are
+  // told apart as "map", "map#2", ... (or give them names in their options).
   std::vector<StageStats> Stats() const {
     std::vector<StageStats> out;
     if (stage_ != nullptr) stage_->AppendStats(&out);
+    internal::MakeStageNamesUnique(&out);
     return out;
   }
 
@@ -214,6 +338,18 @@ Pipeline<T> FromGenerator(std::function<absl::StatusOr<std::optional<T>>()> fn) 
 }
 inline Pipeline<int64_t> FromRange(int64_t begin, int64_t end, int64_t step = 1) {
   return Pipeline<int64_t>(RangeSource(begin, end, step));
+}
+// Pipelines of the same type, read round-robin (interleave.h): cycle_length of
+// them open at a time, block_length elements from each in turn.
+template <typename T>
+Pipeline<T> Interleave(std::vector<Pipeline<T>> pipelines, InterleaveStageOptions options = {}) {
+  return FromVector(std::move(pipelines))
+      .Interleave([](Pipeline<T> p) { return p; }, std::move(options));
+}
+// a.Zip(b) (zip.h).
+template <typename A, typename B>
+Pipeline<std::pair<A, B>> Zip(Pipeline<A> a, Pipeline<B> b, ZipOptions options = {}) {
+  return std::move(a).Zip(std::move(b), std::move(options));
 }
 
 }  // namespace dataecho

@@ -11,9 +11,10 @@
 //   auto p = dataecho::PrefetchStage<Example>::Make(std::move(decoded), {.depth = 64});
 //   if (!p.ok()) return p.status();  // INVALID_ARGUMENT: depth < 1 or a null input
 //
-// Stats: input_wait = producer time inside the input's Next(); consumer_wait =
-// consumer time blocked on an empty queue; extra "producer_blocked_s" = time
-// the producer waited on a full queue; "queued" = elements in the queue.
+// Stats (stats.h): input_wait = time the producer was blocked on an input
+// that had nothing ready; consumer_wait = consumer time blocked on an empty
+// queue; threads = 1; extra "producer_blocked_s" = time the producer waited on
+// a full queue; "queued" = elements in the queue.
 //
 // Thread safety: as every stage (stage.h). The producer starts on the first
 // Next() or TryNext(); destruction cancels and joins it.
@@ -95,9 +96,10 @@ class PrefetchStage final : public UnaryStage<T, T> {
   StageStats OwnStats() const override {
     absl::MutexLock lock(&mu_);
     return totals_.Report(
-        options_.name, {{"depth", options_.depth},
-                        {"queued", static_cast<double>(queue_.size())},
-                        {"producer_blocked_s", static_cast<double>(producer_blocked_ns_) * 1e-9}});
+        options_.name, /*threads=*/1,
+        {{"depth", options_.depth},
+         {"queued", static_cast<double>(queue_.size())},
+         {"producer_blocked_s", static_cast<double>(producer_blocked_ns_) * 1e-9}});
   }
 
  private:
@@ -139,9 +141,8 @@ class PrefetchStage final : public UnaryStage<T, T> {
         internal::AwaitTimed(mu_, this, &PrefetchStage::HasRoomOrCancelled, producer_blocked_ns_);
         if (cancel_) return;
       }
-      const int64_t t0 = internal::NowNanos();
-      Item item = this->input().Next();
-      const int64_t waited = internal::NowNanos() - t0;
+      Item item;
+      const int64_t waited = internal::PullTimed(this->input(), &item);
       absl::MutexLock lock(&mu_);
       totals_.input_wait_ns += waited;
       if (!item.ok() || !item->has_value()) {

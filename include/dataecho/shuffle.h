@@ -8,17 +8,26 @@
 // it spreads the copies of one item apart (mean distance ~ buffer_size).
 // The same seed and input give the same order.
 //
+// Epochs (repeat.h): below a Repeat (`.Shuffle(...).Repeat(n)`), each epoch
+// e starts with an empty buffer and draws from a generator seeded by (seed,
+// e), so every epoch has its own order and the order of epoch e depends only
+// on the seed and e (a run resumed at epoch e sees the same order). Above a
+// Repeat, the draws from the first element of epoch e on come from (seed, e).
+// Epoch 0 draws from `seed` alone, as without epochs.
+//
 //   auto shuffled = dataecho::ShuffleStage<Example>::Make(
 //       std::move(echoed), {.buffer_size = 10000, .seed = 7, .max_bytes = 1 << 30});
 //   if (!shuffled.ok()) return shuffled.status();
 //
 // An input error is returned after the buffered elements (produced before the
-// error) have drained; it then stays. If the bytes held would exceed
-// `max_bytes`, Next() fails with RESOURCE_EXHAUSTED.
+// error) have drained; it then stays. Memory is capped (`max_bytes`, by
+// default half of what the process may use: memory.h): Make() refuses a
+// buffer whose slots alone (buffer_size * sizeof(T)) exceed the cap, and
+// Next() fails with RESOURCE_EXHAUSTED (sticky) when the elements held
+// (payload bytes plus a slot each) would exceed it.
 //
-// Stats: input_wait = time waiting for an asynchronous input with nothing
-// ready (as Echo's); extra "bytes_held" and
-// "buffered" (elements), "peak_bytes_held".
+// Stats: input_wait = time blocked on an input that had nothing ready
+// (stats.h); extra "bytes_held" and "buffered" (elements), "peak_bytes_held".
 //
 // Thread safety: as every stage (stage.h).
 #ifndef DATAECHO_SHUFFLE_H_
@@ -34,6 +43,7 @@
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/random.h"
 #include "dataecho/internal/stage_accounting.h"
+#include "dataecho/memory.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
@@ -44,7 +54,8 @@ struct ShuffleOptions {
   // Elements held. >= 1 (1 = no shuffling).
   int64_t buffer_size = 10000;
   uint64_t seed = 0;
-  // Cap on payload bytes held (ElementTraits<T>::ByteSize); 0 = no cap.
+  // Cap on the bytes held: payloads (ElementTraits<T>::ByteSize) plus
+  // sizeof(T) per buffered element. 0 = DefaultMemoryCap() (memory.h).
   int64_t max_bytes = 0;
   std::string name = "shuffle";
 
@@ -67,7 +78,23 @@ class ShuffleStage final : public UnaryStage<T, T> {
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, ShuffleOptions options) {
     DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
     DATAECHO_RETURN_IF_ERROR(options.Validate());
+    DATAECHO_RETURN_IF_ERROR(CheckMemoryEstimate(options.name, "buffer_size", options.buffer_size,
+                                                 sizeof(T), options.max_bytes,
+                                                 "ShuffleOptions::max_bytes"));
     return StagePtr<T>(new ShuffleStage(std::move(input), std::move(options)));
+  }
+
+  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
+  absl::Status Restart(uint32_t epoch) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().Restart(epoch));
+    for (const T& v : buffer_)
+      bytes_held_.Add(-static_cast<int64_t>(ElementTraits<T>::ByteSize(v)));
+    buffer_.clear();
+    buffered_.Set(0);
+    input_done_ = false;
+    next_size_ = 0;
+    Reseed(epoch);
+    return absl::OkStatus();
   }
 
   absl::StatusOr<std::optional<T>> Next() override {
@@ -127,7 +154,10 @@ class ShuffleStage final : public UnaryStage<T, T> {
 
  private:
   ShuffleStage(StagePtr<T> input, ShuffleOptions options)
-      : UnaryStage<T, T>(std::move(input)), options_(std::move(options)), rng_(options_.seed) {
+      : UnaryStage<T, T>(std::move(input)),
+        options_(std::move(options)),
+        max_bytes_(EffectiveMemoryCap(options_.max_bytes)),
+        rng_(options_.seed) {
     buffer_.reserve(static_cast<size_t>(std::min<int64_t>(options_.buffer_size, int64_t{1} << 20)));
   }
 
@@ -136,34 +166,41 @@ class ShuffleStage final : public UnaryStage<T, T> {
   // and accounts for its bytes. A non-OK return is a memory-cap failure.
   absl::Status Pull(std::optional<T>* v) {
     absl::StatusOr<std::optional<T>> r;
-    if (!this->input().TryNext(&r)) {  // time only real waits (a clock read is not free)
-      const int64_t t0 = internal::NowNanos();
-      r = this->input().Next();
-      totals_.input_wait_ns.Add(internal::NowNanos() - t0);
-    }
+    totals_.input_wait_ns.Add(internal::PullTimed(this->input(), &r));
     if (!r.ok() || !r->has_value()) {
       input_done_ = true;
       if (!r.ok()) error_ = r.status();
       return absl::OkStatus();
     }
     const int64_t b = static_cast<int64_t>(ElementTraits<T>::ByteSize(**r));
-    if (options_.max_bytes > 0 && bytes_held_.Get() + b > options_.max_bytes) {
+    const int64_t slots = static_cast<int64_t>((buffer_.size() + 1) * sizeof(T));
+    if (bytes_held_.Get() + b + slots > max_bytes_) {
       error_ = absl::ResourceExhaustedError(fmt::format(
-          "{}: buffering {} more bytes would exceed max_bytes = {} ({} elements, {} bytes held)",
-          options_.name, b, options_.max_bytes, buffer_.size(), bytes_held_.Get()));
+          "{}: buffering {} more bytes would exceed max_bytes = {} ({} elements, {} bytes held, "
+          "{} in slots; lower buffer_size or raise ShuffleOptions::max_bytes)",
+          options_.name, b, max_bytes_, buffer_.size(), bytes_held_.Get(), slots));
       input_done_ = true;
       buffer_.clear();
       bytes_held_.Set(0);
       return error_;
     }
+    if (const uint32_t e = internal::EpochOf(**r); e > epoch_) Reseed(e);
     *v = std::move(**r);
     bytes_held_.Add(b);
     if (bytes_held_.Get() > peak_bytes_held_.Get()) peak_bytes_held_.Set(bytes_held_.Get());
     return absl::OkStatus();
   }
 
+  // Draws from now on come from (seed, epoch); epoch 0 from the seed alone.
+  void Reseed(uint32_t epoch) {
+    epoch_ = epoch;
+    rng_ = internal::Rng(epoch == 0 ? options_.seed : internal::MixSeed(options_.seed, epoch));
+  }
+
   const ShuffleOptions options_;
+  const int64_t max_bytes_;  // the cap in force
   internal::Rng rng_;
+  uint32_t epoch_ = 0;  // of the draws
   std::vector<T> buffer_;
   size_t next_ = 0;       // slot to emit next, drawn when the buffer had
   size_t next_size_ = 0;  // this many elements (0: none drawn)

@@ -1,6 +1,6 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
-// source.h: in-memory sources and the Take / Repeat stages.
+// source.h: in-memory sources and the Take stage.
 //
 // Sources start a pipeline. These produce elements from memory; file and
 // object-store sources live in the record-format headers.
@@ -13,22 +13,30 @@
 //         return i++;
 //       });
 //   auto first5  = dataecho::TakeStage<int>::Make(*std::move(gen), 5);
-//   // Three passes over a source that can be re-created:
-//   auto epochs  = dataecho::RepeatSource<int>([] { return dataecho::RangeSource(0, 10); }, 3);
+//
+// Epochs (Repeat, RepeatSource) are in repeat.h, which this header includes.
 //
 // Like every stage factory these return absl::StatusOr<StagePtr<T>>:
 // INVALID_ARGUMENT for a range step <= 0, an empty function or a null input.
 // (The builder's FromRange(), FromVector() and FromGenerator() in pipeline.h
-// wrap them.)
+// wrap them.) Vector and range sources can start over for a new epoch
+// (Stage::Restart); a generator cannot.
+//
+// Stats: elements and bytes emitted, over the pipeline's whole life (all
+// epochs); Take's input_wait = time blocked on an input that had nothing
+// ready (stats.h).
 //
 // Thread safety: as for every stage (stage.h). A generator function is only
 // ever called from the consumer's thread, one call at a time.
 #ifndef DATAECHO_SOURCE_H_
 #define DATAECHO_SOURCE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -38,13 +46,15 @@
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 
 namespace dataecho {
 namespace internal {
 
-// Base for sources: no input, counts what it emits, honours Cancel().
+// Base for sources: no input, counts what it emits, stamps the epoch it was
+// restarted for (stage.h) on its elements, honours Cancel().
 template <typename T>
 class SourceStage : public Stage<T> {
  public:
@@ -60,20 +70,24 @@ class SourceStage : public Stage<T> {
 
  protected:
   bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
-  void Count(const T& v) {
+  void Count(T& v) {
+    if (epoch_ != 0) RaiseEpoch(v, epoch_);
     elements_.Add(1);
     bytes_.Add(static_cast<int64_t>(ElementTraits<T>::ByteSize(v)));
   }
+  void set_epoch(uint32_t epoch) { epoch_ = epoch; }
 
  private:
   std::string name_;
   std::atomic<bool> cancelled_{false};
+  uint32_t epoch_ = 0;  // consumer thread only
   Counter elements_, bytes_;
 };
 
 }  // namespace internal
 
-// Emits the elements of a vector in order (moved out, one by one).
+// Emits the elements of a vector in order (moved out, one by one; copies once
+// a Repeat will restart it, so that every epoch has them).
 template <typename T>
 class VectorSourceStage final : public internal::SourceStage<T> {
  public:
@@ -84,17 +98,41 @@ class VectorSourceStage final : public internal::SourceStage<T> {
   absl::StatusOr<std::optional<T>> Next() override {
     if (this->cancelled()) return CancelledError();
     if (pos_ == items_.size()) return std::nullopt;
-    T v = std::move(items_[pos_++]);
+    T v = Take(items_[pos_]);
+    ++pos_;
     this->Count(v);
     return v;
+  }
+
+  absl::Status EnableRestart() override {
+    if constexpr (!std::is_copy_constructible_v<T>) return this->CannotRestart();
+    if (pos_ > 0 && !keep_) {
+      return absl::FailedPreconditionError("vector source: items were already moved out");
+    }
+    keep_ = true;
+    return absl::OkStatus();
+  }
+  absl::Status Restart(uint32_t epoch) override {
+    DATAECHO_RETURN_IF_ERROR(EnableRestart());
+    pos_ = 0;
+    this->set_epoch(epoch);
+    return absl::OkStatus();
   }
 
  private:
   explicit VectorSourceStage(std::vector<T> items)
       : internal::SourceStage<T>("vector"), items_(std::move(items)) {}
 
+  T Take(T& item) {
+    if constexpr (std::is_copy_constructible_v<T>) {
+      if (keep_) return item;
+    }
+    return std::move(item);
+  }
+
   std::vector<T> items_;
   size_t pos_ = 0;
+  bool keep_ = false;  // copy items out instead of moving them (restartable)
 };
 
 template <typename T>
@@ -103,7 +141,8 @@ absl::StatusOr<StagePtr<T>> VectorSource(std::vector<T> items) {
 }
 
 // Calls `fn` for each element; fn returns an element, std::nullopt at the end,
-// or an error (after which the stage stays failed).
+// or an error (after which the stage stays failed). It cannot start over
+// (Restart() is UNIMPLEMENTED): repeat it with RepeatSource and a factory.
 template <typename T>
 class GeneratorSourceStage final : public internal::SourceStage<T> {
  public:
@@ -155,24 +194,35 @@ class RangeSourceStage final : public internal::SourceStage<int64_t> {
   absl::StatusOr<std::optional<int64_t>> Next() override {
     if (cancelled()) return CancelledError();
     if (next_ >= end_) return std::nullopt;
-    const int64_t v = next_;
+    int64_t v = next_;
     next_ += step_;
     Count(v);
     return v;
   }
 
+  absl::Status EnableRestart() override { return absl::OkStatus(); }
+  absl::Status Restart(uint32_t /*epoch*/) override {
+    next_ = begin_;
+    return absl::OkStatus();
+  }
+
  private:
   RangeSourceStage(int64_t begin, int64_t end, int64_t step)
-      : internal::SourceStage<int64_t>("range"), next_(begin), end_(end), step_(step) {}
+      : internal::SourceStage<int64_t>("range"),
+        begin_(begin),
+        next_(begin),
+        end_(end),
+        step_(step) {}
 
-  int64_t next_, end_, step_;
+  int64_t begin_, next_, end_, step_;
 };
 
 inline absl::StatusOr<StagePtr<int64_t>> RangeSource(int64_t begin, int64_t end, int64_t step = 1) {
   return RangeSourceStage::Make(begin, end, step);
 }
 
-// The first `n` elements of its input (all of them if n < 0).
+// The first `n` elements of its input (all of them if n < 0); the first `n`
+// of every epoch when repeated.
 template <typename T>
 class TakeStage final : public UnaryStage<T, T> {
  public:
@@ -183,10 +233,28 @@ class TakeStage final : public UnaryStage<T, T> {
 
   absl::StatusOr<std::optional<T>> Next() override {
     if (this->cancelled()) return CancelledError();
-    if (limit_ >= 0 && taken_.Get() >= limit_) return std::nullopt;
-    absl::StatusOr<std::optional<T>> r = this->input().Next();
-    if (r.ok() && r->has_value()) taken_.Add(1);
+    if (limit_ >= 0 && pass_taken_ >= limit_) return std::nullopt;
+    absl::StatusOr<std::optional<T>> r;
+    input_wait_ns_.Add(internal::PullTimed(this->input(), &r));
+    Count(r);
     return r;
+  }
+
+  bool TryNext(absl::StatusOr<std::optional<T>>* out) override {
+    if (this->cancelled() || (limit_ >= 0 && pass_taken_ >= limit_)) {
+      *out = Next();
+      return true;
+    }
+    if (!this->input().TryNext(out)) return false;
+    Count(*out);
+    return true;
+  }
+
+  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
+  absl::Status Restart(uint32_t epoch) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().Restart(epoch));
+    pass_taken_ = 0;
+    return absl::OkStatus();
   }
 
  protected:
@@ -194,87 +262,28 @@ class TakeStage final : public UnaryStage<T, T> {
     StageStats s;
     s.name = "take";
     s.elements = taken_.Get();
+    s.bytes = bytes_.Get();
+    s.input_wait = absl::Nanoseconds(input_wait_ns_.Get());
     return s;
   }
 
  private:
   TakeStage(StagePtr<T> input, int64_t n) : UnaryStage<T, T>(std::move(input)), limit_(n) {}
 
+  void Count(const absl::StatusOr<std::optional<T>>& r) {
+    if (!r.ok() || !r->has_value()) return;
+    ++pass_taken_;
+    taken_.Add(1);
+    bytes_.Add(static_cast<int64_t>(ElementTraits<T>::ByteSize(**r)));
+  }
+
   const int64_t limit_;
-  internal::Counter taken_;
+  int64_t pass_taken_ = 0;  // this epoch (consumer thread only)
+  internal::Counter taken_, bytes_, input_wait_ns_;
 };
-
-// Runs the source that `factory` creates `epochs` times in a row (forever if
-// epochs < 0). The factory is called at the start of each epoch; it returns
-// the source (a StagePtr<T>, or a factory's absl::StatusOr<StagePtr<T>>, so
-// `[] { return RangeSource(0, 10); }` works). An error from the factory is
-// returned by Next() and stays.
-template <typename T>
-class RepeatStage final : public Stage<T> {
- public:
-  using Factory = std::function<absl::StatusOr<StagePtr<T>>()>;
-  static absl::StatusOr<StagePtr<T>> Make(Factory factory, int64_t epochs) {
-    if (!factory) return absl::InvalidArgumentError("repeat: empty factory");
-    return StagePtr<T>(new RepeatStage(std::move(factory), epochs));
-  }
-
-  absl::StatusOr<std::optional<T>> Next() override {
-    while (true) {
-      if (cancelled_.load(std::memory_order_relaxed)) return CancelledError();
-      if (!status_.ok()) return status_;
-      if (current_ == nullptr) {
-        if (epochs_ >= 0 && epoch_ >= epochs_) return std::nullopt;
-        absl::StatusOr<StagePtr<T>> next = factory_();
-        if (next.ok() && *next == nullptr) {
-          next = absl::InvalidArgumentError("repeat: the factory returned a null stage");
-        }
-        if (!next.ok()) return status_ = next.status();
-        absl::MutexLock lock(&mu_);
-        current_ = *std::move(next);
-        ++epoch_;
-        if (cancelled_.load(std::memory_order_relaxed)) current_->Cancel();  // raced with Cancel()
-      }
-      absl::StatusOr<std::optional<T>> r = current_->Next();
-      if (!r.ok() || r->has_value()) return r;
-      if (epochs_ >= 0 && epoch_ >= epochs_) return std::nullopt;  // keep the last source's stats
-      absl::MutexLock lock(&mu_);
-      current_.reset();
-    }
-  }
-
-  void Cancel() override {
-    cancelled_.store(true, std::memory_order_relaxed);
-    absl::MutexLock lock(&mu_);
-    if (current_ != nullptr) current_->Cancel();
-  }
-
-  void AppendStats(std::vector<StageStats>* out) const override {
-    absl::MutexLock lock(&mu_);
-    if (current_ != nullptr) current_->AppendStats(out);
-    StageStats s;
-    s.name = "repeat";
-    s.extra.emplace_back("epochs_started", static_cast<double>(epoch_));
-    out->push_back(std::move(s));
-  }
-
- private:
-  RepeatStage(Factory factory, int64_t epochs) : factory_(std::move(factory)), epochs_(epochs) {}
-
-  Factory factory_;
-  const int64_t epochs_;
-  absl::Status status_;  // the factory's error: sticky (consumer thread only)
-  int64_t epoch_ = 0;    // written under mu_ by the consumer
-  std::atomic<bool> cancelled_{false};
-  mutable absl::Mutex mu_;
-  // Written only by the consumer thread under mu_; read by it without the lock.
-  StagePtr<T> current_;
-};
-
-template <typename T>
-absl::StatusOr<StagePtr<T>> RepeatSource(typename RepeatStage<T>::Factory factory, int64_t epochs) {
-  return RepeatStage<T>::Make(std::move(factory), epochs);
-}
 
 }  // namespace dataecho
+
+#include "dataecho/repeat.h"  // IWYU pragma: export (RepeatSource used to live here)
 
 #endif  // DATAECHO_SOURCE_H_

@@ -29,8 +29,19 @@
 // silently clamped. The builder in pipeline.h turns a failed factory into the
 // pipeline's error.
 //
-// Thread safety: Next() is called by one consumer thread at a time; Cancel()
-// and AppendStats() are thread-safe.
+// EPOCHS. A Repeat stage (repeat.h) runs its input more than once: when the
+// input returned end of stream it calls `Restart(e)`, and the input starts
+// over as epoch e (the whole chain below it does: each stage restarts its
+// input first). Seeded stages fold e into their seeds (Shuffle's order,
+// Echo's draws), record sources read their files in a new order for e > 0,
+// and sources stamp e on their elements; statistics keep accumulating. A
+// stage that cannot start over (one running a user's generator, for example)
+// keeps the default, which returns UNIMPLEMENTED; Repeat asks
+// `EnableRestart()` when it is made, so such a pipeline fails when it is
+// built, not after its first epoch.
+//
+// Thread safety: Next(), EnableRestart() and Restart() are called by one
+// consumer thread at a time; Cancel() and AppendStats() are thread-safe.
 #ifndef DATAECHO_STAGE_H_
 #define DATAECHO_STAGE_H_
 
@@ -44,6 +55,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "dataecho/internal/counter.h"
 #include "dataecho/stats.h"
 
 namespace dataecho {
@@ -72,6 +84,28 @@ class Stage {
 
   // Appends this stage's statistics after its inputs' (source first).
   virtual void AppendStats(std::vector<StageStats>* out) const = 0;
+
+  // OK if this stage and its inputs can Restart(); called once, before the
+  // first Next(), by a stage that will restart it (a stage that must keep
+  // something to start over, like VectorSource its items, starts keeping it).
+  // Default: UNIMPLEMENTED naming the stage.
+  virtual absl::Status EnableRestart() { return CannotRestart(); }
+
+  // Starts over from the first element as epoch `epoch` (see the file
+  // comment): the inputs first, then this stage, which drops what it holds.
+  // May be called at any point between Next() calls, but not after an error
+  // or Cancel(). Default: UNIMPLEMENTED naming the stage.
+  virtual absl::Status Restart(uint32_t /*epoch*/) { return CannotRestart(); }
+
+ protected:
+  // UNIMPLEMENTED "<name> cannot start a new epoch ...".
+  absl::Status CannotRestart() const {
+    std::vector<StageStats> stats;
+    AppendStats(&stats);
+    return absl::UnimplementedError(absl::StrCat(
+        stats.empty() ? "this stage" : stats.back().name,
+        " cannot start a new epoch: put .Repeat() below it, or use RepeatSource with a factory"));
+  }
 };
 
 template <typename T>
@@ -88,6 +122,20 @@ absl::Status CheckInput(const StagePtr<T>& input, absl::string_view stage) {
   if (input == nullptr)
     return absl::InvalidArgumentError(absl::StrCat(stage, ": null input stage"));
   return absl::OkStatus();
+}
+
+// Pulls the next element of `input` into `*out`; if the input had none ready
+// (TryNext()), blocks in Next(). Returns the nanoseconds it blocked.
+// This is what every stage's input_wait counts (stats.h): time blocked on an
+// input that had nothing ready, never the time a synchronous input spends
+// computing in the caller's thread (that is the input's own time), and no
+// clock read when nothing blocks.
+template <typename T>
+int64_t PullTimed(Stage<T>& input, absl::StatusOr<std::optional<T>>* out) {
+  if (input.TryNext(out)) return 0;
+  const int64_t t0 = NowNanos();
+  *out = input.Next();
+  return NowNanos() - t0;
 }
 
 }  // namespace internal

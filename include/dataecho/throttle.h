@@ -28,8 +28,8 @@
 // a virtual machine, are avoided. Real object stores deliver in such bursts
 // (a ranged GET brings many records at once).
 //
-// Stats: input_wait = time in the input's Next(); extra "throttled_s" = time
-// spent delaying.
+// Stats: input_wait = time blocked on an input that had nothing ready
+// (stats.h); extra "throttled_s" = time spent delaying.
 //
 // Thread safety: as every stage (stage.h).
 #ifndef DATAECHO_THROTTLE_H_
@@ -112,9 +112,9 @@ class ThrottleStage final : public UnaryStage<T, T> {
 
   absl::StatusOr<std::optional<T>> Next() override {
     const int64_t start = internal::NowNanos();
-    absl::StatusOr<std::optional<T>> r = this->input().Next();
+    absl::StatusOr<std::optional<T>> r;
+    totals_.input_wait_ns.Add(internal::PullTimed(this->input(), &r));
     const int64_t got = internal::NowNanos();
-    totals_.input_wait_ns.Add(got - start);
     if (!r.ok() || !r->has_value()) return r;
     double cost_ns = absl::ToDoubleNanoseconds(options_.latency);
     if (options_.bytes_per_second > 0) {
@@ -138,6 +138,9 @@ class ThrottleStage final : public UnaryStage<T, T> {
     totals_.bytes.Add(static_cast<int64_t>(ElementTraits<T>::ByteSize(**r)));
     return r;
   }
+
+  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
+  absl::Status Restart(uint32_t epoch) override { return this->input().Restart(epoch); }
 
  protected:
   void OnCancel() override {

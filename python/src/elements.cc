@@ -111,11 +111,13 @@ uncompressed file), source_index ((file index << 40) | record index), repeat_ind
       .def_readonly("offset", &Record::offset)
       .def_readonly("source_index", &Record::source_index)
       .def_readonly("repeat_index", &Record::repeat_index)
+      .def_readonly("epoch", &Record::epoch)
       .def_property_readonly("fresh", &Record::fresh)
       .def("__len__", [](const Record& r) { return r.data.size(); })
       .def("__repr__", [](const Record& r) {
-        return fmt::format("Record({} bytes at {}:{}, source_index={}, repeat_index={})",
-                           r.data.size(), r.uri(), r.offset, r.source_index, r.repeat_index);
+        return fmt::format("Record({} bytes at {}:{}, source_index={}, repeat_index={}, epoch={})",
+                           r.data.size(), r.uri(), r.offset, r.source_index, r.repeat_index,
+                           r.epoch);
       });
 }
 
@@ -147,6 +149,7 @@ Example(components, label=0, source_index=0, repeat_index=0) copies the arrays
       .def_readonly("label", &Example::label)
       .def_readonly("source_index", &Example::source_index)
       .def_readonly("repeat_index", &Example::repeat_index)
+      .def_readonly("epoch", &Example::epoch)
       .def_property_readonly("fresh", &Example::fresh)
       .def(
           "replace",
@@ -170,7 +173,7 @@ Example(components, label=0, source_index=0, repeat_index=0) copies the arrays
       .def("__repr__", [](const Example& e) {
         return absl::StrCat("Example(", Describe(e.components), ", label=", e.label,
                             ", source_index=", e.source_index, ", repeat_index=", e.repeat_index,
-                            ")");
+                            ", epoch=", e.epoch, ")");
       });
 }
 
@@ -208,6 +211,10 @@ repeat); `repeat_index` is the batch's own repeat index (batch echoing).)")
       .def_readonly("num_rows", &Batch::num_rows)
       .def_readonly("fresh_rows", &Batch::fresh_rows)
       .def_readonly("repeat_index", &Batch::repeat_index)
+      .def_readonly("epoch", &Batch::epoch,
+                    "The newest epoch among its rows (repeat(): a new epoch starts a new batch, "
+                    "so every row has it unless a shuffle mixed the end of one epoch with the "
+                    "start of the next).")
       .def_property_readonly("fresh", &Batch::fresh)
       .def(
           "data_pointer",
@@ -228,7 +235,7 @@ repeat); `repeat_index` is the batch's own repeat index (batch echoing).)")
       .def("__repr__", [](const Batch& b) {
         return absl::StrCat("Batch(rows=", b.num_rows, ", fresh_rows=", b.fresh_rows,
                             ", components=", Describe(b.components),
-                            ", repeat_index=", b.repeat_index, ")");
+                            ", repeat_index=", b.repeat_index, ", epoch=", b.epoch, ")");
       });
 }
 

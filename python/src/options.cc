@@ -228,6 +228,7 @@ void RegisterOptionClasses(py::module_& m) {
   Spec<HttpOptions>().BindClass(m, "HttpOptions", "ObjectStore(http=...).");
   Spec<GcsOptions>().BindClass(m, "GcsOptions", "ObjectStore(gcs=...).");
   Spec<S3Options>().BindClass(m, "S3Options", "ObjectStore(s3=...).");
+  Spec<JpegCropOptions>().BindClass(m, "JpegCropOptions", "RandomResizedCrop(jpeg=...).");
 }
 
 }  // namespace dataecho::python

@@ -38,6 +38,7 @@
 #include "dataecho/formats/tfrecord.h"
 #include "dataecho/map.h"
 #include "dataecho/prefetch.h"
+#include "dataecho/random_resized_crop.h"
 #include "dataecho/shuffle.h"
 #include "dataecho/storage/sharding.h"
 #include "dataecho/storage/store_options.h"
@@ -202,6 +203,8 @@ DATAECHO_PYTHON_DECLARE_SPEC(RandomFlipOptions);
 DATAECHO_PYTHON_DECLARE_SPEC(NormalizeOptions);
 DATAECHO_PYTHON_DECLARE_SPEC(CastOptions);
 DATAECHO_PYTHON_DECLARE_SPEC(JpegDecodeOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(JpegCropOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(RandomResizedCropOptions);
 DATAECHO_PYTHON_DECLARE_SPEC(RetryOptions);
 DATAECHO_PYTHON_DECLARE_SPEC(HttpOptions);
 DATAECHO_PYTHON_DECLARE_SPEC(GcsOptions);

@@ -90,7 +90,10 @@ const OptionsSpec<ShardOptions>& Spec<ShardOptions>() {
                 "This worker's index in [0, world_size); -1: from the environment (RANK, "
                 "OMPI_COMM_WORLD_RANK, SLURM_PROCID).")
            .Add("world_size", &ShardOptions::world_size,
-                "Number of workers; -1: from the environment. Both or neither are set.");
+                "Number of workers; -1: from the environment. Both or neither are set.")
+           .Add("allow_empty", &ShardOptions::allow_empty,
+                "Let a worker get no file (fewer files than workers) instead of failing. Only "
+                "for jobs whose workers do not step together.");
   return *spec;
 }
 
@@ -211,6 +214,59 @@ const OptionsSpec<S3Options>& Spec<S3Options>() {
            .Add("secret_access_key", &O::secret_access_key, "Empty: AWS_SECRET_ACCESS_KEY.")
            .Add("session_token", &O::session_token, "Empty: AWS_SESSION_TOKEN.")
            .Add("list_page_size", &O::list_page_size, "Keys per ListObjectsV2 page.");
+  return *spec;
+}
+
+template <>
+const OptionsSpec<JpegCropOptions>& Spec<JpegCropOptions>() {
+  using O = JpegCropOptions;
+  static const auto* spec =
+      &(*new OptionsSpec<O>("JpegCropOptions"))
+           .Add("min_height", &O::min_height,
+                "Decode at the smallest DCT scale M/8 whose window still covers this size.")
+           .Add("min_width", &O::min_width, "See min_height; 0 x 0 decodes at full scale.")
+           .Add("channels", &O::channels, "Output channels: 3 = RGB, 1 = grayscale.")
+           .Add("max_pixels", &O::max_pixels,
+                "Larger images are RESOURCE_EXHAUSTED, checked before allocating.")
+           .Add("fast_idct", &O::fast_idct, "Faster, slightly less accurate integer IDCT.")
+           .Add("fast_upsample", &O::fast_upsample,
+                "Chroma upsampled by replication instead of the triangle filter.");
+  return *spec;
+}
+
+template <>
+const OptionsSpec<RandomResizedCropOptions>& Spec<RandomResizedCropOptions>() {
+  using O = RandomResizedCropOptions;
+  static const auto* spec = [] {
+    auto* s = new OptionsSpec<O>("RandomResizedCropOptions");
+    s->Add("height", &O::height, "Output height (> 0).")
+        .Add("width", &O::width, "Output width (> 0).")
+        .Add("min_scale", &O::min_scale, "Crop area as a fraction of the image's: lower bound.")
+        .Add("max_scale", &O::max_scale, "Upper bound of the area fraction (<= 1).")
+        .Add("min_ratio", &O::min_ratio, "Crop width / height, log-uniform: lower bound.")
+        .Add("max_ratio", &O::max_ratio, "Upper bound of the aspect ratio.")
+        .Add("attempts", &O::attempts, "Draws before the centred fallback (>= 1).")
+        .Add("flip_probability", &O::flip_probability,
+             "Chance of mirroring left-right (fused, free).")
+        .Add("dtype", &O::dtype,
+             "'uint8', or 'float32' / 'float16' / 'bfloat16' normalized as below.")
+        .Add("mean", &O::mean, "Float outputs: (pixel * scale - mean[c]) / stddev[c].")
+        .Add("stddev", &O::stddev, "One value for all channels or one per channel.")
+        .Add("scale", &O::scale, "See mean.")
+        .Add("channels_first", &O::channels_first, "[C, H, W] (PyTorch's layout).")
+        .AddCustom(
+            "jpeg", "JpegCropOptions | dict",
+            [](O& o, py::handle v) {
+              o.jpeg = Spec<JpegCropOptions>().FromValue(v, "RandomResizedCrop");
+            },
+            [](const O& o) { return py::cast(o.jpeg); },
+            "JPEG input: channels, IDCT, upsampling, size limit (min_height/min_width ignored).")
+        .Add("dct_scaling", &O::dct_scaling,
+             "JPEG input: decode at the smallest DCT scale that covers the output.")
+        .Add("seed", &O::seed, "Seed; draws depend on (seed, source_index, repeat_index, epoch).")
+        .Add("component", &O::component, "Which component of the Example.");
+    return s;
+  }();
   return *spec;
 }
 

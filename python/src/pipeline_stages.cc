@@ -67,6 +67,20 @@ void RegisterStages(PipelineClass& cls) {
       [](auto p, const ThrottleOptions& o) { return std::move(p).Throttle(o); });
 
   cls.def(
+      "repeat",
+      [](PipelineHandle& self, int64_t epochs) {
+        return Then(self, "repeat",
+                    [&](auto p) -> AnyPipeline { return std::move(p).Repeat(epochs); });
+      },
+      py::arg("epochs") = -1,
+      "Runs the pipeline so far `epochs` times (forever if -1), numbering the passes: "
+      "elements carry their `epoch` (0, 1, ...), and the seeded stages (augmenters, echo, "
+      "shuffle) and file sources (file order) give each epoch its own draws; the same seed "
+      "and epoch give the same ones. The stages below it must be able to start over: put it "
+      "right after the source or after a shuffle, before a parallel map or a prefetch "
+      "(else UnimplementedError naming the stage). An empty pass ends it. (C++ Repeat.)");
+
+  cls.def(
       "take",
       [](PipelineHandle& self, int64_t n) {
         return Then(self, "take", [&](auto p) -> AnyPipeline { return std::move(p).Take(n); });

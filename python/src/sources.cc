@@ -54,14 +54,7 @@ std::vector<std::string> MyUris(ObjectStore& store, const std::vector<std::strin
   }
   const std::vector<std::string> all = ValueOrThrow(std::move(uris));
   const Shard shard = ValueOrThrow(ResolveShard(shard_options));
-  std::vector<std::string> mine = ShardUris(all, shard);
-  if (mine.empty()) {
-    ThrowStatus(absl::InvalidArgumentError(
-        absl::StrCat("worker ", shard.rank, " of ", shard.world_size, " (from ", shard.source,
-                     ") gets no file of the ", all.size(),
-                     " matched: use fewer workers than files, or split by element with .shard()")));
-  }
-  return mine;
+  return ValueOrThrow(ShardUris(all, shard));  // FAILED_PRECONDITION for an empty share
 }
 
 py::dict InfoDict(const ObjectInfo& info) {
@@ -174,11 +167,13 @@ void BindSharding(py::module_& m) {
                                "Slurm), else rank 0 of 1."));
   m.def(
       "shard_uris",
-      [](const std::vector<std::string>& uris, int rank, int world_size) {
-        return ShardUris(uris, Shard{rank, world_size, "options"});
+      [](const std::vector<std::string>& uris, int rank, int world_size, bool allow_empty) {
+        return ValueOrThrow(ShardUris(uris, Shard{rank, world_size, "options", allow_empty}));
       },
-      py::arg("uris"), py::arg("rank"), py::arg("world_size"),
-      "URIs rank, rank + world_size, ... of `uris` (in their order).");
+      py::arg("uris"), py::arg("rank"), py::arg("world_size"), py::arg("allow_empty") = false,
+      "URIs rank, rank + world_size, ... of `uris` (in their order). FailedPreconditionError "
+      "for an empty share unless allow_empty (a data-parallel job hangs when one rank runs out "
+      "first).");
 }
 
 // Keyword arguments of the file sources besides the format's own.

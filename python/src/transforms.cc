@@ -16,6 +16,7 @@
 #include "dataecho/formats/fixed_length.h"
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/jpeg.h"
+#include "dataecho/random_resized_crop.h"
 #include "elements.h"
 #include "fmt/format.h"
 #include "options.h"
@@ -41,6 +42,8 @@ struct CastT : Transform {};
 struct DecodeJpegT : Transform {};
 struct FixedImageDecoderT : Transform {};
 struct ImageRecordDecoderT : Transform {};
+struct RandomResizedCropT : Transform {};
+struct EncodedImageRecordT : Transform {};
 
 // A Python callable as a map function; it takes the GIL per call.
 template <typename In>
@@ -205,6 +208,34 @@ or an Example to try it: `dataecho.RandomFlip(seed=1)(example)`.)")
         t.decode = [](Record r) { return DecodeImageRecord(r); };
         return t;
       }));
+  BindTransform<RandomResizedCropT, RandomResizedCropOptions>(
+      m, "RandomResizedCrop",
+      "torchvision's RandomResizedCrop (random area and aspect ratio, bilinear resize to "
+      "height x width), optional flip, normalize and cast, in one pass. Input: a decoded uint8 "
+      "[H, W, C] image, or a JPEG's bytes (uint8 [N], from encoded_image_record), of which "
+      "only the window is decoded. Draws depend on (seed, source_index, repeat_index, "
+      "epoch). Bad options raise InvalidArgumentError here.",
+      [](const RandomResizedCropOptions& o, Transform* t) {
+        RandomResizedCrop crop(o);
+        CheckOk(crop.Validate());
+        t->augment = [crop = std::move(crop)](Example e) { return crop(std::move(e)); };
+      });
+  py::class_<EncodedImageRecordT, Transform>(
+      m, "EncodedImageRecord",
+      "Image-record layout records to Examples without decoding: a JPEG record's component "
+      "0 is its stream (uint8 [N], sharing the record's bytes) for RandomResizedCrop to "
+      "decode only its window; raw records give their pixels. dataecho.encoded_image_record "
+      "is one.")
+      .def(py::init([] {
+        EncodedImageRecordT t;
+        t.repr = "EncodedImageRecord()";
+        t.decode = [](Record r) { return EncodedImageRecord(r); };
+        return t;
+      }));
+  EncodedImageRecordT encoded_image_record;
+  encoded_image_record.repr = "dataecho.encoded_image_record";
+  encoded_image_record.decode = [](Record r) { return EncodedImageRecord(r); };
+  m.attr("encoded_image_record") = py::cast(std::move(encoded_image_record));
   ImageRecordDecoderT decode_image_record;
   decode_image_record.repr = "dataecho.decode_image_record";
   decode_image_record.decode = [](Record r) { return DecodeImageRecord(r); };
@@ -239,7 +270,8 @@ void RegisterTransforms(py::module_& m, PipelineClass& cls) {
       OptionsDoc<MapOptions>(
           "Applies `fn` to every element on `parallelism` threads, results in input order "
           "unless deterministic=False. `fn` is a dataecho transform (decode_image_record, "
-          "DecodeJpeg, FixedImageDecoder, RandomCrop, RandomFlip, Normalize, Cast: C++, no "
+          "encoded_image_record, DecodeJpeg, FixedImageDecoder, RandomCrop, RandomResizedCrop, "
+          "RandomFlip, Normalize, Cast: C++, no "
           "GIL), a Python callable, or a list of them applied in order. On Records the first "
           "must decode (return an Example); on Examples each returns an Example. A Python "
           "callable takes the GIL for every call, so its calls run one at a time whatever "

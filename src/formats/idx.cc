@@ -165,12 +165,28 @@ class IdxExampleSource final : public Stage<Example> {
     if (labels_) labels_->Cancel();
   }
 
+  absl::Status EnableRestart() override { return status_; }
+  // Reopens both files; the rows of epoch `epoch` carry it.
+  absl::Status Restart(uint32_t epoch) override {
+    DATAECHO_RETURN_IF_ERROR(status_);
+    std::unique_ptr<IdxFileReader> images, labels;
+    {
+      absl::MutexLock lock(&mu_);
+      if (cancelled_) return CancelledError();
+      images = std::move(images_);
+      labels = std::move(labels_);
+    }
+    opened_ = false;
+    epoch_ = epoch;
+    return absl::OkStatus();
+  }
+
   void AppendStats(std::vector<StageStats>* out) const override {
     StageStats s;
     s.name = "idx_source";
     s.elements = elements_.Get();
     s.bytes = bytes_.Get();
-    s.consumer_wait = absl::Nanoseconds(wait_nanos_.Get());
+    s.extra.emplace_back("busy_s", static_cast<double>(wait_nanos_.Get()) * 1e-9);  // reading
     out->push_back(std::move(s));
   }
 
@@ -191,6 +207,7 @@ class IdxExampleSource final : public Stage<Example> {
     e.components.push_back(std::move(t));
     e.label = label->data.data()[0];
     e.source_index = image->source_index;
+    e.epoch = epoch_;
     return e;
   }
 
@@ -233,10 +250,11 @@ class IdxExampleSource final : public Stage<Example> {
   const IdxOptions options_;
   absl::Status status_;
   bool opened_ = false;
+  uint32_t epoch_ = 0;  // consumer thread only
   Shape shape_;
   absl::Mutex mu_;
-  // Owned by the consumer thread, which sets them once while holding mu_;
-  // Cancel() reads them under mu_.
+  // Owned by the consumer thread, which sets (and at a Restart() drops) them
+  // while holding mu_; Cancel() reads them under mu_.
   std::unique_ptr<IdxFileReader> images_;
   std::unique_ptr<IdxFileReader> labels_;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;

@@ -59,9 +59,10 @@ absl::StatusOr<std::string> EncodeImageRecord(const Tensor& image, int64_t label
 
 namespace {
 
-// `owner`, if set, holds `payload`: raw pixels then share its storage.
+// `owner`, if set, holds `payload`: raw pixels (and with `keep_jpeg`, the
+// JPEG stream) then share its storage.
 absl::StatusOr<Example> Decode(std::string_view payload, const Buffer* owner,
-                               std::string_view context) {
+                               std::string_view context, bool keep_jpeg = false) {
   if (payload.size() < kImageRecordHeaderBytes || std::memcmp(payload.data(), kMagic, 4) != 0) {
     return absl::DataLossError(
         fmt::format("{} does not start with a dataecho image header", Named(context)));
@@ -95,6 +96,12 @@ absl::StatusOr<Example> Decode(std::string_view payload, const Buffer* owner,
                                owner != nullptr ? owner->Slice(kImageRecordHeaderBytes, body.size())
                                                 : Buffer::CopyOf(body)));
     ex.components.push_back(std::move(t));
+  } else if (p[5] == static_cast<uint8_t>(ImageEncoding::kJpeg) && keep_jpeg) {
+    DATAECHO_ASSIGN_OR_RETURN(
+        Tensor t, Tensor::Make(DType::kUInt8, {static_cast<int64_t>(body.size())},
+                               owner != nullptr ? owner->Slice(kImageRecordHeaderBytes, body.size())
+                                                : Buffer::CopyOf(body)));
+    ex.components.push_back(std::move(t));
   } else if (p[5] == static_cast<uint8_t>(ImageEncoding::kJpeg)) {
     DATAECHO_ASSIGN_OR_RETURN(Tensor t, DecodeJpeg(body, {.channels = static_cast<int>(channels)},
                                                    context.empty() ? Named(context) : context));
@@ -111,13 +118,24 @@ absl::StatusOr<Example> Decode(std::string_view payload, const Buffer* owner,
 
 }  // namespace
 
-absl::StatusOr<Example> DecodeImageRecord(std::string_view payload, std::string_view context) {
+absl::StatusOr<Example> DecodeImageRecordPayload(std::string_view payload,
+                                                 std::string_view context) {
   return Decode(payload, nullptr, context);
 }
 
 absl::StatusOr<Example> DecodeImageRecord(const Record& record) {
   DATAECHO_ASSIGN_OR_RETURN(Example ex, Decode(record.data.view(), &record.data,
                                                fmt::format("{}:{}", record.uri(), record.offset)));
+  ex.source_index = record.source_index;
+  ex.repeat_index = record.repeat_index;
+  ex.epoch = record.epoch;
+  return ex;
+}
+
+absl::StatusOr<Example> EncodedImageRecord(const Record& record) {
+  DATAECHO_ASSIGN_OR_RETURN(Example ex, Decode(record.data.view(), &record.data,
+                                               fmt::format("{}:{}", record.uri(), record.offset),
+                                               /*keep_jpeg=*/true));
   ex.source_index = record.source_index;
   ex.repeat_index = record.repeat_index;
   return ex;

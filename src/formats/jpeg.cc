@@ -74,6 +74,32 @@ absl::StatusOr<Tensor> DecodeJpeg(std::string_view jpeg, const JpegDecodeOptions
   return Tensor::Make(DType::kUInt8, {height, width, channels}, std::move(out).Freeze());
 }
 
+absl::StatusOr<JpegInfo> ReadJpegInfo(std::string_view jpeg, std::string_view context) {
+  tjhandle h = Decompressor();
+  if (h == nullptr) return absl::ResourceExhaustedError("tjInitDecompress failed");
+  if (jpeg.size() > std::numeric_limits<unsigned long>::max()) {
+    return absl::DataLossError(fmt::format("JPEG too large{}", Where(context)));
+  }
+  int width = 0, height = 0, subsamp = 0, colorspace = 0;
+  if (tjDecompressHeader3(h, reinterpret_cast<const unsigned char*>(jpeg.data()),
+                          static_cast<unsigned long>(jpeg.size()), &width, &height, &subsamp,
+                          &colorspace) != 0) {
+    return absl::DataLossError(
+        fmt::format("corrupt JPEG{}: {}", Where(context), tjGetErrorStr2(h)));
+  }
+  if (width <= 0 || height <= 0) {
+    return absl::DataLossError(
+        fmt::format("corrupt JPEG{}: {}x{} pixels", Where(context), width, height));
+  }
+  JpegInfo info;
+  info.height = height;
+  info.width = width;
+  info.components = colorspace == TJCS_GRAY                              ? 1
+                    : colorspace == TJCS_CMYK || colorspace == TJCS_YCCK ? 4
+                                                                         : 3;
+  return info;
+}
+
 absl::StatusOr<std::string> EncodeJpeg(const Tensor& image, const JpegEncodeOptions& options) {
   const int rank = image.rank();
   if (image.dtype() != DType::kUInt8 || (rank != 2 && rank != 3)) {

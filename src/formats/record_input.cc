@@ -17,17 +17,26 @@ Compression ResolveCompression(Compression c, std::string_view uri) {
                                                                 : Compression::kNone;
 }
 
-absl::StatusOr<std::unique_ptr<RecordInput>> RecordInput::Open(ObjectStore& store,
-                                                               const std::string& uri,
-                                                               Compression compression,
-                                                               size_t buffer_size,
-                                                               size_t read_ahead) {
+absl::StatusOr<std::unique_ptr<RecordInput>> RecordInput::Open(
+    ObjectStore& store, const std::string& uri, Compression compression, size_t buffer_size,
+    size_t read_ahead, uint64_t offset, uint64_t length) {
+  compression = ResolveCompression(compression, uri);
+  if (compression != Compression::kNone && offset != 0) {
+    return absl::InvalidArgumentError(
+        fmt::format("{} is compressed: it cannot be read from byte {} (only from the start)",
+                    RedactUri(uri), offset));
+  }
   ReadOptions ro;
   ro.read_ahead = read_ahead;
+  ro.offset = offset;
+  ro.length = length;
   DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<ObjectReader> reader, store.Open(uri, ro));
+  const uint64_t range_end = length > std::numeric_limits<uint64_t>::max() - offset
+                                 ? std::numeric_limits<uint64_t>::max()
+                                 : offset + length;
   std::unique_ptr<RecordInput> in(
       new RecordInput(std::move(reader), std::make_shared<const std::string>(RedactUri(uri)),
-                      ResolveCompression(compression, uri), std::max<size_t>(buffer_size, 4096)));
+                      compression, std::max<size_t>(buffer_size, 4096), offset, range_end));
   if (in->compressed()) {
     const int window_bits = in->compression_ == Compression::kGzip ? 15 + 16 : 15;
     if (inflateInit2(&in->z_, window_bits) != Z_OK) {
@@ -41,17 +50,19 @@ absl::StatusOr<std::unique_ptr<RecordInput>> RecordInput::Open(ObjectStore& stor
 
 RecordInput::RecordInput(std::unique_ptr<ObjectReader> reader,
                          std::shared_ptr<const std::string> uri, Compression compression,
-                         size_t buffer_size)
+                         size_t buffer_size, uint64_t offset, uint64_t range_end)
     : reader_(std::move(reader)),
       uri_(std::move(uri)),
       compression_(compression),
-      buf_(buffer_size) {
+      buf_(buffer_size),
+      position_(offset),
+      range_end_(range_end) {
   if (compressed()) in_.resize(buffer_size);
 }
 
 uint64_t RecordInput::max_stream_bytes() const {
   const uint64_t size = object_size();
-  if (!compressed()) return size;
+  if (!compressed()) return std::min(size, range_end_);
   constexpr uint64_t kMaxDeflateRatio = 1032;
   if (size > UINT64_MAX / kMaxDeflateRatio - 1) return UINT64_MAX;
   return size * kMaxDeflateRatio + 1024;

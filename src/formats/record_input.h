@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,11 +28,14 @@ Compression ResolveCompression(Compression c, std::string_view uri);
 class RecordInput {
  public:
   // Opens `uri` from `store`. `buffer_size` is the size of the read (and
-  // inflate) buffer; `read_ahead` is passed to ObjectStore::Open.
-  static absl::StatusOr<std::unique_ptr<RecordInput>> Open(ObjectStore& store,
-                                                           const std::string& uri,
-                                                           Compression compression,
-                                                           size_t buffer_size, size_t read_ahead);
+  // inflate) buffer; `read_ahead` is passed to ObjectStore::Open. The stream
+  // covers bytes [offset, offset + length) of an uncompressed object (a
+  // ranged read; position() starts at `offset`); a compressed stream can only
+  // start at 0 (INVALID_ARGUMENT otherwise).
+  static absl::StatusOr<std::unique_ptr<RecordInput>> Open(
+      ObjectStore& store, const std::string& uri, Compression compression, size_t buffer_size,
+      size_t read_ahead, uint64_t offset = 0,
+      uint64_t length = std::numeric_limits<uint64_t>::max());
   ~RecordInput();
 
   // Reads up to `n` bytes into `dst`; fewer only at the end of the stream.
@@ -44,9 +48,10 @@ class RecordInput {
   // Size of the stored object (compressed size for a compressed stream).
   uint64_t object_size() const { return reader_->info().size; }
   bool compressed() const { return compression_ != Compression::kNone; }
-  // An upper bound on the stream's (uncompressed) size: the object size, or
-  // for a compressed object the most deflate can expand it (1032:1). Lets
-  // readers reject impossible lengths before allocating them.
+  // An upper bound on the stream's (uncompressed) end: the end of the range
+  // read (at most the object size), or for a compressed object the most
+  // deflate can expand it (1032:1). Lets readers reject impossible lengths
+  // before allocating them.
   uint64_t max_stream_bytes() const;
 
   // The record `data` that starts at stream position `offset`, record `index`
@@ -66,7 +71,7 @@ class RecordInput {
 
  private:
   RecordInput(std::unique_ptr<ObjectReader> reader, std::shared_ptr<const std::string> uri,
-              Compression compression, size_t buffer_size);
+              Compression compression, size_t buffer_size, uint64_t offset, uint64_t range_end);
   absl::Status Refill();
   absl::Status Inflate();
 
@@ -78,6 +83,7 @@ class RecordInput {
   size_t buf_len_ = 0;
   bool eof_ = false;
   uint64_t position_ = 0;
+  const uint64_t range_end_;  // offset + length of the ranged read (saturated)
   // Compressed streams only.
   std::vector<uint8_t> in_;
   z_stream z_{};

@@ -8,6 +8,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/random.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
 
@@ -24,49 +25,83 @@ absl::Status CorruptionBudget::Skip(std::string_view what) {
 
 namespace {
 
+// The order in which epoch `epoch` reads `n` files (indices into the list).
+std::vector<size_t> FileOrder(size_t n, const InterleaveOptions& options, uint32_t epoch) {
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  if (epoch == 0 || !options.shuffle_files_each_epoch) return order;
+  internal::Rng rng(internal::MixSeed(options.file_order_seed, epoch));
+  for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng.Below(i)]);  // Fisher-Yates
+  return order;
+}
+
 // Base for both modes: stats and the stage interface.
 class RecordSourceBase : public Stage<Record> {
  public:
-  RecordSourceBase(std::vector<std::string> uris, RecordFileOpener open, std::string name,
-                   std::shared_ptr<const CorruptionBudget> budget)
+  RecordSourceBase(std::vector<std::string> uris, RecordFileOpener open, InterleaveOptions options,
+                   std::string name, std::shared_ptr<const CorruptionBudget> budget)
       : uris_(std::move(uris)),
         open_(std::move(open)),
+        options_(options),
         name_(std::move(name)),
-        budget_(std::move(budget)) {}
+        budget_(std::move(budget)),
+        order_(FileOrder(uris_.size(), options_, 0)) {}
 
   void AppendStats(std::vector<StageStats>* out) const override {
     StageStats s;
     s.name = name_;
     s.elements = elements_.Get();
     s.bytes = bytes_.Get();
-    s.consumer_wait = absl::Nanoseconds(wait_nanos_.Get());
+    s.threads = options_.cycle_length > 1 ? options_.cycle_length : 0;
+    if (s.threads > 0) s.consumer_wait = absl::Nanoseconds(wait_nanos_.Get());
     s.extra.emplace_back("files", static_cast<double>(files_.Get()));
     s.extra.emplace_back("skipped_corrupt",
                          budget_ ? static_cast<double>(budget_->skipped()) : 0.0);
+    if (s.threads == 0) {
+      s.extra.emplace_back("busy_s", static_cast<double>(wait_nanos_.Get()) * 1e-9);
+    }
     out->push_back(std::move(s));
   }
 
+  absl::Status EnableRestart() override { return status_; }
+
  protected:
   // Ends a Next() that began at `start`: accounts its time, keeps the first
-  // error in status_ and counts a record.
+  // error in status_ and counts a record (stamped with the epoch).
   absl::StatusOr<std::optional<Record>> Account(int64_t start,
                                                 absl::StatusOr<std::optional<Record>> result) {
     wait_nanos_.Add(internal::NowNanos() - start);
     if (!result.ok() && status_.ok()) status_ = result.status();
     if (result.ok() && result->has_value()) {
+      (*result)->epoch = epoch_;
       elements_.Add(1);
       bytes_.Add(static_cast<int64_t>((*result)->data.size()));
     }
     return result;
   }
 
+  // The files of `epoch`, in their order. REQUIRES: no reading thread runs.
+  void SetEpoch(uint32_t epoch) {
+    epoch_ = epoch;
+    order_ = FileOrder(uris_.size(), options_, epoch);
+  }
+
+  // Opens the i-th file of the epoch's order.
+  absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenNth(size_t i) const {
+    return open_(uris_[order_[i]], order_[i]);
+  }
+
   const std::vector<std::string> uris_;
   const RecordFileOpener open_;
+  const InterleaveOptions options_;
   const std::string name_;
   const std::shared_ptr<const CorruptionBudget> budget_;
   internal::Counter elements_, bytes_, wait_nanos_;
   internal::SharedCounter files_;
   absl::Status status_;  // sticky error (consumer only)
+  uint32_t epoch_ = 0;   // consumer only
+  // Written by the consumer only while no reading thread runs.
+  std::vector<size_t> order_;
 };
 
 // cycle_length == 1: files one after the other, on the consumer's thread.
@@ -85,6 +120,20 @@ class SequentialSource final : public RecordSourceBase {
     if (current_) current_->Cancel();
   }
 
+  absl::Status Restart(uint32_t epoch) override {
+    DATAECHO_RETURN_IF_ERROR(status_);
+    std::unique_ptr<RecordFileReader> old;
+    {
+      absl::MutexLock lock(&mu_);
+      if (cancelled_) return CancelledError();
+      current_ = nullptr;
+      old = std::move(reader_);
+    }
+    next_file_ = 0;
+    SetEpoch(epoch);
+    return absl::OkStatus();
+  }
+
  private:
   absl::StatusOr<std::optional<Record>> NextImpl() {
     if (!status_.ok()) return status_;
@@ -92,7 +141,7 @@ class SequentialSource final : public RecordSourceBase {
       if (IsCancelled()) return CancelledError();
       if (reader_ == nullptr) {
         if (next_file_ >= uris_.size()) return std::nullopt;
-        auto opened = open_(uris_[next_file_], next_file_);
+        auto opened = OpenNth(next_file_);
         ++next_file_;
         if (!opened.ok()) return opened.status();
         files_.Add(1);
@@ -127,22 +176,46 @@ class InterleavedSource final : public RecordSourceBase {
  public:
   InterleavedSource(std::vector<std::string> uris, RecordFileOpener open, InterleaveOptions options,
                     std::string name, std::shared_ptr<const CorruptionBudget> budget)
-      : RecordSourceBase(std::move(uris), std::move(open), std::move(name), std::move(budget)),
-        options_(options),
+      : RecordSourceBase(std::move(uris), std::move(open), options, std::move(name),
+                         std::move(budget)),
         slots_(static_cast<size_t>(options.cycle_length)) {
-    for (size_t i = 0; i < slots_.size(); ++i) {
-      if (i >= uris_.size()) {
-        absl::MutexLock lock(&mu_);
-        slots_[i].done = true;
-        continue;
-      }
-      threads_.emplace_back([this, i] { Work(i); });
-    }
+    StartThreads();
   }
 
   ~InterleavedSource() override {
     Cancel();
     for (std::thread& t : threads_) t.join();
+  }
+
+  // Stops the reading threads (wherever they are), then starts them over on
+  // the files of `epoch`.
+  absl::Status Restart(uint32_t epoch) override {
+    DATAECHO_RETURN_IF_ERROR(status_);
+    {
+      absl::MutexLock lock(&mu_);
+      if (cancelled_) return CancelledError();
+      restarting_ = true;
+      for (Slot& s : slots_) {
+        if (s.reader) s.reader->Cancel();
+        s.room.SignalAll();
+      }
+    }
+    for (std::thread& t : threads_) t.join();
+    threads_.clear();
+    SetEpoch(epoch);
+    {
+      absl::MutexLock lock(&mu_);
+      restarting_ = false;
+      for (Slot& s : slots_) {
+        s.queue.clear();
+        s.done = false;
+        s.worker_waiting = false;
+        s.reader = nullptr;
+      }
+      turn_ = 0;
+    }
+    StartThreads();
+    return absl::OkStatus();
   }
 
   absl::StatusOr<std::optional<Record>> Next() override {
@@ -216,6 +289,20 @@ class InterleavedSource final : public RecordSourceBase {
 
   size_t LowWater() const { return options_.buffered_records / 2; }
 
+  void StartThreads() {
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      if (i >= uris_.size()) {
+        absl::MutexLock lock(&mu_);
+        slots_[i].done = true;
+        continue;
+      }
+      threads_.emplace_back([this, i] { Work(i); });
+    }
+  }
+
+  // The reading threads must stop: Cancel(), or a Restart().
+  bool Halted() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return cancelled_ || restarting_; }
+
   // Something changed that the consumer waits for.
   bool Ready() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (cancelled_) return true;
@@ -235,7 +322,7 @@ class InterleavedSource final : public RecordSourceBase {
   void Work(size_t slot) {
     absl::Status status;
     for (size_t f = slot; f < uris_.size() && status.ok(); f += slots_.size()) {
-      auto opened = open_(uris_[f], f);
+      auto opened = OpenNth(f);
       if (!opened.ok()) {
         status = opened.status();
         break;
@@ -244,13 +331,13 @@ class InterleavedSource final : public RecordSourceBase {
       std::unique_ptr<RecordFileReader> reader = std::move(*opened);
       {
         absl::MutexLock lock(&mu_);
-        if (cancelled_) break;
+        if (Halted()) break;
         slots_[slot].reader = reader.get();
       }
       status = Drain(slot, *reader);
       absl::MutexLock lock(&mu_);
       slots_[slot].reader = nullptr;
-      if (cancelled_) break;
+      if (Halted()) break;
     }
     Finish(slot, status);
   }
@@ -266,10 +353,10 @@ class InterleavedSource final : public RecordSourceBase {
         Slot& s = slots_[slot];
         if (s.queue.size() >= options_.buffered_records) {
           s.worker_waiting = true;
-          while (!cancelled_ && s.queue.size() > LowWater()) s.room.Wait(&mu_);
+          while (!Halted() && s.queue.size() > LowWater()) s.room.Wait(&mu_);
           s.worker_waiting = false;
         }
-        if (cancelled_) return CancelledError();
+        if (Halted()) return CancelledError();
         s.queue.emplace_back(*std::move(next));
         wake = consumer_waiting_;
       }
@@ -280,20 +367,20 @@ class InterleavedSource final : public RecordSourceBase {
   void Finish(size_t slot, absl::Status status) {
     {
       absl::MutexLock lock(&mu_);
-      if (!status.ok() && !cancelled_) slots_[slot].queue.emplace_back(std::move(status));
+      if (!status.ok() && !Halted()) slots_[slot].queue.emplace_back(std::move(status));
       slots_[slot].done = true;
       slots_[slot].reader = nullptr;
     }
     consumer_cv_.Signal();
   }
 
-  const InterleaveOptions options_;
   mutable absl::Mutex mu_;
   absl::CondVar consumer_cv_;  // an item arrived, a slot finished, or cancel
   bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);
   size_t turn_ ABSL_GUARDED_BY(mu_) = 0;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  bool restarting_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;  // last: joined (in the destructor) before the rest goes
 };
 
@@ -303,8 +390,8 @@ StagePtr<Record> MakeRecordSource(std::vector<std::string> uris, RecordFileOpene
                                   InterleaveOptions options, std::string name,
                                   std::shared_ptr<const CorruptionBudget> budget) {
   if (options.cycle_length <= 1) {
-    return std::make_unique<SequentialSource>(std::move(uris), std::move(open), std::move(name),
-                                              std::move(budget));
+    return std::make_unique<SequentialSource>(std::move(uris), std::move(open), options,
+                                              std::move(name), std::move(budget));
   }
   if (options.buffered_records == 0) options.buffered_records = 1;
   return std::make_unique<InterleavedSource>(std::move(uris), std::move(open), options,

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "dataecho/formats/crc32c.h"
+#include "dataecho/formats/tfrecord_index.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
 #include "formats/record_input.h"
@@ -37,25 +38,50 @@ inline void StoreLE32(uint8_t* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
+// What the first 4 bytes of a file that is not TFRecord look like, for the
+// message: "; this looks like an IDX file: ..." or "".
+std::string FormatHint(const uint8_t* p) {
+  const bool idx_type = p[2] == 0x08 || p[2] == 0x09 || (p[2] >= 0x0B && p[2] <= 0x0E);
+  if (p[0] == 0 && p[1] == 0 && idx_type && p[3] >= 1 && p[3] <= 16)
+    return "; this looks like an IDX file: use --format=idx (MakeIdxRecordSource)";
+  if (p[0] == 0x1f && p[1] == 0x8b) {
+    return "; this looks like a gzip stream: use --compression=gzip (Compression::kGzip), and "
+           "--format=idx if it holds an IDX file";
+  }
+  return "";
+}
+
 class TFRecordFileReader final : public RecordFileReader {
  public:
+  // Reads the records [skip_until, end_record) of a stream whose first record
+  // is number `first_record` of its file (records before skip_until are read
+  // and dropped).
   TFRecordFileReader(std::unique_ptr<internal::RecordInput> in, uint64_t file_index,
-                     const TFRecordReaderOptions& options, std::shared_ptr<CorruptionBudget> budget)
+                     const TFRecordReaderOptions& options, std::shared_ptr<CorruptionBudget> budget,
+                     uint64_t first_record = 0, uint64_t skip_until = 0,
+                     uint64_t end_record = UINT64_MAX)
       : in_(std::move(in)),
         file_index_(file_index),
         options_(options),
-        budget_(std::move(budget)) {}
+        budget_(std::move(budget)),
+        skip_until_(skip_until),
+        end_record_(end_record),
+        record_index_(first_record) {}
 
   absl::StatusOr<std::optional<Record>> Next() override {
-    while (!done_) {
+    while (!done_ && record_index_ < end_record_) {
       const uint64_t start = in_->position();
       uint8_t header[kTFRecordHeaderBytes];
       DATAECHO_ASSIGN_OR_RETURN(size_t got, in_->Read(header, sizeof(header)));
       if (got == 0) break;  // clean end at a record boundary
-      if (got < sizeof(header)) return Truncated(start, "header");
+      if (got < sizeof(header)) {
+        return Truncated(start,
+                         fmt::format("header{}", start == 0 && got >= 4 ? FormatHint(header) : ""));
+      }
       const uint64_t length = LoadLE64(header);
       if (UnmaskCrc32c(LoadLE32(header + 8)) != Crc32c(header, 8)) {
-        return SkipRestOfFile(start, "length CRC mismatch");
+        return SkipRestOfFile(
+            start, fmt::format("length CRC mismatch{}", start == 0 ? FormatHint(header) : ""));
       }
       if (length > options_.max_record_bytes) {
         return SkipRestOfFile(start, fmt::format("length {} exceeds max_record_bytes {}", length,
@@ -72,6 +98,7 @@ class TFRecordFileReader final : public RecordFileReader {
       DATAECHO_ASSIGN_OR_RETURN(got, in_->Read(footer, sizeof(footer)));
       if (got < sizeof(footer)) return Truncated(start, "footer");
       const uint64_t index = record_index_++;
+      if (index < skip_until_) continue;  // before the range: read for its length only
       if (UnmaskCrc32c(LoadLE32(footer)) != Crc32c(payload.data(), payload.size())) {
         absl::Status s = Corrupted(start, "data CRC mismatch");
         if (!options_.skip_corrupt) return s;
@@ -111,7 +138,9 @@ class TFRecordFileReader final : public RecordFileReader {
   const uint64_t file_index_;
   const TFRecordReaderOptions options_;
   const std::shared_ptr<CorruptionBudget> budget_;
-  uint64_t record_index_ = 0;
+  const uint64_t skip_until_;
+  const uint64_t end_record_;
+  uint64_t record_index_;
   bool done_ = false;
 };
 
@@ -216,6 +245,37 @@ absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenTFRecordFile(
                                                         options.buffer_size, options.read_ahead));
   return std::make_unique<TFRecordFileReader>(std::move(in), file_index, options,
                                               std::move(budget));
+}
+
+absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenTFRecordRange(
+    std::shared_ptr<ObjectStore> store, const std::string& uri, const RecordRange& range,
+    const TFRecordIndex* index, const TFRecordReaderOptions& options,
+    std::shared_ptr<CorruptionBudget> budget) {
+  if (store == nullptr) return absl::InvalidArgumentError("OpenTFRecordRange: null store");
+  if (range.begin > range.end) {
+    return absl::InvalidArgumentError(fmt::format("OpenTFRecordRange: bad range [{}, {}) of {}",
+                                                  range.begin, range.end, RedactUri(uri)));
+  }
+  if (budget == nullptr) budget = std::make_shared<CorruptionBudget>(options.max_skipped);
+  const bool ranged = index != nullptr && !index->offsets.empty() &&
+                      internal::ResolveCompression(options.compression, uri) == Compression::kNone;
+  if (ranged && range.end > index->records()) {
+    return absl::InvalidArgumentError(
+        fmt::format("records [{}, {}) of {}: its index has {} records", range.begin, range.end,
+                    RedactUri(uri), index->records()));
+  }
+  uint64_t offset = 0, length = UINT64_MAX, first = 0;
+  if (ranged) {  // exactly the bytes of the range's records
+    offset = index->offsets[range.begin];
+    length = index->offsets[range.end] - offset;
+    first = range.begin;
+  }
+  DATAECHO_ASSIGN_OR_RETURN(
+      std::unique_ptr<internal::RecordInput> in,
+      internal::RecordInput::Open(*store, uri, options.compression, options.buffer_size,
+                                  options.read_ahead, offset, length));
+  return std::make_unique<TFRecordFileReader>(std::move(in), range.file, options, std::move(budget),
+                                              first, range.begin, range.end);
 }
 
 StagePtr<Record> MakeTFRecordSource(std::shared_ptr<ObjectStore> store,

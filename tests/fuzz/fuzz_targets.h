@@ -101,7 +101,7 @@ inline void JpegTarget(const uint8_t* data, size_t size) {
     if (image.ok() && image->byte_size() != static_cast<size_t>(image->num_elements()))
       std::abort();
   }
-  (void)DecodeImageRecord(bytes, "fuzz");
+  (void)DecodeImageRecordPayload(bytes, "fuzz");
 }
 
 // URIs: splitting, redaction, key encoding, glob detection and escapes. The

@@ -13,6 +13,9 @@ set(allowed_internal
   # Called by inline code in public headers (stats.h, throttle.h and every
   # stage template that times its waits): a user's program calls it.
   "dataecho::internal::NowNanos()"
+  # Called by the inline Repeat stage and Pipeline::Stats() (repeat.h, pipeline.h).
+  "dataecho::internal::AddStageStats(std::vector<dataecho::StageStats, std::allocator<dataecho::StageStats> >*, std::vector<dataecho::StageStats, std::allocator<dataecho::StageStats> > const&)"
+  "dataecho::internal::MakeStageNamesUnique(std::vector<dataecho::StageStats, std::allocator<dataecho::StageStats> >*)"
   # crc32c.h: the two implementations behind Crc32cExtend() and the CPU
   # check, compared against each other by crc32c_test and the benchmarks.
   "dataecho::internal::Crc32cExtendPortable(unsigned int, void const*, unsigned long)"

@@ -125,8 +125,11 @@ def test_file_sharding(tmp_path):
     got = [list(dataecho.from_tfrecord(str(tmp_path / "part-*"), rank=r, world_size=2))
            for r in range(2)]
     assert [[rec.tobytes() for rec in g] for g in got] == [[b"\0", b"\2"], [b"\1", b"\3"]]
-    with pytest.raises(dataecho.InvalidArgumentError, match="gets no file"):
+    with pytest.raises(dataecho.FailedPreconditionError, match="would get no file") as e:
         dataecho.from_tfrecord(str(tmp_path / "part-0"), rank=1, world_size=2)
+    assert e.value.code == 9
+    assert list(dataecho.from_tfrecord(str(tmp_path / "part-0"), rank=1, world_size=2,
+                                       allow_empty=True)) == []
 
 
 def test_element_sharding(small_arrays):

@@ -65,8 +65,8 @@ std::string WriteTwoShards(const TempDir& dir) {
     EXPECT_TRUE((*w)->Close().ok());
   }
   return fmt::format(
-      "{{\"records\": {}, \"bytes\": {}, \"crc32c_sum\": {}, \"skipped_corrupt\": 0}}\n", records,
-      bytes, sum);
+      "{{\"records\": {}, \"payload_bytes\": {}, \"crc32c_sum\": {}, \"skipped_corrupt\": 0}}\n",
+      records, bytes, sum);
 }
 
 TEST(DataechoToolTest, StatPrintsTheExactJson) {
@@ -159,8 +159,9 @@ TEST(DataechoToolTest, StatErrorsGoToStderrWithTheCodeName) {
   const uint64_t sum = uint64_t{Crc32c("record0")} + Crc32c("record2");
   EXPECT_EQ(
       skip.out,
-      fmt::format("{{\"records\": 2, \"bytes\": 14, \"crc32c_sum\": {}, \"skipped_corrupt\": 1}}\n",
-                  sum));
+      fmt::format(
+          "{{\"records\": 2, \"payload_bytes\": 14, \"crc32c_sum\": {}, \"skipped_corrupt\": 1}}\n",
+          sum));
   EXPECT_EQ(Tool(dir, "stat --skip_corrupt --max_skipped=0 " + dir.File("bad")).exit_code, 1);
 
   testing::WriteFileOrDie(dir.File("cut"), bytes.substr(0, 30));
@@ -230,9 +231,9 @@ TEST(DataechoToolTest, FlagValues) {
   std::string bytes;
   AppendTFRecord(&bytes, "record0");
   testing::WriteFileOrDie(dir.File("one"), bytes);
-  const std::string want =
-      fmt::format("{{\"records\": 1, \"bytes\": 7, \"crc32c_sum\": {}, \"skipped_corrupt\": 0}}\n",
-                  Crc32c("record0"));
+  const std::string want = fmt::format(
+      "{{\"records\": 1, \"payload_bytes\": 7, \"crc32c_sum\": {}, \"skipped_corrupt\": 0}}\n",
+      Crc32c("record0"));
   for (const char* flags : {"--skip_corrupt=false", "--skip_corrupt=true", "--skip_corrupt",
                             "--max_skipped=0 --compression=none", "-- "}) {
     ToolRun r = Tool(dir, fmt::format("stat {} {}", flags, dir.File("one")));
@@ -258,14 +259,15 @@ TEST(DataechoToolTest, StatFixedAndIdx) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(
       r.out,
-      fmt::format("{{\"records\": 3, \"bytes\": 12, \"crc32c_sum\": {}, \"skipped_corrupt\": 0}}\n",
-                  uint64_t{Crc32c("aaaa")} + Crc32c("bbbb") + Crc32c("cccc")));
+      fmt::format(
+          "{{\"records\": 3, \"payload_bytes\": 12, \"crc32c_sum\": {}, \"skipped_corrupt\": 0}}\n",
+          uint64_t{Crc32c("aaaa")} + Crc32c("bbbb") + Crc32c("cccc")));
   EXPECT_EQ(Tool(dir, "stat --format=fixed:5 " + dir.File("fixed")).exit_code, 1);
   testing::WriteFileOrDie(dir.File("labels.idx"),
                           std::string("\0\0\x08\x01\0\0\0\x03\x01\x02\x03", 11));
   ToolRun idx = Tool(dir, "stat --format=idx " + dir.File("labels.idx"));
   EXPECT_EQ(idx.exit_code, 0) << idx.err;
-  EXPECT_EQ(idx.out.rfind("{\"records\": 3, \"bytes\": 3,", 0), 0u) << idx.out;
+  EXPECT_EQ(idx.out.rfind("{\"records\": 3, \"payload_bytes\": 3,", 0), 0u) << idx.out;
 }
 
 TEST(DataechoToolTest, ConvertIdxToShardsReadableByDecodeImageRecord) {

@@ -7,14 +7,19 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "config.h"
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/tfrecord.h"
+#include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "support/examples.h"
+#include "testing/http_server.h"
 
 namespace dataecho::bench {
 namespace {
@@ -23,6 +28,25 @@ struct Result {
   int exit_code;
   std::string output;  // stdout and stderr
 };
+
+// (repeat, echo) of each entry of the JSON's "run_log", in order.
+std::vector<std::pair<int, double>> RunLogOrder(const std::string& json) {
+  std::vector<std::pair<int, double>> order;
+  const std::string log = json.substr(std::min(json.find("\"run_log\""), json.size()));
+  static const std::regex kEntry(R"re(\{"repeat": (\d+), "echo": ([0-9.]+),)re");
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), kEntry); it != std::sregex_iterator();
+       ++it) {
+    order.emplace_back(std::stoi((*it)[1]), std::stod((*it)[2]));
+  }
+  return order;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
 
 Result RunBench(const std::string& args) {
   const std::string cmd = std::string(ECHO_BENCH_PATH) + " " + args + " 2>&1";
@@ -47,6 +71,11 @@ TEST(EchoBenchArgsTest, RejectsBadInput) {
       {"--step_ms=-1", "must be > 0"},
       {"--frobnicate=1", "unknown flag --frobnicate"},
       {"stray", "unexpected argument 'stray'"},
+      {"--repeats=0", "--repeats=0: must be in [1, 1000]"},
+      {"--max_efficiency=0", "--max_efficiency=0: must be > 0"},
+      {"--baseline_tolerance=-0.1", "--baseline_tolerance=-0.1: must be >= 0"},
+      {"--max_spread=-1", "--max_spread=-1: must be >= 0"},
+      {"--max_trainer_lost=-1", "--max_trainer_lost=-1: must be >= 0"},
   };
   for (const Case& c : cases) {
     Result r = RunBench(c.args);
@@ -104,6 +133,12 @@ TEST(EchoBenchArgsTest, EachParseStartsFromTheDefaults) {
   EXPECT_EQ(c->latency_ms, defaults.latency_ms);
   EXPECT_EQ(c->progress, defaults.progress);
   EXPECT_EQ(c->format, defaults.format);
+  EXPECT_EQ(c->repeats, 3);
+  EXPECT_EQ(c->baseline_tolerance, 0.05);
+  EXPECT_EQ(c->max_efficiency, 1.03);
+  EXPECT_EQ(c->max_spread, 0.10);
+  EXPECT_EQ(c->max_trainer_lost, 0.05);
+  EXPECT_FALSE(c->strict);
 }
 
 TEST(EchoBenchArgsTest, AdaptiveRunsOnlyTheBaselineUnlessEchoIsGiven) {
@@ -119,15 +154,38 @@ TEST(EchoBenchArgsTest, AdaptiveRunsOnlyTheBaselineUnlessEchoIsGiven) {
 
 TEST(EchoBenchArgsTest, HelpListsEveryFlagWithItsDefault) {
   const std::string usage = Usage();
-  for (const char* flag :
-       {"--source=URI", "--format=FORMAT", "--data_dir=DIR", "--latency_ms=MS", "--echo=E1,E2,...",
-        "--insert=WHERE", "--max_echo=M", "--batch_size=N", "--shuffle_buffer=N", "--seed=N",
-        "--step_ms=T", "--no_pin", "--upstream_ratio=R", "--steps=N", "--json=PATH", "--plot=PATH",
-        "--stats", "--no_progress", "--help"}) {
+  for (const char* flag : {"--source=URI",
+                           "--format=FORMAT",
+                           "--data_dir=DIR",
+                           "--latency_ms=MS",
+                           "--echo=E1,E2,...",
+                           "--insert=WHERE",
+                           "--max_echo=M",
+                           "--batch_size=N",
+                           "--shuffle_buffer=N",
+                           "--seed=N",
+                           "--step_ms=T",
+                           "--no_pin",
+                           "--upstream_ratio=R",
+                           "--steps=N",
+                           "--json=PATH",
+                           "--plot=PATH",
+                           "--stats",
+                           "--no_progress",
+                           "--repeats=N",
+                           "--baseline_tolerance=F",
+                           "--max_efficiency=F",
+                           "--max_spread=F",
+                           "--max_trainer_lost=F",
+                           "--strict",
+                           "--help",
+                           "Exit status: 0 success; 1 a run failed",
+                           "3 with --strict"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag << "\n" << usage;
   }
-  for (const char* shown : {"[tfrecord]", "[5]", "[1,2,3,4,6,8]", "[before_augment]", "[128]",
-                            "[2048]", "[300]", "unthrottled [6]"}) {
+  for (const char* shown :
+       {"[tfrecord]", "[5]", "[1,2,3,4,6,8]", "[before_augment]", "[128]", "[2048]", "[300]",
+        "unthrottled [6]", "[3]", "[0.05]", "[1.03]", "[0.1]"}) {
     EXPECT_NE(usage.find(shown), std::string::npos) << shown << "\n" << usage;
   }
   EXPECT_EQ(RunBench("--help").output, usage);
@@ -172,6 +230,29 @@ TEST(EchoBenchRunTest, ShortRunWritesJsonAndPlot) {
   }
   // Each run's rows are 20 steps x 16 rows: fresh + repeats.
   EXPECT_NE(j.find("\"fresh_examples\": 320, \"repeated_examples\": 0"), std::string::npos) << j;
+  // Three repeats by default: medians with their spread, the regime check,
+  // and every run in the order it ran, the order rotating per repeat.
+  for (const char* key :
+       {"\"repeats\": 3,", "\"measured_upstream_ratio\": ", "\"measured_upstream_ratio_min\": ",
+        "\"measured_upstream_ratio_max\": ", "\"nominal_steps_per_sec\": 666.667",
+        "\"baseline_tolerance\": 0.05", "\"max_efficiency\": 1.03", "\"max_spread\": 0.1",
+        "\"max_trainer_lost\": 0.05", "\"trainer_lost_fraction\": ", "\"warnings\": [",
+        "\"steps_per_sec_samples\": [",
+        "\"steps_per_sec_min\": ", "\"steps_per_sec_max\": ", "\"steps_per_sec_spread\": ",
+        "\"efficiency_min\": ", "\"efficiency_max\": ", "\"out_of_regime\": ", "\"run_log\": ["}) {
+    EXPECT_NE(j.find(key), std::string::npos) << key << "\n" << j;
+  }
+  EXPECT_EQ(RunLogOrder(j),
+            (std::vector<std::pair<int, double>>{
+                {1, 1}, {1, 2}, {1, 4}, {2, 2}, {2, 4}, {2, 1}, {3, 4}, {3, 1}, {3, 2}}))
+      << j;
+  // One row per run, printed before the table of medians.
+  const size_t table = r.output.find("effic. range");
+  ASSERT_NE(table, std::string::npos) << r.output;
+  for (int i = 1; i <= 9; ++i) {
+    const size_t row = r.output.find(fmt::format("\n{:>7} ", fmt::format("{}/9", i)));
+    EXPECT_LT(row, table) << i << "\n" << r.output;
+  }
   std::ifstream s(svg);
   std::stringstream svg_text;
   svg_text << s.rdbuf();
@@ -200,6 +281,71 @@ TEST(EchoBenchRunTest, AdaptiveRunsTheBaselineThenTheCap) {
   // The baseline (m = 1) never repeats.
   EXPECT_NE(j.find("\"fresh_examples\": 320, \"repeated_examples\": 0"), std::string::npos) << j;
   EXPECT_EQ(j.find("\"echo\": 4,"), std::string::npos) << j;  // only e = 1 and m = 3
+}
+
+// --strict turns a regime warning into exit status 3, the results still
+// printed and written. The warning is forced without relying on timing: the
+// baseline's efficiency is 1 by definition, above --max_efficiency=0.5.
+TEST(EchoBenchRunTest, StrictExitsThreeOnARegimeWarning) {
+  const std::string dir = ::testing::TempDir() + "/echo_bench_strict";
+  const std::string data = WriteTinyDataset(dir, 200);
+  const std::string json = dir + "/out.json", svg = dir + "/out.svg";
+  const std::string common = "--no_progress --source=" + data +
+                             " --echo=2 --steps=10 --batch_size=16 --shuffle_buffer=64 "
+                             "--step_ms=0.5 --upstream_ratio=0 --repeats=1 --json=" +
+                             json + " --plot=" + svg;
+  Result strict = RunBench(common + " --strict --max_efficiency=0.5");
+  EXPECT_EQ(strict.exit_code, kExitOutOfRegime) << strict.output;
+  EXPECT_NE(strict.output.find("warning: e=1: efficiency 1.000 is above 0.5"), std::string::npos)
+      << strict.output;
+  EXPECT_NE(strict.output.find("--strict: "), std::string::npos) << strict.output;
+  const std::string j = ReadFile(json);
+  EXPECT_NE(j.find("\"warnings\": [\"e=1: efficiency 1.000 is above 0.5"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"out_of_regime\": true"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"nominal_steps_per_sec\": null"), std::string::npos) << j;
+  EXPECT_NE(ReadFile(svg).find("class=\"out-of-regime\""), std::string::npos);
+
+  // The same warning without --strict: reported, exit status 0.
+  Result lenient = RunBench(common + " --max_efficiency=0.5");
+  EXPECT_EQ(lenient.exit_code, 0) << lenient.output;
+  EXPECT_NE(lenient.output.find("warning: e=1: efficiency 1.000"), std::string::npos)
+      << lenient.output;
+
+  // No warning: unthrottled (no nominal baseline), one repeat (no spread),
+  // bounds no run reaches: 0.
+  Result clean = RunBench(common + " --strict --max_efficiency=1000 --max_trainer_lost=1");
+  EXPECT_EQ(clean.exit_code, 0) << clean.output;
+  EXPECT_NE(clean.output.find("regime check: ok"), std::string::npos) << clean.output;
+  EXPECT_NE(ReadFile(json).find("\"warnings\": []"), std::string::npos);
+}
+
+// Each run's row is out as soon as the run ends: here a later run fails (the
+// server answers 404 once the first runs have read their data), and the rows
+// of the runs before it are in the output, ahead of the error.
+TEST(EchoBenchRunTest, RowsArePrintedAsRunsFinish) {
+  const std::string dir = ::testing::TempDir() + "/echo_bench_rows";
+  WriteTinyDataset(dir, 200);
+  auto server = testing::HttpServer::Start({.directory = dir});
+  ASSERT_TRUE(server.ok()) << server.status();
+  // The upstream measurement and the first run read the 200 records about 11
+  // times (one GET each; bounded by the steps and the pipeline's queues, not
+  // by timing), the three runs of one repeat about 25 times, the whole bench
+  // about 75. From the 19th GET on, every read is a 404: a later run fails.
+  (*server)->AddFault({.kind = testing::HttpFault::Kind::kStatus,
+                       .method = "GET",
+                       .path_substring = "tiny",
+                       .status = 404,
+                       .skip = 18,
+                       .times = -1});
+  Result r = RunBench("--no_progress --source=" + (*server)->url() +
+                      "/tiny.tfrecord --echo=2,4 --steps=60 --batch_size=16 "
+                      "--shuffle_buffer=64 --step_ms=0.5 --upstream_ratio=3");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const size_t error = r.output.find("echo_bench: NOT_FOUND");
+  ASSERT_NE(error, std::string::npos) << r.output;
+  const size_t first = r.output.find(fmt::format("\n{:>7} {:>6} {:>5.2f} ", "1/9", 1, 1.0));
+  EXPECT_LT(first, error) << r.output;
+  EXPECT_EQ(r.output.find("effic. range"), std::string::npos) << r.output;  // no table
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ namespace dataecho::tool {
 // Each returns the exit status.
 int StatCommand(const std::vector<std::string>& args);
 int ConvertCommand(const std::vector<std::string>& args);
+int ShardsCommand(const std::vector<std::string>& args);
 
 // Prints "dataecho: CODE: message" to stderr and returns the exit status (1).
 int Fail(const absl::Status& status);

@@ -1,8 +1,6 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
 // dataecho convert: IDX images + labels -> sharded TFRecord of image records.
-#include <sys/stat.h>
-
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -17,10 +15,12 @@
 #include "dataecho/internal/json.h"
 #include "dataecho/storage/object_store.h"
 #include "fmt/format.h"
+#include "shard_set.h"
 
 ABSL_FLAG(std::string, images, "", "IDX images, e.g. train-images-idx3-ubyte.gz");
 ABSL_FLAG(std::string, labels, "", "IDX labels, e.g. train-labels-idx1-ubyte.gz");
-ABSL_FLAG(std::string, output, "", "local path prefix of the shards (directories must exist)");
+ABSL_FLAG(std::string, output, "",
+          "local path prefix of the shards (missing directories are created)");
 ABSL_FLAG(int64_t, shards, 4, "number of shards (default 4)");
 ABSL_FLAG(std::string, encoding, "raw", "raw (default) or jpeg");
 ABSL_FLAG(int64_t, jpeg_quality, 90, "1..100 (default 90)");
@@ -50,7 +50,12 @@ Convert an IDX images file and its labels file (MNIST, Fashion-MNIST; plain or
 .gz) into TFRecord shards PREFIX-00000-of-0000N.tfrecord. Each record holds one
 labelled image in the layout of docs/formats.md ("DEIR" header, then raw
 pixels or a JPEG), readable with dataecho::DecodeImageRecord(). Example i goes
-to shard i mod N. Prints a JSON summary on stdout.
+to shard i mod N. The inputs are checked first; the shards are written under
+temporary names and take their names only when all are complete, so a failed
+convert leaves earlier shards as they were. Missing directories are created.
+Prints one JSON object on stdout:
+  {"records": N, "shards": S, "encoding": E, "file_bytes": B, "files": [...]}
+where B is the total size of the shard files.
 
 Options:
 )";
@@ -79,10 +84,22 @@ int ConvertCommand(const std::vector<std::string>& argv) {
     if (!args->given.count(required))
       return UsageError("convert", fmt::format("--{} is required", required));
   }
+  const std::string prefix = absl::GetFlag(FLAGS_output);
+  for (const auto& [name, value] :
+       {std::pair<const char*, std::string>{"images", absl::GetFlag(FLAGS_images)},
+        {"labels", absl::GetFlag(FLAGS_labels)},
+        {"output", prefix}}) {
+    if (value.empty()) return UsageError("convert", fmt::format("--{} is empty", name));
+  }
+  if (prefix.back() == '/') {
+    return UsageError("convert", fmt::format("--output={} names a directory: give a path prefix "
+                                             "such as {}train",
+                                             prefix, prefix));
+  }
   const int64_t shards = absl::GetFlag(FLAGS_shards);
   const int64_t quality = absl::GetFlag(FLAGS_jpeg_quality);
   const int64_t limit = absl::GetFlag(FLAGS_limit);
-  for (absl::Status s :
+  for (const absl::Status& s :
        {CheckRange("shards", shards, 1, 100000), CheckRange("jpeg_quality", quality, 1, 100),
         CheckRange("limit", limit, 0, INT64_MAX)}) {
     if (!s.ok()) return UsageError("convert", s);
@@ -108,42 +125,38 @@ int ConvertCommand(const std::vector<std::string>& argv) {
         "convert", fmt::format("--compression must be none, gzip or zlib, got '{}'", compression));
   }
 
+  // The inputs first: both IDX headers (and that they have as many rows) are
+  // checked when the first example is read, before any output exists.
   std::shared_ptr<ObjectStore> store = OpenObjectStore();
   auto source = MakeIdxSource(store, absl::GetFlag(FLAGS_images), absl::GetFlag(FLAGS_labels));
-  std::vector<std::string> paths;
-  std::vector<std::unique_ptr<TFRecordWriter>> writers;
-  const std::string prefix = absl::GetFlag(FLAGS_output);
-  for (int64_t s = 0; s < shards; ++s) {
-    paths.push_back(fmt::format("{}-{:05d}-of-{:05d}{}", prefix, s, shards, suffix));
-    auto w = TFRecordWriter::Create(paths.back(), writer_options);
-    if (!w.ok()) return Fail(w.status());
-    writers.push_back(std::move(*w));
-  }
+  absl::StatusOr<std::optional<Example>> next = source->Next();
+  if (!next.ok()) return Fail(next.status());
+  if (absl::Status s = EnsureOpenFileLimit(shards, fmt::format("--shards={}", shards)); !s.ok())
+    return Fail(s);
+  absl::StatusOr<std::unique_ptr<ShardSet>> out =
+      ShardSet::Create(prefix, shards, suffix, writer_options);
+  if (!out.ok()) return Fail(out.status());
   int64_t n = 0;
-  while (n < limit) {
-    auto next = source->Next();
-    if (!next.ok()) return Fail(next.status());
+  for (; n < limit; ++n) {
+    if (n > 0) next = source->Next();
+    if (!next.ok()) return Fail(next.status());  // ~ShardSet removes the partial shards
     if (!next->has_value()) break;
     const Example& e = **next;
     auto payload = EncodeImageRecord(e.components[0], e.label, record_options);
     if (!payload.ok()) return Fail(payload.status());
-    if (absl::Status s = writers[static_cast<size_t>(n % shards)]->Write(*payload); !s.ok())
+    if (absl::Status s = (*out)->Write(static_cast<size_t>(n % shards), *payload); !s.ok())
       return Fail(s);
-    ++n;
   }
-  uint64_t bytes = 0;
+  absl::StatusOr<uint64_t> file_bytes = (*out)->Commit();
+  if (!file_bytes.ok()) return Fail(file_bytes.status());
   std::string files;
-  for (size_t s = 0; s < writers.size(); ++s) {
-    if (absl::Status st = writers[s]->Close(); !st.ok()) return Fail(st);
-    struct stat sb {};
-    if (::stat(paths[s].c_str(), &sb) == 0) bytes += static_cast<uint64_t>(sb.st_size);
-    files += (s ? ", " : "") + internal::JsonQuote(paths[s]);
-  }
+  for (const std::string& path : (*out)->paths())
+    files += (files.empty() ? "" : ", ") + internal::JsonQuote(path);
   std::printf(
       "%s\n",
       fmt::format(
-          R"({{"records": {}, "shards": {}, "encoding": "{}", "bytes": {}, "files": [{}]}})", n,
-          shards, encoding, bytes, files)
+          R"({{"records": {}, "shards": {}, "encoding": "{}", "file_bytes": {}, "files": [{}]}})",
+          n, shards, encoding, *file_bytes, files)
           .c_str());
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "command.h"
+#include "common/printable.h"
 #include "dataecho/version.h"
 
 namespace {
@@ -19,6 +20,7 @@ paths, file://, http(s)://, gs:// or s3:// URIs, or globs of them.
 Commands:
   stat      count the records of files and checksum their payloads (JSON)
   convert   convert IDX (MNIST-style) images and labels to sharded TFRecord
+  shards    show how files split between the ranks of a job (JSON)
 
 Options:
   -h, --help     show this help and exit
@@ -48,8 +50,9 @@ int main(int argc, char** argv) {
   }
   if (command == "stat") return dataecho::tool::StatCommand(args);
   if (command == "convert") return dataecho::tool::ConvertCommand(args);
+  if (command == "shards") return dataecho::tool::ShardsCommand(args);
   std::fprintf(stderr,
                "dataecho: unknown command '%s'\nTry 'dataecho --help' for more information.\n",
-               command.c_str());
+               dataecho::tools::TerminalSafe(command).c_str());
   return 2;
 }

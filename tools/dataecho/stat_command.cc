@@ -45,8 +45,8 @@ constexpr char kStatUsageHead[] =
     R"(Usage: dataecho stat [--format=tfrecord|idx|fixed:N] [--skip_corrupt] [OPTION]... URI...
 
 Read every record of the files URI... (in order) and print one JSON object:
-  {"records": N, "bytes": B, "crc32c_sum": S, "skipped_corrupt": K}
-where B is the total payload bytes, S the sum of the plain (unmasked) CRC-32C
+  {"records": N, "payload_bytes": B, "crc32c_sum": S, "skipped_corrupt": K}
+where B is the total size of the records' payloads (not of the files), S the sum of the plain (unmasked) CRC-32C
 of each payload mod 2^64 and K the corrupt regions skipped. A URI containing
 '*', '?' or '[' is a glob.
 
@@ -85,6 +85,9 @@ int StatCommand(const std::vector<std::string>& argv) {
     return 0;
   }
   if (args->positional.empty()) return UsageError("stat", "no URI given");
+  for (const std::string& uri : args->positional) {
+    if (uri.empty()) return UsageError("stat", "an empty URI was given");
+  }
   auto compression = ParseCompression(
       args->given.count("compression") ? absl::GetFlag(FLAGS_compression) : "auto");
   if (!compression.ok()) return UsageError("stat", compression.status());
@@ -95,6 +98,22 @@ int StatCommand(const std::vector<std::string>& argv) {
   const bool skip_corrupt = absl::GetFlag(FLAGS_skip_corrupt);
   if (skip_corrupt && format != "tfrecord")
     return UsageError("stat", "--skip_corrupt applies to --format=tfrecord");
+
+  // The format first (a usage error before any I/O), then the URIs.
+  uint64_t fixed_bytes = 0;
+  if (format.rfind("fixed:", 0) == 0) {
+    const std::string num = format.substr(6);
+    auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), fixed_bytes);
+    if (ec != std::errc() || end != num.data() + num.size() || fixed_bytes == 0 ||
+        fixed_bytes > FixedLengthOptions::kMaxRecordBytes) {
+      return UsageError("stat", fmt::format("--format=fixed:N needs a record size N in 1..{} "
+                                            "(2^30), got '{}'",
+                                            FixedLengthOptions::kMaxRecordBytes, format));
+    }
+  } else if (format != "tfrecord" && format != "idx") {
+    return UsageError("stat",
+                      fmt::format("unknown --format '{}' (tfrecord, idx or fixed:N)", format));
+  }
 
   std::shared_ptr<ObjectStore> store = OpenObjectStore();
   std::vector<std::string> uris;
@@ -115,18 +134,9 @@ int StatCommand(const std::vector<std::string>& argv) {
         {.compression = *compression, .skip_corrupt = skip_corrupt, .max_skipped = max_skipped});
   } else if (format == "idx") {
     source = MakeIdxRecordSource(store, uris, {.compression = *compression});
-  } else if (format.rfind("fixed:", 0) == 0) {
-    uint64_t n = 0;
-    const std::string num = format.substr(6);
-    auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), n);
-    if (ec != std::errc() || end != num.data() + num.size() || n == 0) {
-      return UsageError(
-          "stat", fmt::format("--format=fixed:N needs a record size N > 0, got '{}'", format));
-    }
-    source = MakeFixedLengthSource(store, uris, {.record_bytes = n, .compression = *compression});
   } else {
-    return UsageError("stat",
-                      fmt::format("unknown --format '{}' (tfrecord, idx or fixed:N)", format));
+    source = MakeFixedLengthSource(store, uris,
+                                   {.record_bytes = fixed_bytes, .compression = *compression});
   }
 
   uint64_t records = 0, bytes = 0, crc_sum = 0;
@@ -145,8 +155,9 @@ int StatCommand(const std::vector<std::string>& argv) {
       static_cast<int64_t>(stats.empty() ? 0 : stats.back().Extra("skipped_corrupt"));
   std::printf(
       "%s\n",
-      fmt::format(R"({{"records": {}, "bytes": {}, "crc32c_sum": {}, "skipped_corrupt": {}}})",
-                  records, bytes, crc_sum, skipped)
+      fmt::format(
+          R"({{"records": {}, "payload_bytes": {}, "crc32c_sum": {}, "skipped_corrupt": {}}})",
+          records, bytes, crc_sum, skipped)
           .c_str());
   return 0;
 }

@@ -10,6 +10,9 @@
 
 #include "absl/flags/flag.h"
 #include "common/command_line.h"
+#include "dataecho/batch.h"
+#include "dataecho/example.h"
+#include "dataecho/memory.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 
@@ -28,17 +31,21 @@ ABSL_FLAG(std::string, source, Defaults().source,
 ABSL_FLAG(std::string, format, Defaults().format,
           "tfrecord (image records, see docs/formats.md) or idx\n"
           "(--source=IMAGES_URI,LABELS_URI)");
+ABSL_FLAG(std::string, dataset, Defaults().dataset,
+          "fashion_mnist, or imagenet: JPEGs of 300-500 px (made from\n"
+          "python3-skimage's photographs) decoded upstream, then\n"
+          "RandomResizedCrop 224 + flip + normalize to FP16");
 ABSL_FLAG(std::string, data_dir, Defaults().data_dir,
           "cache of the default dataset's shards [~/.cache/dataecho]");
 ABSL_FLAG(double, latency_ms, Defaults().latency_ms,
           "default source: added latency per HTTP request");
 ABSL_FLAG(std::string, echo, fmt::format("{}", fmt::join(Defaults().echo, ",")),
-          "echo factors to run (e=1 always runs first)");
+          "echo factors to run (e=1, the baseline, always runs)");
 ABSL_FLAG(std::string, insert, std::string(dataecho::bench::InsertName(Defaults().insert)),
           "before_augment | after_augment | batch | adaptive");
 ABSL_FLAG(double, max_echo, Defaults().max_echo,
           "adaptive: at most M emissions per item (one run per\n"
-          "--echo value too, e=1 runs first as the baseline)");
+          "--echo value too, e=1 runs as the baseline)");
 ABSL_FLAG(int64_t, batch_size, Defaults().batch_size, "rows per batch");
 ABSL_FLAG(int64_t, shuffle_buffer, Defaults().shuffle_buffer,
           "shuffle buffer after example echoing");
@@ -50,7 +57,27 @@ ABSL_FLAG(bool, no_pin, !Defaults().pin_trainer,
           "and the pipeline's threads on the others)");
 ABSL_FLAG(double, upstream_ratio, Defaults().upstream_ratio,
           "upstream time per batch / step time; 0 = unthrottled");
+ABSL_FLAG(double, target_ratio, Defaults().target_ratio,
+          "with --upstream_ratio=0: choose --step_ms so that the\n"
+          "measured upstream is R steps per batch (0 = off)");
 ABSL_FLAG(int64_t, steps, Defaults().steps, "measured steps per run");
+ABSL_FLAG(int64_t, repeats, Defaults().repeats,
+          "runs per factor: every repeat runs the baseline and\n"
+          "each factor once, the order rotating per repeat; the\n"
+          "table shows medians and their spread");
+ABSL_FLAG(double, baseline_tolerance, Defaults().baseline_tolerance,
+          "warn when the baseline's steps/s is further than this\n"
+          "(relative) from its nominal 1 / (R x step)");
+ABSL_FLAG(double, max_efficiency, Defaults().max_efficiency,
+          "warn when an efficiency is above this");
+ABSL_FLAG(double, max_spread, Defaults().max_spread,
+          "warn when a factor's steps/s over the repeats spread\n"
+          "by more than this: (max - min) / median");
+ABSL_FLAG(double, max_trainer_lost, Defaults().max_trainer_lost,
+          "warn when the trainer loop was neither waiting nor\n"
+          "stepping (other load had its CPU) for more than this\n"
+          "part of a run");
+ABSL_FLAG(bool, strict, Defaults().strict, "exit with status 3 when there is a warning");
 ABSL_FLAG(std::string, json, Defaults().json, "write the results as JSON");
 ABSL_FLAG(std::string, plot, Defaults().plot, "write speedup vs echo factor as SVG");
 ABSL_FLAG(bool, stats, Defaults().stats, "print every stage's statistics after each run");
@@ -73,13 +100,22 @@ absl::StatusOr<double> ParseDouble(std::string_view flag, const std::string& v) 
 }
 
 // The flags by section of the usage text.
-constexpr tools::FlagSpec kSourceFlags[] = {
-    {"source", "URI"}, {"format", "FORMAT"}, {"data_dir", "DIR"}, {"latency_ms", "MS"}};
+constexpr tools::FlagSpec kSourceFlags[] = {{"source", "URI"},
+                                            {"format", "FORMAT"},
+                                            {"dataset", "NAME"},
+                                            {"data_dir", "DIR"},
+                                            {"latency_ms", "MS"}};
 constexpr tools::FlagSpec kPipelineFlags[] = {{"echo", "E1,E2,..."},   {"insert", "WHERE"},
                                               {"max_echo", "M"},       {"batch_size", "N"},
                                               {"shuffle_buffer", "N"}, {"seed", "N"}};
-constexpr tools::FlagSpec kTrainerFlags[] = {
-    {"step_ms", "T"}, {"no_pin", ""}, {"upstream_ratio", "R"}, {"steps", "N"}};
+constexpr tools::FlagSpec kTrainerFlags[] = {{"step_ms", "T"},
+                                             {"no_pin", ""},
+                                             {"upstream_ratio", "R"},
+                                             {"target_ratio", "R"},
+                                             {"steps", "N"}};
+constexpr tools::FlagSpec kRegimeFlags[] = {{"repeats", "N"},          {"baseline_tolerance", "F"},
+                                            {"max_efficiency", "F"},   {"max_spread", "F"},
+                                            {"max_trainer_lost", "F"}, {"strict", ""}};
 constexpr tools::FlagSpec kOutputFlags[] = {
     {"json", "PATH"}, {"plot", "PATH"}, {"stats", ""}, {"no_progress", ""}};
 
@@ -90,6 +126,7 @@ struct Section {
 constexpr Section kSections[] = {{"Source", kSourceFlags},
                                  {"Pipeline", kPipelineFlags},
                                  {"Emulated trainer", kTrainerFlags},
+                                 {"Repeats and regime check", kRegimeFlags},
                                  {"Output", kOutputFlags}};
 
 // INVALID_ARGUMENT "--flag=value: must be >= min" unless value >= min.
@@ -97,6 +134,45 @@ template <typename T>
 absl::Status AtLeast(std::string_view flag, T value, T min) {
   if (value >= min) return absl::OkStatus();
   return Bad(flag, fmt::format("{}", value), fmt::format("must be >= {}", min));
+}
+
+// What no run can do: durations beyond a minute per step or request, a
+// baseline run (steps x max(1, R) steps' time) beyond a day, a batch or a
+// shuffle buffer beyond what a batch can have or the memory cap (memory.h:
+// the same checks the stages' factories make, so that they fail here, as a
+// usage error, instead of after the source was prepared).
+absl::Status CheckMagnitudes(const BenchConfig& c) {
+  constexpr double kMaxMs = 60'000;  // a minute
+  if (c.step_ms > kMaxMs)
+    return Bad("step_ms", fmt::format("{}", c.step_ms), "must be at most 60000 (a minute)");
+  if (c.latency_ms > kMaxMs)
+    return Bad("latency_ms", fmt::format("{}", c.latency_ms), "must be at most 60000 (a minute)");
+  const double baseline_ms =
+      static_cast<double>(c.steps) * std::max(1.0, c.upstream_ratio) * c.step_ms;
+  if (baseline_ms > 24 * 3600 * 1000.0) {
+    return absl::InvalidArgumentError(fmt::format(
+        "--steps={} x --upstream_ratio={} x --step_ms={}: the e=1 run alone would take {:.3g} "
+        "hours (at most 24)",
+        c.steps, c.upstream_ratio, c.step_ms, baseline_ms / 3.6e6));
+  }
+  if (c.max_echo > 1e6) return Bad("max_echo", fmt::format("{}", c.max_echo), "must be <= 1e6");
+  for (double e : c.echo) {
+    if (e > 1e6) return Bad("echo", fmt::format("{}", e), "echo factors must be <= 1e6");
+  }
+  if (c.batch_size > BatchOptions::kMaxBatchSize) {
+    return Bad("batch_size", fmt::format("{}", c.batch_size),
+               fmt::format("must be at most {}", BatchOptions::kMaxBatchSize));
+  }
+  // The default dataset's rows: 28 x 28 uint8 images, batched as float32.
+  const int64_t pixels = c.source.empty() ? 28 * 28 : 0;
+  for (const absl::Status& s :
+       {CheckMemoryEstimate("batch", "--batch_size", c.batch_size,
+                            BatchOptions::kIndexBytesPerRow + 4 * pixels, 0, ""),
+        CheckMemoryEstimate("shuffle", "--shuffle_buffer", c.shuffle_buffer,
+                            static_cast<int64_t>(sizeof(Example)) + pixels, 0, "")}) {
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -111,7 +187,12 @@ and the ideal speedup min(e, R), with a trainer emulated by a busy-wait step.
     usage += fmt::format("{}:\n", section.title);
     usage += tools::FlagsUsage(section.flags, /*help_column=*/22, /*show_defaults=*/true);
   }
-  return usage + "  --help              this text\n";
+  return usage + R"(  --help              this text
+
+Exit status: 0 success; 1 a run failed (data, storage, output); 2 invalid
+flags; 3 with --strict, the regime check warned (the results are still
+printed and written).
+)";
 }
 
 absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
@@ -131,6 +212,11 @@ absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
   c.format = absl::GetFlag(FLAGS_format);
   if (c.format != "tfrecord" && c.format != "idx")
     return Bad("format", c.format, "must be tfrecord or idx");
+  c.dataset = absl::GetFlag(FLAGS_dataset);
+  if (c.dataset != "fashion_mnist" && c.dataset != "imagenet")
+    return Bad("dataset", c.dataset, "must be fashion_mnist or imagenet");
+  if (c.dataset == "imagenet" && c.format != "tfrecord")
+    return Bad("format", c.format, "--dataset=imagenet reads tfrecord image records");
   c.data_dir = absl::GetFlag(FLAGS_data_dir);
   c.latency_ms = absl::GetFlag(FLAGS_latency_ms);
   const std::string echo = absl::GetFlag(FLAGS_echo);
@@ -160,19 +246,51 @@ absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
   c.step_ms = absl::GetFlag(FLAGS_step_ms);
   c.pin_trainer = !absl::GetFlag(FLAGS_no_pin);
   c.upstream_ratio = absl::GetFlag(FLAGS_upstream_ratio);
+  c.target_ratio = absl::GetFlag(FLAGS_target_ratio);
   c.steps = absl::GetFlag(FLAGS_steps);
+  const int64_t repeats = absl::GetFlag(FLAGS_repeats);
+  if (repeats < 1 || repeats > 1000)
+    return Bad("repeats", fmt::format("{}", repeats), "must be in [1, 1000]");
+  c.repeats = static_cast<int>(repeats);
+  c.baseline_tolerance = absl::GetFlag(FLAGS_baseline_tolerance);
+  c.max_efficiency = absl::GetFlag(FLAGS_max_efficiency);
+  c.max_spread = absl::GetFlag(FLAGS_max_spread);
+  c.max_trainer_lost = absl::GetFlag(FLAGS_max_trainer_lost);
+  c.strict = absl::GetFlag(FLAGS_strict);
+  if (c.max_efficiency <= 0)
+    return Bad("max_efficiency", fmt::format("{}", c.max_efficiency), "must be > 0");
   for (const absl::Status& s :
        {AtLeast("latency_ms", c.latency_ms, 0.0), AtLeast("max_echo", c.max_echo, 1.0),
         AtLeast<int64_t>("batch_size", c.batch_size, 1),
         AtLeast<int64_t>("shuffle_buffer", c.shuffle_buffer, 1), AtLeast<int64_t>("seed", seed, 0),
-        AtLeast("upstream_ratio", c.upstream_ratio, 0.0), AtLeast<int64_t>("steps", c.steps, 1)}) {
+        AtLeast("upstream_ratio", c.upstream_ratio, 0.0),
+        AtLeast("target_ratio", c.target_ratio, 0.0), AtLeast<int64_t>("steps", c.steps, 1),
+        AtLeast("baseline_tolerance", c.baseline_tolerance, 0.0),
+        AtLeast("max_spread", c.max_spread, 0.0),
+        AtLeast("max_trainer_lost", c.max_trainer_lost, 0.0)}) {
     if (!s.ok()) return s;
   }
   if (c.step_ms <= 0) return Bad("step_ms", fmt::format("{}", c.step_ms), "must be > 0");
+  if (c.target_ratio > 0 && c.upstream_ratio > 0) {
+    return Bad("target_ratio", fmt::format("{}", c.target_ratio),
+               "needs --upstream_ratio=0 (an unthrottled upstream)");
+  }
   c.json = absl::GetFlag(FLAGS_json);
   c.plot = absl::GetFlag(FLAGS_plot);
   c.stats = absl::GetFlag(FLAGS_stats);
   c.progress = !absl::GetFlag(FLAGS_no_progress);
+  // An empty value given on purpose is a mistake, not "the default".
+  for (const auto& [flag, value] : {std::pair<const char*, const std::string*>{"source", &c.source},
+                                    {"json", &c.json},
+                                    {"plot", &c.plot},
+                                    {"data_dir", &c.data_dir}}) {
+    if (cl->given.count(flag) && value->empty())
+      return Bad(flag, "",
+                 std::string(flag) == "source"
+                     ? "is empty (leave --source out for the built-in dataset)"
+                     : "is empty");
+  }
+  if (absl::Status s = CheckMagnitudes(c); !s.ok()) return s;
 
   if (c.insert == Insert::kAdaptive && !cl->given.count("echo")) c.echo = {1};
   if (c.format == "idx" && !c.source.empty() && c.source.find(',') == std::string::npos) {

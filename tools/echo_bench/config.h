@@ -19,11 +19,16 @@ using Insert = EchoPlacement;
 struct BenchConfig {
   std::string source;  // URI or glob; empty = embedded Fashion-MNIST over loopback HTTP
   std::string format = "tfrecord";  // tfrecord | idx (idx: --source=IMAGES,LABELS)
+  // fashion_mnist (28x28 images, random crop + flip) or imagenet (the
+  // ImageNet-like JPEG set: decode, RandomResizedCrop 224 + flip, FP16).
+  std::string dataset = "fashion_mnist";
   std::vector<double> echo = {1, 2, 3, 4, 6, 8};
   Insert insert = Insert::kBeforeAugment;
   double max_echo = 4;        // adaptive mode's cap on emissions per item
   double upstream_ratio = 6;  // R: upstream time per batch / step time (0 = unthrottled)
-  double step_ms = 2;         // emulated training step
+  // With upstream_ratio 0: step_ms is set so that the measured R is this (0 = keep step_ms).
+  double target_ratio = 0;
+  double step_ms = 2;  // emulated training step
   int64_t batch_size = 128;
   int64_t shuffle_buffer = 2048;
   int64_t steps = 300;
@@ -35,7 +40,19 @@ struct BenchConfig {
   bool progress = true;
   bool stats = false;       // print every stage's statistics after each run
   bool pin_trainer = true;  // keep one CPU for the emulated trainer (see ReserveTrainerCpu)
+  // Repeats and the regime check (regime.h).
+  int repeats = 3;                   // runs per factor, in a rotating order
+  double baseline_tolerance = 0.05;  // |baseline / nominal - 1| above this: a warning
+  double max_efficiency = 1.03;      // an efficiency above this: a warning
+  double max_spread = 0.10;          // a point's (max - min) / median steps/s above this: a warning
+  double max_trainer_lost = 0.05;    // a point's trainer_lost_fraction above this: a warning
+  bool strict = false;               // warnings make the exit status kExitOutOfRegime
 };
+
+// echo_bench's exit status: 0 success, 1 a run failed (data, storage, I/O),
+// kExitUsage for invalid flags, kExitOutOfRegime for regime warnings under --strict.
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitOutOfRegime = 3;
 
 inline std::string_view InsertName(Insert insert) { return EchoPlacementName(insert); }
 

@@ -4,29 +4,23 @@
 // See `echo_bench --help` and docs/benchmarks.md.
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <fstream>
 
+#include "common/output_file.h"
+#include "common/printable.h"
 #include "config.h"
+#include "dataecho/storage/object_store.h"
 #include "fmt/format.h"
 #include "report.h"
 #include "run.h"
+#include "session.h"
 
 namespace dataecho::bench {
 namespace {
 
 int Fail(const absl::Status& s) {
-  std::fprintf(stderr, "echo_bench: %s\n", s.ToString().c_str());
-  return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
-}
-
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << text;
-  f.close();
-  if (!f) return absl::InternalError(fmt::format("cannot write {}", path));
-  return absl::OkStatus();
+  std::fprintf(stderr, "echo_bench: %s\n", tools::TerminalSafe(s.ToString()).c_str());
+  return s.code() == absl::StatusCode::kInvalidArgument ? kExitUsage : 1;
 }
 
 int Main(int argc, char** argv) {
@@ -35,57 +29,43 @@ int Main(int argc, char** argv) {
     std::fputs(Usage().c_str(), stdout);
     return 0;
   }
-  if (!config.ok()) return Fail(config.status());
+  if (!config.ok()) {
+    Fail(config.status());
+    return 2;  // every problem with the flags is a usage error
+  }
+  // The output files are created now: an unwritable path fails before the run.
+  absl::StatusOr<tools::OutputFile> json = tools::OutputFile::Open("json", config->json);
+  if (!json.ok()) return Fail(json.status());
+  absl::StatusOr<tools::OutputFile> plot = tools::OutputFile::Open("plot", config->plot);
+  if (!plot.ok()) return Fail(plot.status());
   const bool bar = config->progress && isatty(STDERR_FILENO);
 
   const bool pinned = config->pin_trainer && ReserveTrainerCpu();
   absl::StatusOr<Source> source = OpenSource(*config);
   if (!source.ok()) return Fail(source.status());
-  std::printf("source: %zu object(s), first %s\n", source->uris.size(), source->uris[0].c_str());
+  std::printf("source: %zu object(s), first %s\n", source->uris.size(),
+              tools::TerminalSafe(RedactUri(source->uris[0])).c_str());
   std::printf("trainer: %s\n", pinned ? "busy-wait step on a CPU of its own, pipeline on the others"
                                       : "busy-wait step, not pinned");
 
-  absl::StatusOr<double> measured = MeasureUpstreamRatio(*config, *source);
-  if (!measured.ok()) return Fail(measured.status());
-  std::printf("upstream alone: %.2f steps of %.3g ms per batch of %lld (target R = %g)\n",
-              *measured, config->step_ms, static_cast<long long>(config->batch_size),
-              config->upstream_ratio);
-
-  // Adaptive: e = 1 (no echoing), then one run per cap m (--echo values and --max_echo).
-  std::vector<double> factors = {1.0};
-  for (double e : config->echo) {
-    if (e != 1.0) factors.push_back(e);
+  if (config->target_ratio > 0) {  // unthrottled: a step that makes the upstream R times slower
+    absl::StatusOr<double> measured = MeasureUpstreamRatio(*config, *source);
+    if (!measured.ok()) return Fail(measured.status());
+    config->step_ms *= *measured / config->target_ratio;
   }
-  if (config->insert == Insert::kAdaptive && config->max_echo != 1.0 &&
-      std::find(factors.begin(), factors.end(), config->max_echo) == factors.end()) {
-    factors.push_back(config->max_echo);
-  }
-  std::vector<RunResult> runs;
-  for (double e : factors) {
-    auto progress = [&](int64_t step) {
-      if (!bar || (step % 10 != 0 && step != config->steps)) return;
-      const int width = 30, filled = static_cast<int>(width * step / config->steps);
-      std::fprintf(stderr, "\r  e=%-5g [%s%s] %lld/%lld steps", e,
-                   std::string(static_cast<size_t>(filled), '#').c_str(),
-                   std::string(static_cast<size_t>(width - filled), ' ').c_str(),
-                   static_cast<long long>(step), static_cast<long long>(config->steps));
-      if (step == config->steps) std::fputs("\r\033[K", stderr);
-    };
-    absl::StatusOr<RunResult> r = RunOnce(*config, *source, e, progress);
-    if (!r.ok()) return Fail(r.status());
-    const double base = runs.empty() ? r->steps_per_sec : runs[0].steps_per_sec;
-    r->speedup = r->steps_per_sec / base;
-    r->efficiency = r->speedup / r->ideal_speedup;
-    if (config->stats) std::printf("e=%g:\n%s\n", e, r->stage_stats.c_str());
-    runs.push_back(*r);
-  }
-  std::fputs(FormatTable(runs).c_str(), stdout);
+  absl::StatusOr<BenchResult> result = RunBench(*config, *source, stdout, bar);
+  if (!result.ok()) return Fail(result.status());
+  std::fputs(FormatTable(*config, *result).c_str(), stdout);
   if (!config->json.empty()) {
-    if (absl::Status s = WriteFile(config->json, ToJson(*config, *measured, runs)); !s.ok())
-      return Fail(s);
+    if (absl::Status s = json->Write(ToJson(*config, *result)); !s.ok()) return Fail(s);
   }
   if (!config->plot.empty()) {
-    if (absl::Status s = WriteFile(config->plot, ToSvg(*config, runs)); !s.ok()) return Fail(s);
+    if (absl::Status s = plot->Write(ToSvg(*config, *result)); !s.ok()) return Fail(s);
+  }
+  if (config->strict && !result->warnings.empty()) {
+    std::fprintf(stderr, "echo_bench: --strict: %zu regime warning(s), exit status %d\n",
+                 result->warnings.size(), kExitOutOfRegime);
+    return kExitOutOfRegime;
   }
   return 0;
 }

@@ -1,143 +1,144 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "report.h"
 
-#include <algorithm>
-#include <cmath>
-
 #include "dataecho/internal/json.h"
 #include "fmt/format.h"
+#include "regime.h"
 
 namespace dataecho::bench {
 
 using internal::JsonNumber;
 using internal::JsonQuote;
 
-std::string FormatTable(const std::vector<RunResult>& runs) {
-  std::string out = fmt::format("{:>5} {:>15} {:>9} {:>6} {:>10} {:>8} {:>8} {:>10} {:>9} {:>6}\n",
-                                "echo", "insert", "steps/s", "speedup", "ideal", "effic.", "fresh",
-                                "repeats", "up_MB", "idle");
-  for (const RunResult& r : runs) {
+namespace {
+
+std::string JsonArray(const std::vector<double>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) out += (i == 0 ? "" : ", ") + JsonNumber(values[i]);
+  return out + "]";
+}
+
+std::string JsonStrings(const std::vector<std::string>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) out += (i == 0 ? "" : ", ") + JsonQuote(values[i]);
+  return out + "]";
+}
+
+// The fields of a point that the JSON had before the repeats (one run per
+// factor), and the trainer's lost time.
+std::string RunFields(const RunResult& r) {
+  return fmt::format(
+      "\"echo\": {}, \"insert\": {}, \"steps\": {}, \"steps_per_sec\": {}, \"speedup\": {}, "
+      "\"ideal_speedup\": {}, \"efficiency\": {}, \"fresh_examples\": {}, \"repeated_examples\": "
+      "{}, \"realized_echo_factor\": {}, \"upstream_bytes\": {}, \"consumer_idle_fraction\": {}, "
+      "\"trainer_lost_fraction\": {}{}",
+      JsonNumber(r.echo), JsonQuote(r.insert), r.steps, JsonNumber(r.steps_per_sec),
+      JsonNumber(r.speedup), JsonNumber(r.ideal_speedup), JsonNumber(r.efficiency),
+      r.fresh_examples, r.repeated_examples, JsonNumber(r.realized_echo_factor), r.upstream_bytes,
+      JsonNumber(r.consumer_idle_fraction), JsonNumber(r.trainer_lost_fraction),
+      r.insert == "adaptive"
+          ? fmt::format(", \"rate_ratio_estimate\": {}", JsonNumber(r.rate_ratio_estimate))
+          : std::string());
+}
+
+}  // namespace
+
+std::string FormatRunHeader() {
+  return fmt::format("{:>7} {:>6} {:>5} {:>9} {:>8} {:>8} {:>10} {:>9} {:>6} {:>6}\n", "run",
+                     "repeat", "echo", "steps/s", "speedup", "fresh", "repeats", "up_MB", "idle",
+                     "lost");
+}
+
+std::string FormatRunRow(const RunResult& r, int index, int total, double speedup) {
+  return fmt::format(
+      "{:>7} {:>6} {:>5.2f} {:>9.1f} {:>8} {:>8} {:>10} {:>9.1f} {:>5.1f}% {:>5.1f}%\n",
+      fmt::format("{}/{}", index, total), r.repeat + 1, r.echo, r.steps_per_sec,
+      speedup > 0 ? fmt::format("{:.2f}x", speedup) : std::string("-"), r.fresh_examples,
+      r.repeated_examples, static_cast<double>(r.upstream_bytes) / 1e6,
+      100 * r.consumer_idle_fraction, 100 * r.trainer_lost_fraction);
+}
+
+std::string FormatTable(const BenchConfig& config, const BenchResult& result) {
+  std::string out = fmt::format(
+      "\nmedians of {} repeat(s); spread = (max - min) / median of steps/s; effic. range over the "
+      "repeats, each run against its repeat's baseline\n",
+      config.repeats);
+  out += fmt::format(
+      "{:>5} {:>15} {:>9} {:>6} {:>7} {:>9} {:>7} {:>13} {:>8} {:>10} {:>9} {:>6} {:>6}\n", "echo",
+      "insert", "steps/s", "spread", "speedup", "ideal", "effic.", "effic. range", "fresh",
+      "repeats", "up_MB", "idle", "lost");
+  for (const RunResult& r : result.points) {
     out += fmt::format(
-        "{:>5.2f} {:>15} {:>9.1f} {:>6.2f}x {:>9.2f}x {:>8.3f} {:>8} {:>10} {:>9.1f} {:>5.1f}%\n",
-        r.echo, r.insert, r.steps_per_sec, r.speedup, r.ideal_speedup, r.efficiency,
+        "{:>5.2f} {:>15} {:>9.1f} {:>5.1f}% {:>6.2f}x {:>8.2f}x {:>7.3f} {:>6.3f}-{:<6.3f} {:>8} "
+        "{:>10} {:>9.1f} {:>5.1f}% {:>5.1f}%{}\n",
+        r.echo, r.insert, r.steps_per_sec,
+        100 * Spread{r.steps_per_sec, r.steps_per_sec_min, r.steps_per_sec_max}.Relative(),
+        r.speedup, r.ideal_speedup, r.efficiency, r.efficiency_min, r.efficiency_max,
         r.fresh_examples, r.repeated_examples, static_cast<double>(r.upstream_bytes) / 1e6,
-        100 * r.consumer_idle_fraction);
+        100 * r.consumer_idle_fraction, 100 * r.trainer_lost_fraction, r.out_of_regime ? " !" : "");
+  }
+  const Spread upstream = Summarize(result.upstream_ratios);
+  out += fmt::format(
+      "upstream alone: median {:.2f} ({:.2f}-{:.2f}) steps per batch (target R = {:g})\n",
+      upstream.median, upstream.min, upstream.max, config.upstream_ratio);
+  for (const std::string& w : result.warnings) out += "warning: " + w + "\n";
+  if (result.warnings.empty()) {
+    const double nominal = NominalStepsPerSec(config.upstream_ratio, config.step_ms);
+    const std::string limits =
+        fmt::format("no efficiency above {:g}, no spread above {:g}%, no trainer loss above {:g}%",
+                    config.max_efficiency, 100 * config.max_spread, 100 * config.max_trainer_lost);
+    out += nominal > 0 ? fmt::format(
+                             "regime check: ok (baseline within {:g}% of its nominal {:.1f} "
+                             "steps/s, {})\n",
+                             100 * config.baseline_tolerance, nominal, limits)
+                       : fmt::format(
+                             "regime check: ok ({}; unthrottled, so no nominal baseline to "
+                             "check)\n",
+                             limits);
   }
   return out;
 }
 
-std::string ToJson(const BenchConfig& config, double measured_ratio,
-                   const std::vector<RunResult>& runs) {
+std::string ToJson(const BenchConfig& config, const BenchResult& result) {
+  const Spread upstream = Summarize(result.upstream_ratios);
+  const double nominal = NominalStepsPerSec(config.upstream_ratio, config.step_ms);
   std::string out = fmt::format(
-      "{{\"upstream_ratio\": {}, \"measured_upstream_ratio\": {}, \"step_ms\": {}, \"batch_size\": "
-      "{}, "
-      "\"shuffle_buffer\": {}, \"seed\": {}, \"runs\": [",
-      JsonNumber(config.upstream_ratio), JsonNumber(measured_ratio), JsonNumber(config.step_ms),
-      config.batch_size, config.shuffle_buffer, config.seed);
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const RunResult& r = runs[i];
+      "{{\"upstream_ratio\": {}, \"measured_upstream_ratio\": {}, \"step_ms\": {}, "
+      "\"batch_size\": {}, \"shuffle_buffer\": {}, \"seed\": {}, \"repeats\": {}, "
+      "\"measured_upstream_ratio_min\": {}, \"measured_upstream_ratio_max\": {}, "
+      "\"measured_upstream_ratios\": {}, \"nominal_steps_per_sec\": {}, "
+      "\"baseline_tolerance\": {}, \"max_efficiency\": {}, \"max_spread\": {}, "
+      "\"max_trainer_lost\": {},\n\"warnings\": {},\n\"runs\": [",
+      JsonNumber(config.upstream_ratio), JsonNumber(upstream.median), JsonNumber(config.step_ms),
+      config.batch_size, config.shuffle_buffer, config.seed, config.repeats,
+      JsonNumber(upstream.min), JsonNumber(upstream.max), JsonArray(result.upstream_ratios),
+      nominal > 0 ? JsonNumber(nominal) : "null", JsonNumber(config.baseline_tolerance),
+      JsonNumber(config.max_efficiency), JsonNumber(config.max_spread),
+      JsonNumber(config.max_trainer_lost), JsonStrings(result.warnings));
+  for (size_t i = 0; i < result.points.size(); ++i) {
+    const RunResult& r = result.points[i];
     out += fmt::format(
-        "{}\n  {{\"echo\": {}, \"insert\": {}, \"steps\": {}, \"steps_per_sec\": {}, \"speedup\": "
-        "{}, "
-        "\"ideal_speedup\": {}, \"efficiency\": {}, \"fresh_examples\": {}, \"repeated_examples\": "
-        "{}, "
-        "\"realized_echo_factor\": {}, \"upstream_bytes\": {}, \"consumer_idle_fraction\": {}{}}}",
-        i == 0 ? "" : ",", JsonNumber(r.echo), JsonQuote(r.insert), r.steps,
-        JsonNumber(r.steps_per_sec), JsonNumber(r.speedup), JsonNumber(r.ideal_speedup),
-        JsonNumber(r.efficiency), r.fresh_examples, r.repeated_examples,
-        JsonNumber(r.realized_echo_factor), r.upstream_bytes, JsonNumber(r.consumer_idle_fraction),
-        r.insert == "adaptive"
-            ? fmt::format(", \"rate_ratio_estimate\": {}", JsonNumber(r.rate_ratio_estimate))
-            : std::string());
+        "{}\n  {{{}, \"repeats\": {}, \"steps_per_sec_samples\": {}, \"steps_per_sec_min\": {}, "
+        "\"steps_per_sec_max\": {}, \"steps_per_sec_spread\": {}, \"efficiency_min\": {}, "
+        "\"efficiency_max\": {}, \"out_of_regime\": {}}}",
+        i == 0 ? "" : ",", RunFields(r), r.repeats, JsonArray(r.steps_per_sec_samples),
+        JsonNumber(r.steps_per_sec_min), JsonNumber(r.steps_per_sec_max),
+        JsonNumber(Spread{r.steps_per_sec, r.steps_per_sec_min, r.steps_per_sec_max}.Relative()),
+        JsonNumber(r.efficiency_min), JsonNumber(r.efficiency_max),
+        r.out_of_regime ? "true" : "false");
+  }
+  out += "\n],\n\"run_log\": [";
+  for (size_t i = 0; i < result.runs.size(); ++i) {
+    const RunResult& r = result.runs[i];
+    out += fmt::format(
+        "{}\n  {{\"repeat\": {}, \"echo\": {}, \"steps_per_sec\": {}, \"fresh_examples\": {}, "
+        "\"repeated_examples\": {}, \"upstream_bytes\": {}, \"consumer_idle_fraction\": {}, "
+        "\"trainer_lost_fraction\": {}}}",
+        i == 0 ? "" : ",", r.repeat + 1, JsonNumber(r.echo), JsonNumber(r.steps_per_sec),
+        r.fresh_examples, r.repeated_examples, r.upstream_bytes,
+        JsonNumber(r.consumer_idle_fraction), JsonNumber(r.trainer_lost_fraction));
   }
   return out + "\n]}\n";
-}
-
-std::string ToSvg(const BenchConfig& config, const std::vector<RunResult>& runs) {
-  constexpr double kW = 640, kH = 420, kLeft = 70, kRight = 20, kTop = 40, kBottom = 60;
-  double max_e = 1, max_y = 1;
-  for (const RunResult& r : runs) {
-    max_e = std::max(max_e, r.echo);
-    max_y = std::max({max_y, r.speedup, r.ideal_speedup});
-  }
-  max_e = std::ceil(max_e);
-  max_y = std::ceil(max_y + 0.5);
-  auto x = [&](double e) {
-    return kLeft + (e - 1) / std::max(1.0, max_e - 1) * (kW - kLeft - kRight);
-  };
-  auto y = [&](double s) { return kH - kBottom - s / max_y * (kH - kTop - kBottom); };
-  std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
-      "{1}\" "
-      "font-family=\"sans-serif\" font-size=\"13\">\n<rect width=\"100%\" height=\"100%\" "
-      "fill=\"white\"/>\n",
-      kW, kH);
-  svg += fmt::format(
-      "<text x=\"{}\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">Speedup from data echoing "
-      "(R = {:g}, step {:g} ms, {})</text>\n",
-      kW / 2, config.upstream_ratio, config.step_ms, InsertName(config.insert));
-  // Axes, grid and ticks.
-  for (int e = 1; e <= static_cast<int>(max_e); ++e) {
-    svg += fmt::format(
-        "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#eee\"/>"
-        "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
-        x(e), kTop, kH - kBottom, kH - kBottom + 18, e);
-  }
-  for (int s = 0; s <= static_cast<int>(max_y); ++s) {
-    svg += fmt::format(
-        "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#eee\"/>"
-        "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}x</text>\n",
-        kLeft, y(s), kW - kRight, kLeft - 8, y(s) + 4, s);
-  }
-  svg += fmt::format(
-      "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"black\"/>"
-      "<line x1=\"{0}\" y1=\"{2}\" x2=\"{3}\" y2=\"{2}\" stroke=\"black\"/>\n",
-      kLeft, kTop, kH - kBottom, kW - kRight);
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">echo factor e</text>\n",
-                     (kLeft + kW - kRight) / 2, kH - 18);
-  svg += fmt::format(
-      "<text x=\"18\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 18 {0})\">"
-      "speedup in training steps/s over e = 1</text>\n",
-      (kTop + kH - kBottom) / 2);
-  // Ideal min(e, R): dashed, with its knee at e = R.
-  std::string ideal;
-  const double knee = config.upstream_ratio > 0 ? std::min(config.upstream_ratio, max_e) : 1;
-  for (double e : {1.0, knee, max_e})
-    ideal += fmt::format("{:.1f},{:.1f} ", x(e),
-                         y(config.upstream_ratio > 0 ? std::min(e, config.upstream_ratio) : 1));
-  svg += fmt::format(
-      "<polyline points=\"{}\" fill=\"none\" stroke=\"#888\" stroke-width=\"2\" "
-      "stroke-dasharray=\"6,4\"/>\n",
-      ideal);
-  // Measured points.
-  std::vector<RunResult> sorted = runs;
-  std::sort(sorted.begin(), sorted.end(),
-            [](const RunResult& a, const RunResult& b) { return a.echo < b.echo; });
-  std::string line;
-  for (const RunResult& r : sorted) line += fmt::format("{:.1f},{:.1f} ", x(r.echo), y(r.speedup));
-  svg += fmt::format(
-      "<polyline points=\"{}\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\"/>\n", line);
-  for (const RunResult& r : sorted) {
-    svg += fmt::format(
-        "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4.5\" fill=\"#1f77b4\"><title>e={:g}: {:.2f}x "
-        "(efficiency {:.3f})</title></circle>\n",
-        x(r.echo), y(r.speedup), r.echo, r.speedup, r.efficiency);
-  }
-  // Legend.
-  const double lx = kLeft + 16, ly = kTop + 14;
-  svg += fmt::format(
-      "<rect x=\"{}\" y=\"{}\" width=\"190\" height=\"48\" fill=\"white\" stroke=\"#ccc\"/>\n",
-      lx - 8, ly - 14);
-  svg += fmt::format(
-      "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#1f77b4\" stroke-width=\"2\"/>"
-      "<circle cx=\"{3}\" cy=\"{1}\" r=\"4.5\" fill=\"#1f77b4\"/>"
-      "<text x=\"{4}\" y=\"{5}\">measured</text>\n",
-      lx, ly, lx + 30, lx + 15, lx + 40, ly + 4);
-  svg += fmt::format(
-      "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#888\" stroke-width=\"2\" "
-      "stroke-dasharray=\"6,4\"/><text x=\"{3}\" y=\"{4}\">ideal min(e, R)</text>\n",
-      lx, ly + 20, lx + 30, lx + 40, ly + 24);
-  return svg + "</svg>\n";
 }
 
 }  // namespace dataecho::bench

@@ -15,8 +15,10 @@
 #include "dataecho/formats/tfrecord.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/pipeline.h"
+#include "dataecho/status_macros.h"
 #include "dataecho/storage/glob.h"
 #include "fmt/format.h"
+#include "imagenet.h"
 #include "testing/http_server.h"
 
 namespace dataecho::bench {
@@ -142,7 +144,8 @@ Pipeline<Example> Upstream(const BenchConfig& config, const Source& source,
                   std::memory_order_relaxed);
               return DecodeImageRecord(r);  // a slice of the record: cheaper than a thread hand-off
             },
-            {.parallelism = 0});
+            // JPEGs: decoded in parallel on the CPUs left to the pipeline.
+            {.parallelism = source.dataset == "imagenet" ? PipelineCpus() : 0});
   }();
   if (config.upstream_ratio > 0) {
     // R is calibrated per example: a batch of B examples costs R steps.
@@ -175,6 +178,27 @@ BatchOptions TrainerBatch(const BenchConfig& config) {
           .stddev = {0.353f}};
 }
 
+// FAILED_PRECONDITION unless `source` yields a record: every run needs at
+// least one batch, and a pipeline over nothing has nothing to measure.
+absl::Status CheckHasRecords(const BenchConfig& config, const Source& source) {
+  absl::StatusOr<bool> any = [&]() -> absl::StatusOr<bool> {
+    if (source.format == "idx") {
+      StagePtr<Example> s = MakeIdxSource(source.store, source.uris[0], source.uris[1]);
+      DATAECHO_ASSIGN_OR_RETURN(std::optional<Example> e, s->Next());
+      return e.has_value();
+    }
+    StagePtr<Record> s = MakeTFRecordSource(source.store, source.uris);
+    DATAECHO_ASSIGN_OR_RETURN(std::optional<Record> r, s->Next());
+    return r.has_value();
+  }();
+  if (!any.ok()) return any.status();
+  if (*any) return absl::OkStatus();
+  return absl::FailedPreconditionError(fmt::format(
+      "no records in {} ({} object(s)): nothing to batch",
+      config.source.empty() ? std::string("the built-in dataset") : RedactUri(config.source),
+      source.uris.size()));
+}
+
 }  // namespace
 
 bool ReserveTrainerCpu() {
@@ -193,9 +217,18 @@ absl::StatusOr<Source> OpenSource(const BenchConfig& config) {
   Source s;
   s.format = config.format;
   s.store = OpenObjectStore();
+  s.dataset = config.dataset;
   if (config.source.empty()) {
-    const std::string dir = config.data_dir.empty() ? DefaultDataDir() : config.data_dir;
-    absl::StatusOr<std::vector<std::string>> names = PrepareDefaultShards(dir);
+    std::string dir = config.data_dir.empty() ? DefaultDataDir() : config.data_dir;
+    absl::StatusOr<std::vector<std::string>> names;
+    if (config.dataset == "imagenet") {
+      absl::StatusOr<ImagenetShards> shards = PrepareImagenetShards(config);
+      if (!shards.ok()) return shards.status();
+      dir = shards->dir;
+      names = shards->names;
+    } else {
+      names = PrepareDefaultShards(dir);
+    }
     if (!names.ok()) return names.status();
     absl::StatusOr<std::unique_ptr<testing::HttpServer>> server = testing::HttpServer::Start(
         {.directory = dir, .latency = absl::Milliseconds(config.latency_ms)});
@@ -210,11 +243,13 @@ absl::StatusOr<Source> OpenSource(const BenchConfig& config) {
     absl::StatusOr<std::vector<std::string>> uris = ExpandUris(*s.store, config.source);
     if (!uris.ok()) return uris.status();
     if (uris->empty())
-      return absl::NotFoundError(fmt::format("--source={} matches no object", config.source));
+      return absl::NotFoundError(
+          fmt::format("--source={} matches no object", RedactUri(config.source)));
     s.uris = *std::move(uris);
   }
   absl::StatusOr<ObjectInfo> info = s.store->Stat(s.uris[0]);
   if (!info.ok()) return info.status();
+  DATAECHO_RETURN_IF_ERROR(CheckHasRecords(config, s));
   return s;
 }
 
@@ -226,15 +261,16 @@ absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& sourc
   // The placement as --insert says; for adaptive, `echo` is the cap m (1 = no
   // echoing), and repeats are made only while fewer than two batches are
   // queued for the trainer (the demand gate), not whenever the queue has room.
+  const bool imagenet = source.dataset == "imagenet";
   Pipeline<Batch> p = EchoedBatches(
-      std::move(upstream), Augmenter(seed),
+      std::move(upstream), imagenet ? ImagenetAugmenter(seed) : Augmenter(seed),
       {.placement = config.insert,
        .echo = {.factor = echo, .seed = seed + 7},
        .adaptive = {.max_factor = echo, .pool_size = 2 * config.batch_size, .seed = seed + 7},
        .gate_below = 2,
        .augment = {.parallelism = 0},
        .shuffle = {.buffer_size = config.shuffle_buffer, .seed = seed + 3},
-       .batch = TrainerBatch(config),
+       .batch = imagenet ? ImagenetBatch(config) : TrainerBatch(config),
        .prefetch = {.depth = 4, .name = "trainer_prefetch"}});
   if (!p.status().ok()) return p.status();
 
@@ -282,6 +318,9 @@ absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& sourc
   r.realized_echo_factor = fresh > 0 ? static_cast<double>(rows) / static_cast<double>(fresh) : 0;
   r.upstream_bytes = bytes->load() - bytes0;
   r.consumer_idle_fraction = static_cast<double>(idle_ns) / static_cast<double>(elapsed);
+  r.trainer_lost_fraction =
+      static_cast<double>(std::max<int64_t>(0, elapsed - idle_ns - config.steps * step_ns)) /
+      static_cast<double>(elapsed);
   r.ideal_speedup = config.upstream_ratio > 0 ? std::min(echo, config.upstream_ratio) : 1.0;
   r.stage_stats = FormatStatsTable(p.Stats());
   for (const StageStats& s : p.Stats()) {

@@ -23,6 +23,7 @@ struct Source {
   std::shared_ptr<ObjectStore> store;
   std::vector<std::string> uris;  // tfrecord shards, or {images, labels} for idx
   std::string format;
+  std::string dataset;               // fashion_mnist | imagenet (BenchConfig::dataset)
   std::shared_ptr<void> keep_alive;  // e.g. the embedded HTTP server
 };
 
@@ -53,8 +54,22 @@ struct RunResult {
   double realized_echo_factor = 0;
   int64_t upstream_bytes = 0;
   double consumer_idle_fraction = 0;
+  // The part of the run the trainer loop spent neither waiting for a batch
+  // nor in its steps: ~0 when it has its CPU, large when other load takes it.
+  double trainer_lost_fraction = 0;
   std::string stage_stats;         // FormatStatsTable() of the pipeline at the end
   double rate_ratio_estimate = 0;  // adaptive echo's R̂ at the end of the run (0 otherwise)
+  int repeat = 0;                  // which repeat this run belongs to (0-based)
+
+  // Set on the points of SummarizePoints() (regime.h), one per factor over
+  // the repeats: the fields above hold the medians (see there), these the rest.
+  int repeats = 1;
+  std::vector<double> steps_per_sec_samples;  // one per repeat, in repeat order
+  double steps_per_sec_min = 0;
+  double steps_per_sec_max = 0;
+  double efficiency_min = 0;  // over the repeats, each against its repeat's baseline
+  double efficiency_max = 0;
+  bool out_of_regime = false;  // set by CheckRegime()
 };
 
 // Runs `config.steps` emulated steps with echo factor `echo` (after one

@@ -28,12 +28,16 @@
 #include "dataecho/example.h"
 #include "dataecho/export.h"
 #include "dataecho/formats/record_source.h"
+#include "dataecho/storage/epoch_plan.h"
 #include "dataecho/storage/object_store.h"
 
 namespace dataecho {
 
 struct FixedLengthOptions {
-  uint64_t record_bytes = 0;  // REQUIRED, > 0
+  // The largest record_bytes (1 GiB): a record is one allocation.
+  static constexpr uint64_t kMaxRecordBytes = uint64_t{1} << 30;
+
+  uint64_t record_bytes = 0;  // REQUIRED, 1..kMaxRecordBytes
   uint64_t header_bytes = 0;  // skipped at the start of each file
   uint64_t footer_bytes = 0;  // ignored at the end of each file
   Compression compression = Compression::kNone;
@@ -51,6 +55,24 @@ DATAECHO_EXPORT StagePtr<Record> MakeFixedLengthSource(std::shared_ptr<ObjectSto
                                                        std::vector<std::string> uris,
                                                        const FixedLengthOptions& options,
                                                        const InterleaveOptions& interleave = {});
+
+// Records [range.begin, range.end) of a fixed-length file: one ranged read of
+// exactly their bytes if uncompressed, else read from the start.
+DATAECHO_EXPORT absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenFixedLengthRange(
+    std::shared_ptr<ObjectStore> store, const std::string& uri, const RecordRange& range,
+    const FixedLengthOptions& options);
+
+// The number of whole records of a fixed-length file: from its size (one Stat)
+// if uncompressed, else by reading it.
+DATAECHO_EXPORT absl::StatusOr<uint64_t> CountFixedLengthRecords(ObjectStore& store,
+                                                                 const std::string& uri,
+                                                                 const FixedLengthOptions& options);
+
+// A source over `ranges` of fixed-length files ("fixed_length_source").
+DATAECHO_EXPORT StagePtr<Record> MakeFixedLengthRangeSource(
+    std::shared_ptr<ObjectStore> store, std::vector<std::string> uris,
+    std::vector<RecordRange> ranges, const FixedLengthOptions& options,
+    const InterleaveOptions& interleave = {});
 
 struct FixedImageLayout {
   int64_t label_bytes = 1;  // bytes before the pixels (CIFAR-100: 2)

@@ -79,7 +79,9 @@ DATAECHO_EXPORT StagePtr<Record> MakeIdxRecordSource(std::shared_ptr<ObjectStore
 // 2-D), the label is the label file's row, source_index is the row number.
 // The two files must have the same number of rows (INVALID_ARGUMENT) and the
 // labels file must be 1-D. Images share the bytes the reader allocated per
-// row (no copy).
+// row (no copy). It can start over (a Repeat stage, repeat.h, reopens both
+// files for the next epoch and stamps the epoch on the Examples); stats:
+// extra "busy_s" = time reading, on the consumer's thread.
 DATAECHO_EXPORT StagePtr<Example> MakeIdxSource(std::shared_ptr<ObjectStore> store,
                                                 std::string images_uri, std::string labels_uri,
                                                 const IdxOptions& options = {});

@@ -20,9 +20,16 @@
 // channels], the label, and the record's source and repeat indices:
 //
 //   auto pipeline = dataecho::From(dataecho::MakeTFRecordSource(store, shards))
-//       .Map([](const dataecho::Record& r) { return dataecho::DecodeImageRecord(r); },
-//            {.parallelism = 4});   // a lambda picks the overload
+//       .Map(dataecho::DecodeImageRecord, {.parallelism = 4});
 //   absl::StatusOr<dataecho::Example> ex = dataecho::DecodeImageRecord(record);
+//   auto bare = dataecho::DecodeImageRecordPayload(bytes, "my.bin:0");  // no Record
+//
+// To decode later (e.g. a RandomResizedCrop that decodes only its window, or
+// echo before decoding), EncodedImageRecord keeps a JPEG record's stream as a
+// rank-1 uint8 tensor that shares the record's bytes:
+//
+//   absl::StatusOr<dataecho::Example> enc = dataecho::EncodedImageRecord(record);
+//   // enc->components[0]: uint8 [jpeg bytes]; raw records give their pixels
 //
 // A malformed payload (bad magic, sizes that do not add up, corrupt JPEG, a
 // JPEG whose size differs from the header) is DATA_LOSS naming the record's
@@ -57,12 +64,21 @@ struct ImageRecordOptions {
 DATAECHO_EXPORT absl::StatusOr<std::string> EncodeImageRecord(
     const Tensor& image, int64_t label, const ImageRecordOptions& options = {});
 
-// Decodes a payload; `context` (e.g. "uri:offset") names it in errors.
-DATAECHO_EXPORT absl::StatusOr<Example> DecodeImageRecord(std::string_view payload,
-                                                          std::string_view context = "");
-
-// Decodes a Record, copying its source_index and repeat_index into the Example.
+// Decodes a Record, copying its source_index, repeat_index and epoch into the
+// Example. One overload on purpose: `.Map(dataecho::DecodeImageRecord)` names
+// it without a lambda.
 DATAECHO_EXPORT absl::StatusOr<Example> DecodeImageRecord(const Record& record);
+
+// Decodes a bare payload (the pixels are copied: there is no Record buffer to
+// share); `context` (e.g. "uri:offset") names it in errors.
+DATAECHO_EXPORT absl::StatusOr<Example> DecodeImageRecordPayload(std::string_view payload,
+                                                                 std::string_view context = "");
+
+// Like DecodeImageRecord(record), but a JPEG record's image is left encoded:
+// component 0 is its JPEG stream as a uint8 [N] tensor sharing the record's
+// bytes (nothing is copied or decoded; the stream is checked only when it is
+// decoded). Raw records give their pixels as DecodeImageRecord does.
+DATAECHO_EXPORT absl::StatusOr<Example> EncodedImageRecord(const Record& record);
 
 }  // namespace dataecho
 

@@ -11,7 +11,8 @@
 //   source_index = (file_index << 40) | index of the record in its file
 //
 // where file_index is the position of the file in the list given to the
-// source. Decoders turn a Record into an Example and copy the indices over.
+// source. Decoders turn a Record into an Example and copy the indices (and
+// the epoch) over.
 //
 //   absl::StatusOr<std::optional<Record>> r = source->Next();
 //   if (r.ok() && r->has_value()) {
@@ -49,6 +50,7 @@ struct Record {
   uint64_t offset = 0;        // byte offset of the record in the (uncompressed) file
   uint64_t source_index = 0;  // see the file comment
   uint32_t repeat_index = 0;  // 0 = fresh, k = k-th echo
+  uint32_t epoch = 0;         // pass over the files: 0 = the first (see repeat.h)
 
   std::string_view uri() const { return source ? std::string_view(*source) : std::string_view(); }
   bool fresh() const { return repeat_index == 0; }
@@ -60,6 +62,8 @@ struct ElementTraits<Record> {
   static int64_t FreshCount(const Record& r) { return r.fresh() ? 1 : 0; }
   static int64_t ItemCount(const Record&) { return 1; }
   static void MarkRepeat(Record& r, uint32_t k) { r.repeat_index = k; }
+  static uint32_t Epoch(const Record& r) { return r.epoch; }
+  static void SetEpoch(Record& r, uint32_t epoch) { r.epoch = epoch; }
 };
 
 }  // namespace dataecho

@@ -21,6 +21,12 @@
 // record is ready first, so one slow object does not stall the others.
 // Errors keep their place: records before the error come out first.
 //
+// Epochs: the source can start over (Stage::Restart, driven by a Repeat
+// stage, repeat.h). Epoch e > 0 reads the files in a seeded shuffled order
+// (InterleaveOptions::shuffle_files_each_epoch) and stamps e on its records
+// (Record::epoch); a record's source_index keeps naming the file by its
+// position in the given list, so it is the same in every epoch.
+//
 // Thread safety: a Stage (see stage.h). CorruptionBudget is thread-safe.
 #ifndef DATAECHO_FORMATS_RECORD_SOURCE_H_
 #define DATAECHO_FORMATS_RECORD_SOURCE_H_
@@ -90,13 +96,20 @@ struct InterleaveOptions {
   size_t buffered_records = 64;
   // true: fixed round-robin order. false: first ready record first.
   bool deterministic = true;
+  // Epochs after the first (a Repeat stage restarts the source, repeat.h)
+  // read the files in an order shuffled from (file_order_seed, epoch); epoch
+  // 0 reads them as given. false: as given in every epoch.
+  bool shuffle_files_each_epoch = true;
+  uint64_t file_order_seed = 0;
 };
 
 // A source over `uris`, in that order (see the file comment for
 // interleaving). `name` names the stage in the stats ("tfrecord_source"). If
 // `budget` is given its skip count is reported as the "skipped_corrupt" stat.
-// Stats: elements, bytes (payload), consumer_wait (time Next() blocked), and
-// extra "files" (opened) and "skipped_corrupt".
+// Stats: elements, bytes (payload), consumer_wait (cycle_length > 1: time
+// Next() blocked because no reader had a record ready), and extra "files"
+// (opened), "skipped_corrupt", "busy_s" (cycle_length 1: time reading in
+// Next(), on the consumer's thread). Counts add up over all epochs.
 DATAECHO_EXPORT StagePtr<Record> MakeRecordSource(
     std::vector<std::string> uris, RecordFileOpener open, InterleaveOptions options = {},
     std::string name = "record_source", std::shared_ptr<const CorruptionBudget> budget = nullptr);

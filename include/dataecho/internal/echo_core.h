@@ -80,6 +80,17 @@ class DATAECHO_EXPORT RateRatioEstimator {
   // A fresh item arrived at `now_ns` (count its emission separately). Returns
   // true if a window closed and the estimate changed.
   bool AddFresh(int64_t now_ns);
+  // The same, reading the time (`now()`) only when the item closes a window:
+  // for stages where a clock read per item costs too much (EchoStage).
+  template <typename Now>
+  bool AddFreshLazy(Now now) {
+    if (fresh_ + 1 < window_) {
+      ++fresh_;
+      return false;
+    }
+    return AddFresh(now());
+  }
+  bool started() const { return started_; }
 
   double estimate() const { return estimate_; }  // 0 until a window closed
   int64_t windows() const { return windows_; }

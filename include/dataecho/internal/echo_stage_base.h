@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "dataecho/element_traits.h"
 #include "dataecho/internal/echo_core.h"
 #include "dataecho/internal/echo_draw.h"
 #include "dataecho/internal/random.h"
@@ -31,11 +32,22 @@ class EchoStageBase : public UnaryStage<T, T> {
  protected:
   // REQUIRES: factor finite and >= 1.
   EchoStageBase(StagePtr<T> input, double factor, uint64_t seed)
-      : UnaryStage<T, T>(std::move(input)), draw_(factor), rng_(seed) {}
+      : UnaryStage<T, T>(std::move(input)), draw_(factor), seed_(seed), rng_(seed) {}
 
-  // The copies (or budget) of the next fresh item: floor(e), or one more with
-  // probability e - floor(e).
-  uint32_t DrawCopies() { return draw_(rng_); }
+  // The copies (or budget) of `item`, the next fresh item: floor(e), or one
+  // more with probability e - floor(e). The first item of a newer epoch
+  // starts that epoch's draws (StartEpoch()).
+  uint32_t DrawCopies(const T& item) {
+    if (const uint32_t e = EpochOf(item); e > epoch_) StartEpoch(e);
+    return draw_(rng_);
+  }
+  // Draws from now on come from (seed, epoch); epoch 0 from the seed alone
+  // (as without epochs). So the draws of an epoch depend only on the seed and
+  // the epoch.
+  void StartEpoch(uint32_t epoch) {
+    epoch_ = epoch;
+    rng_ = Rng(epoch == 0 ? seed_ : MixSeed(seed_, epoch));
+  }
   // From now on, draw for `factor` (the generator goes on where it was).
   void SetFactor(double factor) { draw_ = EchoDraw(factor); }
 
@@ -45,6 +57,8 @@ class EchoStageBase : public UnaryStage<T, T> {
  private:
   EchoCounts counts_;
   EchoDraw draw_;
+  const uint64_t seed_;
+  uint32_t epoch_ = 0;  // of the draws
   Rng rng_;
 };
 

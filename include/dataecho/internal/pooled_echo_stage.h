@@ -31,6 +31,7 @@
 #include "dataecho/internal/echo_pool.h"
 #include "dataecho/internal/echo_stage_base.h"
 #include "dataecho/stage.h"
+#include "dataecho/status_macros.h"
 
 namespace dataecho::internal {
 
@@ -47,6 +48,19 @@ class PooledEchoStage : public EchoStageBase<T> {
 
   // Ready unless serving the request would mean waiting for the upstream.
   bool TryNext(Result* out) override { return Step(/*may_block=*/false, out); }
+
+  // A new epoch: the pool empties (its items were of the last epoch), draws
+  // restart from (seed, epoch); the policy's state (R̂, auto echo's factor)
+  // stays.
+  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
+  absl::Status Restart(uint32_t epoch) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().Restart(epoch));
+    pool_.Reset(pool_.capacity());
+    core_.OnPoolCleared();
+    terminal_.reset();
+    this->StartEpoch(epoch);
+    return absl::OkStatus();
+  }
 
  protected:
   // REQUIRES: options.Validate() is OK. Budgets are drawn for max_factor.
@@ -158,9 +172,8 @@ class PooledEchoStage : public EchoStageBase<T> {
   // Takes the next fresh item, waiting for it if may_block.
   bool Fresh(bool may_block, Result* out) {
     Result r;
-    if (!may_block) {
-      if (!this->input().TryNext(&r)) return false;
-    } else {
+    if (!this->input().TryNext(&r)) {  // a synchronous input computes: no wait
+      if (!may_block) return false;
       const int64_t t0 = core_.Now();
       r = this->input().Next();
       core_.OnWaited(core_.Now() - t0, this->counts());
@@ -176,7 +189,7 @@ class PooledEchoStage : public EchoStageBase<T> {
       return r;
     }
     core_.OnFresh(static_cast<int64_t>(ElementTraits<T>::ByteSize(**r)), this->counts());
-    const bool evicted = pool_.Add(**r, this->DrawCopies());
+    const bool evicted = pool_.Add(**r, this->DrawCopies(**r));
     core_.OnPooled(evicted, pool_.size());
     return r;
   }

@@ -23,6 +23,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "dataecho/export.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/stats.h"
 
@@ -37,11 +38,17 @@ struct StageTotals {
   N input_wait_ns{};
   N consumer_wait_ns{};
 
-  // The stage's StageStats: these figures, `name` and the stage's own `extra`.
+  // The stage's StageStats: these figures, `name` and the stage's own `extra`
+  // (and the threads it runs, if any).
   StageStats Report(std::string name,
                     std::vector<std::pair<std::string, double>> extra = {}) const {
+    return Report(std::move(name), 0, std::move(extra));
+  }
+  StageStats Report(std::string name, int threads,
+                    std::vector<std::pair<std::string, double>> extra) const {
     StageStats s;
     s.name = std::move(name);
+    s.threads = threads;
     s.elements = Value(elements);
     s.bytes = Value(bytes);
     s.input_wait = absl::Nanoseconds(Value(input_wait_ns));
@@ -54,6 +61,20 @@ struct StageTotals {
   static int64_t Value(int64_t v) { return v; }
   static int64_t Value(const Counter& c) { return c.Get(); }
 };
+
+// Adds the rows `more` (a stage chain's stats, source first) to `total`,
+// row by row: when a source is made anew for each epoch (RepeatSource), its
+// rows add up over the pipeline's life. Elements, bytes, waits and counted
+// extra figures add up; levels and settings ("depth", "queued", "buffer_size",
+// "factor", ...) take the newest value, peaks ("peak_*") the largest, ratios
+// ("realized_factor", "repeat_fraction") are recomputed from the sums. If the
+// rows do not match (another count or other names) `total` becomes `more`.
+DATAECHO_EXPORT void AddStageStats(std::vector<StageStats>* total,
+                                   const std::vector<StageStats>& more);
+
+// Renames the second and later stages of the same name "name#2", "name#3",
+// ... (source first), so that every row of a pipeline's stats is named once.
+DATAECHO_EXPORT void MakeStageNamesUnique(std::vector<StageStats>* stats);
 
 // Waits under `mu` until `(object->*ready)()` holds and adds the time it
 // blocked to `waited_ns`. The clock is read only when it actually blocks (a

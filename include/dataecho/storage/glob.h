@@ -18,7 +18,7 @@
 //
 //   auto store = dataecho::OpenObjectStore();
 //   absl::StatusOr<std::vector<std::string>> files =
-//       dataecho::ExpandUris(*store, {"/data/train-*.tfrecord"});
+//       dataecho::ExpandUris(*store, "/data/train-*.tfrecord");  // or a vector of patterns
 //
 // Thread safety: the functions are thread-safe if the store is.
 #ifndef DATAECHO_STORAGE_GLOB_H_

@@ -1,0 +1,158 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// The builder steps beyond echoing: Cache replay, PaddedBatch, Filter,
+// Interleave, Zip, each next to the plain stage it should cost about as much
+// as. items_per_second counts emitted elements, or batch rows.
+//
+//   build/benchmarks/builder_benchmark --benchmark_min_time=1
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "dataecho/pipeline.h"
+
+namespace dataecho {
+namespace {
+
+constexpr int64_t kRows = 60000;  // Fashion-MNIST-sized
+
+// Examples with one uint8 [784] component (an image), as core_benchmark's.
+const std::vector<Example>& Images() {
+  static const auto* d = [] {
+    auto* v = new std::vector<Example>();
+    for (int64_t i = 0; i < kRows; ++i) {
+      MutableBuffer mb(784);
+      std::memset(mb.data(), static_cast<int>(i), 784);
+      Example e;
+      e.components.push_back(*Tensor::Make(DType::kUInt8, {784}, std::move(mb).Freeze()));
+      e.source_index = static_cast<uint64_t>(i);
+      v->push_back(std::move(e));
+    }
+    return v;
+  }();
+  return *d;
+}
+
+// Token sequences: int32 [n], n uniform-ish in [1, 512] (mean 256), or all
+// `fixed` long.
+std::vector<Example> Sequences(int64_t count, int64_t fixed = 0) {
+  std::vector<Example> out;
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t n = fixed > 0 ? fixed : 1 + (i * 7919) % 512;
+    MutableBuffer mb(static_cast<size_t>(n) * 4);
+    std::memset(mb.data(), 1, mb.size());
+    Example e;
+    e.components.push_back(*Tensor::Make(DType::kInt32, {n}, std::move(mb).Freeze()));
+    e.source_index = static_cast<uint64_t>(i);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+// An endless source cycling through `d` (copies share payloads): the cost of
+// handing out an element that is already in memory.
+class CycleSource final : public Stage<Example> {
+ public:
+  explicit CycleSource(std::vector<Example> d) : d_(std::move(d)) {}
+  absl::StatusOr<std::optional<Example>> Next() override {
+    if (i_ == d_.size()) i_ = 0;
+    return d_[i_++];
+  }
+  void Cancel() override {}
+  void AppendStats(std::vector<StageStats>*) const override {}
+
+ private:
+  std::vector<Example> d_;
+  size_t i_ = 0;
+};
+
+Pipeline<Example> Cycle(std::vector<Example> d) {
+  return From<Example>(std::make_unique<CycleSource>(std::move(d)));
+}
+
+// Reference: elements handed out from memory by a source.
+void BM_InMemorySource(benchmark::State& state) {
+  auto p = Cycle(Images());
+  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_InMemorySource);
+
+// Cache replaying a 60,000-image epoch from memory (the first pass is read in
+// setup); a new epoch starts whenever one ends.
+void BM_CacheReplay(benchmark::State& state) {
+  auto stage = FromVector(Images()).Cache().Release();
+  auto& cache = static_cast<CacheStage<Example>&>(**stage);
+  while ((*cache.Next()).has_value()) {
+  }
+  uint32_t epoch = 0;
+  (void)cache.Restart(++epoch);
+  for (auto _ : state) {
+    auto r = cache.Next();
+    if (!r->has_value()) {
+      (void)cache.Restart(++epoch);
+      r = cache.Next();
+    }
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_CacheReplay);
+
+// Reference: Batch of equal-length rows of the sequences' mean length.
+void BM_BatchFixedLength(benchmark::State& state) {
+  auto p = Cycle(Sequences(4096, 256)).Batch({.batch_size = state.range(0)});
+  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 256 * 4);
+}
+BENCHMARK(BM_BatchFixedLength)->Arg(32)->Arg(256);
+
+// PaddedBatch of sequences of 1..512 int32s (mean 256), with mask and lengths;
+// bytes_per_second counts the data bytes of the rows.
+void BM_PaddedBatch(benchmark::State& state) {
+  auto p = Cycle(Sequences(4096)).PaddedBatch({.batch_size = state.range(0)});
+  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 256 * 4);
+  state.counters["padding_fraction"] = p.Stats().back().Extra("padding_fraction");
+}
+BENCHMARK(BM_PaddedBatch)->Arg(32)->Arg(256);
+
+// PaddedBatch of the equal-length rows of BM_BatchFixedLength (no padding):
+// its cost next to Batch's when there is nothing to pad (masks and lengths
+// are still written).
+void BM_PaddedBatchFixedLength(benchmark::State& state) {
+  auto p = Cycle(Sequences(4096, 256)).PaddedBatch({.batch_size = state.range(0)});
+  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 256 * 4);
+}
+BENCHMARK(BM_PaddedBatchFixedLength)->Arg(32)->Arg(256);
+
+void BM_Filter(benchmark::State& state) {
+  auto p = Cycle(Images()).Filter([](const Example& e) { return e.source_index % 2 == 0; });
+  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Filter);
+
+// Four in-memory pipelines read round-robin.
+void BM_Interleave(benchmark::State& state) {
+  auto p = FromRange(0, 4).Interleave([](int64_t) { return Cycle(Images()); },
+                                      {.cycle_length = 4, .block_length = 1});
+  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Interleave);
+
+void BM_Zip(benchmark::State& state) {
+  auto p = Cycle(Images()).Zip(Cycle(Images()));
+  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Zip);
+
+}  // namespace
+}  // namespace dataecho

@@ -1,0 +1,197 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// mpi_trainer: the example trainer's Fashion-MNIST MLP (examples/trainer),
+// trained data-parallel over MPI. Every rank runs its own dataecho pipeline
+// over its slice of the TFRecord shards (the epoch plan of
+// dataecho/storage/epoch_plan.h: a seeded order per epoch, whole shards or
+// record ranges per rank), echoes before augmentation, shuffles and batches;
+// the gradients of a step are averaged with one MPI_Allreduce on one fused
+// float32 buffer (every layer's gradients, plus the step's row and fresh-row
+// counts: one reduction per step, not one per layer).
+//
+//   dataecho convert --images=.../train-images-idx3-ubyte.gz
+//       --labels=.../train-labels-idx1-ubyte.gz --output=/tmp/fmnist/train --shards=8
+//   mpirun --allow-run-as-root --oversubscribe -np 4 build/examples/mpi_trainer
+//       --train_shards='/tmp/fmnist/train-*' --batch_size=32 --echo=2 --json=/tmp/r.json
+//   # check from outside that every record of each epoch was trained on once:
+//   mpirun ... mpi_trainer --train_shards=... --epochs=2 --dump_fresh_indices=/tmp/dump
+//
+// The gradient of a step is the mean over the rows of all ranks (each rank's
+// mean gradient weighted by its rows), so 4 ranks x 32 rows train like one
+// process at 128. See docs/results.md ("Data-parallel on MPI").
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "dataecho/storage/glob.h"
+#include "dataecho/storage/object_store.h"
+#include "mpi_trainer/rank_data.h"
+#include "mpi_trainer/step.h"
+#include "trainer/trainer.h"
+
+ABSL_FLAG(std::string, train_shards, "",
+          "TFRecord shards of `dataecho convert` (a glob; required)");
+ABSL_FLAG(std::string, idx_dir, "/usr/share/datasets/fashion-mnist",
+          "Directory of the Fashion-MNIST IDX files (the test set)");
+ABSL_FLAG(int64_t, test_limit, 0, "Evaluate on the first N test examples (0 = all 10,000)");
+ABSL_FLAG(std::string, shard_mode, "records",
+          "records: each rank reads a contiguous record range of the epoch's order (balanced to "
+          "one record); files: whole shards (balanced to one shard)");
+ABSL_FLAG(int, batch_size, 32, "Rows per batch on each rank (global batch = ranks x this)");
+ABSL_FLAG(double, echo, 1.0, "Echo factor e >= 1");
+ABSL_FLAG(std::string, insert, "before_augment", "Echo placement (as fashion_mnist_trainer)");
+ABSL_FLAG(int, shuffle_buffer, 2048, "Shuffle buffer (elements) on each rank");
+ABSL_FLAG(int64_t, fresh_budget, 600000,
+          "Stop once the job trained on this many fresh examples (all ranks together)");
+ABSL_FLAG(int64_t, epochs, 0,
+          "Read exactly this many epochs, then stop once every rank is done (0: --fresh_budget)");
+ABSL_FLAG(int64_t, eval_every, 20000, "Evaluate test accuracy every N fresh examples (job-wide)");
+ABSL_FLAG(double, target_accuracy, 0.85, "Record the fresh examples needed to reach this");
+ABSL_FLAG(double, learning_rate, 0.02, "SGD learning rate");
+ABSL_FLAG(double, momentum, 0.9, "SGD momentum");
+ABSL_FLAG(std::string, lr_schedule, "constant", "constant, or cosine (to 0 at --fresh_budget)");
+ABSL_FLAG(uint64_t, seed, 1, "Seed of the model, the epoch plan and every random stage");
+ABSL_FLAG(double, latency_ms, 0,
+          "Serve the shards over loopback HTTP with this latency per request (0: local files)");
+ABSL_FLAG(std::string, json, "", "Rank 0 writes the result as JSON to this file");
+ABSL_FLAG(std::string, dump_fresh_indices, "",
+          "Directory: rank r writes DIR/rank-<r>.txt, one '<epoch> <source_index>' line per "
+          "fresh row it trained on");
+
+namespace {
+
+[[noreturn]] void Fail(int rank, const absl::Status& status) {
+  std::fprintf(stderr, "mpi_trainer rank %d: %s\n", rank, status.ToString().c_str());
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();  // not reached
+}
+
+// SplitMix64 steps over (seed, rank + 1): a seed of its own for each rank.
+uint64_t RankSeed(uint64_t seed, int rank) {
+  auto mix = [](uint64_t& state) {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
+  uint64_t s = seed;
+  uint64_t h = mix(s);
+  s = h ^ (static_cast<uint64_t>(rank) + 1);
+  h = mix(s);
+  s = h;  // the third value of the mix is 0
+  return mix(s);
+}
+
+// Rank 0 indexes the shards (reading each once) and
+// broadcasts the offsets; every rank gets the same indexes.
+std::vector<dataecho::TFRecordIndex> SharedIndexes(int rank, const std::vector<std::string>& uris,
+                                                   double* seconds) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<uint64_t> flat;
+  if (rank == 0) {
+    absl::StatusOr<std::vector<dataecho::TFRecordIndex>> indexes = rank_data::IndexShards(uris);
+    if (!indexes.ok()) Fail(rank, indexes.status());
+    flat = rank_data::FlattenIndexes(*indexes);
+  }
+  uint64_t size = flat.size();
+  MPI_Bcast(&size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  flat.resize(size);
+  MPI_Bcast(flat.data(), static_cast<int>(size), MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  absl::StatusOr<std::vector<dataecho::TFRecordIndex>> indexes = rank_data::UnflattenIndexes(flat);
+  if (!indexes.ok()) Fail(rank, indexes.status());
+  if (indexes->size() != uris.size()) {
+    Fail(rank, absl::FailedPreconditionError("ranks see different shard lists"));
+  }
+  *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return *std::move(indexes);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, world = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  absl::SetProgramUsageMessage("Trains the Fashion-MNIST MLP data-parallel over MPI.");
+  absl::ParseCommandLine(argc, argv);
+
+  step::JobOptions job;
+  trainer::TrainOptions& t = job.train;
+  t.idx_dir = absl::GetFlag(FLAGS_idx_dir);
+  t.train_shards = absl::GetFlag(FLAGS_train_shards);
+  t.test_limit = absl::GetFlag(FLAGS_test_limit);
+  t.echo = absl::GetFlag(FLAGS_echo);
+  absl::StatusOr<trainer::EchoInsert> insert =
+      trainer::ParseEchoInsert(absl::GetFlag(FLAGS_insert));
+  if (!insert.ok()) Fail(rank, insert.status());
+  t.insert = *insert;
+  t.batch_size = absl::GetFlag(FLAGS_batch_size);
+  t.shuffle_buffer = absl::GetFlag(FLAGS_shuffle_buffer);
+  t.fresh_budget = absl::GetFlag(FLAGS_fresh_budget);
+  t.eval_every = absl::GetFlag(FLAGS_eval_every);
+  t.target_accuracy = absl::GetFlag(FLAGS_target_accuracy);
+  t.learning_rate = static_cast<float>(absl::GetFlag(FLAGS_learning_rate));
+  t.momentum = static_cast<float>(absl::GetFlag(FLAGS_momentum));
+  t.lr_schedule = absl::GetFlag(FLAGS_lr_schedule);
+  t.seed = absl::GetFlag(FLAGS_seed);
+  job.epochs = absl::GetFlag(FLAGS_epochs);
+  job.dump_dir = absl::GetFlag(FLAGS_dump_fresh_indices);
+  absl::StatusOr<dataecho::ShardMode> mode =
+      dataecho::ParseShardMode(absl::GetFlag(FLAGS_shard_mode));
+  if (!mode.ok()) Fail(rank, mode.status());
+  if (t.train_shards.empty()) Fail(rank, absl::InvalidArgumentError("--train_shards is required"));
+  if (t.batch_size < 1 || t.fresh_budget < 1 || t.eval_every < 1 || job.epochs < 0) {
+    Fail(rank, absl::InvalidArgumentError(
+                   "--batch_size, --fresh_budget and --eval_every must be >= 1, --epochs >= 0"));
+  }
+
+  std::unique_ptr<dataecho::ObjectStore> local = dataecho::OpenObjectStore();
+  absl::StatusOr<std::vector<std::string>> uris = dataecho::ExpandUris(*local, t.train_shards);
+  if (!uris.ok()) Fail(rank, uris.status());
+  rank_data::RankDataOptions data;
+  data.indexes = std::make_shared<const std::vector<dataecho::TFRecordIndex>>(
+      SharedIndexes(rank, *uris, &job.index_seconds));
+  for (const dataecho::TFRecordIndex& index : *data.indexes) data.counts.push_back(index.records());
+  data.uris = *uris;
+  data.plan = {.seed = t.seed, .mode = *mode};
+  data.rank = rank;
+  data.world_size = world;
+  data.epochs = job.epochs;
+  data.latency_ms = absl::GetFlag(FLAGS_latency_ms);
+  data.train = t;
+  // Each rank's echo, augmentation and shuffle draw from their own seed; the
+  // model and the plan use t.seed.
+  data.train.seed = RankSeed(t.seed, rank);
+  absl::StatusOr<std::unique_ptr<trainer::TrainData>> batches = rank_data::MakeRankData(data);
+  if (!batches.ok()) Fail(rank, batches.status());
+
+  absl::StatusOr<step::JobResult> result = step::Train(job, rank, world, **batches);
+  if (!result.ok()) Fail(rank, result.status());
+  if (rank == 0) {
+    const trainer::TrainResult& r = result->train;
+    std::printf(
+        "%d ranks x batch %d (%s shards): final test accuracy %.4f after %lld fresh examples, "
+        "%lld steps, %.1f s (allreduce %.1f s, waited for data %.1f s on rank 0)\n",
+        world, t.batch_size, std::string(dataecho::ShardModeName(*mode)).c_str(),
+        r.final_test_accuracy, static_cast<long long>(r.fresh_examples_total),
+        static_cast<long long>(r.steps_total), r.seconds_total, result->allreduce_seconds,
+        r.data_wait_seconds);
+    const std::string json_path = absl::GetFlag(FLAGS_json);
+    if (!json_path.empty()) {
+      std::ofstream out(json_path);
+      out << step::ResultToJson(*result, job, world, dataecho::ShardModeName(*mode));
+      if (!out.good()) Fail(rank, absl::UnavailableError("cannot write " + json_path));
+    }
+  }
+  batches->reset();
+  MPI_Finalize();
+  return 0;
+}

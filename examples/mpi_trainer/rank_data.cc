@@ -1,0 +1,136 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+#include "mpi_trainer/rank_data.h"
+
+#include <utility>
+
+#include "dataecho/formats/image_record.h"
+#include "dataecho/internal/random.h"
+#include "dataecho/pipeline.h"
+#include "dataecho/storage/object_store.h"
+#include "fmt/format.h"
+#include "testing/http_server.h"
+
+namespace rank_data {
+namespace {
+
+class RankData final : public trainer::TrainData {
+ public:
+  RankData(std::unique_ptr<dataecho::testing::HttpServer> server,
+           dataecho::Pipeline<dataecho::Batch> p)
+      : server_(std::move(server)), pipeline_(std::move(p)) {}
+  absl::StatusOr<std::optional<dataecho::Batch>> Next() override { return pipeline_.Next(); }
+  std::vector<dataecho::StageStats> Stats() const override { return pipeline_.Stats(); }
+
+ private:
+  // Declared first: destroyed after the pipeline that reads from it.
+  std::unique_ptr<dataecho::testing::HttpServer> server_;
+  dataecho::Pipeline<dataecho::Batch> pipeline_;
+};
+
+// "dir/name" -> {"dir", "name"}.
+std::pair<std::string, std::string> SplitPath(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return {".", path};
+  return {path.substr(0, slash), path.substr(slash + 1)};
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<trainer::TrainData>> MakeRankData(const RankDataOptions& o) {
+  if (o.uris.size() != o.counts.size() || o.indexes == nullptr ||
+      o.indexes->size() != o.uris.size()) {
+    return absl::InvalidArgumentError("rank data: one count and one index per shard expected");
+  }
+  std::shared_ptr<dataecho::ObjectStore> store = dataecho::OpenObjectStore();
+  std::unique_ptr<dataecho::testing::HttpServer> server;
+  std::vector<std::string> uris = o.uris;
+  if (o.latency_ms > 0 && !uris.empty()) {
+    const std::string dir = SplitPath(uris[0]).first;
+    absl::StatusOr<std::unique_ptr<dataecho::testing::HttpServer>> started =
+        dataecho::testing::HttpServer::Start(
+            {.directory = dir, .latency = absl::Microseconds(o.latency_ms * 1e3)});
+    if (!started.ok()) return started.status();
+    server = *std::move(started);
+    for (std::string& uri : uris) {
+      auto [uri_dir, name] = SplitPath(uri);
+      if (uri_dir != dir) {
+        return absl::InvalidArgumentError(
+            fmt::format("--latency_ms serves one directory: {} is not in {}", uri, dir));
+      }
+      uri = server->url() + "/" + name;
+    }
+  }
+  // Epoch k: this rank's slice of the job's order of epoch k, its records
+  // tagged with k. In order (cycle_length 1), as the plan's resume rule needs.
+  auto epoch = std::make_shared<uint64_t>(0);
+  auto factory = [o, store, uris, epoch]() -> absl::StatusOr<dataecho::StagePtr<dataecho::Record>> {
+    const uint64_t k = (*epoch)++;
+    absl::StatusOr<std::vector<dataecho::RecordRange>> mine =
+        dataecho::PlanRank(o.counts, o.plan, {.epoch = k, .runs = {}}, o.rank, o.world_size);
+    if (!mine.ok()) return mine.status();
+    auto tag = [k](dataecho::Record r) {
+      r.source_index += k << kEpochShift;
+      return r;
+    };
+    return dataecho::From(
+               dataecho::MakeTFRecordRangeSource(store, uris, *std::move(mine), o.indexes))
+        .Map(std::move(tag), {.parallelism = 0, .name = "epoch_tag"})
+        .Release();
+  };
+  dataecho::Pipeline<dataecho::Example> upstream =
+      dataecho::From(dataecho::RepeatSource<dataecho::Record>(std::move(factory),
+                                                              o.epochs > 0 ? o.epochs : -1))
+          .Map([](const dataecho::Record& r) { return dataecho::DecodeImageRecord(r); },
+               {.parallelism = o.train.decode_parallelism, .name = "decode"});
+  dataecho::Pipeline<dataecho::Batch> batches =
+      trainer::EchoedTrainBatches(std::move(upstream), o.train, /*drop_remainder=*/false);
+  if (!batches.status().ok()) return batches.status();
+  return std::unique_ptr<trainer::TrainData>(new RankData(std::move(server), std::move(batches)));
+}
+
+absl::StatusOr<std::vector<dataecho::TFRecordIndex>> IndexShards(
+    const std::vector<std::string>& uris) {
+  std::unique_ptr<dataecho::ObjectStore> store = dataecho::OpenObjectStore();
+  std::vector<dataecho::TFRecordIndex> out;
+  for (const std::string& uri : uris) {
+    absl::StatusOr<dataecho::TFRecordIndex> index =
+        dataecho::ScanTFRecordIndex(*store, uri, dataecho::TFRecordScan::kStream);
+    if (!index.ok()) return index.status();
+    out.push_back(*std::move(index));
+  }
+  return out;
+}
+
+std::vector<uint64_t> FlattenIndexes(const std::vector<dataecho::TFRecordIndex>& indexes) {
+  std::vector<uint64_t> flat = {indexes.size()};
+  for (const dataecho::TFRecordIndex& index : indexes) {
+    flat.push_back(index.offsets.size());
+    flat.insert(flat.end(), index.offsets.begin(), index.offsets.end());
+  }
+  return flat;
+}
+
+absl::StatusOr<std::vector<dataecho::TFRecordIndex>> UnflattenIndexes(
+    const std::vector<uint64_t>& flat) {
+  std::vector<dataecho::TFRecordIndex> out;
+  size_t at = 0;
+  auto take = [&]() -> absl::StatusOr<uint64_t> {
+    if (at >= flat.size()) return absl::DataLossError("flattened indexes end early");
+    return flat[at++];
+  };
+  absl::StatusOr<uint64_t> files = take();
+  if (!files.ok()) return files.status();
+  for (uint64_t f = 0; f < *files; ++f) {
+    absl::StatusOr<uint64_t> n = take();
+    if (!n.ok()) return n.status();
+    if (*n > flat.size() - at) return absl::DataLossError("flattened indexes end early");
+    dataecho::TFRecordIndex index;
+    index.offsets.assign(flat.begin() + static_cast<std::ptrdiff_t>(at),
+                         flat.begin() + static_cast<std::ptrdiff_t>(at + *n));
+    at += *n;
+    out.push_back(std::move(index));
+  }
+  return out;
+}
+
+}  // namespace rank_data

@@ -1,0 +1,234 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+#include "mpi_trainer/step.h"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <numbers>
+
+#include "dataecho/internal/json.h"
+#include "fmt/format.h"
+#include "mpi_trainer/rank_data.h"
+#include "trainer/mlp.h"
+
+namespace step {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+float LearningRate(const trainer::TrainOptions& o, int64_t fresh) {
+  if (o.lr_schedule != "cosine") return o.learning_rate;
+  const double progress =
+      std::min(1.0, static_cast<double>(fresh) / static_cast<double>(o.fresh_budget));
+  return static_cast<float>(o.learning_rate * 0.5 * (1.0 + std::cos(std::numbers::pi * progress)));
+}
+
+// The fused buffer: every layer's weight and bias gradients, then rows and
+// fresh rows of the step.
+class FusedGradients {
+ public:
+  explicit FusedGradients(const trainer::Mlp& model) {
+    size_t n = 0;
+    for (const trainer::DenseLayer& l : model.layers()) n += l.weights.size() + l.bias.size();
+    params_ = n;
+    buffer_.resize(n + 2);
+  }
+
+  // This rank's contribution: gradients (of the mean loss) times `rows`.
+  void Pack(const trainer::Mlp& model, int rows, int fresh) {
+    float* p = buffer_.data();
+    const float w = static_cast<float>(rows);
+    for (const trainer::DenseLayer& l : model.layers()) {
+      for (float g : l.grad_weights) *p++ = rows > 0 ? g * w : 0.0f;
+      for (float g : l.grad_bias) *p++ = rows > 0 ? g * w : 0.0f;
+    }
+    buffer_[params_] = w;
+    buffer_[params_ + 1] = static_cast<float>(fresh);
+  }
+
+  // The job's mean gradient into the model.
+  void Unpack(trainer::Mlp& model) const {
+    const float* p = buffer_.data();
+    const float scale = 1.0f / rows();
+    for (trainer::DenseLayer& l : model.layers()) {
+      for (float& g : l.grad_weights) g = *p++ * scale;
+      for (float& g : l.grad_bias) g = *p++ * scale;
+    }
+  }
+
+  float* data() { return buffer_.data(); }
+  int size() const { return static_cast<int>(buffer_.size()); }
+  float rows() const { return buffer_[params_]; }
+  float fresh() const { return buffer_[params_ + 1]; }
+
+ private:
+  size_t params_ = 0;
+  std::vector<float> buffer_;
+};
+
+// Appends "<epoch> <source_index>" of the fresh rows of `b` to `out`.
+void DumpFresh(const dataecho::Batch& b, std::FILE* out) {
+  const int64_t* sources = b.source_indices.data<int64_t>().data();
+  const int32_t* repeats = b.repeat_indices.data<int32_t>().data();
+  constexpr uint64_t kMask = (uint64_t{1} << rank_data::kEpochShift) - 1;
+  for (int64_t i = 0; i < b.num_rows; ++i) {
+    if (repeats[i] != 0) continue;
+    const uint64_t s = static_cast<uint64_t>(sources[i]);
+    std::fprintf(out, "%llu %llu\n", static_cast<unsigned long long>(s >> rank_data::kEpochShift),
+                 static_cast<unsigned long long>(s & kMask));
+  }
+}
+
+// A checksum of the weights; MIN and MAX over the ranks agree iff all agree.
+bool ModelsIdentical(const trainer::Mlp& model) {
+  uint64_t h = 1469598103934665603ull;
+  for (const trainer::DenseLayer& l : model.layers()) {
+    for (const std::vector<float>* v : {&l.weights, &l.bias}) {
+      for (float x : *v) {
+        uint32_t bits;
+        std::memcpy(&bits, &x, sizeof(bits));
+        h = (h ^ bits) * 1099511628211ull;
+      }
+    }
+  }
+  uint64_t lo = 0, hi = 0;
+  MPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  return lo == hi;
+}
+
+}  // namespace
+
+absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
+                                trainer::TrainData& data) {
+  const trainer::TrainOptions& o = job.train;
+  std::optional<trainer::TestSet> test;
+  if (rank == 0) {
+    absl::StatusOr<trainer::TestSet> loaded = trainer::LoadTestSet(o);
+    if (!loaded.ok()) return loaded.status();
+    test = *std::move(loaded);
+  }
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> dump(nullptr, &std::fclose);
+  if (!job.dump_dir.empty()) {
+    const std::string path = fmt::format("{}/rank-{}.txt", job.dump_dir, rank);
+    dump.reset(std::fopen(path.c_str(), "w"));
+    if (dump == nullptr) return absl::UnavailableError("cannot write " + path);
+  }
+
+  trainer::Mlp model(trainer::kLayerSizes, o.seed);  // the same initial weights on every rank
+  trainer::Sgd sgd(model, {.learning_rate = o.learning_rate, .momentum = o.momentum});
+  FusedGradients fused(model);
+  JobResult result;
+  trainer::TrainResult& r = result.train;
+  r.echo = o.echo;
+  r.insert = o.insert;
+  result.fused_floats = fused.size();
+  int64_t local_fresh = 0, local_rows = 0;
+  double train_seconds = 0;
+  Clock::time_point resumed = Clock::now();
+  auto evaluate = [&] {
+    if (rank != 0) return;
+    train_seconds += Seconds(resumed);
+    const Clock::time_point t0 = Clock::now();
+    const double accuracy =
+        model.Accuracy(test->images.data(), test->labels.data(), static_cast<int>(test->size));
+    r.eval_seconds += Seconds(t0);
+    r.final_test_accuracy = accuracy;
+    r.curve.push_back({r.fresh_examples_total, accuracy});
+    if (!r.fresh_examples_to_target && accuracy >= o.target_accuracy) {
+      r.fresh_examples_to_target = r.fresh_examples_total;
+      r.steps_to_target = r.steps_total;
+      r.seconds_to_target = train_seconds;
+    }
+    resumed = Clock::now();
+  };
+
+  int64_t next_eval = o.eval_every;
+  bool exhausted = false;
+  while (true) {
+    int rows = 0, fresh = 0;
+    if (!exhausted) {
+      const Clock::time_point asked = Clock::now();
+      absl::StatusOr<std::optional<dataecho::Batch>> batch = data.Next();
+      r.data_wait_seconds += Seconds(asked);
+      if (!batch.ok()) return batch.status();
+      if (batch->has_value()) {
+        const dataecho::Batch& b = **batch;
+        rows = static_cast<int>(b.num_rows);
+        fresh = static_cast<int>(b.fresh_rows);
+        model.ComputeGradients(b.components[0].data<float>().data(),
+                               b.labels.data<int64_t>().data(), rows);
+        if (dump != nullptr) DumpFresh(b, dump.get());
+      } else {
+        exhausted = true;
+      }
+    }
+    fused.Pack(model, rows, fresh);
+    const Clock::time_point t0 = Clock::now();
+    MPI_Allreduce(MPI_IN_PLACE, fused.data(), fused.size(), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    result.allreduce_seconds += Seconds(t0);
+    if (fused.rows() == 0) break;  // every rank's data ended
+    fused.Unpack(model);
+    sgd.Step(model, LearningRate(o, r.fresh_examples_total));
+    local_rows += rows;
+    local_fresh += fresh;
+    ++r.steps_total;
+    r.examples_total += static_cast<int64_t>(fused.rows());
+    r.fresh_examples_total += static_cast<int64_t>(fused.fresh());
+    if (r.fresh_examples_total >= next_eval) {
+      evaluate();
+      while (next_eval <= r.fresh_examples_total) next_eval += o.eval_every;
+    }
+    if (job.epochs == 0 && r.fresh_examples_total >= o.fresh_budget) break;
+  }
+  if (r.curve.empty() || r.curve.back().fresh_examples != r.fresh_examples_total) evaluate();
+  if (rank == 0) train_seconds += Seconds(resumed);
+  r.seconds_total = train_seconds;
+  if (r.fresh_examples_total > 0) {
+    r.realized_echo_factor =
+        static_cast<double>(r.examples_total) / static_cast<double>(r.fresh_examples_total);
+  }
+  result.fresh_per_rank.resize(static_cast<size_t>(world));
+  result.rows_per_rank.resize(static_cast<size_t>(world));
+  MPI_Gather(&local_fresh, 1, MPI_INT64_T, result.fresh_per_rank.data(), 1, MPI_INT64_T, 0,
+             MPI_COMM_WORLD);
+  MPI_Gather(&local_rows, 1, MPI_INT64_T, result.rows_per_rank.data(), 1, MPI_INT64_T, 0,
+             MPI_COMM_WORLD);
+  result.models_identical = ModelsIdentical(model);
+  if (dump != nullptr && std::fflush(dump.get()) != 0) {
+    return absl::UnavailableError("cannot write the fresh indices to " + job.dump_dir);
+  }
+  return result;
+}
+
+std::string ResultToJson(const JobResult& result, const JobOptions& job, int world,
+                         std::string_view shard_mode) {
+  std::string json = trainer::ResultToJson(result.train);
+  while (!json.empty() && (json.back() == '\n' || json.back() == '}')) json.pop_back();
+  auto list = [](const std::vector<int64_t>& v) {
+    std::string s;
+    for (int64_t x : v) s += (s.empty() ? "" : ", ") + std::to_string(x);
+    return "[" + s + "]";
+  };
+  using dataecho::internal::JsonNumber;
+  json += fmt::format(
+      ", \"ranks\": {}, \"batch_size_per_rank\": {}, \"global_batch_size\": {}, "
+      "\"shard_mode\": {}, \"epochs\": {}, \"fresh_examples_per_rank\": {}, "
+      "\"rows_per_rank\": {}, \"allreduce_seconds\": {}, \"fused_floats\": {}, "
+      "\"index_seconds\": {}, \"models_identical\": {}}}\n",
+      world, job.train.batch_size, world * job.train.batch_size,
+      dataecho::internal::JsonQuote(shard_mode), job.epochs, list(result.fresh_per_rank),
+      list(result.rows_per_rank), JsonNumber(result.allreduce_seconds), result.fused_floats,
+      JsonNumber(job.index_seconds), result.models_identical ? "true" : "false");
+  return json;
+}
+
+}  // namespace step

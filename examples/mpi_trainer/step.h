@@ -1,0 +1,60 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// step.h: the data-parallel training loop of the MPI trainer.
+//
+// Each step every rank computes the mean gradient of its batch, scales it by
+// its row count and packs every layer's gradients, its rows and its fresh rows
+// into one float32 buffer; one MPI_Allreduce (sum) over that buffer gives the
+// job's gradient sum and counts, and every rank applies the same SGD step with
+// gradient = sum / job rows. A rank whose data ended contributes zero rows; the
+// loop ends when no rank has rows (finite epochs) or when the job's fresh rows
+// reach the budget (the same decision on every rank: it is taken on reduced
+// counts). Rank 0 evaluates test accuracy.
+//
+//   absl::StatusOr<step::JobResult> r = step::Train(job, rank, world, *batches);
+//
+// Thread safety: Train() is called by one thread per rank, on every rank.
+#ifndef DATAECHO_EXAMPLES_MPI_TRAINER_STEP_H_
+#define DATAECHO_EXAMPLES_MPI_TRAINER_STEP_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "trainer/data.h"
+#include "trainer/trainer.h"
+
+namespace step {
+
+struct JobOptions {
+  trainer::TrainOptions train;  // model, optimizer, budget, evaluation (seed: the model's)
+  int64_t epochs = 0;           // > 0: train on exactly this many epochs
+  std::string dump_dir;         // non-empty: write DIR/rank-<r>.txt (see main.cc)
+  double index_seconds = 0;     // time to index the shards and share the indexes
+};
+
+struct JobResult {
+  trainer::TrainResult train;           // job-wide counts; accuracy and curve from rank 0
+  std::vector<int64_t> fresh_per_rank;  // rank 0 only: fresh rows each rank trained on
+  std::vector<int64_t> rows_per_rank;   // rank 0 only: rows (repeats included)
+  double allreduce_seconds = 0;         // this rank's time in MPI_Allreduce
+  int64_t fused_floats = 0;             // floats reduced per step
+  bool models_identical = true;         // every rank ended with the same weights
+};
+
+// Runs the loop on this rank (every rank must call it).
+absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
+                                trainer::TrainData& data);
+
+// trainer::ResultToJson's fields plus "ranks", "batch_size_per_rank",
+// "global_batch_size", "shard_mode", "epochs", "fresh_examples_per_rank",
+// "rows_per_rank", "allreduce_seconds", "fused_floats", "index_seconds",
+// "models_identical".
+std::string ResultToJson(const JobResult& result, const JobOptions& job, int world,
+                         std::string_view shard_mode);
+
+}  // namespace step
+
+#endif  // DATAECHO_EXAMPLES_MPI_TRAINER_STEP_H_

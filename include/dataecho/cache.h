@@ -1,0 +1,176 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// cache.h: read the input once, replay it from memory in later epochs.
+//
+// CacheStage passes its input's elements on and keeps a copy of each (a
+// handle: payload bytes are shared, element_traits.h). When a Repeat above it
+// starts a new epoch (Restart(), stage.h), the cache replays the kept
+// elements, in order, instead of restarting its input; so
+//
+//   auto p = dataecho::From(dataecho::MakeTFRecordSource(store, shards))
+//       .Map(dataecho::DecodeImageRecord)
+//       .Cache({.max_bytes = int64_t{2} << 30})       // decoded once, at most 2 GiB
+//       .Shuffle({.buffer_size = 10000, .seed = 1})    // a new order every epoch
+//       .Repeat(3);
+//
+// reads and decodes the shards once, then serves epochs 1 and 2 from memory.
+// Put Cache after the expensive, deterministic work (reading, decoding) and
+// before the random work (augmentation, Shuffle), which then differs per
+// epoch. Replayed elements carry the epoch being served (where the element
+// type has one: ElementTraits<T>::SetEpoch).
+//
+// A restart before the input has ended (a Take above it, or a Repeat after a
+// partial epoch) replays what is cached, then continues reading the input
+// where it stopped, caching as before: the input is read at most once,
+// whatever the restarts.
+//
+// Over the cap: the element that would take the cached bytes
+// (ElementTraits<T>::ByteSize) above `max_bytes` is not returned; Next()
+// fails with RESOURCE_EXHAUSTED naming the cap, and stays failed. Caching is
+// all or nothing: a dataset that does not fit is an error, not a silent
+// fall-back to reading it every epoch. An input error is returned in order
+// (after the elements before it) and stays, as is the cache's failure.
+//
+// Stats: elements = emitted (all epochs); input_wait = time blocked on an
+// input with nothing ready; extra "cached" (elements kept), "cached_bytes", "replayed"
+// (elements served from memory), "complete" (1 once the input has ended),
+// "epoch" (the epoch being served).
+//
+// Thread safety: as every stage (stage.h).
+#ifndef DATAECHO_CACHE_H_
+#define DATAECHO_CACHE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "dataecho/element_traits.h"
+#include "dataecho/internal/counter.h"
+#include "dataecho/internal/stage_accounting.h"
+#include "dataecho/stage.h"
+#include "dataecho/status_macros.h"
+#include "fmt/format.h"
+
+namespace dataecho {
+
+struct CacheOptions {
+  // Cap on the payload bytes kept (ElementTraits<T>::ByteSize); 0 = no cap.
+  int64_t max_bytes = int64_t{1} << 30;
+  // Name shown in stats.
+  std::string name = "cache";
+
+  absl::Status Validate() const {
+    if (max_bytes < 0) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: max_bytes must be >= 0, got {}", name, max_bytes));
+    }
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+class CacheStage final : public UnaryStage<T, T> {
+ public:
+  // INVALID_ARGUMENT for a null input or a negative max_bytes.
+  static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, CacheOptions options = {}) {
+    DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
+    DATAECHO_RETURN_IF_ERROR(options.Validate());
+    return StagePtr<T>(new CacheStage(std::move(input), std::move(options)));
+  }
+
+  absl::StatusOr<std::optional<T>> Next() override {
+    if (this->cancelled()) return CancelledError();
+    if (!error_.ok()) return error_;
+    if (next_ < items_.size()) {  // replay: a copy of the handle, built in place
+      absl::StatusOr<std::optional<T>> r(absl::in_place, std::in_place, items_[next_++]);
+      Stamp(**r);
+      replayed_.Add(1);
+      Count(**r);
+      return r;
+    }
+    if (complete_) return std::nullopt;
+    absl::StatusOr<std::optional<T>> r;
+    totals_.input_wait_ns.Add(internal::PullTimed(this->input(), &r));
+    if (!r.ok()) return error_ = r.status();
+    if (!r->has_value()) {
+      complete_ = true;
+      complete_count_.Set(1);
+      return std::nullopt;
+    }
+    const auto size = static_cast<int64_t>(ElementTraits<T>::ByteSize(**r));
+    if (options_.max_bytes > 0 && cached_bytes_.Get() + size > options_.max_bytes) {
+      return error_ = absl::ResourceExhaustedError(
+                 fmt::format("{}: element {} ({} bytes) would take the cache above max_bytes = {} "
+                             "({} bytes in {} "
+                             "elements cached); raise CacheOptions::max_bytes or cache less",
+                             options_.name, items_.size(), size, options_.max_bytes,
+                             cached_bytes_.Get(), items_.size()));
+    }
+    items_.push_back(**r);
+    next_ = items_.size();
+    cached_bytes_.Add(size);
+    cached_.Add(1);
+    Stamp(**r);
+    Count(**r);
+    return r;
+  }
+
+  // Epochs (stage.h): the cache replays from memory and never restarts its
+  // input, so it can always start over; the input's own restart support does
+  // not matter.
+  absl::Status EnableRestart() override { return absl::OkStatus(); }
+
+  // Serves epoch `epoch` from the first element: the cached ones, then the
+  // rest of the input if it has not ended. The cache's error, if any, stays.
+  absl::Status Restart(uint32_t epoch) override {
+    if (!error_.ok()) return error_;
+    next_ = 0;
+    epoch_ = epoch;
+    epoch_stat_.Set(epoch);
+    return absl::OkStatus();
+  }
+
+ protected:
+  StageStats OwnStats() const override {
+    return totals_.Report(options_.name,
+                          {{"cached", static_cast<double>(cached_.Get())},
+                           {"cached_bytes", static_cast<double>(cached_bytes_.Get())},
+                           {"replayed", static_cast<double>(replayed_.Get())},
+                           {"complete", static_cast<double>(complete_count_.Get())},
+                           {"epoch", static_cast<double>(epoch_stat_.Get())}});
+  }
+
+ private:
+  CacheStage(StagePtr<T> input, CacheOptions options)
+      : UnaryStage<T, T>(std::move(input)), options_(std::move(options)) {}
+
+  // Marks `v` with the epoch being served, where T has epochs.
+  void Stamp(T& v) const {
+    if constexpr (requires { ElementTraits<T>::SetEpoch(v, epoch_); }) {
+      if (epoch_ > 0) ElementTraits<T>::SetEpoch(v, epoch_);
+    }
+  }
+
+  void Count(const T& v) {
+    totals_.elements.Add(1);
+    totals_.bytes.Add(static_cast<int64_t>(ElementTraits<T>::ByteSize(v)));
+  }
+
+  const CacheOptions options_;
+  // The input's elements so far, as received (consumer thread only).
+  std::vector<T> items_;
+  size_t next_ = 0;        // next element to serve from items_ (consumer thread only)
+  bool complete_ = false;  // the input has ended (consumer thread only)
+  uint32_t epoch_ = 0;     // consumer thread only
+  absl::Status error_;     // sticky (consumer thread only)
+  internal::StageTotals<internal::Counter> totals_;
+  internal::Counter cached_, cached_bytes_, replayed_, complete_count_, epoch_stat_;
+};
+
+}  // namespace dataecho
+
+#endif  // DATAECHO_CACHE_H_

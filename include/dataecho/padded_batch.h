@@ -1,0 +1,114 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// padded_batch.h: batch Examples whose components vary in shape (sequences,
+// token lists, images of several sizes), padding each to a common shape.
+//
+// PaddedBatchStage groups `batch_size` Examples into one Batch like
+// BatchStage (batch.h), but the rows' components need only agree in count,
+// dtype and rank. Each component is padded, per batch, to the longest row in
+// every dimension, or to a fixed `padded_shapes` entry (-1 in it = the
+// longest in the batch), with `padding_values` (default 0). The Batch's
+// components are then, for n input components:
+//
+//   components[i]           data of component i, [rows, padded dims...]
+//   components[n + i]       its mask (if `masks`): uint8 [rows, padded dims...],
+//                           1 where a row has data, 0 where it is padding
+//   components[n * k + i]   its lengths (if `lengths`; k = 2 with masks, else
+//                           1): int64 [rows, rank], each row's unpadded shape
+//
+// (MaskIndex() and LengthsIndex() compute those positions.) Labels, source,
+// repeat indices and fresh rows are as in BatchStage.
+//
+//   // Token sequences of 1..512 int32s -> [32, longest] + mask + lengths:
+//   auto batches = dataecho::FromVector(std::move(sequences))
+//       .PaddedBatch({.batch_size = 32, .padding_values = {-1}});
+//   // Fixed width 512 for component 0 (a longer row is INVALID_ARGUMENT):
+//   auto fixed = dataecho::PaddedBatchStage::Make(std::move(in),
+//       {.batch_size = 32, .padded_shapes = {{512}}});
+//
+// Rows with another component count, dtype or rank than the batch's first
+// row, or longer than a fixed padded dimension, are INVALID_ARGUMENT naming
+// the row's source index. An input error comes after a batch of the rows read
+// before it (unless drop_remainder), then stays.
+//
+// Stats: elements = batches; input_wait = time blocked on an input with
+// nothing ready; extra "rows", "fresh_rows", "padding_fraction" (padding
+// cells / all data cells: the cost of padding), "buffer_allocations".
+//
+// Thread safety: as every stage (stage.h). Batches may outlive the stage.
+#ifndef DATAECHO_PADDED_BATCH_H_
+#define DATAECHO_PADDED_BATCH_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dataecho/example.h"
+#include "dataecho/export.h"
+#include "dataecho/internal/counter.h"
+#include "dataecho/stage.h"
+#include "dataecho/tensor.h"
+
+namespace dataecho {
+
+struct DATAECHO_EXPORT PaddedBatchOptions {
+  // Rows per batch. >= 1.
+  int64_t batch_size = 32;
+  // Drop a final batch with fewer than batch_size rows.
+  bool drop_remainder = false;
+  // Per component: the shape to pad to (its rank must be the rows'), -1 = the
+  // longest in the batch; each other entry >= 0. Components past the end of
+  // the list, or with an empty entry, pad every dimension to the longest.
+  std::vector<Shape> padded_shapes;
+  // Per component: the value of padding cells, converted to its dtype;
+  // components past the end of the list pad with 0.
+  std::vector<double> padding_values;
+  // Append a mask per component (see the file comment).
+  bool masks = true;
+  // Append each row's unpadded shape per component (see the file comment).
+  bool lengths = true;
+  // Alignment of every buffer.
+  size_t alignment = 64;
+  std::string name = "padded_batch";
+
+  absl::Status Validate() const;
+  // Where component `i` (of `n`) has its mask / lengths in Batch::components;
+  // -1 if the option is off.
+  int MaskIndex(int i, int n) const { return masks ? n + i : -1; }
+  int LengthsIndex(int i, int n) const { return lengths ? (masks ? 2 * n : n) + i : -1; }
+};
+
+namespace internal {
+class BufferPool;
+}  // namespace internal
+
+class DATAECHO_EXPORT PaddedBatchStage final : public UnaryStage<Batch, Example> {
+ public:
+  static absl::StatusOr<StagePtr<Batch>> Make(StagePtr<Example> input, PaddedBatchOptions options);
+  ~PaddedBatchStage() override;
+
+  absl::StatusOr<std::optional<Batch>> Next() override;
+
+ protected:
+  StageStats OwnStats() const override;
+
+ private:
+  PaddedBatchStage(StagePtr<Example> input, PaddedBatchOptions options);
+  absl::Status CheckRow(const Example& row) const;
+  absl::StatusOr<Batch> MakeBatch();
+
+  const PaddedBatchOptions options_;
+  std::shared_ptr<internal::BufferPool> pool_;
+  std::vector<Example> rows_;  // the batch being gathered (handles, not copies)
+  absl::Status error_;         // sticky input or row error
+  bool done_ = false;
+  internal::Counter batches_, rows_out_, bytes_, fresh_rows_, input_wait_ns_;
+  internal::Counter data_cells_, padding_cells_;
+};
+
+}  // namespace dataecho
+
+#endif  // DATAECHO_PADDED_BATCH_H_

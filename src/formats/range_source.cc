@@ -1,0 +1,72 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+#include "dataecho/formats/range_source.h"
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "dataecho/status_macros.h"
+#include "fmt/format.h"
+
+namespace dataecho {
+namespace {
+
+// Drops the records before the range from a whole-file reader and ends at its end.
+class RangeLimitedReader final : public RecordFileReader {
+ public:
+  RangeLimitedReader(std::unique_ptr<RecordFileReader> reader, RecordRange range)
+      : reader_(std::move(reader)), range_(range) {}
+
+  absl::StatusOr<std::optional<Record>> Next() override {
+    while (true) {
+      DATAECHO_ASSIGN_OR_RETURN(std::optional<Record> r, reader_->Next());
+      if (!r.has_value()) return r;
+      const uint64_t index = r->source_index & ((uint64_t{1} << kRecordIndexBits) - 1);
+      if (index < range_.begin) continue;
+      if (index >= range_.end) return std::nullopt;
+      return r;
+    }
+  }
+
+  void Cancel() override { reader_->Cancel(); }
+
+ private:
+  const std::unique_ptr<RecordFileReader> reader_;
+  const RecordRange range_;
+};
+
+}  // namespace
+
+std::unique_ptr<RecordFileReader> LimitToRange(std::unique_ptr<RecordFileReader> whole_file,
+                                               const RecordRange& range) {
+  return std::make_unique<RangeLimitedReader>(std::move(whole_file), range);
+}
+
+StagePtr<Record> MakeRangeSource(std::vector<std::string> uris, std::vector<RecordRange> ranges,
+                                 RecordRangeOpener open, InterleaveOptions options,
+                                 std::string name, std::shared_ptr<const CorruptionBudget> budget) {
+  // The record source reads a list of "files": here one entry per range, and
+  // the opener maps its position in that list back to the range.
+  std::vector<std::string> range_uris;
+  range_uris.reserve(ranges.size());
+  for (const RecordRange& r : ranges) {
+    range_uris.push_back(r.file < uris.size() ? uris[r.file] : std::string());
+  }
+  auto shared_ranges = std::make_shared<const std::vector<RecordRange>>(std::move(ranges));
+  const size_t num_files = uris.size();
+  RecordFileOpener by_position =
+      [shared_ranges, num_files, open = std::move(open)](
+          const std::string& uri,
+          uint64_t position) -> absl::StatusOr<std::unique_ptr<RecordFileReader>> {
+    const RecordRange& range = (*shared_ranges)[position];
+    if (range.file >= num_files) {
+      return absl::InvalidArgumentError(
+          fmt::format("record range {} names file {}, the source has {} files", position,
+                      range.file, num_files));
+    }
+    return open(uri, range);
+  };
+  return MakeRecordSource(std::move(range_uris), std::move(by_position), options, std::move(name),
+                          std::move(budget));
+}
+
+}  // namespace dataecho

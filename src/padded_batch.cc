@@ -1,0 +1,341 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+#include "dataecho/padded_batch.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "buffer_pool.h"
+#include "dataecho/float16.h"
+#include "dataecho/stage.h"
+#include "dataecho/status_macros.h"
+#include "fmt/format.h"
+
+namespace dataecho {
+namespace {
+
+// Pool blocks come in size classes (8 per power of two, at most 12.5% unused)
+// so that batches whose padded shapes differ a little reuse each other's blocks.
+size_t SizeClass(size_t n) {
+  if (n <= 256) return 256;
+  const int bits = std::bit_width(n - 1);
+  const size_t granule = size_t{1} << std::max(bits - 3, 6);
+  return (n + granule - 1) / granule * granule;
+}
+
+// Calls fn(src_offset, dst_offset, bytes) for every contiguous run of a
+// row-major box of shape `s` stored at the origin of a row-major array of
+// shape `p` (p >= s in every dimension); offsets in bytes, `es` bytes a cell.
+template <typename Fn>
+void ForEachRun(const int64_t* s, const int64_t* p, int rank, size_t es, size_t src, size_t dst,
+                Fn& fn) {
+  if (rank == 0) {
+    fn(src, dst, es);
+    return;
+  }
+  // Trailing dimensions that agree make the whole sub-box one run.
+  if (std::equal(s + 1, s + rank, p + 1)) {
+    fn(src, dst, static_cast<size_t>(NumElements({s, static_cast<size_t>(rank)})) * es);
+    return;
+  }
+  const auto src_stride =
+      static_cast<size_t>(NumElements({s + 1, static_cast<size_t>(rank - 1)})) * es;
+  const auto dst_stride =
+      static_cast<size_t>(NumElements({p + 1, static_cast<size_t>(rank - 1)})) * es;
+  for (int64_t k = 0; k < s[0]; ++k) {
+    ForEachRun(s + 1, p + 1, rank - 1, es, src + static_cast<size_t>(k) * src_stride,
+               dst + static_cast<size_t>(k) * dst_stride, fn);
+  }
+}
+
+// The bytes of one cell of `dtype` holding `value`; INVALID_ARGUMENT if the
+// dtype cannot hold it.
+absl::StatusOr<std::vector<uint8_t>> Cell(DType dtype, double value, size_t component) {
+  std::vector<uint8_t> out(DTypeSize(dtype));
+  auto integral = [&](double lo, double hi) -> absl::Status {
+    if (value != std::floor(value) || value < lo || value > hi) {
+      return absl::InvalidArgumentError(
+          fmt::format("padded_batch: padding value {} of component {} does not fit {}", value,
+                      component, DTypeName(dtype)));
+    }
+    return absl::OkStatus();
+  };
+  switch (dtype) {
+    case DType::kUInt8: {
+      DATAECHO_RETURN_IF_ERROR(integral(0, 255));
+      out[0] = static_cast<uint8_t>(value);
+      break;
+    }
+    case DType::kInt32: {
+      DATAECHO_RETURN_IF_ERROR(
+          integral(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
+      const auto v = static_cast<int32_t>(value);
+      std::memcpy(out.data(), &v, sizeof(v));
+      break;
+    }
+    case DType::kInt64: {
+      DATAECHO_RETURN_IF_ERROR(integral(-9.2e18, 9.2e18));
+      const auto v = static_cast<int64_t>(value);
+      std::memcpy(out.data(), &v, sizeof(v));
+      break;
+    }
+    case DType::kFloat32: {
+      const auto v = static_cast<float>(value);
+      std::memcpy(out.data(), &v, sizeof(v));
+      break;
+    }
+    case DType::kFloat16: {
+      const uint16_t v = FloatToHalf(static_cast<float>(value));
+      std::memcpy(out.data(), &v, sizeof(v));
+      break;
+    }
+    case DType::kBFloat16: {
+      const uint16_t v = FloatToBFloat16(static_cast<float>(value));
+      std::memcpy(out.data(), &v, sizeof(v));
+      break;
+    }
+  }
+  return out;
+}
+
+void FillCells(uint8_t* dst, size_t cells, const std::vector<uint8_t>& cell) {
+  if (cells == 0) return;
+  if (std::all_of(cell.begin(), cell.end(), [&cell](uint8_t b) { return b == cell[0]; })) {
+    std::memset(dst, cell[0], cells * cell.size());
+    return;
+  }
+  for (size_t c = 0; c < cells; ++c) std::memcpy(dst + c * cell.size(), cell.data(), cell.size());
+}
+
+}  // namespace
+
+absl::Status PaddedBatchOptions::Validate() const {
+  if (batch_size < 1) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: batch_size must be >= 1, got {}", name, batch_size));
+  }
+  for (size_t i = 0; i < padded_shapes.size(); ++i) {
+    for (int64_t d : padded_shapes[i]) {
+      if (d < -1) {
+        return absl::InvalidArgumentError(
+            fmt::format("{}: padded_shapes[{}] = {}: dimensions must be >= 0 or -1 (longest)", name,
+                        i, ShapeString(padded_shapes[i])));
+      }
+    }
+  }
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+    return absl::InvalidArgumentError(fmt::format("{}: alignment must be a power of two", name));
+  }
+  return absl::OkStatus();
+}
+
+PaddedBatchStage::PaddedBatchStage(StagePtr<Example> input, PaddedBatchOptions options)
+    : UnaryStage<Batch, Example>(std::move(input)),
+      options_(std::move(options)),
+      pool_(internal::BufferPool::Create(options_.alignment)) {}
+
+PaddedBatchStage::~PaddedBatchStage() = default;
+
+absl::StatusOr<StagePtr<Batch>> PaddedBatchStage::Make(StagePtr<Example> input,
+                                                       PaddedBatchOptions options) {
+  DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
+  DATAECHO_RETURN_IF_ERROR(options.Validate());
+  return StagePtr<Batch>(new PaddedBatchStage(std::move(input), std::move(options)));
+}
+
+absl::Status PaddedBatchStage::CheckRow(const Example& row) const {
+  if (rows_.empty()) return absl::OkStatus();
+  const Example& first = rows_.front();
+  if (row.components.size() != first.components.size()) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: example {} has {} components, the batch's first row has {}", options_.name,
+                    row.source_index, row.components.size(), first.components.size()));
+  }
+  for (size_t i = 0; i < row.components.size(); ++i) {
+    const Tensor& t = row.components[i];
+    const Tensor& f = first.components[i];
+    if (t.dtype() != f.dtype() || t.rank() != f.rank()) {
+      return absl::InvalidArgumentError(fmt::format(
+          "{}: example {} component {} is {}{}, the batch's first row has {}{} (padding needs "
+          "the same dtype and rank)",
+          options_.name, row.source_index, i, DTypeName(t.dtype()), ShapeString(t.shape()),
+          DTypeName(f.dtype()), ShapeString(f.shape())));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Batch> PaddedBatchStage::MakeBatch() {
+  const size_t n = rows_.front().components.size();
+  const size_t rows = rows_.size();
+  Batch b;
+  b.num_rows = static_cast<int64_t>(rows);
+  std::vector<Tensor> masks, lengths;
+  for (size_t i = 0; i < n; ++i) {
+    const DType dtype = rows_.front().components[i].dtype();
+    const int rank = rows_.front().components[i].rank();
+    const size_t es = DTypeSize(dtype);
+    // The padded shape: the longest row per dimension, or the fixed size.
+    Shape padded(static_cast<size_t>(rank), 0);
+    for (const Example& row : rows_) {
+      for (int d = 0; d < rank; ++d) padded[d] = std::max(padded[d], row.components[i].dim(d));
+    }
+    if (i < options_.padded_shapes.size() && !options_.padded_shapes[i].empty()) {
+      const Shape& fixed = options_.padded_shapes[i];
+      if (static_cast<int>(fixed.size()) != rank) {
+        return absl::InvalidArgumentError(
+            fmt::format("{}: padded_shapes[{}] = {} has rank {}, component {} has rank {}",
+                        options_.name, i, ShapeString(fixed), fixed.size(), i, rank));
+      }
+      for (int d = 0; d < rank; ++d) {
+        if (fixed[d] < 0) continue;
+        for (const Example& row : rows_) {
+          if (row.components[i].dim(d) > fixed[d]) {
+            return absl::InvalidArgumentError(
+                fmt::format("{}: example {} component {} is {}, longer than padded_shapes[{}] = {}",
+                            options_.name, row.source_index, i,
+                            ShapeString(row.components[i].shape()), i, ShapeString(fixed)));
+          }
+        }
+        padded[d] = fixed[d];
+      }
+    }
+    const double value = i < options_.padding_values.size() ? options_.padding_values[i] : 0.0;
+    DATAECHO_ASSIGN_OR_RETURN(std::vector<uint8_t> pad, Cell(dtype, value, i));
+    const auto cells = static_cast<size_t>(NumElements(padded));
+    MutableBuffer data = pool_->Get(SizeClass(rows * cells * es));
+    MutableBuffer mask = options_.masks ? pool_->Get(SizeClass(rows * cells)) : MutableBuffer();
+    MutableBuffer shape = options_.lengths
+                              ? pool_->Get(SizeClass(rows * static_cast<size_t>(rank) * 8))
+                              : MutableBuffer();
+    int64_t data_cells = 0;
+    for (size_t r = 0; r < rows; ++r) {
+      const Tensor& t = rows_[r].components[i];
+      uint8_t* dst = data.data() + r * cells * es;
+      uint8_t* m = options_.masks ? mask.data() + r * cells : nullptr;
+      const uint8_t* src = t.buffer().data();
+      if (rank == 0 || std::equal(t.shape().begin() + 1, t.shape().end(), padded.begin() + 1)) {
+        // A prefix (sequences, or the same shape): one copy, then the padding.
+        const auto n = static_cast<size_t>(t.num_elements());
+        std::memcpy(dst, src, n * es);
+        FillCells(dst + n * es, cells - n, pad);
+        if (m != nullptr) {
+          std::memset(m, 1, n);
+          std::memset(m + n, 0, cells - n);
+        }
+      } else {
+        FillCells(dst, cells, pad);
+        if (m != nullptr) std::memset(m, 0, cells);
+        auto copy = [&](size_t so, size_t d, size_t len) {
+          std::memcpy(dst + d, src + so, len);
+          if (m != nullptr) std::memset(m + d / es, 1, len / es);
+        };
+        ForEachRun(t.shape().data(), padded.data(), rank, es, 0, 0, copy);
+      }
+      if (options_.lengths && rank > 0) {
+        std::memcpy(shape.data() + r * static_cast<size_t>(rank) * 8, t.shape().data(),
+                    static_cast<size_t>(rank) * 8);
+      }
+      data_cells += t.num_elements();
+    }
+    data_cells_.Add(data_cells);
+    padding_cells_.Add(static_cast<int64_t>(rows * cells) - data_cells);
+    Shape out_shape{static_cast<int64_t>(rows)};
+    out_shape.insert(out_shape.end(), padded.begin(), padded.end());
+    data.Truncate(rows * cells * es);
+    DATAECHO_ASSIGN_OR_RETURN(Tensor dt, Tensor::Make(dtype, out_shape, std::move(data).Freeze()));
+    b.components.push_back(std::move(dt));
+    if (options_.masks) {
+      mask.Truncate(rows * cells);
+      DATAECHO_ASSIGN_OR_RETURN(Tensor mt,
+                                Tensor::Make(DType::kUInt8, out_shape, std::move(mask).Freeze()));
+      masks.push_back(std::move(mt));
+    }
+    if (options_.lengths) {
+      shape.Truncate(rows * static_cast<size_t>(rank) * 8);
+      DATAECHO_ASSIGN_OR_RETURN(Tensor lt,
+                                Tensor::Make(DType::kInt64, {static_cast<int64_t>(rows), rank},
+                                             std::move(shape).Freeze()));
+      lengths.push_back(std::move(lt));
+    }
+  }
+  for (Tensor& t : masks) b.components.push_back(std::move(t));
+  for (Tensor& t : lengths) b.components.push_back(std::move(t));
+  // Per-row columns, as BatchStage makes them.
+  MutableBuffer labels = pool_->Get(SizeClass(rows * 8));
+  MutableBuffer sources = pool_->Get(SizeClass(rows * 8));
+  MutableBuffer repeats = pool_->Get(SizeClass(rows * 4));
+  for (size_t r = 0; r < rows; ++r) {
+    const Example& e = rows_[r];
+    const int64_t source = static_cast<int64_t>(e.source_index);
+    const auto repeat = static_cast<int32_t>(e.repeat_index);
+    std::memcpy(labels.data() + r * 8, &e.label, 8);
+    std::memcpy(sources.data() + r * 8, &source, 8);
+    std::memcpy(repeats.data() + r * 4, &repeat, 4);
+    if (e.fresh()) ++b.fresh_rows;
+  }
+  auto column = [&](MutableBuffer& m, DType dtype) {
+    m.Truncate(rows * DTypeSize(dtype));
+    return Tensor::Make(dtype, {static_cast<int64_t>(rows)}, std::move(m).Freeze());
+  };
+  DATAECHO_ASSIGN_OR_RETURN(b.labels, column(labels, DType::kInt64));
+  DATAECHO_ASSIGN_OR_RETURN(b.source_indices, column(sources, DType::kInt64));
+  DATAECHO_ASSIGN_OR_RETURN(b.repeat_indices, column(repeats, DType::kInt32));
+  batches_.Add(1);
+  rows_out_.Add(b.num_rows);
+  fresh_rows_.Add(b.fresh_rows);
+  bytes_.Add(static_cast<int64_t>(b.ByteSize()));
+  return b;
+}
+
+absl::StatusOr<std::optional<Batch>> PaddedBatchStage::Next() {
+  if (cancelled()) return CancelledError();
+  if (!error_.ok()) return error_;
+  if (done_) return std::nullopt;
+  rows_.clear();
+  int64_t waited = 0;
+  while (static_cast<int64_t>(rows_.size()) < options_.batch_size) {
+    absl::StatusOr<std::optional<Example>> r;
+    waited += internal::PullTimed(input(), &r);
+    if (!r.ok()) {
+      error_ = r.status();
+      break;
+    }
+    if (!r->has_value()) {
+      done_ = true;
+      break;
+    }
+    if (absl::Status s = CheckRow(**r); !s.ok()) return error_ = s;
+    rows_.push_back(*std::move(*r));
+  }
+  input_wait_ns_.Add(waited);
+  const auto n = static_cast<int64_t>(rows_.size());
+  if (n == 0 || (n < options_.batch_size && options_.drop_remainder)) {
+    rows_.clear();
+    if (!error_.ok()) return error_;
+    return std::nullopt;
+  }
+  absl::StatusOr<Batch> b = MakeBatch();
+  rows_.clear();
+  if (!b.ok()) return error_ = b.status();
+  return std::optional<Batch>(*std::move(b));
+}
+
+StageStats PaddedBatchStage::OwnStats() const {
+  StageStats s;
+  s.name = options_.name;
+  s.elements = batches_.Get();
+  s.bytes = bytes_.Get();
+  s.input_wait = absl::Nanoseconds(input_wait_ns_.Get());
+  const double all = static_cast<double>(data_cells_.Get() + padding_cells_.Get());
+  s.extra = {{"rows", static_cast<double>(rows_out_.Get())},
+             {"fresh_rows", static_cast<double>(fresh_rows_.Get())},
+             {"padding_fraction", all > 0 ? static_cast<double>(padding_cells_.Get()) / all : 0.0},
+             {"buffer_allocations", static_cast<double>(pool_->allocations())}};
+  return s;
+}
+
+}  // namespace dataecho

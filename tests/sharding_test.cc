@@ -1,0 +1,194 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+#include "dataecho/storage/sharding.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dataecho/storage/object_store.h"
+#include "gtest/gtest.h"
+#include "support/temp_files.h"
+
+namespace dataecho {
+namespace {
+
+class ShardingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* v : kVars) unsetenv(v);
+  }
+  void TearDown() override { SetUp(); }
+  static constexpr const char* kVars[] = {
+      "RANK",         "WORLD_SIZE",  "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+      "SLURM_PROCID", "SLURM_NTASKS"};
+
+  static std::vector<std::string> Files(int n) {
+    std::vector<std::string> files;
+    for (int i = 0; i < n; ++i) files.push_back("f" + std::to_string(100 + i));
+    return files;
+  }
+};
+
+TEST_F(ShardingTest, EveryFileLandsInExactlyOneShard) {
+  const std::vector<std::string> files = Files(23);
+  std::map<std::string, int> seen;
+  for (int rank = 0; rank < 4; ++rank) {
+    auto shard = ResolveShard({.rank = rank, .world_size = 4});
+    ASSERT_TRUE(shard.ok());
+    absl::StatusOr<std::vector<std::string>> mine = ShardUris(files, *shard);
+    ASSERT_TRUE(mine.ok()) << mine.status();
+    EXPECT_GE(mine->size(), 5u);
+    EXPECT_LE(mine->size(), 6u);
+    for (const auto& f : *mine) ++seen[f];
+  }
+  ASSERT_EQ(seen.size(), files.size());
+  for (const auto& [f, n] : seen) EXPECT_EQ(n, 1) << f;
+}
+
+TEST_F(ShardingTest, EnvironmentOfEachLauncher) {
+  auto none = ResolveShard({});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->world_size, 1);
+  setenv("SLURM_PROCID", "2", 1);
+  setenv("SLURM_NTASKS", "3", 1);
+  auto slurm = ResolveShard({});
+  ASSERT_TRUE(slurm.ok());
+  EXPECT_EQ(slurm->rank, 2);
+  EXPECT_EQ(slurm->source, "SLURM_PROCID");
+  setenv("OMPI_COMM_WORLD_RANK", "1", 1);
+  setenv("OMPI_COMM_WORLD_SIZE", "8", 1);
+  EXPECT_EQ(ResolveShard({})->world_size, 8);
+  setenv("RANK", "5", 1);
+  setenv("WORLD_SIZE", "6", 1);
+  EXPECT_EQ(ResolveShard({})->rank, 5);
+  EXPECT_EQ(ResolveShard({.rank = 0, .world_size = 2})->source, "options");  // options win
+  setenv("RANK", "6", 1);
+  EXPECT_EQ(ResolveShard({}).status().code(), absl::StatusCode::kInvalidArgument);
+  setenv("RANK", "x", 1);
+  EXPECT_EQ(ResolveShard({}).status().code(), absl::StatusCode::kInvalidArgument);
+  unsetenv("WORLD_SIZE");
+  EXPECT_EQ(ResolveShard({}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ResolveShard({.rank = 1}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// 4 files, WORLD_SIZE=8 RANK=5: the rank used to get no file, silently, and
+// a data-parallel job then hangs at its first epoch end.
+TEST_F(ShardingTest, ARankWithoutDataIsAnError) {
+  setenv("RANK", "5", 1);
+  setenv("WORLD_SIZE", "8", 1);
+  absl::StatusOr<Shard> shard = ResolveShard({});
+  ASSERT_TRUE(shard.ok()) << shard.status();
+  absl::StatusOr<std::vector<std::string>> mine = ShardUris(Files(4), *shard);
+  ASSERT_EQ(mine.status().code(), absl::StatusCode::kFailedPrecondition) << mine.status();
+  for (const char* part : {"rank 5 of world size 8 (from RANK) would get no file",
+                           "4 file(s) for 8 ranks leave ranks 4-7 without data",
+                           "use at most 4 rank(s)", "ShardOptions::allow_empty"}) {
+    EXPECT_NE(mine.status().message().find(part), std::string::npos) << part << "\n"
+                                                                     << mine.status();
+  }
+  // The ranks that do get a file still get it.
+  for (int rank = 0; rank < 8; ++rank) {
+    auto r = ShardUris(Files(4), *ResolveShard({.rank = rank, .world_size = 8}));
+    EXPECT_EQ(r.ok(), rank < 4) << rank << ": " << r.status();
+  }
+}
+
+TEST_F(ShardingTest, EveryLauncherGetsTheErrorNamingItsVariables) {
+  setenv("OMPI_COMM_WORLD_RANK", "3", 1);
+  setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
+  auto ompi = ShardUris(Files(3), *ResolveShard({}));
+  EXPECT_EQ(ompi.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(ompi.status().message().find("rank 3 of world size 4 (from OMPI_COMM_WORLD_RANK)"),
+            std::string::npos)
+      << ompi.status();
+  EXPECT_NE(ompi.status().message().find("leave rank 3 without data"), std::string::npos)
+      << ompi.status();
+  unsetenv("OMPI_COMM_WORLD_RANK");
+  unsetenv("OMPI_COMM_WORLD_SIZE");
+  setenv("SLURM_PROCID", "2", 1);
+  setenv("SLURM_NTASKS", "3", 1);
+  auto slurm = ShardUris(Files(2), *ResolveShard({}));
+  EXPECT_EQ(slurm.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(slurm.status().message().find("(from SLURM_PROCID)"), std::string::npos)
+      << slurm.status();
+  EXPECT_TRUE(ShardUris(Files(3), *ResolveShard({})).ok());
+}
+
+TEST_F(ShardingTest, AnEmptyShardOnlyWhenAskedFor) {
+  setenv("RANK", "5", 1);
+  setenv("WORLD_SIZE", "8", 1);
+  absl::StatusOr<Shard> shard = ResolveShard({.allow_empty = true});
+  ASSERT_TRUE(shard.ok());
+  EXPECT_TRUE(shard->allow_empty);
+  absl::StatusOr<std::vector<std::string>> mine = ShardUris(Files(4), *shard);
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  EXPECT_TRUE(mine->empty());
+  auto explicit_shard = ResolveShard({.rank = 6, .world_size = 8, .allow_empty = true});
+  ASSERT_TRUE(explicit_shard.ok());
+  EXPECT_TRUE(ShardUris(Files(4), *explicit_shard).ok());
+  // No file at all is no data too.
+  auto empty = ShardUris({}, *ResolveShard({.rank = 0, .world_size = 1}));
+  EXPECT_EQ(empty.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(empty.status().message().find("the file list is empty"), std::string::npos);
+  // A shard outside its world is refused, not silently empty.
+  EXPECT_EQ(ShardUris(Files(4), Shard{.rank = 4, .world_size = 4}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+class MeasureShardsTest : public ShardingTest {
+ protected:
+  // Files of 100, 200, 300 and 400 bytes.
+  std::vector<std::string> WriteFiles() {
+    std::vector<std::string> uris;
+    for (int i = 0; i < 4; ++i) {
+      const std::string path = dir_.File("part-" + std::to_string(i));
+      testing::WriteFileOrDie(path, std::string(static_cast<size_t>(100 * (i + 1)), 'x'));
+      uris.push_back(path);
+    }
+    return uris;
+  }
+  testing::TempDir dir_;
+  std::shared_ptr<ObjectStore> store_ = OpenObjectStore();
+};
+
+// 4 files between 3 ranks: 2/1/1 files, reported in bytes.
+TEST_F(MeasureShardsTest, ReportsEveryRanksFilesAndBytes) {
+  const std::vector<std::string> uris = WriteFiles();
+  absl::StatusOr<ShardSizes> sizes = MeasureShards(*store_, uris, 3);
+  ASSERT_TRUE(sizes.ok()) << sizes.status();
+  ASSERT_EQ(sizes->ranks.size(), 3u);
+  EXPECT_EQ(sizes->ranks[0].files, 2);
+  EXPECT_EQ(sizes->ranks[0].bytes, 500);
+  EXPECT_EQ(sizes->ranks[1].files, 1);
+  EXPECT_EQ(sizes->ranks[1].bytes, 200);
+  EXPECT_EQ(sizes->ranks[2].files, 1);
+  EXPECT_EQ(sizes->ranks[2].bytes, 300);
+  EXPECT_DOUBLE_EQ(sizes->Imbalance(), 2.5);
+  EXPECT_EQ(sizes->Summary(),
+            "3 rank(s) over 4 file(s): files 2/1/1, bytes 500/200/300, largest/smallest 2.50");
+  // The same split as ShardUris'.
+  for (int rank = 0; rank < 3; ++rank) {
+    auto mine = ShardUris(uris, *ResolveShard({.rank = rank, .world_size = 3}));
+    ASSERT_TRUE(mine.ok());
+    EXPECT_EQ(static_cast<int64_t>(mine->size()), sizes->ranks[static_cast<size_t>(rank)].files);
+  }
+}
+
+TEST_F(MeasureShardsTest, RanksWithoutDataShowAsSuch) {
+  absl::StatusOr<ShardSizes> sizes = MeasureShards(*store_, WriteFiles(), 8);
+  ASSERT_TRUE(sizes.ok()) << sizes.status();
+  EXPECT_EQ(sizes->ranks[5].files, 0);
+  EXPECT_TRUE(std::isinf(sizes->Imbalance()));
+  EXPECT_NE(sizes->Summary().find("files 1/1/1/1/0/0/0/0"), std::string::npos) << sizes->Summary();
+  EXPECT_NE(sizes->Summary().find("inf (a rank has no data)"), std::string::npos);
+  EXPECT_EQ(MeasureShards(*store_, WriteFiles(), 0).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  auto missing = MeasureShards(*store_, {dir_.File("nope")}, 1);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("nope"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dataecho

@@ -1,0 +1,155 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// The statistics report (stats.h): unique stage names, one meaning of
+// input_wait for every stage, and the verdict lines under the table.
+#include "dataecho/stats.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "dataecho/pipeline.h"
+#include "gtest/gtest.h"
+#include "support/examples.h"
+
+namespace dataecho {
+namespace {
+
+using ::dataecho::testing::MakeExamples;
+
+template <typename P>
+void DrainPipeline(P& p) {
+  while (true) {
+    auto n = p.Next();
+    ASSERT_TRUE(n.ok()) << n.status();
+    if (!n->has_value()) return;
+  }
+}
+
+const StageStats* Find(const std::vector<StageStats>& stats, const std::string& name) {
+  for (const StageStats& s : stats) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+TEST(StatsNamesTest, EveryStageIsNamedOnce) {
+  auto p = FromRange(0, 10)
+               .Map([](int64_t v) { return v + 1; }, {.parallelism = 0})
+               .Map([](int64_t v) { return v * 2; }, {.parallelism = 0})
+               .Map([](int64_t v) { return v - 1; }, {.parallelism = 0, .name = "shift"})
+               .Map([](int64_t v) { return v; }, {.parallelism = 0});
+  DrainPipeline(p);
+  std::vector<std::string> names;
+  for (const StageStats& s : p.Stats()) names.push_back(s.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"range", "map", "map#2", "shift", "map#3"}));
+  const std::string table = FormatStatsTable(p.Stats());
+  EXPECT_NE(table.find("map#3"), std::string::npos) << table;
+  // Also when the rows come from a stage directly.
+  std::vector<StageStats> raw = {{.name = "map"}, {.name = "map#2"}, {.name = "map"}};
+  const std::string json = StatsToJson(raw);
+  EXPECT_NE(json.find("\"map#3\""), std::string::npos) << json;
+}
+
+// input_wait counts only time blocked on an input with nothing ready: over a
+// synchronous input (computing in the caller's thread) it stays 0 for every
+// stage, whatever the stage.
+TEST(StatsInputWaitTest, SynchronousInputsAreNotWaitedOn) {
+  auto p = FromVector(MakeExamples(2000, 256))
+               .Throttle({})
+               .Echo({.factor = 2})
+               .Shuffle({.buffer_size = 64})
+               .Batch({.batch_size = 32})
+               .Prefetch({.depth = 2});
+  DrainPipeline(p);
+  for (const StageStats& s : p.Stats()) {
+    if (s.name == "prefetch") continue;  // its consumer's waits are real
+    EXPECT_EQ(s.input_wait, absl::ZeroDuration()) << s.name;
+    EXPECT_EQ(s.consumer_wait, absl::ZeroDuration()) << s.name;
+  }
+  // The Prefetch's producer computes the synchronous chain below it: no wait.
+  EXPECT_EQ(Find(p.Stats(), "prefetch")->input_wait, absl::ZeroDuration());
+  EXPECT_EQ(Find(p.Stats(), "prefetch")->threads, 1);
+}
+
+// A slow upstream behind a Prefetch: the consumer waits, and the verdict names
+// the throttle, upstream of the echo stage.
+TEST(StatsVerdictTest, NamesTheUpstreamStageTheConsumerWaitsOn) {
+  auto p = FromVector(MakeExamples(60))
+               .Throttle({.latency = absl::Milliseconds(1), .name = "slow_source"})
+               .Prefetch({.depth = 4})
+               .Echo({.factor = 2})
+               .Batch({.batch_size = 8})
+               .Prefetch({.depth = 2, .name = "trainer_prefetch"});
+  DrainPipeline(p);
+  const std::string table = FormatStatsTable(p.Stats());
+  EXPECT_NE(table.find("bottleneck: slow_source (upstream of echo: echoing can help)"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("echo: realized factor 2.00"), std::string::npos) << table;
+}
+
+StageStats Row(std::string name, int threads, double input_wait_s, double consumer_wait_s,
+               std::vector<std::pair<std::string, double>> extra = {}) {
+  StageStats s;
+  s.name = std::move(name);
+  s.threads = threads;
+  s.input_wait = absl::Seconds(input_wait_s);
+  s.consumer_wait = absl::Seconds(consumer_wait_s);
+  s.extra = std::move(extra);
+  return s;
+}
+
+// The wait is followed down through the asynchronous stages: the trainer's
+// queue waited 5 s; its producer mostly waited on the upstream's queue (4 s,
+// more than the augment map's 1 s of work); below it the decode map worked
+// 2 s of the source's 10 s.
+TEST(StatsVerdictTest, FollowsTheWaitDownThroughTheQueues) {
+  std::vector<StageStats> stats = {
+      Row("tfrecord_source", 0, 0, 0, {{"busy_s", 10}}),
+      Row("decode", 0, 0, 0, {{"busy_s", 2}}),
+      Row("prefetch", 1, 0, 4),
+      Row("echo", 0, 4, 0,
+          {{"factor", 2}, {"fresh", 100}, {"realized_factor", 2}, {"rate_ratio", 3.1}}),
+      Row("augment", 0, 0, 0, {{"busy_s", 1}}),
+      Row("batch", 0, 0, 0),
+      Row("trainer_prefetch", 1, 0, 5),
+  };
+  const std::string verdict = FormatStatsVerdict(stats);
+  EXPECT_NE(verdict.find("bottleneck: tfrecord_source (upstream of echo: echoing can help), 83 % "
+                         "of the measured time behind the consumer's 5.000 s wait"),
+            std::string::npos)
+      << verdict;
+  EXPECT_NE(verdict.find("echo: realized factor 2.00 against min(e, R) = 2.00 (R = 3.10 measured)"),
+            std::string::npos)
+      << verdict;
+
+  // The augment map works longer than its thread waits upstream: downstream.
+  stats[4].extra = {{"busy_s", 4.5}};
+  EXPECT_NE(FormatStatsVerdict(stats).find(
+                "bottleneck: augment (downstream of echo: echoing cannot help)"),
+            std::string::npos)
+      << FormatStatsVerdict(stats);
+
+  // The consumer never waited.
+  stats.back().consumer_wait = absl::ZeroDuration();
+  EXPECT_NE(FormatStatsVerdict(stats).find("bottleneck: none: the consumer never waited for data"),
+            std::string::npos);
+
+  // An echo stage that never waited on its input: echoing cannot help.
+  stats[3].input_wait = absl::ZeroDuration();
+  EXPECT_NE(FormatStatsVerdict(stats).find("echo: realized factor 2.00 (e = 2); it never waited "
+                                           "for its input: the upstream kept up, echoing cannot "
+                                           "help here"),
+            std::string::npos)
+      << FormatStatsVerdict(stats);
+}
+
+TEST(StatsJsonTest, HasTheThreadsOfEveryStage) {
+  std::vector<StageStats> stats = {Row("source", 0, 0, 0), Row("prefetch", 1, 0, 0.5)};
+  const std::string json = StatsToJson(stats);
+  EXPECT_NE(json.find("\"consumer_wait_s\": 0.5, \"threads\": 1"), std::string::npos) << json;
+}
+
+}  // namespace
+}  // namespace dataecho

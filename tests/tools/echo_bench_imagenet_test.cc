@@ -1,0 +1,86 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// echo_bench --dataset=imagenet through the real executable, on a handful of
+// ImageNet-like JPEGs: the decode-bound source, unthrottled, with the step
+// chosen for a target R, and the ideal taken from the measured R.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "config.h"
+#include "gtest/gtest.h"
+#include "testing/imagenet_like.h"
+
+namespace dataecho::bench {
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+Result RunBench(const std::string& args) {
+  const std::string cmd = std::string(ECHO_BENCH_PATH) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST(EchoBenchImagenetTest, FlagsAreChecked) {
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--dataset=cifar", "must be fashion_mnist or imagenet"},
+           {"--dataset=imagenet --format=idx", "reads tfrecord image records"},
+           {"--target_ratio=4", "needs --upstream_ratio=0"},
+           {"--upstream_ratio=0 --target_ratio=-1", "must be >= 0"}}) {
+    const Result r = RunBench(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
+  }
+  const std::string usage = Usage();
+  EXPECT_NE(usage.find("--dataset=NAME"), std::string::npos) << usage;
+  EXPECT_NE(usage.find("[fashion_mnist]"), std::string::npos) << usage;
+  EXPECT_NE(usage.find("--target_ratio=R"), std::string::npos) << usage;
+}
+
+TEST(EchoBenchImagenetTest, DecodeBoundRunReportsTheMeasuredRatio) {
+  const std::string dir = ::testing::TempDir() + "/echo_bench_imagenet";
+  absl::StatusOr<std::vector<std::string>> shards =
+      testing::WriteImagenetLike(dir, {.images = 6, .shards = 1, .seed = 3});
+  ASSERT_TRUE(shards.ok()) << shards.status();
+  const std::string json = dir + "/out.json";
+  const Result r = RunBench("--no_progress --dataset=imagenet --source=" + (*shards)[0] +
+                            " --upstream_ratio=0 --target_ratio=2 --echo=2 --steps=4 --repeats=1"
+                            " --batch_size=4 --shuffle_buffer=8 --json=" +
+                            json);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("(target R = 2)"), std::string::npos) << r.output;
+  std::ifstream f(json);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string j = ss.str();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(j, m, std::regex("\"measured_upstream_ratio\": ([0-9.e+-]+)")))
+      << j;
+  const double measured = std::stod(m[1]);
+  EXPECT_GT(measured, 0);
+  EXPECT_NE(j.find("\"upstream_ratio\": 0,"), std::string::npos) << j;
+  // The e = 2 run's ideal is min(2, measured R), at least 1; e = 1's is 1.
+  // One repeat: the run's R is the reported one (else it is their median).
+  ASSERT_TRUE(
+      std::regex_search(j, m, std::regex("\"echo\": 2,[^}]*\"ideal_speedup\": ([0-9.e+-]+)")))
+      << j;
+  EXPECT_NEAR(std::stod(m[1]), std::max(1.0, std::min(2.0, measured)), 1e-6 * measured) << j;
+  // 4 steps x 4 rows of 224x224 FP16 images, half of them repeats at e = 2.
+  EXPECT_NE(j.find("\"fresh_examples\": 16, \"repeated_examples\": 0"), std::string::npos) << j;
+}
+
+}  // namespace
+}  // namespace dataecho::bench
