@@ -32,12 +32,12 @@ import atexit as _atexit
 from dataecho import _dataecho
 from dataecho._dataecho import (  # noqa: F401
     AdaptiveEchoOptions, AutoEchoOptions, Batch, BatchOptions, Cast, DecodeJpeg, EchoOptions,
-    EchoedBatchesOptions, Example, FixedImageDecoder, GcsOptions, HttpOptions,
-    ImageRecordDecoder, MapOptions, Normalize, ObjectStore, Pipeline, PrefetchOptions,
-    RandomCrop, RandomFlip, Record, RetryOptions, S3Options, Shard, ShuffleOptions,
-    ThrottleOptions, Transform, crc32c, decode_image_record, encode_image_record,
-    from_arrays, from_examples, from_fixed_length, from_idx, from_tfrecord, resolve_shard,
-    shard_uris, write_tfrecord)
+    EchoedBatchesOptions, EncodedImageRecord, Example, FixedImageDecoder, GcsOptions,
+    HttpOptions, ImageRecordDecoder, JpegCropOptions, MapOptions, Normalize, ObjectStore,
+    Pipeline, PrefetchOptions, RandomCrop, RandomFlip, RandomResizedCrop, Record, RetryOptions,
+    S3Options, Shard, ShuffleOptions, ThrottleOptions, Transform, crc32c, decode_image_record,
+    encode_image_record, encoded_image_record, from_arrays, from_examples, from_fixed_length,
+    from_idx, from_tfrecord, resolve_shard, shard_uris, write_tfrecord)
 from dataecho.errors import *  # noqa: F401,F403
 from dataecho.errors import StatusError  # noqa: F401
 

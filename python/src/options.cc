@@ -151,6 +151,14 @@ const OptionsSpec<BatchOptions>& Spec<BatchOptions>() {
            .Add("mean", &BatchOptions::mean, "Per channel (or one value); empty = 0.")
            .Add("stddev", &BatchOptions::stddev, "Per channel (or one value); empty = 1.")
            .Add("alignment", &BatchOptions::alignment, "Alignment of every fused buffer, bytes.")
+           .Add("max_bytes", &BatchOptions::max_bytes,
+                "Cap on one batch's buffers (ResourceExhaustedError above it); 0 = "
+                "DefaultMemoryCap(), half of the memory the process may use.")
+           .Add("threads", &BatchOptions::threads,
+                "Threads that copy and convert the rows of one batch, the caller's included "
+                "(1..64); used for batches of at least parallel_min_rows rows.")
+           .Add("parallel_min_rows", &BatchOptions::parallel_min_rows,
+                "Smallest batch whose rows are split among the threads.")
            .Add("name", &BatchOptions::name, "Name shown in stats.");
   return *spec;
 }

@@ -4,10 +4,12 @@
 // builds from Python, printing one line per batch with CRC-32C digests of its
 // buffers, so the test can check that Python gets the very same batches:
 //
-//   python_reference_pipeline IMAGES.gz LABELS.gz EXAMPLES
-//   -> "<rows> <fresh_rows> <crc images> <crc labels> <crc source> <crc repeat>" per batch
+//   python_reference_pipeline IMAGES.gz LABELS.gz EXAMPLES [EPOCHS]
+//   -> "<rows> <fresh_rows> <epoch> <crc images> <crc labels> <crc source> <crc repeat>"
+//      per batch
 //
-// Pipeline: IDX source, the first EXAMPLES examples, Prefetch(64), Echo(2,
+// Pipeline: IDX source, the first EXAMPLES examples, Repeat(EPOCHS, default
+// 1), Prefetch(64), Echo(2,
 // seed 1), RandomCrop(28x28, padding 2, seed 3) + RandomFlip(seed 4) on 2
 // threads, Shuffle(1000, seed 5), Batch(256, float16, x / 255 normalized by
 // mean 0.286 and stddev 0.353).
@@ -24,12 +26,13 @@ uint32_t Digest(const dataecho::Tensor& t) {
   return dataecho::Crc32c(t.buffer().data(), t.byte_size());
 }
 
-int Run(const std::string& images, const std::string& labels, int64_t examples) {
+int Run(const std::string& images, const std::string& labels, int64_t examples, int64_t epochs) {
   std::shared_ptr<dataecho::ObjectStore> store = dataecho::OpenObjectStore();
   const dataecho::RandomCrop crop({.height = 28, .width = 28, .padding = 2, .seed = 3});
   const dataecho::RandomFlip flip({.seed = 4});
   auto pipeline = dataecho::From(dataecho::MakeIdxSource(store, images, labels))
                       .Take(examples)
+                      .Repeat(epochs)
                       .Prefetch({.depth = 64})
                       .Echo({.factor = 2.0, .seed = 1})
                       .Map(
@@ -53,8 +56,8 @@ int Run(const std::string& images, const std::string& labels, int64_t examples) 
     }
     if (!b->has_value()) return 0;
     const dataecho::Batch& batch = **b;
-    std::printf("%lld %lld %08x %08x %08x %08x\n", static_cast<long long>(batch.num_rows),
-                static_cast<long long>(batch.fresh_rows), Digest(batch.components[0]),
+    std::printf("%lld %lld %u %08x %08x %08x %08x\n", static_cast<long long>(batch.num_rows),
+                static_cast<long long>(batch.fresh_rows), batch.epoch, Digest(batch.components[0]),
                 Digest(batch.labels), Digest(batch.source_indices), Digest(batch.repeat_indices));
   }
 }
@@ -62,9 +65,9 @@ int Run(const std::string& images, const std::string& labels, int64_t examples) 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: %s IMAGES LABELS EXAMPLES\n", argv[0]);
+  if (argc != 4 && argc != 5) {
+    std::fprintf(stderr, "usage: %s IMAGES LABELS EXAMPLES [EPOCHS]\n", argv[0]);
     return 2;
   }
-  return Run(argv[1], argv[2], std::atoll(argv[3]));
+  return Run(argv[1], argv[2], std::atoll(argv[3]), argc == 5 ? std::atoll(argv[4]) : 1);
 }

@@ -63,6 +63,18 @@ def test_bad_options_are_invalid_argument(small_arrays, call, message):
     assert e.value.code == 3 and isinstance(e.value, ValueError)
 
 
+@pytest.mark.parametrize("call, message", [
+    (lambda p: p.shuffle(buffer_size=99999999999999), "max_bytes"),
+    (lambda p: p.shuffle(buffer_size=100, max_bytes=1000), "max_bytes"),
+    (lambda p: p.echoed_batches(batch={"batch_size": 64, "max_bytes": 100}), "max_bytes"),
+])
+def test_sizes_beyond_the_memory_cap_are_resource_exhausted(small_arrays, call, message):
+    # The cap is checked when the stage is made (Shuffle) or at its first batch (Batch).
+    with pytest.raises(dataecho.ResourceExhaustedError, match=message) as e:
+        list(call(dataecho.from_arrays(*small_arrays)))
+    assert e.value.code == 8
+
+
 def test_python_exception_in_map_is_raised_as_it_was(small_arrays):
     class Boom(Exception):
         pass

@@ -143,6 +143,9 @@ def test_options_mirror_the_cpp_defaults():
     assert dataecho.PrefetchOptions().depth == 16
     assert dataecho.ShuffleOptions().buffer_size == 10000
     assert dataecho.BatchOptions().batch_size == 32 and dataecho.BatchOptions().cast is None
+    assert (dataecho.BatchOptions().max_bytes, dataecho.BatchOptions().threads,
+            dataecho.BatchOptions().parallel_min_rows) == (0, 1, 4096)
+    assert dataecho.ShuffleOptions().max_bytes == 0
     assert dataecho.EchoOptions(factor=3).factor == 3.0
     auto = dataecho.AutoEchoOptions(adaptive={"max_factor": 8}, warmup=10)
     assert auto.adaptive.max_factor == 8 and auto.adaptive.pool_size == 64
