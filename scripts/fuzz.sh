@@ -11,28 +11,48 @@ build=${FUZZ_BUILD_DIR:-build-fuzz}
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(tfrecord_fuzz idx_fuzz jpeg_fuzz uri_fuzz s3_listing_fuzz gcs_listing_fuzz)
 cmake -S . -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DDATAECHO_FUZZ=ON -DDATAECHO_SANITIZE=address -DDATAECHO_BUILD_TESTS=OFF \
   -DDATAECHO_BUILD_BENCHMARKS=OFF -DDATAECHO_BUILD_EXAMPLES=OFF -DDATAECHO_BUILD_TOOLS=OFF >/dev/null
 cmake --build "$build" -j"${FUZZ_JOBS:-2}" --target "${targets[@]}"
 artifacts=$build/fuzz-artifacts
 mkdir -p "$artifacts"
-for t in "${targets[@]}"; do
-  corpus=$PWD/tests/fuzz/corpus/${t%_fuzz}
+# One target per core at a time: each libFuzzer run is a single process.
+fuzz_one() {
+  local t=$1 corpus=$PWD/tests/fuzz/corpus/${1%_fuzz} work status
   work=$(mktemp -d)
-  echo "fuzz: $t for ${seconds}s on $corpus"
   # New inputs go to $work (discarded); the committed corpus is only read.
   set +e
   "$build/tests/fuzz/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
     -print_final_stats=1 -artifact_prefix="$artifacts/$t-" "$work" "$corpus" >"$work.log" 2>&1
   status=$?
   set -e
-  grep -E "^(Done|stat::number_of_executed_units|stat::peak_rss_mb)|ERROR|SUMMARY" "$work.log" || true
-  if [ "$status" -ne 0 ]; then
-    tail -n 60 "$work.log"
-    echo "fuzz: $t FAILED (exit $status); reproducer in $artifacts"
-    rm -rf "$work" "$work.log"
-    exit 1
-  fi
+  {
+    echo "fuzz: $t for ${seconds}s on $corpus"
+    grep -E "^(Done|stat::number_of_executed_units|stat::peak_rss_mb)|ERROR|SUMMARY" "$work.log" || true
+    if [ "$status" -ne 0 ]; then
+      tail -n 60 "$work.log"
+      echo "fuzz: $t FAILED (exit $status); reproducer in $artifacts"
+    fi
+  }
   rm -rf "$work" "$work.log"
+  return "$status"
+}
+parallel=${FUZZ_JOBS:-$(nproc)}
+failed=0
+pids=()
+for t in "${targets[@]}"; do
+  fuzz_one "$t" >"$artifacts/$t.out" 2>&1 &
+  pids+=("$!:$t")
+  if [ ${#pids[@]} -ge "$parallel" ]; then
+    entry=${pids[0]}; pids=("${pids[@]:1}")
+    wait "${entry%%:*}" || failed=1
+    cat "$artifacts/${entry#*:}.out" && rm -f "$artifacts/${entry#*:}.out"
+  fi
 done
+for entry in "${pids[@]}"; do
+  wait "${entry%%:*}" || failed=1
+  cat "$artifacts/${entry#*:}.out" && rm -f "$artifacts/${entry#*:}.out"
+done
+[ "$failed" -eq 0 ] || { echo "fuzz: a target failed (reports above)"; exit 1; }
 echo "fuzz: all targets passed"

@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "config.h"
 #include "gtest/gtest.h"
 #include "regime.h"
@@ -229,6 +232,35 @@ TEST(EchoBenchRegimeTest, CleanRunsSayTheCheckPassed) {
   EXPECT_EQ(json.find("\"out_of_regime\": true"), std::string::npos) << json;
   EXPECT_NE(json.find("\"steps_per_sec_samples\": [83.3, 83.2]"), std::string::npos) << json;
   EXPECT_EQ(ToSvg(config, result).find("out-of-regime"), std::string::npos);
+}
+
+// Unthrottled (--upstream_ratio=0): the ideal line bends at the R measured
+// with the upstream alone, not flat at 1.
+TEST(EchoBenchRegimeTest, UnthrottledPlotDrawsTheIdealAtTheMeasuredRatio) {
+  BenchConfig config = Config(1);
+  config.upstream_ratio = 0;
+  config.echo = {1, 2, 4, 6};
+  BenchResult result;
+  result.upstream_ratios = {4.0};
+  result.runs = {Measured(1, 0, 50, 1), Measured(2, 0, 99, 2), Measured(4, 0, 190, 4),
+                 Measured(6, 0, 195, 4)};
+  result.points = SummarizePoints(result.runs, Factors(config));
+  const std::string svg = ToSvg(config, result);
+  EXPECT_NE(svg.find("R = measured 4,"), std::string::npos) << svg;
+  // The dashed polyline: e = 1 at 1x, the knee at e = 4 at 4x, then flat.
+  const size_t at = svg.find("stroke-dasharray=\"6,4\"/>");
+  ASSERT_NE(at, std::string::npos) << svg;
+  const size_t start = svg.rfind("points=\"", at) + 8;
+  std::vector<double> ys;
+  for (absl::string_view point :
+       absl::StrSplit(svg.substr(start, svg.find('"', start) - start), ' ', absl::SkipEmpty())) {
+    double y = 0;
+    ASSERT_TRUE(absl::SimpleAtod(point.substr(point.find(',') + 1), &y)) << point;
+    ys.push_back(y);
+  }
+  ASSERT_EQ(ys.size(), 3u) << svg;
+  EXPECT_GT(ys[0], ys[1]);  // SVG y grows downwards: the knee is higher than e = 1
+  EXPECT_EQ(ys[1], ys[2]);
 }
 
 }  // namespace

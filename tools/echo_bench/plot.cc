@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "fmt/format.h"
+#include "regime.h"
 #include "report.h"
 
 namespace dataecho::bench {
@@ -23,6 +24,10 @@ std::string ToSvg(const BenchConfig& config, const BenchResult& result) {
     return kLeft + (e - 1) / std::max(1.0, max_e - 1) * (kW - kLeft - kRight);
   };
   auto y = [&](double s) { return kH - kBottom - s / max_y * (kH - kTop - kBottom); };
+  // R of the ideal line: the configured one, or (unthrottled) the one measured
+  // with the upstream alone; none known draws the ideal flat at 1.
+  const double ratio =
+      config.upstream_ratio > 0 ? config.upstream_ratio : Summarize(result.upstream_ratios).median;
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
       "{1}\" "
@@ -31,8 +36,9 @@ std::string ToSvg(const BenchConfig& config, const BenchResult& result) {
       kW, kH);
   svg += fmt::format(
       "<text x=\"{}\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">Speedup from data echoing "
-      "(R = {:g}, step {:g} ms, {}, median of {})</text>\n",
-      kW / 2, config.upstream_ratio, config.step_ms, InsertName(config.insert), config.repeats);
+      "(R = {}{:.3g}, step {:g} ms, {}, median of {})</text>\n",
+      kW / 2, config.upstream_ratio > 0 ? "" : "measured ", ratio, config.step_ms,
+      InsertName(config.insert), config.repeats);
   // Axes, grid and ticks.
   for (int e = 1; e <= static_cast<int>(max_e); ++e) {
     svg += fmt::format(
@@ -58,10 +64,10 @@ std::string ToSvg(const BenchConfig& config, const BenchResult& result) {
       (kTop + kH - kBottom) / 2);
   // Ideal min(e, R): dashed, with its knee at e = R.
   std::string ideal;
-  const double knee = config.upstream_ratio > 0 ? std::min(config.upstream_ratio, max_e) : 1;
+  const double knee = ratio > 0 ? std::clamp(ratio, 1.0, max_e) : 1;
   for (double e : {1.0, knee, max_e})
-    ideal += fmt::format("{:.1f},{:.1f} ", x(e),
-                         y(config.upstream_ratio > 0 ? std::min(e, config.upstream_ratio) : 1));
+    ideal +=
+        fmt::format("{:.1f},{:.1f} ", x(e), y(ratio > 0 ? std::max(1.0, std::min(e, ratio)) : 1));
   svg += fmt::format(
       "<polyline points=\"{}\" fill=\"none\" stroke=\"#888\" stroke-width=\"2\" "
       "stroke-dasharray=\"6,4\"/>\n",
