@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian packages dataecho needs, if any are missing. Safe to run repeatedly.
+# (libopenblas0-pthread: NumPy and PyTorch use Debian's reference BLAS without it, on which
+# the Python tests' small torch model trains about 20x slower.)
 set -euo pipefail
 PACKAGES=(build-essential cmake pkg-config git
   libabsl-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libcurl4-openssl-dev libturbojpeg0-dev libjpeg-dev libmicrohttpd-dev libpng-dev
   dataset-fashion-mnist python3-skimage curl nodejs npm clang
   clang-tidy clang-format libclang-rt-14-dev
-  libopenmpi-dev openmpi-bin)
+  libopenmpi-dev openmpi-bin
+  python3-dev pybind11-dev python3-numpy python3-torch python3-torchvision python3-pytest
+  libopenblas0-pthread)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

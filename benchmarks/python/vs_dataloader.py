@@ -1,0 +1,219 @@
+# Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+"""dataecho from Python against torch.utils.data.DataLoader, side by side.
+
+Runs in one process, on the same data (Fashion-MNIST's 60,000 training images,
+from Debian's dataset-fashion-mnist, loaded into memory once) and the same
+work, alternating the contenders round by round, and reports medians:
+
+1. Throughput: echo 2 -> shuffle 10,000 -> batch 256 (uint8 -> float32,
+   x / 255 standardized), delivered as torch tensors to a Python loop.
+   dataecho: from_arrays().echo().shuffle().batch(), tensors by DLPack.
+   DataLoader: an IterableDataset doing the same echo and shuffle buffer per
+   item, batches collated and normalized in torch, num_workers 0, 1 and 2
+   (persistent workers, each with its share of the rows; one warm-up epoch).
+   Items per second over one epoch (120,000 items); ratio = dataecho / the
+   DataLoader's best, with its spread over the rounds.
+2. Echo efficiency: an upstream R = 6 times slower than a 2 ms training step
+   (a Throttle), the step a busy-wait in Python; for e = 1, 2, 3, 4, 6, 8 the
+   speedup in steps per second over e = 1, divided by the ideal min(e, R).
+
+    PYTHONPATH=build/python python3 benchmarks/python/vs_dataloader.py --json=out.json
+
+writes {"dataecho_items_per_second", "dataloader_items_per_second": {"0", "1",
+"2"}, "ratio_vs_dataloader", "ratio_spread": [min, max], "echo_efficiency":
+{"1": ..., ...}, ...}.
+"""
+
+import argparse
+import gzip
+import json
+import random
+import statistics
+import time
+
+import numpy as np
+import torch
+import torch.utils.data
+
+import dataecho
+from dataecho.torch import to_tensors
+
+FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
+MEAN, STD = 0.2860, 0.3530
+
+
+def load_fashion_mnist():
+    with gzip.open(f"{FASHION_MNIST}/train-images-idx3-ubyte.gz") as f:
+        images = np.frombuffer(f.read(), np.uint8, offset=16).reshape(-1, 28, 28, 1)
+    with gzip.open(f"{FASHION_MNIST}/train-labels-idx1-ubyte.gz") as f:
+        labels = np.frombuffer(f.read(), np.uint8, offset=8).astype(np.int64)
+    return images, labels
+
+
+# ---------------------------------------------------------------- throughput
+
+
+def dataecho_items_per_second(images, labels, echo, buffer, batch):
+    pipeline = (dataecho.from_arrays(images, labels)
+                .echo(factor=float(echo), seed=1)
+                .shuffle(buffer_size=buffer, seed=2)
+                .batch(batch_size=batch, cast="float32", scale=1 / 255, mean=[MEAN],
+                       stddev=[STD]))
+    items = 0
+    start = time.perf_counter()
+    for b in pipeline:
+        x, y = to_tensors(b)
+        items += len(y)
+    elapsed = time.perf_counter() - start
+    pipeline.close()
+    return items / elapsed
+
+
+class EchoShuffleDataset(torch.utils.data.IterableDataset):
+    """Each item `echo` times, back to back, through a shuffle buffer, as dataecho does."""
+
+    def __init__(self, images, labels, echo, buffer, seed=2):
+        super().__init__()
+        self.images, self.labels, self.echo, self.buffer, self.seed = (
+            images, labels, echo, buffer, seed)
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        worker, workers = (info.id, info.num_workers) if info else (0, 1)
+        rng = random.Random(self.seed + worker)
+        buf = []
+        for i in range(worker, len(self.images), workers):
+            item = (self.images[i], self.labels[i])
+            for _ in range(self.echo):
+                if len(buf) < self.buffer:
+                    buf.append(item)
+                else:
+                    j = rng.randrange(self.buffer)
+                    yield buf[j]
+                    buf[j] = item
+        rng.shuffle(buf)
+        yield from buf
+
+
+def collate_normalized(items):
+    x = torch.from_numpy(np.stack([image for image, _ in items])).float()
+    x.div_(255).sub_(MEAN).div_(STD)
+    return x, torch.tensor([label for _, label in items])
+
+
+def dataloader(images, labels, echo, buffer, batch, workers):
+    return torch.utils.data.DataLoader(
+        EchoShuffleDataset(images, labels, echo, buffer), batch_size=batch,
+        collate_fn=collate_normalized, num_workers=workers, persistent_workers=workers > 0)
+
+
+def dataloader_items_per_second(loader):
+    items = 0
+    start = time.perf_counter()
+    for x, y in loader:
+        items += len(y)
+    return items / (time.perf_counter() - start)
+
+
+def throughput(images, labels, rounds, echo=2, buffer=10000, batch=256, workers=(0, 1, 2)):
+    loaders = {w: dataloader(images, labels, echo, buffer, batch, w) for w in workers}
+    for w in workers:  # warm-up epoch: workers started, pages touched
+        dataloader_items_per_second(loaders[w])
+    dataecho_items_per_second(images, labels, echo, buffer, batch)
+    runs = {"dataecho": [], **{w: [] for w in workers}}
+    for r in range(rounds):
+        order = ["dataecho", *workers]
+        order = order[r % len(order):] + order[:r % len(order)]  # rotate who goes first
+        for who in order:
+            if who == "dataecho":
+                runs[who].append(dataecho_items_per_second(images, labels, echo, buffer, batch))
+            else:
+                runs[who].append(dataloader_items_per_second(loaders[who]))
+        best = max(runs[w][-1] for w in workers)
+        print(f"round {r + 1}: dataecho {runs['dataecho'][-1]:,.0f} items/s, "
+              + ", ".join(f"DataLoader({w}) {runs[w][-1]:,.0f}" for w in workers)
+              + f", ratio {runs['dataecho'][-1] / best:.2f}", flush=True)
+    del loaders
+    ratios = [runs["dataecho"][r] / max(runs[w][r] for w in workers) for r in range(rounds)]
+    medians = {who: statistics.median(v) for who, v in runs.items()}
+    return {
+        "dataecho_items_per_second": medians["dataecho"],
+        "dataloader_items_per_second": {str(w): medians[w] for w in workers},
+        "ratio_vs_dataloader": medians["dataecho"] / max(medians[w] for w in workers),
+        "ratio_spread": [min(ratios), max(ratios)],
+        "ns_per_item": {"dataecho": 1e9 / medians["dataecho"],
+                        **{f"dataloader_{w}": 1e9 / medians[w] for w in workers}},
+    }
+
+
+# ------------------------------------------------------------ echo efficiency
+
+
+def busy_step(seconds):
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def steps_per_second(images, labels, echo, ratio, step_s, batch, warmup, steps):
+    per_example = ratio * step_s / batch  # upstream time per example
+    pipeline = (dataecho.from_arrays(images, labels)
+                .throttle(latency=per_example, min_sleep=0.001, catch_up=8 * ratio * step_s)
+                .prefetch(depth=batch)
+                .echo(factor=float(echo), seed=1)
+                .shuffle(buffer_size=2048, seed=2)
+                .batch(batch_size=batch, cast="float32", scale=1 / 255, mean=[MEAN],
+                       stddev=[STD], drop_remainder=True)
+                .prefetch(depth=4))
+    with pipeline:
+        for _ in range(warmup):
+            next(pipeline)
+            busy_step(step_s)
+        start = time.perf_counter()
+        for _ in range(steps):
+            to_tensors(next(pipeline))
+            busy_step(step_s)
+        return steps / (time.perf_counter() - start)
+
+
+def echo_efficiency(images, labels, factors=(1, 2, 3, 4, 6, 8), ratio=6.0, step_s=0.002,
+                    batch=128, warmup=50, steps=300):
+    rates = {}
+    for e in factors:
+        rates[e] = steps_per_second(images, labels, e, ratio, step_s, batch, warmup, steps)
+    base = rates[factors[0]]
+    out = {}
+    for e in factors:
+        speedup = rates[e] / base
+        out[str(e)] = speedup / min(e, ratio)
+        print(f"e = {e}: {rates[e]:6.1f} steps/s, speedup {speedup:.2f}x, ideal "
+              f"{min(e, ratio):.0f}x, efficiency {out[str(e)]:.3f}", flush=True)
+    return out, {str(e): r for e, r in rates.items()}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--rounds", type=int, default=5, help="throughput rounds (alternating)")
+    parser.add_argument("--steps", type=int, default=300, help="measured steps per echo factor")
+    parser.add_argument("--skip_efficiency", action="store_true")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    images, labels = load_fashion_mnist()
+    results = throughput(images, labels, args.rounds)
+    print(f"dataecho {results['dataecho_items_per_second']:,.0f} items/s "
+          f"({results['ns_per_item']['dataecho']:.0f} ns/item), DataLoader best "
+          f"{max(results['dataloader_items_per_second'].values()):,.0f} items/s: ratio "
+          f"{results['ratio_vs_dataloader']:.2f} (rounds {results['ratio_spread'][0]:.2f}-"
+          f"{results['ratio_spread'][1]:.2f})", flush=True)
+    if not args.skip_efficiency:
+        results["echo_efficiency"], results["echo_steps_per_second"] = echo_efficiency(
+            images, labels, steps=args.steps)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// python/src/bindings.h: the parts of the dataecho._dataecho extension module,
+// one function per area, called in this order by module.cc.
+//
+//   options.cc, options_sources.cc  option structs as classes (EchoOptions, ...)
+//   elements.cc                     Record, Example, Batch (zero-copy arrays, DLPack)
+//   formats.cc                      crc32c, encode_image_record, write_tfrecord
+//   sources.cc                      ObjectStore, sharding, from_* sources
+//   pipeline.cc                     Pipeline: iteration, stats, cancellation, close
+//   pipeline_stages.cc              prefetch, echo, adaptive/auto echo, shuffle, batch, ...
+//   transforms.cc                   map, echoed_batches, decoders and augmenters
+//
+// A new area (a C++ header's worth of API) gets a file and a function here.
+#ifndef DATAECHO_PYTHON_SRC_BINDINGS_H_
+#define DATAECHO_PYTHON_SRC_BINDINGS_H_
+
+#include <pybind11/pybind11.h>
+
+#include "pipeline.h"
+
+namespace dataecho::python {
+
+void RegisterOptionClasses(pybind11::module_& m);
+void RegisterElements(pybind11::module_& m);
+void RegisterFormats(pybind11::module_& m);
+void RegisterSources(pybind11::module_& m);
+PipelineClass RegisterPipeline(pybind11::module_& m);
+void RegisterStages(PipelineClass& cls);
+void RegisterTransforms(pybind11::module_& m, PipelineClass& cls);
+
+}  // namespace dataecho::python
+
+#endif  // DATAECHO_PYTHON_SRC_BINDINGS_H_

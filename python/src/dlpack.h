@@ -1,0 +1,53 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// python/src/dlpack.h: the DLPack structs (https://github.com/dmlc/dlpack,
+// v0.x ABI, as torch.utils.dlpack reads them), and a Tensor as a "dltensor"
+// capsule.
+//
+//   py::capsule c = ToDlpack(batch.components[0]);
+//   // Python: torch.utils.dlpack.from_dlpack(c) -> a tensor viewing the bytes
+//
+// The capsule (and then the consumer's tensor) co-owns the tensor's Buffer: the
+// bytes stay valid, and a pooled batch buffer is not reused, until the consumer
+// calls the deleter (torch: when its tensor is freed), from any thread.
+#ifndef DATAECHO_PYTHON_SRC_DLPACK_H_
+#define DATAECHO_PYTHON_SRC_DLPACK_H_
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+
+#include "dataecho/tensor.h"
+
+namespace dataecho::python {
+
+struct DLDevice {
+  int32_t device_type;  // kDLCPU = 1
+  int32_t device_id;
+};
+struct DLDataType {
+  uint8_t code;  // kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4
+  uint8_t bits;
+  uint16_t lanes;
+};
+struct DLTensor {
+  void* data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t* shape;
+  int64_t* strides;  // null: compact row-major
+  uint64_t byte_offset;
+};
+struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensor* self);
+};
+
+// A "dltensor" capsule viewing `tensor` (no copy).
+pybind11::capsule ToDlpack(const Tensor& tensor);
+
+}  // namespace dataecho::python
+
+#endif  // DATAECHO_PYTHON_SRC_DLPACK_H_

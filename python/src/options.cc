@@ -1,0 +1,242 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// The specs of the stage options (pipeline stages and echo placement). Field
+// docs are the C++ headers' comments, shortened.
+#include "options.h"
+
+#include "bindings.h"
+
+#include <deque>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace dataecho::python {
+
+void ThrowUnknownOption(std::string_view caller, std::string_view key,
+                        const std::vector<std::string>& valid) {
+  std::string names;
+  for (const std::string& n : valid) names += (names.empty() ? "" : ", ") + n;
+  throw py::type_error(std::string(caller) + "() got an unexpected keyword argument '" +
+                       std::string(key) + "' (options: " + names + ")");
+}
+
+void ThrowBadOptionType(std::string_view caller, std::string_view field, py::handle value,
+                        std::string_view what) {
+  throw py::type_error(std::string(caller) + "(): option '" + std::string(field) + "' takes " +
+                       std::string(what) + ", got " +
+                       py::str(py::type::of(value).attr("__name__")).cast<std::string>() + " " +
+                       py::repr(value).cast<std::string>());
+}
+
+const char* KeepDoc(std::string doc) {
+  static auto* docs = new std::deque<std::string>();
+  docs->push_back(std::move(doc));
+  return docs->back().c_str();
+}
+
+void KwargsSplit::CheckAllUsed() const {
+  for (const auto& [key, value] : kwargs_) {
+    const std::string k = py::str(key);
+    bool used = false;
+    for (const std::string& u : used_) used = used || u == k;
+    if (!used) ThrowUnknownOption(caller_, k, valid_);
+  }
+}
+
+template <>
+const OptionsSpec<PrefetchOptions>& Spec<PrefetchOptions>() {
+  static const auto* spec =
+      &(*new OptionsSpec<PrefetchOptions>("PrefetchOptions"))
+           .Add("depth", &PrefetchOptions::depth, "Elements buffered ahead of the consumer. >= 1.")
+           .Add("name", &PrefetchOptions::name, "Name shown in stats.");
+  return *spec;
+}
+
+template <>
+const OptionsSpec<MapOptions>& Spec<MapOptions>() {
+  static const auto* spec =
+      &(*new OptionsSpec<MapOptions>("MapOptions"))
+           .Add("parallelism", &MapOptions::parallelism,
+                "Worker threads; 0 = call the function inline in the consumer's thread.")
+           .Add("deterministic", &MapOptions::deterministic,
+                "True: results in input order; False: in completion order.")
+           .Add("buffer", &MapOptions::buffer,
+                "Results buffered ahead of the consumer beyond the calls in flight.")
+           .Add("name", &MapOptions::name, "Name shown in stats.");
+  return *spec;
+}
+
+template <>
+const OptionsSpec<EchoOptions>& Spec<EchoOptions>() {
+  static const auto* spec =
+      &(*new OptionsSpec<EchoOptions>("EchoOptions"))
+           .Add("factor", &EchoOptions::factor,
+                "Echo factor e: finite, >= 1. Each item is emitted floor(e) times, plus once "
+                "more with probability e - floor(e), drawn per item.")
+           .Add("seed", &EchoOptions::seed, "Seed of the per-item draw for fractional factors.")
+           .Add("name", &EchoOptions::name, "Name shown in stats.");
+  return *spec;
+}
+
+template <>
+const OptionsSpec<AdaptiveEchoOptions>& Spec<AdaptiveEchoOptions>() {
+  using O = AdaptiveEchoOptions;
+  static const auto* spec =
+      &(*new OptionsSpec<O>("AdaptiveEchoOptions"))
+           .Add("max_factor", &O::max_factor,
+                "m: the most emissions of one item, the fresh one included. Finite, in "
+                "[1, 1e6]; fractional values are realized per item.")
+           .Add("pool_size", &O::pool_size, "k: the most recent items kept for repeats. >= 1.")
+           .Add("min_fresh_fraction", &O::min_fresh_fraction,
+                "Floor on fresh / emitted, in [0, 1]; 0 = no floor.")
+           .Add("seed", &O::seed, "Seed of the per-item budget draw for fractional m.")
+           .Add("rate_window", &O::rate_window,
+                "Fresh items per window of the upstream-rate estimate. >= 1.")
+           .Add("rate_smoothing", &O::rate_smoothing,
+                "Weight of a new window in the moving estimate, in (0, 1].")
+           .Add("replay_decisions", &O::replay_decisions,
+                "Debugging: decisions ('F' fresh / 'R' repeat) to follow instead of asking "
+                "the upstream; adaptive again once they run out.")
+           .Add("gate_poll", &O::gate_poll,
+                "Seconds between checks of the input while a demand gate is closed "
+                "(echoed_batches placement 'adaptive').")
+           .Add("name", &O::name, "Name shown in stats.");
+  return *spec;
+}
+
+template <>
+const OptionsSpec<AutoEchoOptions>& Spec<AutoEchoOptions>() {
+  using O = AutoEchoOptions;
+  static const auto* spec =
+      &(*new OptionsSpec<O>("AutoEchoOptions"))
+           .AddCustom(
+               "adaptive", "AdaptiveEchoOptions | dict",
+               [](O& o, py::handle v) {
+                 o.adaptive = Spec<AdaptiveEchoOptions>().FromValue(v, "AutoEchoOptions");
+               },
+               [](const O& o) { return py::cast(o.adaptive); },
+               "The warm-up's adaptive echo; adaptive.max_factor is also the largest factor "
+               "that may be chosen.")
+           .Add("warmup", &O::warmup, "Elements emitted (adaptively) before the factor is fixed.")
+           .Add("name", &O::name, "Name shown in stats.");
+  return *spec;
+}
+
+template <>
+const OptionsSpec<ShuffleOptions>& Spec<ShuffleOptions>() {
+  static const auto* spec =
+      &(*new OptionsSpec<ShuffleOptions>("ShuffleOptions"))
+           .Add("buffer_size", &ShuffleOptions::buffer_size, "Elements held. >= 1 (1 = none).")
+           .Add("seed", &ShuffleOptions::seed, "Seed of the draws.")
+           .Add("max_bytes", &ShuffleOptions::max_bytes,
+                "Cap on payload bytes held (RESOURCE_EXHAUSTED beyond it); 0 = no cap.")
+           .Add("name", &ShuffleOptions::name, "Name shown in stats.");
+  return *spec;
+}
+
+template <>
+const OptionsSpec<BatchOptions>& Spec<BatchOptions>() {
+  static const auto* spec =
+      &(*new OptionsSpec<BatchOptions>("BatchOptions"))
+           .Add("batch_size", &BatchOptions::batch_size, "Rows per batch. >= 1.")
+           .Add("drop_remainder", &BatchOptions::drop_remainder,
+                "Drop a final batch with fewer than batch_size rows.")
+           .Add("cast", &BatchOptions::cast,
+                "Output dtype of every component: None keeps the input dtype; 'float32', "
+                "'float16' or 'bfloat16' converts.")
+           .Add("scale", &BatchOptions::scale,
+                "Normalization with the cast: y = (x * scale - mean[c]) / stddev[c].")
+           .Add("mean", &BatchOptions::mean, "Per channel (or one value); empty = 0.")
+           .Add("stddev", &BatchOptions::stddev, "Per channel (or one value); empty = 1.")
+           .Add("alignment", &BatchOptions::alignment, "Alignment of every fused buffer, bytes.")
+           .Add("max_bytes", &BatchOptions::max_bytes,
+                "Cap on one batch's buffers (ResourceExhaustedError above it); 0 = "
+                "DefaultMemoryCap(), half of the memory the process may use.")
+           .Add("threads", &BatchOptions::threads,
+                "Threads that copy and convert the rows of one batch, the caller's included "
+                "(1..64); used for batches of at least parallel_min_rows rows.")
+           .Add("parallel_min_rows", &BatchOptions::parallel_min_rows,
+                "Smallest batch whose rows are split among the threads.")
+           .Add("name", &BatchOptions::name, "Name shown in stats.");
+  return *spec;
+}
+
+template <>
+const OptionsSpec<ThrottleOptions>& Spec<ThrottleOptions>() {
+  static const auto* spec =
+      &(*new OptionsSpec<ThrottleOptions>("ThrottleOptions"))
+           .Add("latency", &ThrottleOptions::latency, "Added delay per element, seconds.")
+           .Add("bytes_per_second", &ThrottleOptions::bytes_per_second, "Bandwidth cap; 0 = none.")
+           .Add("spin", &ThrottleOptions::spin,
+                "The last part of every wait is a busy-wait of at most this long, seconds.")
+           .Add("catch_up", &ThrottleOptions::catch_up,
+                "A request this soon after the previous scheduled release continues the "
+                "schedule, seconds.")
+           .Add("min_sleep", &ThrottleOptions::min_sleep,
+                "Release without sleeping while the schedule is less than this far ahead, "
+                "seconds; 0 = sleep for every element.")
+           .Add("name", &ThrottleOptions::name, "Name shown in stats.");
+  return *spec;
+}
+
+template <>
+const OptionsSpec<EchoedBatchesOptions>& Spec<EchoedBatchesOptions>() {
+  using O = EchoedBatchesOptions;
+  // A nested option struct: a dict or an instance of its class.
+  auto nested = [](auto O::*member, const char* type, const char* doc) {
+    using M = std::remove_reference_t<decltype(std::declval<O&>().*member)>;
+    return std::make_tuple(
+        std::string(type), typename OptionsSpec<O>::Setter([member](O& o, py::handle v) {
+          o.*member = Spec<M>().FromValue(v, "echoed_batches");
+        }),
+        typename OptionsSpec<O>::Getter([member](const O& o) { return py::cast(o.*member); }),
+        std::string(doc));
+  };
+  static const auto* spec = [&] {
+    auto* s = new OptionsSpec<O>("EchoedBatchesOptions");
+    s->Add("placement", &O::placement,
+           "Where echo goes: 'before_augment' (example echoing, then augmentation), "
+           "'after_augment', 'batch' (whole batches after Batch) or 'adaptive'.");
+    auto add = [s](const char* name, auto parts) {
+      auto [type, set, get, doc] = std::move(parts);
+      s->AddCustom(name, type, std::move(set), std::move(get), doc);
+    };
+    add("echo", nested(&O::echo, "EchoOptions | dict", "The fixed placements' echo."));
+    add("adaptive", nested(&O::adaptive, "AdaptiveEchoOptions | dict",
+                           "Placement 'adaptive': its echo (max_factor, pool_size, seed, ...)."));
+    s->Add("gate_below", &O::gate_below,
+           "Placement 'adaptive': repeat only while fewer than this many batches wait in the "
+           "final prefetch; 0 = no gate.");
+    add("augment", nested(&O::augment, "MapOptions | dict", "The Map that runs the augmentation."));
+    add("shuffle", nested(&O::shuffle, "ShuffleOptions | dict", "The shuffle after echo."));
+    add("batch", nested(&O::batch, "BatchOptions | dict", "The batch stage."));
+    add("prefetch", nested(&O::prefetch, "PrefetchOptions | dict",
+                           "The final prefetch (the consumer's queue)."));
+    return s;
+  }();
+  return *spec;
+}
+
+void RegisterOptionClasses(py::module_& m) {
+  // Nested options first: the docs of the others show their defaults.
+  Spec<EchoOptions>().BindClass(m, "EchoOptions", "Options of Pipeline.echo().");
+  Spec<AdaptiveEchoOptions>().BindClass(m, "AdaptiveEchoOptions",
+                                        "Options of Pipeline.adaptive_echo().");
+  Spec<AutoEchoOptions>().BindClass(m, "AutoEchoOptions", "Options of Pipeline.auto_echo().");
+  Spec<MapOptions>().BindClass(m, "MapOptions", "Options of Pipeline.map().");
+  Spec<PrefetchOptions>().BindClass(m, "PrefetchOptions", "Options of Pipeline.prefetch().");
+  Spec<ShuffleOptions>().BindClass(m, "ShuffleOptions", "Options of Pipeline.shuffle().");
+  Spec<BatchOptions>().BindClass(m, "BatchOptions", "Options of Pipeline.batch().");
+  Spec<ThrottleOptions>().BindClass(m, "ThrottleOptions", "Options of Pipeline.throttle().");
+  Spec<EchoedBatchesOptions>().BindClass(m, "EchoedBatchesOptions",
+                                         "Options of Pipeline.echoed_batches().");
+  Spec<RetryOptions>().BindClass(m, "RetryOptions", "ObjectStore(retry=...).");
+  Spec<HttpOptions>().BindClass(m, "HttpOptions", "ObjectStore(http=...).");
+  Spec<GcsOptions>().BindClass(m, "GcsOptions", "ObjectStore(gcs=...).");
+  Spec<S3Options>().BindClass(m, "S3Options", "ObjectStore(s3=...).");
+  Spec<JpegCropOptions>().BindClass(m, "JpegCropOptions", "RandomResizedCrop(jpeg=...).");
+}
+
+}  // namespace dataecho::python

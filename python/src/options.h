@@ -1,0 +1,271 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// python/src/options.h: C++ option structs as Python keyword arguments.
+//
+// One OptionsSpec<T> per option struct lists its fields once: Python name (the
+// C++ field name), member and docstring line. From it the binding gets
+//   - keyword arguments for builder methods, with the defaults of the C++
+//     struct (a default-constructed T), so they cannot drift apart:
+//       EchoOptions o = Spec<EchoOptions>().FromKwargs(kwargs, "echo");
+//   - the docstring lines "factor: float = 2.0 -- ..." (Doc());
+//   - a Python class with the same fields, for nested options
+//     (dataecho.EchoOptions(factor=2, seed=1), or a dict in its place).
+// An unknown keyword raises TypeError naming the valid ones; a value of the
+// wrong type raises TypeError naming the field. Values are checked by the
+// stage factories (InvalidArgumentError), as in C++.
+//
+// Thread safety: specs are built once, at import, and then only read.
+#ifndef DATAECHO_PYTHON_SRC_OPTIONS_H_
+#define DATAECHO_PYTHON_SRC_OPTIONS_H_
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "casters.h"
+#include "dataecho/augment.h"
+#include "dataecho/batch.h"
+#include "dataecho/echo_options.h"
+#include "dataecho/echo_placement.h"
+#include "dataecho/formats/fixed_length.h"
+#include "dataecho/formats/idx.h"
+#include "dataecho/formats/jpeg.h"
+#include "dataecho/formats/tfrecord.h"
+#include "dataecho/map.h"
+#include "dataecho/prefetch.h"
+#include "dataecho/random_resized_crop.h"
+#include "dataecho/shuffle.h"
+#include "dataecho/storage/sharding.h"
+#include "dataecho/storage/store_options.h"
+#include "dataecho/storage/throttled_store.h"
+#include "dataecho/throttle.h"
+
+namespace dataecho::python {
+
+namespace py = pybind11;
+
+// Raises TypeError("<caller>() got an unexpected keyword argument ...").
+[[noreturn]] void ThrowUnknownOption(std::string_view caller, std::string_view key,
+                                     const std::vector<std::string>& valid);
+// Raises TypeError for a value of the wrong type for `field`.
+[[noreturn]] void ThrowBadOptionType(std::string_view caller, std::string_view field,
+                                     py::handle value, std::string_view what);
+
+template <typename T>
+class OptionsSpec {
+ public:
+  using Setter = std::function<void(T&, py::handle)>;
+  using Getter = std::function<py::object(const T&)>;
+  struct Field {
+    std::string name;
+    std::string type;  // shown in docs: "float", "int", "str", ...
+    Setter set;
+    Getter get;
+    std::string doc;
+  };
+
+  // `cpp_name`: the C++ struct ("EchoOptions"), named in docs.
+  explicit OptionsSpec(std::string cpp_name) : cpp_name_(std::move(cpp_name)) {}
+
+  template <typename M>
+  OptionsSpec& Add(std::string name, M T::*member, std::string doc) {
+    std::string type = py::detail::make_caster<M>::name.text;
+    return AddCustom(
+        std::move(name), std::move(type), [member](T& t, py::handle h) { t.*member = h.cast<M>(); },
+        [member](const T& t) { return py::cast(t.*member); }, std::move(doc));
+  }
+  OptionsSpec& AddCustom(std::string name, std::string type, Setter set, Getter get,
+                         std::string doc) {
+    fields_.push_back(
+        {std::move(name), std::move(type), std::move(set), std::move(get), std::move(doc)});
+    return *this;
+  }
+
+  const std::string& cpp_name() const { return cpp_name_; }
+  const std::vector<Field>& fields() const { return fields_; }
+  const Field* Find(std::string_view name) const {
+    for (const Field& f : fields_) {
+      if (f.name == name) return &f;
+    }
+    return nullptr;
+  }
+  std::vector<std::string> Names() const {
+    std::vector<std::string> names;
+    for (const Field& f : fields_) names.push_back(f.name);
+    return names;
+  }
+
+  // Sets `field` of `*out` from `value`.
+  void Set(const Field& field, T* out, py::handle value, std::string_view caller) const {
+    try {
+      field.set(*out, value);
+    } catch (const py::cast_error&) {
+      ThrowBadOptionType(caller, field.name, value, field.type);
+    }
+  }
+  // Sets the fields named in `kwargs` (every key must be a field).
+  void Apply(const py::dict& kwargs, T* out, std::string_view caller) const {
+    for (const auto& [key, value] : kwargs) {
+      const std::string k = py::str(key);
+      const Field* f = Find(k);
+      if (f == nullptr) ThrowUnknownOption(caller, k, Names());
+      Set(*f, out, value, caller);
+    }
+  }
+  T FromKwargs(const py::dict& kwargs, std::string_view caller) const {
+    T t;
+    Apply(kwargs, &t, caller);
+    return t;
+  }
+  // A nested option: None (defaults), a dict of fields or an instance of the
+  // bound class.
+  T FromValue(py::handle value, std::string_view caller) const {
+    if (value.is_none()) return T();
+    if (py::isinstance<py::dict>(value)) return FromKwargs(value.cast<py::dict>(), caller);
+    return value.cast<T>();
+  }
+
+  // One line per field: "  name: type = default\n      doc".
+  std::string Doc() const {
+    const T defaults;
+    std::string out;
+    for (const Field& f : fields_) {
+      out += "  " + f.name + ": " + f.type + " = " +
+             py::repr(f.get(defaults)).template cast<std::string>() + "\n      " + f.doc + "\n";
+    }
+    return out;
+  }
+
+  // Binds T as the Python class `py_name`: a keyword constructor, the fields
+  // as attributes, __repr__ and equality-free value semantics (copies).
+  void BindClass(py::module_& m, const char* py_name, const std::string& summary) const {
+    const OptionsSpec* spec = this;  // specs live for the life of the module
+    const std::string doc = summary + "\n\nFields (C++ " + cpp_name_ + "):\n" + Doc();
+    py::class_<T> cls(m, py_name, doc.c_str());
+    cls.def(
+        py::init([spec, py_name](const py::kwargs& kw) { return spec->FromKwargs(kw, py_name); }));
+    for (const Field& f : fields_) {
+      const Field* field = &f;
+      cls.def_property(
+          f.name.c_str(), [field](const T& t) { return field->get(t); },
+          [spec, field, py_name](T& t, py::handle v) { spec->Set(*field, &t, v, py_name); },
+          f.doc.c_str());
+    }
+    cls.def("__repr__", [spec, py_name](const T& t) { return spec->Repr(py_name, t); });
+  }
+
+  // "name(field=value, ...)".
+  std::string Repr(const std::string& name, const T& t) const {
+    std::string out = name + "(";
+    bool first = true;
+    for (const Field& f : fields_) {
+      out += (first ? "" : ", ") + f.name + "=" + py::repr(f.get(t)).template cast<std::string>();
+      first = false;
+    }
+    return out + ")";
+  }
+
+ private:
+  std::string cpp_name_;
+  std::vector<Field> fields_;
+};
+
+// The spec of each option struct the binding uses. Built on first use; never
+// destroyed. A new option struct: declare it here, define it in options.cc
+// (stages) or options_sources.cc (stores, formats, decoders, augmenters).
+template <typename T>
+const OptionsSpec<T>& Spec();
+#define DATAECHO_PYTHON_DECLARE_SPEC(T) \
+  template <>                           \
+  const OptionsSpec<T>& Spec<T>()
+DATAECHO_PYTHON_DECLARE_SPEC(PrefetchOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(MapOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(EchoOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(AdaptiveEchoOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(AutoEchoOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(ShuffleOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(BatchOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(ThrottleOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(EchoedBatchesOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(TFRecordReaderOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(InterleaveOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(IdxOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(FixedLengthOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(FixedImageLayout);
+DATAECHO_PYTHON_DECLARE_SPEC(ShardOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(RandomCropOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(RandomFlipOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(NormalizeOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(CastOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(JpegDecodeOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(JpegCropOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(RandomResizedCropOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(RetryOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(HttpOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(GcsOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(S3Options);
+DATAECHO_PYTHON_DECLARE_SPEC(ObjectStoreOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(ThrottledStoreOptions);
+#undef DATAECHO_PYTHON_DECLARE_SPEC
+
+// Splits `kwargs` between several option structs whose field names differ:
+// each key goes to the spec that has it; a key none has raises TypeError.
+//
+//   KwargsSplit split(kwargs, "from_tfrecord");
+//   auto reader = split.Take<TFRecordReaderOptions>();
+//   auto interleave = split.Take<InterleaveOptions>();
+//   split.CheckAllUsed();
+class KwargsSplit {
+ public:
+  KwargsSplit(py::dict kwargs, std::string_view caller)
+      : kwargs_(std::move(kwargs)), caller_(caller) {}
+  // A default T with the fields of T found in the kwargs.
+  template <typename T>
+  T Take() {
+    const OptionsSpec<T>& spec = Spec<T>();
+    T t;
+    for (const auto& [key, value] : kwargs_) {
+      const std::string k = py::str(key);
+      if (const auto* f = spec.Find(k)) {
+        spec.Set(*f, &t, value, caller_);
+        used_.push_back(k);
+      }
+    }
+    for (std::string& n : spec.Names()) valid_.push_back(std::move(n));
+    return t;
+  }
+  // Takes a keyword argument of the caller's own (not a spec field), if given.
+  py::object Pop(const char* name) {
+    valid_.emplace_back(name);
+    if (!kwargs_.contains(name)) return py::none();
+    used_.emplace_back(name);
+    return kwargs_[name];
+  }
+  // Raises TypeError for a key that no Take() or Pop() used.
+  void CheckAllUsed() const;
+
+ private:
+  py::dict kwargs_;
+  std::string caller_;
+  std::vector<std::string> used_, valid_;
+};
+
+// A docstring kept for the life of the module (pybind11 keeps the pointer).
+const char* KeepDoc(std::string doc);
+
+// "<summary>\n\nKeyword arguments (C++ <struct>, same names and defaults): ..."
+template <typename O>
+const char* OptionsDoc(const std::string& summary) {
+  const OptionsSpec<O>& spec = Spec<O>();
+  return KeepDoc(summary + "\n\nKeyword arguments (C++ " + spec.cpp_name() +
+                 ", same names and defaults):\n" + spec.Doc());
+}
+
+}  // namespace dataecho::python
+
+#endif  // DATAECHO_PYTHON_SRC_OPTIONS_H_

@@ -1,0 +1,319 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+#include "pipeline.h"
+
+#include <pthread.h>
+#include <pybind11/stl.h>
+#include <unistd.h>
+
+#include <string>
+#include <utility>
+
+#include "absl/time/time.h"
+#include "dataecho/stats.h"
+#include "status.h"
+
+namespace dataecho::python {
+namespace {
+
+// How long next() waits with the GIL released before it checks for signals.
+constexpr absl::Duration kSignalCheckInterval = absl::Milliseconds(50);
+
+absl::Mutex registry_mu;
+std::vector<std::weak_ptr<PipelineHandle>>& Registry() ABSL_EXCLUSIVE_LOCKS_REQUIRED(registry_mu) {
+  static auto* handles = new std::vector<std::weak_ptr<PipelineHandle>>();
+  return *handles;
+}
+
+// Threads inside next(): interpreter exit waits for them to leave it (they
+// hold no GIL while they wait, and a thread that takes the GIL back during
+// finalization is ended by Python mid-C++, which aborts).
+absl::Mutex waiters_mu;
+int waiters ABSL_GUARDED_BY(waiters_mu) = 0;
+// How long CloseAll waits for them.
+constexpr absl::Duration kExitWaitLimit = absl::Seconds(10);
+
+class WaiterScope {
+ public:
+  WaiterScope() {
+    absl::MutexLock lock(&waiters_mu);
+    ++waiters;
+  }
+  ~WaiterScope() {
+    absl::MutexLock lock(&waiters_mu);
+    --waiters;
+  }
+  WaiterScope(const WaiterScope&) = delete;
+  WaiterScope& operator=(const WaiterScope&) = delete;
+};
+
+const char* ElementNameOf(const AnyPipeline& p) {
+  return std::visit(
+      [](const auto& pl) { return ElementName<typename std::decay_t<decltype(pl)>::value_type>(); },
+      p);
+}
+
+// Runs `fn` without the GIL if this thread holds it.
+template <typename F>
+void WithoutGil(F&& fn) {
+  if (Py_IsInitialized() != 0 && PyGILState_Check() != 0) {
+    py::gil_scoped_release nogil;
+    fn();
+  } else {
+    fn();
+  }
+}
+
+template <typename T>
+py::object NextFrom(Puller<T>& puller) {
+  const WaiterScope waiter;
+  while (true) {
+    std::optional<typename Puller<T>::Item> item;
+    {
+      py::gil_scoped_release nogil;
+      item = puller.Pop(kSignalCheckInterval);
+    }
+    if (item.has_value()) {
+      if (!item->ok()) ThrowStatus(item->status());
+      if (!(*item)->has_value()) throw py::stop_iteration();
+      return py::cast(std::move(***item));
+    }
+    // Still waiting: let Python run its signal handlers (Ctrl-C raises
+    // KeyboardInterrupt here). The element keeps coming: the next call gets it.
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  }
+}
+
+py::dict StatsDict(const StageStats& s) {
+  py::dict d;
+  d["stage"] = s.name;
+  d["elements"] = s.elements;
+  d["bytes"] = s.bytes;
+  d["input_wait_s"] = absl::ToDoubleSeconds(s.input_wait);
+  d["consumer_wait_s"] = absl::ToDoubleSeconds(s.consumer_wait);
+  for (const auto& [key, value] : s.extra) d[py::str(key)] = value;
+  return d;
+}
+
+}  // namespace
+
+PipelineHandle::PipelineHandle(AnyPipeline pipeline)
+    : element_type_(ElementNameOf(pipeline)), pid_(getpid()), builder_(std::move(pipeline)) {}
+
+PipelineHandle::~PipelineHandle() { Close(); }
+
+AnyPipeline PipelineHandle::TakeForBuilder(const char* method) {
+  absl::MutexLock lock(&mu_);
+  switch (state_) {
+    case State::kBuilding: break;
+    case State::kConsumed:
+      throw py::value_error(std::string("this pipeline was consumed by .") + consumed_by_ +
+                            "(): use the pipeline that call returned");
+    case State::kIterating:
+      throw py::value_error(std::string(".") + method +
+                            "() on a pipeline that is being iterated: add stages before the "
+                            "first next()");
+    case State::kClosed:
+      throw py::value_error(std::string(".") + method + "() on a closed pipeline");
+  }
+  state_ = State::kConsumed;
+  consumed_by_ = method;
+  AnyPipeline out = *std::move(builder_);
+  builder_.reset();
+  return out;
+}
+
+PipelineHandle::AnyPuller PipelineHandle::StartLocked() {
+  return std::visit(
+      [](auto&& p) -> AnyPuller {
+        using T = typename std::decay_t<decltype(p)>::value_type;
+        return std::make_shared<Puller<T>>(ValueOrThrow(std::move(p).Release()));
+      },
+      *std::move(builder_));
+}
+
+py::object PipelineHandle::Next() {
+  AnyPuller puller;
+  {
+    absl::MutexLock lock(&mu_);
+    switch (state_) {
+      case State::kBuilding:
+        puller_ = StartLocked();
+        builder_.reset();
+        state_ = State::kIterating;
+        break;
+      case State::kIterating: break;
+      case State::kConsumed:
+        throw py::value_error(std::string("this pipeline was consumed by .") + consumed_by_ +
+                              "(): iterate the pipeline that call returned");
+      case State::kClosed: ThrowStatus(absl::CancelledError("pipeline closed"));
+    }
+    puller = puller_;  // kept alive while we wait, even if closed meanwhile
+  }
+  return std::visit(
+      [](auto& p) -> py::object {
+        if constexpr (std::is_same_v<std::decay_t<decltype(p)>, std::monostate>) {
+          throw py::stop_iteration();
+        } else {
+          return NextFrom(*p);
+        }
+      },
+      puller);
+}
+
+void PipelineHandle::Cancel() {
+  absl::MutexLock lock(&mu_);
+  if (builder_.has_value()) std::visit([](auto& p) { p.Cancel(); }, *builder_);
+  std::visit(
+      [](auto& p) {
+        if constexpr (!std::is_same_v<std::decay_t<decltype(p)>, std::monostate>) p->Cancel();
+      },
+      puller_);
+}
+
+void PipelineHandle::Close() {
+  std::optional<AnyPipeline> builder;
+  AnyPuller puller;
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ == State::kClosed) return;
+    std::vector<StageStats> stats;
+    if (builder_.has_value()) stats = std::visit([](auto& p) { return p.Stats(); }, *builder_);
+    std::visit(
+        [&](auto& p) {
+          if constexpr (!std::is_same_v<std::decay_t<decltype(p)>, std::monostate>) {
+            p->AppendStats(&stats);
+          }
+        },
+        puller_);
+    if (state_ != State::kConsumed) final_stats_ = std::move(stats);
+    state_ = State::kClosed;
+    builder = std::move(builder_);
+    builder_.reset();
+    puller = std::move(puller_);
+    puller_ = std::monostate();
+  }
+  if (getpid() != pid_) {  // inherited through fork(): the threads are not ours
+    new std::optional<AnyPipeline>(std::move(builder));  // NOLINT: leaked on purpose
+    new AnyPuller(std::move(puller));                    // NOLINT: leaked on purpose
+    return;
+  }
+  WithoutGil([&] {
+    std::visit(
+        [](auto& p) {
+          if constexpr (!std::is_same_v<std::decay_t<decltype(p)>, std::monostate>) p->Shutdown();
+        },
+        puller);
+    builder.reset();
+  });
+}
+
+std::vector<StageStats> PipelineHandle::Stats() const {
+  absl::MutexLock lock(&mu_);
+  if (builder_.has_value()) return std::visit([](const auto& p) { return p.Stats(); }, *builder_);
+  std::vector<StageStats> stats;
+  std::visit(
+      [&](const auto& p) {
+        if constexpr (!std::is_same_v<std::decay_t<decltype(p)>, std::monostate>) {
+          p->AppendStats(&stats);
+        }
+      },
+      puller_);
+  return state_ == State::kClosed ? final_stats_ : stats;
+}
+
+void PipelineHandle::CloseAll() {
+  std::vector<std::shared_ptr<PipelineHandle>> live;
+  {
+    absl::MutexLock lock(&registry_mu);
+    for (const std::weak_ptr<PipelineHandle>& w : Registry()) {
+      if (std::shared_ptr<PipelineHandle> h = w.lock()) live.push_back(std::move(h));
+    }
+    Registry().clear();
+  }
+  for (const std::shared_ptr<PipelineHandle>& h : live) h->Close();
+  // Threads that were waiting in next() now raise CancelledError; let them
+  // leave next() before the interpreter finalizes.
+  WithoutGil([] {
+    absl::MutexLock lock(&waiters_mu);
+    waiters_mu.AwaitWithTimeout(absl::Condition(
+                                    +[](int* n) { return *n == 0; }, &waiters),
+                                kExitWaitLimit);
+  });
+}
+
+std::shared_ptr<PipelineHandle> MakeHandle(AnyPipeline pipeline) {
+  const absl::Status status = std::visit([](const auto& p) { return p.status(); }, pipeline);
+  CheckOk(status);
+  auto handle = std::make_shared<PipelineHandle>(std::move(pipeline));
+  absl::MutexLock lock(&registry_mu);
+  std::vector<std::weak_ptr<PipelineHandle>>& all = Registry();
+  std::erase_if(all, [](const std::weak_ptr<PipelineHandle>& w) { return w.expired(); });
+  all.push_back(handle);
+  return handle;
+}
+
+void ThrowWrongElement(const char* method, const char* wanted, const char* have, const char* hint) {
+  throw py::type_error(std::string(".") + method + "() needs a pipeline of " + wanted +
+                       "s; this one yields " + have + "s" + hint);
+}
+
+PipelineClass RegisterPipeline(py::module_& m) {
+  PipelineClass cls(m, "Pipeline",
+                    R"(A dataecho input pipeline: a Python iterator over its elements.
+
+Made by a source (from_tfrecord, from_idx, from_arrays, ...) and extended by
+builder calls that mirror the C++ builder (map, prefetch, echo, adaptive_echo,
+auto_echo, shuffle, batch, throttle, take, shard, echoed_batches). Each call
+returns a new Pipeline and consumes the one it was called on. Options are
+keyword arguments named and defaulted as the C++ option structs' fields; a bad
+option raises InvalidArgumentError at the call.
+
+Iterating runs the stages on their C++ threads; next() releases the GIL while
+it waits, so other Python threads run. The pipeline runs at most one element
+ahead of Python (its "python" stats row). close() (or `with`, or del, or
+interpreter exit) cancels it and joins its threads.)");
+  cls.def_property_readonly("element_type", &PipelineHandle::element_type,
+                            "'Record', 'Example' or 'Batch': what next() returns.")
+      .def("__iter__", [](const py::object& self) { return self; })
+      .def("__next__", &PipelineHandle::Next,
+           "The next element. Waits with the GIL released; Ctrl-C raises KeyboardInterrupt "
+           "(the element still comes with the next call). StopIteration at the end; an "
+           "error raises its StatusError subclass, and every later call raises it again.")
+      .def("cancel", &PipelineHandle::Cancel,
+           "Cancels the pipeline from any thread: blocked and later next() calls raise "
+           "CancelledError.")
+      .def("close", &PipelineHandle::Close,
+           "Cancels the pipeline, joins its threads and frees its stages. Idempotent.")
+      .def("__enter__", [](const py::object& self) { return self; })
+      .def("__exit__",
+           [](PipelineHandle& self, const py::args&) {
+             self.Close();
+             return false;
+           })
+      .def(
+          "stats",
+          [](const PipelineHandle& self) {
+            py::list out;
+            for (const StageStats& s : self.Stats()) out.append(StatsDict(s));
+            return out;
+          },
+          "Every stage's statistics, source first, as dicts: stage, elements, bytes, "
+          "input_wait_s, consumer_wait_s and the stage's own figures (echo: fresh, repeats, "
+          "realized_factor; batch: fresh_rows, buffer_allocations; ...).")
+      .def(
+          "format_stats", [](const PipelineHandle& self) { return FormatStatsTable(self.Stats()); },
+          "The stats as an aligned text table.")
+      .def("__repr__", [](const PipelineHandle& self) {
+        return std::string("<dataecho.Pipeline of ") + self.element_type() + "s>";
+      });
+  // A child of fork() (a DataLoader worker) makes pipelines of its own: the
+  // registry's lock must not be copied while another thread holds it.
+  static const int at_fork = pthread_atfork(
+      [] { registry_mu.Lock(); }, [] { registry_mu.Unlock(); }, [] { registry_mu.Unlock(); });
+  static_cast<void>(at_fork);
+  m.def("_close_all", &PipelineHandle::CloseAll,
+        "Closes every live pipeline (registered with atexit by the package).");
+  return cls;
+}
+
+}  // namespace dataecho::python

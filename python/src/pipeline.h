@@ -1,0 +1,134 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// python/src/pipeline.h: dataecho.Pipeline, a typed C++ pipeline behind one
+// Python class.
+//
+// The C++ builder is typed (Pipeline<T>); Python's is not. The binding exposes
+// three element types, each a step of the usual input path:
+//
+//   Record  (file sources)  --map(decoder)-->  Example  --batch()-->  Batch
+//
+// and a PipelineHandle holds a Pipeline of one of them (AnyPipeline). A builder
+// call moves the C++ pipeline out of its handle (which is then "consumed") and
+// returns a new handle, as the C++ builder's && methods do:
+//
+//   std::shared_ptr<PipelineHandle> out = Then(self, "echo", [&](auto p) -> AnyPipeline {
+//     return std::move(p).Echo(options);
+//   });
+//
+// A build error (a bad option) is raised at the call. Iterating starts a
+// Puller (puller.h) on the last stage; next() waits for it with the GIL
+// released, in slices between which it checks for signals (KeyboardInterrupt).
+//
+// Lifetime: close(), del (the last reference) and interpreter exit (an atexit
+// hook: CloseAll) cancel the pipeline, join its threads and destroy its stages
+// with the GIL released, so map functions waiting for the GIL finish first. A
+// handle inherited through fork() is never closed in the child (its threads
+// do not exist there): it is leaked instead.
+//
+// Thread safety: every method may be called from any Python thread.
+#ifndef DATAECHO_PYTHON_SRC_PIPELINE_H_
+#define DATAECHO_PYTHON_SRC_PIPELINE_H_
+
+#include <pybind11/pybind11.h>
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "dataecho/example.h"
+#include "dataecho/formats/record.h"
+#include "dataecho/pipeline.h"
+#include "puller.h"
+
+namespace dataecho::python {
+
+namespace py = pybind11;
+
+using AnyPipeline = std::variant<Pipeline<Record>, Pipeline<Example>, Pipeline<Batch>>;
+
+// "Record", "Example" or "Batch".
+template <typename T>
+constexpr const char* ElementName() {
+  if constexpr (std::is_same_v<T, Record>) {
+    return "Record";
+  } else if constexpr (std::is_same_v<T, Example>) {
+    return "Example";
+  } else {
+    return "Batch";
+  }
+}
+
+class PipelineHandle {
+ public:
+  explicit PipelineHandle(AnyPipeline pipeline);
+  ~PipelineHandle();
+  PipelineHandle(const PipelineHandle&) = delete;
+  PipelineHandle& operator=(const PipelineHandle&) = delete;
+
+  // The element type: "Record", "Example" or "Batch".
+  const char* element_type() const { return element_type_; }
+
+  // Moves the C++ pipeline out for the builder call `method`; raises
+  // ValueError if this handle was consumed, is iterating or is closed.
+  AnyPipeline TakeForBuilder(const char* method);
+
+  // The next element as a Python object; raises StopIteration at the end and
+  // the error's exception on an error. REQUIRES: the GIL.
+  py::object Next();
+  // Thread-safe; blocked and later next() calls raise CancelledError.
+  void Cancel();
+  // Cancels, joins the threads and destroys the stages (keeping their last
+  // stats). Idempotent; with or without the GIL.
+  void Close();
+  // Every stage's stats, source first (the last ones after close()).
+  std::vector<StageStats> Stats() const;
+
+  // Closes every live handle: the atexit hook.
+  static void CloseAll();
+
+ private:
+  enum class State { kBuilding, kConsumed, kIterating, kClosed };
+  using AnyPuller = std::variant<std::monostate, std::shared_ptr<Puller<Record>>,
+                                 std::shared_ptr<Puller<Example>>, std::shared_ptr<Puller<Batch>>>;
+
+  AnyPuller StartLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const char* const element_type_;
+  const pid_t pid_;  // the process that may join this handle's threads
+  mutable absl::Mutex mu_;
+  State state_ ABSL_GUARDED_BY(mu_) = State::kBuilding;
+  std::string consumed_by_ ABSL_GUARDED_BY(mu_);
+  std::optional<AnyPipeline> builder_ ABSL_GUARDED_BY(mu_);
+  AnyPuller puller_ ABSL_GUARDED_BY(mu_);
+  std::vector<StageStats> final_stats_ ABSL_GUARDED_BY(mu_);
+};
+
+// A new registered handle for `pipeline`; raises its build error, if any.
+std::shared_ptr<PipelineHandle> MakeHandle(AnyPipeline pipeline);
+
+// The builder call `method` on `self`: `f` gets the C++ Pipeline<T> (by
+// value) and returns the new AnyPipeline.
+template <typename F>
+std::shared_ptr<PipelineHandle> Then(PipelineHandle& self, const char* method, F&& f) {
+  AnyPipeline in = self.TakeForBuilder(method);
+  AnyPipeline out =
+      std::visit([&](auto&& p) -> AnyPipeline { return f(std::move(p)); }, std::move(in));
+  return MakeHandle(std::move(out));
+}
+
+// Raises TypeError: `method` needs elements of type `wanted`, the pipeline has `have`.
+[[noreturn]] void ThrowWrongElement(const char* method, const char* wanted, const char* have,
+                                    const char* hint = "");
+
+using PipelineClass = py::class_<PipelineHandle, std::shared_ptr<PipelineHandle>>;
+
+}  // namespace dataecho::python
+
+#endif  // DATAECHO_PYTHON_SRC_PIPELINE_H_

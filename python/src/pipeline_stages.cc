@@ -1,0 +1,129 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// The generic stages of dataecho.Pipeline (any element type) and batch().
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "dataecho/storage/sharding.h"
+#include "options.h"
+#include "pipeline.h"
+#include "shard_stage.h"
+#include "status.h"
+
+namespace dataecho::python {
+
+namespace {
+
+// Binds `name` as a builder method taking the keyword arguments of O and
+// applying `f(pipeline, options)` to a Pipeline<T> of any element type.
+template <typename O, typename F>
+void BindGeneric(PipelineClass& cls, const char* name, const char* summary, F f) {
+  cls.def(
+      name,
+      [name, f](PipelineHandle& self, const py::kwargs& kwargs) {
+        const O options = Spec<O>().FromKwargs(kwargs, name);
+        return Then(self, name, [&](auto p) -> AnyPipeline { return f(std::move(p), options); });
+      },
+      OptionsDoc<O>(summary));
+}
+
+}  // namespace
+
+void RegisterStages(PipelineClass& cls) {
+  BindGeneric<PrefetchOptions>(
+      cls, "prefetch",
+      "Runs the pipeline so far ahead on a thread of its own, into a queue of `depth` "
+      "elements: the boundary echo needs upstream of it.",
+      [](auto p, const PrefetchOptions& o) { return std::move(p).Prefetch(o); });
+  BindGeneric<EchoOptions>(
+      cls, "echo",
+      "Data echoing: emits each element `factor` times (copies back to back, repeats "
+      "marked; follow example echoing with shuffle). After batch(): batch echoing. Place it "
+      "after a prefetch.",
+      [](auto p, const EchoOptions& o) { return std::move(p).Echo(o); });
+  BindGeneric<AdaptiveEchoOptions>(
+      cls, "adaptive_echo",
+      "Echoes only while the upstream has nothing ready: emits a fresh element when one is "
+      "ready, else a repeat of a recent one (at most max_factor emissions each). Its output "
+      "depends on timing. Place it after a prefetch. (The C++ record_decisions, repeat_gate "
+      "and clock options are not bound.)",
+      [](auto p, const AdaptiveEchoOptions& o) { return std::move(p).AdaptiveEcho(o); });
+  BindGeneric<AutoEchoOptions>(
+      cls, "auto_echo",
+      "Adaptive echo for a warm-up, then a fixed factor: the measured ratio of upstream to "
+      "consumer time, capped at adaptive.max_factor.",
+      [](auto p, const AutoEchoOptions& o) { return std::move(p).AutoEcho(o); });
+  BindGeneric<ShuffleOptions>(
+      cls, "shuffle",
+      "A seeded shuffle buffer of `buffer_size` elements; spreads echoed copies apart.",
+      [](auto p, const ShuffleOptions& o) { return std::move(p).Shuffle(o); });
+  BindGeneric<ThrottleOptions>(
+      cls, "throttle",
+      "Delays each element by `latency` seconds and/or a bandwidth cap: makes an upstream "
+      "slow on purpose (benchmarks, tests).",
+      [](auto p, const ThrottleOptions& o) { return std::move(p).Throttle(o); });
+
+  cls.def(
+      "repeat",
+      [](PipelineHandle& self, int64_t epochs) {
+        return Then(self, "repeat",
+                    [&](auto p) -> AnyPipeline { return std::move(p).Repeat(epochs); });
+      },
+      py::arg("epochs") = -1,
+      "Runs the pipeline so far `epochs` times (forever if -1), numbering the passes: "
+      "elements carry their `epoch` (0, 1, ...), and the seeded stages (augmenters, echo, "
+      "shuffle) and file sources (file order) give each epoch its own draws; the same seed "
+      "and epoch give the same ones. The stages below it must be able to start over: put it "
+      "right after the source or after a shuffle, before a parallel map or a prefetch "
+      "(else UnimplementedError naming the stage). An empty pass ends it. (C++ Repeat.)");
+
+  cls.def(
+      "take",
+      [](PipelineHandle& self, int64_t n) {
+        return Then(self, "take", [&](auto p) -> AnyPipeline { return std::move(p).Take(n); });
+      },
+      py::arg("n"), "The first `n` elements (all of them if n < 0).");
+
+  cls.def(
+      "shard",
+      [](PipelineHandle& self, const py::kwargs& kwargs) {
+        const Shard shard =
+            ValueOrThrow(ResolveShard(Spec<ShardOptions>().FromKwargs(kwargs, "shard")));
+        return Then(self, "shard", [&](auto p) -> AnyPipeline {
+          using T = typename decltype(p)::value_type;
+          return std::move(p).Apply(
+              [&](StagePtr<T> in) { return ShardStage<T>::Make(std::move(in), shard); });
+        });
+      },
+      OptionsDoc<ShardOptions>(
+          "Keeps elements rank, rank + world_size, ... of the stream: splits it between the "
+          "workers of a job (each still reads the whole stream; file sources split their "
+          "files instead, see from_tfrecord). Rank and world size default to the launcher's "
+          "environment (RANK/WORLD_SIZE, ...), as dataecho.resolve_shard()."));
+
+  cls.def(
+      "batch",
+      [](PipelineHandle& self, const py::kwargs& kwargs) {
+        const BatchOptions options = Spec<BatchOptions>().FromKwargs(kwargs, "batch");
+        return Then(self, "batch", [&](auto p) -> AnyPipeline {
+          using T = typename decltype(p)::value_type;
+          if constexpr (std::is_same_v<T, Example>) {
+            return std::move(p).Batch(options);
+          } else {
+            ThrowWrongElement("batch", "Example", ElementName<T>(),
+                              std::is_same_v<T, Record>
+                                  ? ": decode them first, e.g. .map(dataecho.decode_image_record)"
+                                  : "");
+          }
+        });
+      },
+      OptionsDoc<BatchOptions>(
+          "Examples to fused Batches: each component's rows copied once into one aligned "
+          "buffer, optionally cast to float32/float16/bfloat16 and normalized in the same "
+          "pass. Buffers are pooled and reused once no batch or view holds them."));
+}
+
+}  // namespace dataecho::python

@@ -1,0 +1,285 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// Where pipelines start: object stores, URI patterns, sharding, and the
+// source functions (from_tfrecord, from_fixed_length, from_idx, from_arrays,
+// from_examples).
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "dataecho/formats/fixed_length.h"
+#include "dataecho/formats/idx.h"
+#include "dataecho/formats/tfrecord.h"
+#include "dataecho/storage/glob.h"
+#include "dataecho/storage/object_store.h"
+#include "dataecho/storage/sharding.h"
+#include "dataecho/storage/throttled_store.h"
+#include "elements.h"
+#include "options.h"
+#include "pipeline.h"
+#include "status.h"
+
+namespace dataecho::python {
+namespace {
+
+// dataecho.ObjectStore: a store shared by the sources made with it.
+struct StoreHandle {
+  std::shared_ptr<ObjectStore> store;
+  std::string repr;
+};
+
+std::shared_ptr<ObjectStore> StoreOf(const py::object& store) {
+  if (store.is_none()) return std::shared_ptr<ObjectStore>(OpenObjectStore());
+  return store.cast<const StoreHandle&>().store;
+}
+
+std::vector<std::string> Patterns(const py::handle& patterns) {
+  if (py::isinstance<py::str>(patterns)) return {patterns.cast<std::string>()};
+  return patterns.cast<std::vector<std::string>>();
+}
+
+// The URIs `patterns` name, then this worker's share of them.
+std::vector<std::string> MyUris(ObjectStore& store, const std::vector<std::string>& patterns,
+                                const ShardOptions& shard_options) {
+  absl::StatusOr<std::vector<std::string>> uris;
+  {
+    py::gil_scoped_release nogil;
+    uris = ExpandUris(store, patterns);
+  }
+  const std::vector<std::string> all = ValueOrThrow(std::move(uris));
+  const Shard shard = ValueOrThrow(ResolveShard(shard_options));
+  return ValueOrThrow(ShardUris(all, shard));  // FAILED_PRECONDITION for an empty share
+}
+
+py::dict InfoDict(const ObjectInfo& info) {
+  py::dict d;
+  d["uri"] = RedactUri(info.uri);
+  d["size"] = info.size;
+  d["version"] = info.version;
+  return d;
+}
+
+void BindStore(py::module_& m) {
+  py::class_<StoreHandle>(m, "ObjectStore",
+                          OptionsDoc<ObjectStoreOptions>(
+                              "Where bytes come from: local paths, file://, http(s)://, "
+                              "gs://bucket/key, s3://bucket/key (endpoints and credentials from "
+                              "the usual environment variables unless given). Pass it to a "
+                              "source as store=; by default each source opens its own."))
+      .def(py::init([](const py::kwargs& kwargs) {
+        const ObjectStoreOptions options =
+            Spec<ObjectStoreOptions>().FromKwargs(kwargs, "ObjectStore");
+        return StoreHandle{std::shared_ptr<ObjectStore>(OpenObjectStore(options)), "ObjectStore()"};
+      }))
+      .def(
+          "throttled",
+          [](const StoreHandle& self, const py::kwargs& kwargs) {
+            const ThrottledStoreOptions options =
+                Spec<ThrottledStoreOptions>().FromKwargs(kwargs, "throttled");
+            return StoreHandle{
+                NewThrottledStore(self.store, options),
+                Spec<ThrottledStoreOptions>().Repr(self.repr + ".throttled", options)};
+          },
+          OptionsDoc<ThrottledStoreOptions>(
+              "This store with added latency and a bandwidth cap (emulates a remote store)."))
+      .def(
+          "stat",
+          [](const StoreHandle& self, const std::string& uri) {
+            absl::StatusOr<ObjectInfo> info;
+            {
+              py::gil_scoped_release nogil;
+              info = self.store->Stat(uri);
+            }
+            return InfoDict(ValueOrThrow(std::move(info)));
+          },
+          py::arg("uri"), "{'uri', 'size', 'version'} of one object.")
+      .def(
+          "list",
+          [](const StoreHandle& self, const std::string& prefix) {
+            absl::StatusOr<std::vector<ObjectInfo>> infos;
+            {
+              py::gil_scoped_release nogil;
+              infos = self.store->List(prefix);
+            }
+            py::list out;
+            for (const ObjectInfo& i : ValueOrThrow(std::move(infos))) out.append(InfoDict(i));
+            return out;
+          },
+          py::arg("prefix"), "The objects whose URI starts with `prefix`, sorted.")
+      .def(
+          "read",
+          [](const StoreHandle& self, const std::string& uri, uint64_t offset, int64_t length) {
+            absl::StatusOr<Buffer> bytes;
+            {
+              py::gil_scoped_release nogil;
+              bytes = self.store->ReadRange(
+                  uri, offset, length < 0 ? UINT64_MAX : static_cast<uint64_t>(length));
+            }
+            return py::bytes(std::string(ValueOrThrow(std::move(bytes)).view()));
+          },
+          py::arg("uri"), py::arg("offset") = 0, py::arg("length") = -1,
+          "Bytes [offset, offset + length) of an object (to its end if length < 0).")
+      .def(
+          "expand",
+          [](const StoreHandle& self, const py::object& patterns) {
+            const std::vector<std::string> p = Patterns(patterns);
+            absl::StatusOr<std::vector<std::string>> uris;
+            {
+              py::gil_scoped_release nogil;
+              uris = ExpandUris(*self.store, p);
+            }
+            return ValueOrThrow(std::move(uris));
+          },
+          py::arg("patterns"),
+          "The sorted URIs that glob patterns ('gs://b/train-*'), prefixes ending in '/' or "
+          "exact URIs name. Matching nothing is NotFoundError.")
+      .def("__repr__", [](const StoreHandle& self) { return self.repr; });
+}
+
+void BindSharding(py::module_& m) {
+  py::class_<Shard>(m, "Shard",
+                    "A worker's share of a job: rank of world_size, and where "
+                    "they came from ('options', 'RANK', ...).")
+      .def(py::init([](int rank, int world_size) {
+             return Shard{rank, world_size, "options"};
+           }),
+           py::arg("rank"), py::arg("world_size"))
+      .def_readonly("rank", &Shard::rank)
+      .def_readonly("world_size", &Shard::world_size)
+      .def_readonly("source", &Shard::source)
+      .def("__repr__", [](const Shard& s) {
+        return absl::StrCat("Shard(rank=", s.rank, ", world_size=", s.world_size, ", source='",
+                            s.source, "')");
+      });
+  m.def(
+      "resolve_shard",
+      [](const py::kwargs& kwargs) {
+        return ValueOrThrow(ResolveShard(Spec<ShardOptions>().FromKwargs(kwargs, "resolve_shard")));
+      },
+      OptionsDoc<ShardOptions>("This worker's Shard: from the arguments, else from the "
+                               "launcher's environment (RANK/WORLD_SIZE of torchrun, Open MPI, "
+                               "Slurm), else rank 0 of 1."));
+  m.def(
+      "shard_uris",
+      [](const std::vector<std::string>& uris, int rank, int world_size, bool allow_empty) {
+        return ValueOrThrow(ShardUris(uris, Shard{rank, world_size, "options", allow_empty}));
+      },
+      py::arg("uris"), py::arg("rank"), py::arg("world_size"), py::arg("allow_empty") = false,
+      "URIs rank, rank + world_size, ... of `uris` (in their order). FailedPreconditionError "
+      "for an empty share unless allow_empty (a data-parallel job hangs when one rank runs out "
+      "first).");
+}
+
+// Keyword arguments of the file sources besides the format's own.
+constexpr char kFileSourceDoc[] =
+    "\n\nAlso: store (a dataecho.ObjectStore; default: a new one for every scheme), the "
+    "InterleaveOptions (cycle_length, buffered_records, deterministic) and the ShardOptions "
+    "(rank, world_size: this worker's share of the files, from the environment by default).";
+
+void BindFileSources(py::module_& m) {
+  m.def(
+      "from_tfrecord",
+      [](const py::object& patterns, const py::kwargs& kwargs) {
+        KwargsSplit split(kwargs, "from_tfrecord");
+        const std::shared_ptr<ObjectStore> store = StoreOf(split.Pop("store"));
+        const auto reader = split.Take<TFRecordReaderOptions>();
+        const auto interleave = split.Take<InterleaveOptions>();
+        const auto shard = split.Take<ShardOptions>();
+        split.CheckAllUsed();
+        std::vector<std::string> uris = MyUris(*store, Patterns(patterns), shard);
+        return MakeHandle(
+            Pipeline<Record>(MakeTFRecordSource(store, std::move(uris), reader, interleave)));
+      },
+      py::arg("patterns"),
+      OptionsDoc<TFRecordReaderOptions>(
+          "A pipeline of the Records in the TFRecord files `patterns` names (a URI, a glob or a "
+          "prefix ending in '/', or a list of them), CRC-checked. Errors name uri:offset." +
+          std::string(kFileSourceDoc)));
+  m.def(
+      "from_fixed_length",
+      [](const py::object& patterns, const py::kwargs& kwargs) {
+        KwargsSplit split(kwargs, "from_fixed_length");
+        const std::shared_ptr<ObjectStore> store = StoreOf(split.Pop("store"));
+        const auto format = split.Take<FixedLengthOptions>();
+        const auto interleave = split.Take<InterleaveOptions>();
+        const auto shard = split.Take<ShardOptions>();
+        split.CheckAllUsed();
+        std::vector<std::string> uris = MyUris(*store, Patterns(patterns), shard);
+        return MakeHandle(
+            Pipeline<Record>(MakeFixedLengthSource(store, std::move(uris), format, interleave)));
+      },
+      py::arg("patterns"),
+      OptionsDoc<FixedLengthOptions>("A pipeline of the fixed-length Records of the files "
+                                     "`patterns` names (e.g. CIFAR-10 binary: record_bytes=3073; "
+                                     "decode with dataecho.FixedImageDecoder())." +
+                                     std::string(kFileSourceDoc)));
+  m.def(
+      "from_idx",
+      [](const std::string& images, const std::string& labels, const py::kwargs& kwargs) {
+        KwargsSplit split(kwargs, "from_idx");
+        const std::shared_ptr<ObjectStore> store = StoreOf(split.Pop("store"));
+        const auto options = split.Take<IdxOptions>();
+        split.CheckAllUsed();
+        return MakeHandle(Pipeline<Example>(MakeIdxSource(store, images, labels, options)));
+      },
+      py::arg("images"), py::arg("labels"),
+      OptionsDoc<IdxOptions>("A pipeline of Examples from an IDX image file and its label file "
+                             "(MNIST, Fashion-MNIST; plain or .gz): uint8 [28, 28, 1] images, "
+                             "labels, source_index = row. Also: store."));
+}
+
+void BindMemorySources(py::module_& m) {
+  m.def(
+      "from_arrays",
+      [](const py::object& images, const py::object& labels) {
+        const Tensor all = TensorFromArray(images);  // one copy of every row
+        if (all.rank() < 1) throw py::value_error("from_arrays(): images need a row dimension");
+        const int64_t rows = all.dim(0);
+        std::vector<int64_t> label_values(static_cast<size_t>(rows), 0);
+        if (!labels.is_none()) {
+          const auto l =
+              py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(labels);
+          if (!l || l.ndim() != 1 || l.shape(0) != rows) {
+            throw py::value_error("from_arrays(): labels must be 1-D with one value per image row");
+          }
+          std::memcpy(label_values.data(), l.data(), static_cast<size_t>(rows) * sizeof(int64_t));
+        }
+        const Shape row_shape(all.shape().begin() + 1, all.shape().end());
+        const size_t row_bytes = rows == 0 ? 0 : all.byte_size() / static_cast<size_t>(rows);
+        std::vector<Example> examples(static_cast<size_t>(rows));
+        for (int64_t i = 0; i < rows; ++i) {
+          Example& e = examples[static_cast<size_t>(i)];
+          e.components.push_back(ValueOrThrow(
+              Tensor::Make(all.dtype(), row_shape,
+                           all.buffer().Slice(static_cast<size_t>(i) * row_bytes, row_bytes))));
+          e.label = label_values[static_cast<size_t>(i)];
+          e.source_index = static_cast<uint64_t>(i);
+        }
+        return MakeHandle(FromVector(std::move(examples)));
+      },
+      py::arg("images"), py::arg("labels") = py::none(),
+      "A pipeline of Examples from in-memory arrays: row i of `images` (copied once, then "
+      "shared: rows are slices of one buffer) with label labels[i] (0 without labels) and "
+      "source_index i.");
+  m.def(
+      "from_examples",
+      [](const std::vector<Example>& examples) { return MakeHandle(FromVector(examples)); },
+      py::arg("examples"), "A pipeline of the given dataecho.Example objects, in order.");
+}
+
+}  // namespace
+
+void RegisterSources(py::module_& m) {
+  BindStore(m);
+  BindSharding(m);
+  BindFileSources(m);
+  BindMemorySources(m);
+}
+
+}  // namespace dataecho::python

@@ -1,0 +1,54 @@
+# Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+"""Fixtures of the dataecho Python tests (run them with scripts/pytest.sh).
+
+The package is imported from the build tree (PYTHONPATH=build/python, which
+scripts/pytest.sh sets); DATAECHO_BUILD_DIR names the build directory (default:
+build/ at the top of the checkout), where the C++ reference program is.
+"""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BUILD_DIR = pathlib.Path(os.environ.get("DATAECHO_BUILD_DIR", ROOT / "build"))
+FASHION_MNIST = pathlib.Path("/usr/share/datasets/fashion-mnist")  # dataset-fashion-mnist
+
+
+@pytest.fixture(scope="session")
+def build_dir():
+    return BUILD_DIR
+
+
+@pytest.fixture(scope="session")
+def fashion_mnist():
+    """(train images, train labels, test images, test labels): the Debian package's files."""
+    files = [FASHION_MNIST / f for f in ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                                         "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")]
+    for f in files:
+        assert f.exists(), f"{f} missing: scripts/setup.sh installs dataset-fashion-mnist"
+    return [str(f) for f in files]
+
+
+@pytest.fixture
+def small_arrays():
+    """64 images 4x4x1 (pixel values = row index) and labels = row % 10."""
+    images = np.repeat(np.arange(64, dtype=np.uint8), 16).reshape(64, 4, 4, 1)
+    labels = np.arange(64) % 10
+    return images, labels
+
+
+def run_python(code, timeout=60, **kwargs):
+    """Runs `code` in a fresh interpreter with this one's sys.path; returns the process."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    return subprocess.run([sys.executable, "-c", code], env=env, timeout=timeout,
+                          capture_output=True, text=True, **kwargs)
+
+
+def task_count():
+    """Threads of this process (the pipeline's C++ threads included)."""
+    return len(os.listdir("/proc/self/task"))

@@ -1,0 +1,130 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// The C++ parts of the Python binding that need no interpreter: the Puller
+// (python/src/puller.h) that next() waits on, and the ShardStage behind
+// Pipeline.shard(). They run in every build, sanitizers included.
+#include "puller.h"
+
+#include <memory>
+#include <optional>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "dataecho/source.h"
+#include "gtest/gtest.h"
+#include "shard_stage.h"
+#include "support/examples.h"
+#include "support/gated_sources.h"
+
+namespace dataecho::python {
+namespace {
+
+using testing::GatedSource;
+using testing::MakeExample;
+using testing::MakeExamples;
+
+// Pops until an item arrives (a gated source decides when).
+Puller<Example>::Item PopBlocking(Puller<Example>& puller) {
+  while (true) {
+    std::optional<Puller<Example>::Item> item = puller.Pop(absl::Milliseconds(10));
+    if (item.has_value()) return *std::move(item);
+  }
+}
+
+TEST(PullerTest, ElementsInOrderThenAStickyEnd) {
+  Puller<Example> puller(*VectorSource(MakeExamples(5)));
+  for (uint64_t i = 0; i < 5; ++i) {
+    Puller<Example>::Item item = PopBlocking(puller);
+    ASSERT_TRUE(item.ok() && item->has_value());
+    EXPECT_EQ((*item)->source_index, i);
+  }
+  for (int i = 0; i < 2; ++i) {
+    Puller<Example>::Item end = PopBlocking(puller);
+    ASSERT_TRUE(end.ok());
+    EXPECT_FALSE(end->has_value());
+  }
+  std::vector<StageStats> stats;
+  puller.AppendStats(&stats);
+  ASSERT_EQ(stats.size(), 2u);
+  EXPECT_EQ(stats.back().name, "python");
+  EXPECT_EQ(stats.back().elements, 5);
+}
+
+TEST(PullerTest, PopTimesOutUntilTheElementIsReadyAndRunsOneAhead) {
+  auto gated = std::make_unique<GatedSource<Example>>();
+  GatedSource<Example>* source = gated.get();
+  Puller<Example> puller(std::move(gated));
+  source->AwaitWaiting(1);  // the pulling thread waits for the first element
+  EXPECT_FALSE(puller.Pop(absl::ZeroDuration()).has_value());
+  source->Push(MakeExample(7));
+  source->Push(MakeExample(8));
+  source->Push(MakeExample(9));
+  EXPECT_EQ((*PopBlocking(puller))->source_index, 7u);
+  EXPECT_LE(source->taken(), 2);  // at most one element ahead of the consumer
+  EXPECT_EQ((*PopBlocking(puller))->source_index, 8u);
+  EXPECT_EQ((*PopBlocking(puller))->source_index, 9u);
+  EXPECT_EQ(source->taken(), 3);
+}
+
+TEST(PullerTest, AnErrorComesInOrderAndStays) {
+  auto gated = std::make_unique<GatedSource<Example>>();
+  gated->Push(MakeExample(1));
+  gated->Push(absl::DataLossError("corrupted record at x:12"));
+  Puller<Example> puller(std::move(gated));
+  EXPECT_TRUE(PopBlocking(puller).ok());
+  EXPECT_EQ(PopBlocking(puller).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(PopBlocking(puller).status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(PullerTest, CancelWakesAWaitingPop) {
+  auto gated = std::make_unique<GatedSource<Example>>();
+  GatedSource<Example>* source = gated.get();
+  Puller<Example> puller(std::move(gated));
+  source->AwaitWaiting(1);
+  std::thread canceller([&] { puller.Cancel(); });
+  // A long slice: only Cancel() can end it early.
+  std::optional<Puller<Example>::Item> item = puller.Pop(absl::Hours(1));
+  canceller.join();
+  ASSERT_TRUE(item.has_value());
+  EXPECT_EQ(item->status().code(), absl::StatusCode::kCancelled);
+}
+
+TEST(PullerTest, ShutdownWhileTheUpstreamIsBlockedJoinsAndKeepsNoStages) {
+  auto gated = std::make_unique<GatedSource<Example>>();
+  GatedSource<Example>* source = gated.get();
+  Puller<Example> puller(std::move(gated));
+  source->AwaitWaiting(1);
+  puller.Shutdown();  // cancels the source, joins the thread, destroys the stages
+  puller.Shutdown();  // idempotent
+  std::vector<StageStats> stats;
+  puller.AppendStats(&stats);
+  ASSERT_EQ(stats.size(), 1u);  // only the puller's own row is left
+  EXPECT_EQ(puller.Pop(absl::ZeroDuration())->status().code(), absl::StatusCode::kCancelled);
+}
+
+TEST(ShardStageTest, KeepsEveryWorldSizethElementFromRank) {
+  for (int rank = 0; rank < 3; ++rank) {
+    absl::StatusOr<StagePtr<Example>> shard =
+        ShardStage<Example>::Make(*VectorSource(MakeExamples(10)), Shard{rank, 3, "options"});
+    ASSERT_TRUE(shard.ok());
+    absl::StatusOr<std::vector<Example>> got = testing::Drain(**shard);
+    ASSERT_TRUE(got.ok());
+    std::vector<uint64_t> indices;
+    for (const Example& e : *got) indices.push_back(e.source_index);
+    std::vector<uint64_t> expected;
+    for (uint64_t i = static_cast<uint64_t>(rank); i < 10; i += 3) expected.push_back(i);
+    EXPECT_EQ(indices, expected);
+  }
+}
+
+TEST(ShardStageTest, RejectsARankOutsideTheWorld) {
+  absl::StatusOr<StagePtr<Example>> bad =
+      ShardStage<Example>::Make(*VectorSource(MakeExamples(1)), Shard{2, 2, "options"});
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ShardStage<Example>::Make(nullptr, Shard{}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace dataecho::python
