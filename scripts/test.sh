@@ -16,8 +16,8 @@ start=$(date +%s)
 step() { echo "== test.sh: $* (at $(($(date +%s) - start)) s)"; }
 
 step "build and test"
-# Line tables only (-g1): enough for a failing test's backtrace, for
-# much less compile and link time than full debug info (-g) for 60 programs.
+# Line tables only (-g1): enough for a failing test's backtrace, and much
+# less compile and link time than full debug info (-g) over 60 programs.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
   -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 cmake --build build -j"$jobs"
