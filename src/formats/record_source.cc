@@ -11,6 +11,7 @@
 #include "dataecho/internal/random.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
+#include "formats/record_source_state.h"
 
 namespace dataecho {
 
@@ -65,7 +66,25 @@ class RecordSourceBase : public Stage<Record> {
 
   absl::Status EnableRestart() override { return status_; }
 
+  // Records are referenced by (source_index, offset, epoch) and read again
+  // from their files (record_source_state.h).
+  absl::Status SaveRefs(std::span<const Record* const> items, StateWriter& w) override {
+    internal::SaveRecordRefs(items, w);
+    return absl::OkStatus();
+  }
+  absl::Status Reread(StateReader& r, size_t n, std::vector<Record>* out) override {
+    return internal::RereadRecords(r, n, uris_, open_, out);
+  }
+
  protected:
+  uint64_t Hash() const {
+    OptionsHash h;
+    h.Add(static_cast<uint64_t>(uris_.size())).Add(options_.file_order_seed);
+    h.Add(static_cast<uint64_t>(options_.shuffle_files_each_epoch));
+    for (const std::string& uri : uris_) h.Add(std::string_view(uri));
+    return h.value();
+  }
+
   // Ends a Next() that began at `start`: accounts its time, keeps the first
   // error in status_ and counts a record (stamped with the epoch).
   absl::StatusOr<std::optional<Record>> Account(int64_t start,
@@ -130,7 +149,48 @@ class SequentialSource final : public RecordSourceBase {
       old = std::move(reader_);
     }
     next_file_ = 0;
+    in_file_ = 0;
     SetEpoch(epoch);
+    return absl::OkStatus();
+  }
+
+  // State: the epoch, the files started and the records taken from the open
+  // one, which a restore reopens and reads up to there.
+  absl::Status SaveState(StateWriter& w) override {
+    if (!status_.ok()) {
+      return absl::FailedPreconditionError(
+          fmt::format("{} cannot save its state after an error: {}", name_, status_.ToString()));
+    }
+    w.BeginStage(name_, Hash());
+    w.U64(epoch_);
+    w.U64(next_file_);
+    w.Bool(reader_ != nullptr);
+    w.U64(in_file_);
+    return absl::OkStatus();
+  }
+  absl::Status RestoreState(StateReader& r) override {
+    DATAECHO_RETURN_IF_ERROR(r.BeginStage(name_));
+    const uint64_t epoch = r.U64();
+    const uint64_t next_file = r.U64();
+    const bool open = r.Bool();
+    const uint64_t in_file = r.U64();
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    if (epoch > UINT32_MAX || next_file > uris_.size() || (open && next_file == 0)) {
+      return absl::DataLossError(
+          fmt::format("pipeline state: {} at file {} of {}", name_, next_file, uris_.size()));
+    }
+    DATAECHO_RETURN_IF_ERROR(Restart(static_cast<uint32_t>(epoch)));
+    next_file_ = next_file;
+    if (!open) return absl::OkStatus();
+    const size_t i = next_file - 1;
+    DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<RecordFileReader> reader, OpenNth(i));
+    files_.Add(1);
+    DATAECHO_RETURN_IF_ERROR(internal::SkipRecords(*reader, in_file, uris_[order_[i]]));
+    in_file_ = in_file;
+    absl::MutexLock lock(&mu_);
+    reader_ = std::move(reader);
+    current_ = reader_.get();
+    if (cancelled_) current_->Cancel();
     return absl::OkStatus();
   }
 
@@ -145,6 +205,7 @@ class SequentialSource final : public RecordSourceBase {
         ++next_file_;
         if (!opened.ok()) return opened.status();
         files_.Add(1);
+        in_file_ = 0;
         absl::MutexLock lock(&mu_);
         reader_ = std::move(*opened);
         current_ = reader_.get();
@@ -152,7 +213,10 @@ class SequentialSource final : public RecordSourceBase {
       }
       auto next = reader_->Next();
       if (!next.ok()) return IsCancelled() ? CancelledError() : next.status();
-      if (next->has_value()) return next;
+      if (next->has_value()) {
+        ++in_file_;
+        return next;
+      }
       absl::MutexLock lock(&mu_);
       current_ = nullptr;
       reader_.reset();
@@ -165,6 +229,7 @@ class SequentialSource final : public RecordSourceBase {
   }
 
   size_t next_file_ = 0;
+  uint64_t in_file_ = 0;                      // records taken from the open file
   std::unique_ptr<RecordFileReader> reader_;  // written under mu_, read by the consumer
   absl::Mutex mu_;
   RecordFileReader* current_ ABSL_GUARDED_BY(mu_) = nullptr;
@@ -222,6 +287,12 @@ class InterleavedSource final : public RecordSourceBase {
     const int64_t start = internal::NowNanos();
     absl::MutexLock lock(&mu_);
     return Account(start, NextLocked());
+  }
+
+  absl::Status SaveState(StateWriter& /*w*/) override {
+    return absl::FailedPreconditionError(
+        fmt::format("{} with cycle_length {} > 1 cannot save its state yet (use cycle_length 1)",
+                    name_, options_.cycle_length));
   }
 
   void Cancel() override {
