@@ -38,9 +38,10 @@ absl::Status BatchStage::SaveRefs(std::span<const Batch* const> items, StateWrit
   for (const Batch* b : items) {
     if (b->source_indices.buffer().data() != last_sources_ ||
         static_cast<size_t>(b->num_rows) != last_epochs_.size()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          options_.name, " can reference only the last batch it emitted (a batch echo's); a "
-                         "Shuffle of batches cannot save its state"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(options_.name,
+                       " can reference only the last batch it emitted (a batch echo's); a "
+                       "Shuffle of batches cannot save its state"));
     }
     w.U64(static_cast<uint64_t>(b->num_rows));
     // Rows that name themselves: what the input's references need.

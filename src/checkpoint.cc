@@ -45,7 +45,8 @@ bool GetVarint(std::string_view s, size_t* pos, size_t end, uint64_t* v) {
 
 uint64_t GetFixed(std::string_view s, size_t pos, int bytes) {
   uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(s[pos + i])) << (8 * i);
+  for (int i = 0; i < bytes; ++i)
+    v |= static_cast<uint64_t>(static_cast<uint8_t>(s[pos + i])) << (8 * i);
   return v;
 }
 
@@ -118,10 +119,9 @@ absl::StatusOr<StateReader> StateReader::Parse(std::string_view state) {
                                 " bytes; no \"DEST\" magic)"));
   }
   const size_t body = state.size() - 4;
-  if (UnmaskCrc32c(static_cast<uint32_t>(GetFixed(state, body, 4))) !=
-      Crc32c(state.data(), body)) {
-    return Corrupt(absl::StrCat("checksum mismatch over ", state.size(),
-                                " bytes (truncated or corrupted)"));
+  if (UnmaskCrc32c(static_cast<uint32_t>(GetFixed(state, body, 4))) != Crc32c(state.data(), body)) {
+    return Corrupt(
+        absl::StrCat("checksum mismatch over ", state.size(), " bytes (truncated or corrupted)"));
   }
   StateReader r;
   r.owned_ = std::string(state.substr(0, body));
@@ -132,14 +132,14 @@ absl::StatusOr<StateReader> StateReader::Parse(std::string_view state) {
   if (!GetVarint(s, &pos, body, &version)) return Corrupt("truncated header");
   if (version != kStateVersion) {
     return absl::InvalidArgumentError(absl::StrCat("pipeline state: format version ", version,
-                                                   ", this library reads version ",
-                                                   kStateVersion));
+                                                   ", this library reads version ", kStateVersion));
   }
   if (!GetVarint(s, &pos, body, &stages) || stages > body) return Corrupt("bad stage count");
   for (uint64_t i = 0; i < stages; ++i) {
     uint64_t name_len = 0;
     uint64_t payload_len = 0;
-    if (!GetVarint(s, &pos, body, &name_len) || name_len > body - pos || body - pos - name_len < 8) {
+    if (!GetVarint(s, &pos, body, &name_len) || name_len > body - pos ||
+        body - pos - name_len < 8) {
       return Corrupt(absl::StrCat("stage ", i, ": truncated name"));
     }
     StageShape shape;
@@ -169,16 +169,15 @@ absl::Status StateReader::CheckSectionRead() {
 absl::Status StateReader::BeginStage(std::string_view name) {
   if (absl::Status s = CheckSectionRead(); !s.ok()) return s;
   if (next_section_ >= sections_.size()) {
-    Fail(absl::InvalidArgumentError(
-        absl::StrCat("pipeline state has ", sections_.size(), " stages; this pipeline has more (",
-                     std::string(name), ")")));
+    Fail(absl::InvalidArgumentError(absl::StrCat("pipeline state has ", sections_.size(),
+                                                 " stages; this pipeline has more (",
+                                                 std::string(name), ")")));
     return status_;
   }
   if (shape_[next_section_].name != name) {
     Fail(absl::InvalidArgumentError(absl::StrCat("pipeline state: stage ", next_section_, " is '",
-                                                 shape_[next_section_].name,
-                                                 "' in the state but '", std::string(name),
-                                                 "' here")));
+                                                 shape_[next_section_].name, "' in the state but '",
+                                                 std::string(name), "' here")));
     return status_;
   }
   pos_ = sections_[next_section_].begin;
@@ -257,24 +256,23 @@ absl::Status CompareShapes(const std::vector<StageShape>& saved,
   const size_t n = std::min(saved.size(), here.size());
   for (size_t i = 0; i < n; ++i) {
     if (saved[i].name != here[i].name) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "pipeline state of another shape: stage ", i, " is '", saved[i].name,
-          "' in the state but '", here[i].name, "' in this pipeline"));
+      return absl::InvalidArgumentError(absl::StrCat("pipeline state of another shape: stage ", i,
+                                                     " is '", saved[i].name, "' in the state but '",
+                                                     here[i].name, "' in this pipeline"));
     }
     if (saved[i].options_hash != here[i].options_hash) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "pipeline state of another shape: stage ", i, " ('", here[i].name,
-          "') has other options in the state (options hash ", saved[i].options_hash, " vs ",
-          here[i].options_hash, ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("pipeline state of another shape: stage ", i, " ('", here[i].name,
+                       "') has other options in the state (options hash ", saved[i].options_hash,
+                       " vs ", here[i].options_hash, ")"));
     }
   }
   if (saved.size() != here.size()) {
     const bool longer = saved.size() > here.size();
     return absl::InvalidArgumentError(absl::StrCat(
         "pipeline state of another shape: the state has ", saved.size(), " stages, this pipeline ",
-        here.size(), "; first differing stage ", n, " ('",
-        longer ? saved[n].name : here[n].name, "', only in ",
-        longer ? "the state" : "this pipeline", ")"));
+        here.size(), "; first differing stage ", n, " ('", longer ? saved[n].name : here[n].name,
+        "', only in ", longer ? "the state" : "this pipeline", ")"));
   }
   return absl::OkStatus();
 }

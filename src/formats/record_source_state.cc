@@ -63,8 +63,8 @@ absl::Status RereadRecords(StateReader& r, size_t n, const std::vector<std::stri
     }
     if (found < wanted.size()) {
       return absl::DataLossError(absl::StrCat("pipeline state: ", wanted.size() - found,
-                                              " records not found again in ",
-                                              RedactUri(uris[file]), " (the file changed?)"));
+                                              " records not found again in ", RedactUri(uris[file]),
+                                              " (the file changed?)"));
     }
   }
   for (Record& rec : got) out->push_back(std::move(rec));
