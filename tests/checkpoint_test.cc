@@ -29,8 +29,8 @@ namespace {
 // An element as comparable text: every index and every payload byte.
 std::string Key(int64_t v) { return std::to_string(v); }
 std::string Key(const Example& e) {
-  std::string s = fmt::format("ex {} r{} e{} l{}:", e.source_index, e.repeat_index, e.epoch,
-                              e.label);
+  std::string s =
+      fmt::format("ex {} r{} e{} l{}:", e.source_index, e.repeat_index, e.epoch, e.label);
   for (const Tensor& t : e.components) s.append(t.buffer().view());
   return s;
 }
@@ -39,8 +39,8 @@ std::string Key(const Record& r) {
                      r.uri(), r.data.view());
 }
 std::string Key(const Batch& b) {
-  std::string s = fmt::format("batch n{} f{} r{} e{}:", b.num_rows, b.fresh_rows, b.repeat_index,
-                              b.epoch);
+  std::string s =
+      fmt::format("batch n{} f{} r{} e{}:", b.num_rows, b.fresh_rows, b.repeat_index, b.epoch);
   s.append(b.labels.buffer().view());
   s.append(b.source_indices.buffer().view());
   s.append(b.repeat_indices.buffer().view());
@@ -100,8 +100,8 @@ size_t CheckResumes(const std::function<Pipeline<T>()>& make, int positions = 20
     Pipeline<T> second = make();
     absl::Status restored = second.RestoreState(state);
     EXPECT_TRUE(restored.ok()) << restored << " at " << k;
-    EXPECT_EQ(Rest(second), Tail<T>(expected, k)) << "restored at " << k << " of "
-                                                  << expected.size();
+    EXPECT_EQ(Rest(second), Tail<T>(expected, k))
+        << "restored at " << k << " of " << expected.size();
   }
   return largest;
 }
@@ -214,15 +214,14 @@ TEST(CheckpointTest, TFRecordOverHttpWithFaults) {
       testing::HttpServer::Start({.directory = dir.path()});
   ASSERT_TRUE(server.ok()) << server.status();
   std::vector<std::string> uris;
-  for (int f = 0; f < 2; ++f) uris.push_back(fmt::format("{}/part-{}.tfrecord", (*server)->url(), f));
+  for (int f = 0; f < 2; ++f)
+    uris.push_back(fmt::format("{}/part-{}.tfrecord", (*server)->url(), f));
   ObjectStoreOptions options;
   options.retry.initial_backoff = absl::Milliseconds(1);
   std::shared_ptr<ObjectStore> store = OpenObjectStore(options);
   // Every fourth GET is cut after 100 bytes: reads resume and restores re-read.
-  (*server)->AddFault({.kind = testing::HttpFault::Kind::kReset,
-                       .after_bytes = 100,
-                       .skip = 3,
-                       .times = -1});
+  (*server)->AddFault(
+      {.kind = testing::HttpFault::Kind::kReset, .after_bytes = 100, .skip = 3, .times = -1});
   CheckResumes<Record>(
       [&] {
         return From(MakeTFRecordSource(store, uris, {.buffer_size = 128, .read_ahead = 256}))

@@ -48,6 +48,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "dataecho/echo_options.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
@@ -110,6 +111,10 @@ class EchoStage final : public internal::EchoStageBase<T> {
     repeat_ = static_cast<uint32_t>(r.U64());
     current_.reset();
     DATAECHO_RETURN_IF_ERROR(r.status());
+    if (uint64_t{remaining_} + repeat_ >= this->max_copies()) {
+      return absl::DataLossError(absl::StrCat("pipeline state: ", options_.name, " has ",
+                                              remaining_, " copies left after ", repeat_));
+    }
     if (remaining_ == 0) return absl::OkStatus();
     std::vector<T> item;
     DATAECHO_RETURN_IF_ERROR(this->input().Reread(r, 1, &item));

@@ -50,6 +50,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/element_traits.h"
@@ -151,6 +152,10 @@ class RepeatStage final : public Stage<T> {
     epoch_ = static_cast<uint32_t>(r.U64());
     max_seen_ = static_cast<uint32_t>(r.U64());
     DATAECHO_RETURN_IF_ERROR(r.status());
+    if (passes_ < 0 || pass_elements_ < 0 || (epochs_ >= 0 && passes_ > epochs_)) {
+      return absl::DataLossError(
+          absl::StrCat("pipeline state: ", name_, " at pass ", passes_, " of ", epochs_));
+    }
     if (!has_current && factory_) DropCurrent();
     return absl::OkStatus();
   }

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"

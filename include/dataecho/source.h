@@ -43,6 +43,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
@@ -351,6 +352,9 @@ class TakeStage final : public UnaryStage<T, T> {
     DATAECHO_RETURN_IF_ERROR(this->input().RestoreState(r));
     DATAECHO_RETURN_IF_ERROR(r.BeginStage("take"));
     pass_taken_ = r.I64();
+    if (r.status().ok() && pass_taken_ < 0) {
+      return absl::DataLossError(absl::StrCat("pipeline state: take at ", pass_taken_));
+    }
     return r.status();
   }
   absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {

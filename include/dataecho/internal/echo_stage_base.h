@@ -62,6 +62,9 @@ class EchoStageBase : public UnaryStage<T, T> {
     rng_ = RestoreRng(r);
   }
 
+  // The most copies a draw gives.
+  uint32_t max_copies() const { return draw_.whole() + (draw_.fraction() > 0 ? 1 : 0); }
+
   EchoCounts& counts() { return counts_; }
   const EchoCounts& counts() const { return counts_; }
 
