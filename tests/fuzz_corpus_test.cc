@@ -39,6 +39,8 @@ int ReplayCorpus(const std::string& format, Target target) {
   return static_cast<int>(files.size());
 }
 
+TEST(FuzzCorpusTest, StateInputs) { EXPECT_GT(ReplayCorpus("state", fuzz::StateTarget), 0); }
+
 TEST(FuzzCorpusTest, TFRecordInputs) {
   EXPECT_GT(ReplayCorpus("tfrecord", fuzz::TFRecordTarget), 0);
 }

@@ -20,6 +20,7 @@
 #include "dataecho/formats/tfrecord.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
+#include "support/examples.h"
 #include "trainer/data.h"
 
 namespace trainer {
@@ -68,6 +69,40 @@ TEST(TrainerTest, SameSeedSameRunOtherSeedOtherRun) {
   EXPECT_EQ(a->steps_total, b->steps_total);
   EXPECT_EQ(a->final_test_accuracy, b->final_test_accuracy);
   EXPECT_NE(a->final_test_accuracy, c->final_test_accuracy);
+  // The same batches in the same order: the same data digest.
+  EXPECT_NE(a->data_digest, 0u);
+  EXPECT_EQ(a->data_digest, b->data_digest);
+  EXPECT_NE(a->data_digest, c->data_digest);
+}
+
+TEST(TrainerTest, DataDigestSeesOrderAndRepeatIndices) {
+  std::vector<dataecho::Example> rows = dataecho::testing::MakeExamples(8);
+  auto batches = [&](std::vector<dataecho::Example> v) {
+    std::vector<dataecho::Batch> out;
+    auto p = dataecho::FromVector(std::move(v)).Batch({.batch_size = 4});
+    while (true) {
+      auto b = p.Next();
+      if (!b.ok() || !b->has_value()) break;
+      out.push_back(**b);
+    }
+    return out;
+  };
+  auto digest = [](const std::vector<dataecho::Batch>& bs) {
+    uint64_t d = 0;
+    for (const dataecho::Batch& b : bs) d = DigestBatch(d, b);
+    return d;
+  };
+  const uint64_t base = digest(batches(rows));
+  std::vector<dataecho::Example> swapped = rows;
+  std::swap(swapped[0], swapped[5]);  // two rows change batches
+  EXPECT_NE(digest(batches(swapped)), base);
+  std::vector<dataecho::Example> repeated = rows;
+  repeated[2].repeat_index = 1;
+  EXPECT_NE(digest(batches(repeated)), base);
+  std::vector<dataecho::Batch> reversed = batches(rows);
+  std::swap(reversed[0], reversed[1]);  // the same batches in another order
+  EXPECT_NE(digest(reversed), base);
+  EXPECT_EQ(digest(batches(rows)), base);
 }
 
 // Every insertion point repeats data e times: e times the rows per fresh example.
@@ -151,7 +186,11 @@ TEST(TrainerTest, JsonHasExactlyTheFields) {
       "\"steps_to_target\": null, \"seconds_to_target\": null, \"final_test_accuracy\": 0.8612, "
       "\"fresh_examples_total\": 600064, \"steps_total\": 7032, \"seconds_total\": 58.5, "
       "\"data_wait_seconds\": 0.25, \"realized_echo_factor\": 1.5, "
+      "\"data_digest\": \"0000000000000000\", "
       "\"curve\": [[20000, 0.75], [40000, 0.8]]}\n");
+  r.data_digest = 0x0123456789abcdefull;
+  EXPECT_NE(ResultToJson(r).find("\"data_digest\": \"0123456789abcdef\""), std::string::npos);
+  r.data_digest = 0;
   r.fresh_examples_to_target = 40000;
   r.steps_to_target = 313;
   r.seconds_to_target = 2.5;

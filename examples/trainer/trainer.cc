@@ -6,7 +6,9 @@
 #include <numbers>
 #include <utility>
 
+#include "dataecho/formats/crc32c.h"
 #include "dataecho/internal/json.h"
+#include "dataecho/internal/random.h"
 #include "dataecho/storage/object_store.h"
 #include "fmt/format.h"
 #include "trainer/data.h"
@@ -165,6 +167,7 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
       break;
     }
     const dataecho::Batch& b = **batch;
+    result.data_digest = DigestBatch(result.data_digest, b);
     const int rows = static_cast<int>(b.num_rows);
     model.ComputeGradients(b.components[0].data<float>().data(), b.labels.data<int64_t>().data(),
                            rows);
@@ -207,6 +210,16 @@ std::string UpstreamNote(const TrainResult& r) {
   return note;
 }
 
+uint64_t DigestBatch(uint64_t digest, const dataecho::Batch& b) {
+  auto crc = [](const dataecho::Tensor& t) -> uint64_t {
+    return dataecho::Crc32c(t.buffer().data(), t.byte_size());
+  };
+  uint64_t rows =
+      dataecho::internal::MixSeed(crc(b.source_indices), crc(b.repeat_indices), crc(b.labels));
+  for (const dataecho::Tensor& t : b.components) rows = dataecho::internal::MixSeed(rows, crc(t));
+  return dataecho::internal::MixSeed(digest, rows, static_cast<uint64_t>(b.num_rows));
+}
+
 std::string ResultToJson(const TrainResult& r) {
   using dataecho::internal::JsonNumber;
   auto optional_number = [](const auto& v) {
@@ -222,13 +235,13 @@ std::string ResultToJson(const TrainResult& r) {
       "\"steps_to_target\": {}, \"seconds_to_target\": {}, \"final_test_accuracy\": {}, "
       "\"fresh_examples_total\": {}, \"steps_total\": {}, \"seconds_total\": {}, "
       "\"data_wait_seconds\": {}, "
-      "\"realized_echo_factor\": {}, \"curve\": [{}]}}\n",
+      "\"realized_echo_factor\": {}, \"data_digest\": \"{:016x}\", \"curve\": [{}]}}\n",
       JsonNumber(r.echo), dataecho::internal::JsonQuote(EchoInsertName(r.insert)),
       optional_number(r.max_echo), optional_number(r.fresh_examples_to_target),
       optional_number(r.steps_to_target), optional_number(r.seconds_to_target),
       JsonNumber(r.final_test_accuracy), r.fresh_examples_total, r.steps_total,
       JsonNumber(r.seconds_total), JsonNumber(r.data_wait_seconds),
-      JsonNumber(r.realized_echo_factor), curve);
+      JsonNumber(r.realized_echo_factor), r.data_digest, curve);
 }
 
 }  // namespace trainer

@@ -123,6 +123,10 @@ struct TrainResult {
   // examples_total / fresh_examples_total: (fresh + repeats) / fresh as the
   // model saw them, for every insertion point (0 if nothing was trained).
   double realized_echo_factor = 0.0;
+  // A 64-bit hash over every batch the model consumed, in order: each batch's
+  // rows' source and repeat indices, labels and bytes (JSON "data_digest", 16
+  // hex digits), so that two runs can be compared exactly.
+  uint64_t data_digest = 0;
   double seconds_total = 0.0;  // training wall clock, evaluations excluded
   double eval_seconds = 0.0;
   // Of seconds_total, the time the training loop waited for its next batch:
@@ -162,6 +166,10 @@ std::string UpstreamNote(const TrainResult& result);
 //  "curve"} (values not reached, and max_echo of a fixed factor, are null;
 // curve = [[fresh_examples, test_accuracy], ...]).
 std::string ResultToJson(const TrainResult& result);
+
+// TrainResult::data_digest after one more batch `b`: `digest` folded with
+// CRC-32Cs of b's source indices, repeat indices, labels and components.
+uint64_t DigestBatch(uint64_t digest, const dataecho::Batch& b);
 
 }  // namespace trainer
 

@@ -44,6 +44,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,13 @@ class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
   absl::StatusOr<std::optional<Batch>> Next() override;
   absl::Status EnableRestart() override;
   absl::Status Restart(uint32_t epoch) override;
+  // Checkpoints (src/batch_state.cc): no batch is half-built between Next()
+  // calls, so the state is the input's. A batch is referenced by its rows;
+  // only the last batch emitted can be (what a batch Echo holds).
+  absl::Status SaveState(StateWriter& w) override;
+  absl::Status RestoreState(StateReader& r) override;
+  absl::Status SaveRefs(std::span<const Batch* const> items, StateWriter& w) override;
+  absl::Status Reread(StateReader& r, size_t n, std::vector<Batch>* out) override;
 
  protected:
   StageStats OwnStats() const override;
@@ -126,7 +134,10 @@ class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
   // With a row pool: the rows of the current batch, copied in FinishBatch().
   std::unique_ptr<internal::ForkJoin> row_pool_;
   std::vector<Example> pending_;
-  absl::Status error_;  // sticky input error
+  std::vector<uint32_t> row_epochs_;       // of the rows of the batch being built
+  std::vector<uint32_t> last_epochs_;      // of the rows of the last batch emitted
+  const uint8_t* last_sources_ = nullptr;  // identifies that batch (its source_indices)
+  absl::Status error_;                     // sticky input error
   bool done_ = false;
   internal::Counter batches_, rows_, bytes_, fresh_rows_, input_wait_ns_;
 };

@@ -13,6 +13,7 @@
 #include "dataecho/batch.h"
 #include "dataecho/buffer.h"
 #include "dataecho/cache.h"
+#include "dataecho/checkpoint.h"
 #include "dataecho/echo.h"
 #include "dataecho/echo_options.h"
 #include "dataecho/echo_placement.h"

@@ -44,8 +44,11 @@
 #include <atomic>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "dataecho/echo_options.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
@@ -87,6 +90,58 @@ class EchoStage final : public internal::EchoStageBase<T> {
     return absl::OkStatus();
   }
 
+  // State: the draws, the repeats left of the current item and a reference
+  // to it (read again at restore).
+  absl::Status SaveState(StateWriter& w) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().SaveState(w));
+    w.BeginStage(options_.name, Hash());
+    this->SaveDraws(w);
+    w.U64(remaining_);
+    w.U64(repeat_);
+    if (remaining_ == 0) return absl::OkStatus();
+    // The input's reference to the item, in this stage's section.
+    const T* item = &*current_;
+    return this->input().SaveRefs(std::span<const T* const>(&item, 1), w);
+  }
+  absl::Status RestoreState(StateReader& r) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().RestoreState(r));
+    DATAECHO_RETURN_IF_ERROR(r.BeginStage(options_.name));
+    this->RestoreDraws(r);
+    remaining_ = static_cast<uint32_t>(r.U64());
+    repeat_ = static_cast<uint32_t>(r.U64());
+    current_.reset();
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    if (uint64_t{remaining_} + repeat_ >= this->max_copies()) {
+      return absl::DataLossError(absl::StrCat("pipeline state: ", options_.name, " has ",
+                                              remaining_, " copies left after ", repeat_));
+    }
+    if (remaining_ == 0) return absl::OkStatus();
+    std::vector<T> item;
+    DATAECHO_RETURN_IF_ERROR(this->input().Reread(r, 1, &item));
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    if (item.size() != 1) return absl::DataLossError("pipeline state: echo's item not read again");
+    current_.emplace(std::move(item[0]));
+    ElementTraits<T>::MarkRepeat(*current_, repeat_);
+    current_bytes_ = static_cast<int64_t>(ElementTraits<T>::ByteSize(*current_));
+    return absl::OkStatus();
+  }
+  // A copy is its input's element with a repeat index.
+  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
+    for (const T* v : items) w.U64(internal::RepeatIndexOf(*v));
+    return this->input().SaveRefs(items, w);
+  }
+  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
+    std::vector<uint32_t> repeats(n);
+    for (uint32_t& k : repeats) k = static_cast<uint32_t>(r.U64());
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    const size_t first = out->size();
+    DATAECHO_RETURN_IF_ERROR(this->input().Reread(r, n, out));
+    for (size_t i = 0; i < n && first + i < out->size(); ++i) {
+      if (repeats[i] > 0) ElementTraits<T>::MarkRepeat((*out)[first + i], repeats[i]);
+    }
+    return absl::OkStatus();
+  }
+
   // Ready when a copy is pending or the input has an element ready.
   bool TryNext(absl::StatusOr<std::optional<T>>* out) override {
     if (this->cancelled()) {
@@ -111,6 +166,8 @@ class EchoStage final : public internal::EchoStageBase<T> {
   EchoStage(StagePtr<T> input, EchoOptions options)
       : internal::EchoStageBase<T>(std::move(input), options.factor, options.seed),
         options_(std::move(options)) {}
+
+  uint64_t Hash() const { return OptionsHash().Add(options_.factor).Add(options_.seed).value(); }
 
   absl::StatusOr<std::optional<T>> EmitRepeat() {
     --remaining_;

@@ -29,8 +29,10 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -58,6 +60,23 @@ class FilterStage final : public UnaryStage<T, T> {
     DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
     if (!pred) return absl::InvalidArgumentError(options.name + ": empty predicate");
     return StagePtr<T>(new FilterStage(std::move(input), std::move(pred), std::move(options)));
+  }
+
+  // No state of its own (a predicate with a state of its own is not saved).
+  absl::Status SaveState(StateWriter& w) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().SaveState(w));
+    w.BeginStage(options_.name, 0);
+    return absl::OkStatus();
+  }
+  absl::Status RestoreState(StateReader& r) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().RestoreState(r));
+    return r.BeginStage(options_.name);
+  }
+  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
+    return this->input().SaveRefs(items, w);
+  }
+  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
+    return this->input().Reread(r, n, out);
   }
 
   absl::StatusOr<std::optional<T>> Next() override {

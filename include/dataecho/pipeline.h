@@ -54,6 +54,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -64,6 +65,7 @@
 #include "dataecho/auto_echo.h"
 #include "dataecho/batch.h"
 #include "dataecho/cache.h"
+#include "dataecho/checkpoint.h"
 #include "dataecho/echo.h"
 #include "dataecho/example.h"
 #include "dataecho/filter.h"
@@ -77,6 +79,7 @@
 #include "dataecho/shuffle.h"
 #include "dataecho/source.h"
 #include "dataecho/stage.h"
+#include "dataecho/status_macros.h"
 #include "dataecho/throttle.h"
 #include "dataecho/zip.h"
 
@@ -298,6 +301,34 @@ class Pipeline {
     if (stage_ != nullptr) stage_->AppendStats(&out);
     internal::MakeStageNamesUnique(&out);
     return out;
+  }
+
+  // The pipeline's position as a few bytes (checkpoint.h, docs/checkpoint.md):
+  // between two Next() calls. FAILED_PRECONDITION naming a stage that cannot
+  // save its state; the pipeline's error if it has one.
+  absl::StatusOr<std::string> SaveState() {
+    if (!status_.ok()) return status_;
+    StateWriter w;
+    DATAECHO_RETURN_IF_ERROR(stage_->SaveState(w));
+    return w.Finish();
+  }
+  // Puts a freshly built pipeline of the same shape where the saved one was:
+  // it then yields exactly what that one would have yielded next. Before the
+  // first Next(). INVALID_ARGUMENT for a state of another shape (naming the
+  // first stage that differs), DATA_LOSS for a truncated or corrupted one;
+  // the pipeline is unchanged by those. An error while restoring the stages
+  // (e.g. a file that cannot be read again) becomes the pipeline's error.
+  absl::Status RestoreState(std::string_view state) {
+    if (!status_.ok()) return status_;
+    DATAECHO_ASSIGN_OR_RETURN(StateReader r, StateReader::Parse(state));
+    StateWriter here;
+    DATAECHO_RETURN_IF_ERROR(stage_->SaveState(here));
+    DATAECHO_RETURN_IF_ERROR(CompareShapes(r.shape(), here.shape()));
+    absl::Status s = stage_->RestoreState(r);
+    if (s.ok()) s = r.status();
+    if (s.ok()) s = r.Finish();
+    if (!s.ok()) status_ = s;
+    return s;
   }
 
   // The last stage, owning the whole chain, or the build error.

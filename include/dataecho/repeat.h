@@ -44,13 +44,16 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "dataecho/checkpoint.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/stage_accounting.h"
@@ -117,6 +120,53 @@ class RepeatStage final : public Stage<T> {
     out->insert(out->end(), below.begin(), below.end());
     StageStats s = totals_.Report(name_, {{"epochs_started", static_cast<double>(started_.Get())}});
     out->push_back(std::move(s));
+  }
+
+  // State: the current input's state, then the pass and its counts (factory
+  // mode: the restored source is made by the factory).
+  absl::Status SaveState(StateWriter& w) override {
+    if (!status_.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(name_, " cannot save its state after an error: ", status_.message()));
+    }
+    // Factory mode between sources: a fresh source's state, so that the shape
+    // is always the same.
+    DATAECHO_ASSIGN_OR_RETURN(Stage<T> * in, Input());
+    DATAECHO_RETURN_IF_ERROR(in->SaveState(w));
+    w.BeginStage(name_, OptionsHash().Add(epochs_).Add(factory_ ? "factory" : "restart").value());
+    w.Bool(current_ != nullptr);
+    w.Bool(done_);
+    w.I64(passes_);
+    w.I64(pass_elements_);
+    w.U64(epoch_);
+    w.U64(max_seen_);
+    return absl::OkStatus();
+  }
+  absl::Status RestoreState(StateReader& r) override {
+    if (current_ == nullptr) DATAECHO_RETURN_IF_ERROR(MakeSource());
+    DATAECHO_RETURN_IF_ERROR(current_->RestoreState(r));
+    DATAECHO_RETURN_IF_ERROR(r.BeginStage(name_));
+    const bool has_current = r.Bool();
+    done_ = r.Bool();
+    passes_ = r.I64();
+    pass_elements_ = r.I64();
+    epoch_ = static_cast<uint32_t>(r.U64());
+    max_seen_ = static_cast<uint32_t>(r.U64());
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    if (passes_ < 0 || pass_elements_ < 0 || (epochs_ >= 0 && passes_ > epochs_)) {
+      return absl::DataLossError(
+          absl::StrCat("pipeline state: ", name_, " at pass ", passes_, " of ", epochs_));
+    }
+    if (!has_current && factory_) DropCurrent();
+    return absl::OkStatus();
+  }
+  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
+    DATAECHO_ASSIGN_OR_RETURN(Stage<T> * in, Input());
+    return in->SaveRefs(items, w);
+  }
+  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
+    DATAECHO_ASSIGN_OR_RETURN(Stage<T> * in, Input());
+    return in->Reread(r, n, out);
   }
 
   absl::Status EnableRestart() override { return absl::OkStatus(); }
@@ -202,6 +252,20 @@ class RepeatStage final : public Stage<T> {
     }
   }
 
+  // The input to reference elements through (factory mode, between sources:
+  // a source made for the purpose).
+  absl::StatusOr<Stage<T>*> Input() {
+    if (current_ == nullptr && factory_) {
+      if (spare_ == nullptr) {
+        DATAECHO_ASSIGN_OR_RETURN(spare_, factory_());
+        if (spare_ == nullptr) return absl::InvalidArgumentError(name_ + ": null stage");
+      }
+      return spare_.get();
+    }
+    if (current_ == nullptr) return absl::FailedPreconditionError(name_ + ": no input");
+    return current_.get();
+  }
+
   // Factory mode: the source of epoch_.
   absl::Status MakeSource() {
     absl::StatusOr<StagePtr<T>> next = factory_();
@@ -251,6 +315,7 @@ class RepeatStage final : public Stage<T> {
   std::vector<StageStats> finished_ ABSL_GUARDED_BY(mu_);
   // Written only by the consumer thread under mu_; read by it without the lock.
   StagePtr<T> current_;
+  StagePtr<T> spare_;  // factory mode: a source made to read elements again (Reread)
 };
 
 // RepeatStage<T>::Make(factory, epochs): a new source for every epoch.

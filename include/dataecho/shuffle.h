@@ -34,10 +34,13 @@
 #define DATAECHO_SHUFFLE_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "dataecho/checkpoint.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/internal/counter.h"
@@ -95,6 +98,56 @@ class ShuffleStage final : public UnaryStage<T, T> {
     next_size_ = 0;
     Reseed(epoch);
     return absl::OkStatus();
+  }
+
+  // State: the generator, the drawn slot and references to the buffered
+  // elements (read again at restore, grouped by file by a record source).
+  absl::Status SaveState(StateWriter& w) override {
+    if (!error_.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(options_.name, " cannot save its state after an error: ", error_.message()));
+    }
+    DATAECHO_RETURN_IF_ERROR(this->input().SaveState(w));
+    w.BeginStage(options_.name, Hash());
+    w.U64(epoch_);
+    internal::SaveRng(rng_, w);
+    w.U64(next_);
+    w.U64(next_size_);
+    w.Bool(input_done_);
+    w.U64(buffer_.size());
+    std::vector<const T*> items(buffer_.size());
+    for (size_t i = 0; i < buffer_.size(); ++i) items[i] = &buffer_[i];
+    return this->input().SaveRefs(items, w);
+  }
+  absl::Status RestoreState(StateReader& r) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().RestoreState(r));
+    DATAECHO_RETURN_IF_ERROR(r.BeginStage(options_.name));
+    epoch_ = static_cast<uint32_t>(r.U64());
+    rng_ = internal::RestoreRng(r);
+    next_ = r.U64();
+    next_size_ = r.U64();
+    input_done_ = r.Bool();
+    const uint64_t n = r.Count();
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    if (n > static_cast<uint64_t>(options_.buffer_size) ||
+        (next_size_ > 0 && next_ >= next_size_)) {
+      return absl::DataLossError(absl::StrCat("pipeline state: ", options_.name, " holds ", n,
+                                              " elements, slot ", next_, " of ", next_size_));
+    }
+    buffer_.clear();
+    DATAECHO_RETURN_IF_ERROR(this->input().Reread(r, n, &buffer_));
+    if (buffer_.size() != n) return absl::DataLossError("pipeline state: shuffle buffer not read");
+    int64_t held = 0;
+    for (const T& v : buffer_) held += static_cast<int64_t>(ElementTraits<T>::ByteSize(v));
+    bytes_held_.Set(held);
+    buffered_.Set(static_cast<int64_t>(buffer_.size()));
+    return absl::OkStatus();
+  }
+  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
+    return this->input().SaveRefs(items, w);
+  }
+  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
+    return this->input().Reread(r, n, out);
   }
 
   absl::StatusOr<std::optional<T>> Next() override {
@@ -189,6 +242,10 @@ class ShuffleStage final : public UnaryStage<T, T> {
     bytes_held_.Add(b);
     if (bytes_held_.Get() > peak_bytes_held_.Get()) peak_bytes_held_.Set(bytes_held_.Get());
     return absl::OkStatus();
+  }
+
+  uint64_t Hash() const {
+    return OptionsHash().Add(options_.buffer_size).Add(options_.seed).value();
   }
 
   // Draws from now on come from (seed, epoch); epoch 0 from the seed alone.

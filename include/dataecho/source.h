@@ -40,8 +40,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
@@ -76,6 +78,7 @@ class SourceStage : public Stage<T> {
     bytes_.Add(static_cast<int64_t>(ElementTraits<T>::ByteSize(v)));
   }
   void set_epoch(uint32_t epoch) { epoch_ = epoch; }
+  uint32_t epoch() const { return epoch_; }
 
  private:
   std::string name_;
@@ -119,6 +122,71 @@ class VectorSourceStage final : public internal::SourceStage<T> {
     return absl::OkStatus();
   }
 
+  absl::Status SaveState(StateWriter& w) override {
+    w.BeginStage("vector", OptionsHash().Add(static_cast<uint64_t>(items_.size())).value());
+    w.U64(pos_);
+    w.U64(this->epoch());
+    w.Bool(keep_);
+    return absl::OkStatus();
+  }
+  absl::Status RestoreState(StateReader& r) override {
+    DATAECHO_RETURN_IF_ERROR(r.BeginStage("vector"));
+    const uint64_t pos = r.U64();
+    const uint64_t epoch = r.U64();
+    const bool keep = r.Bool();
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    if (pos > items_.size() || epoch > UINT32_MAX) {
+      return absl::DataLossError(absl::StrCat("pipeline state: vector source position ", pos,
+                                              " of ", items_.size(), " items"));
+    }
+    if (keep) DATAECHO_RETURN_IF_ERROR(EnableRestart());
+    pos_ = pos;
+    this->set_epoch(static_cast<uint32_t>(epoch));
+    return absl::OkStatus();
+  }
+  // Self-named elements (Example) are referenced by (source_index, epoch):
+  // their source_index must be unique in the vector.
+  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
+    if constexpr (internal::SelfNamed<T>) {
+      for (const T* v : items) {
+        w.U64(v->source_index);
+        w.U64(v->epoch);
+      }
+      return absl::OkStatus();
+    } else {
+      return internal::SourceStage<T>::SaveRefs(items, w);
+    }
+  }
+  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
+    if constexpr (internal::SelfNamed<T>) {
+      if (by_index_.empty()) {
+        for (size_t i = 0; i < items_.size(); ++i) {
+          if (!by_index_.emplace(items_[i].source_index, i).second) {
+            return absl::FailedPreconditionError(
+                absl::StrCat("vector source: source_index ", items_[i].source_index,
+                             " is not unique, so buffered elements cannot be referenced"));
+          }
+        }
+      }
+      for (size_t i = 0; i < n; ++i) {
+        const uint64_t index = r.U64();
+        const uint64_t epoch = r.U64();
+        DATAECHO_RETURN_IF_ERROR(r.status());
+        auto it = by_index_.find(index);
+        if (it == by_index_.end()) {
+          return absl::DataLossError(
+              absl::StrCat("pipeline state: vector source has no element ", index));
+        }
+        T v = items_[it->second];
+        v.epoch = static_cast<uint32_t>(epoch);
+        out->push_back(std::move(v));
+      }
+      return absl::OkStatus();
+    } else {
+      return internal::SourceStage<T>::Reread(r, n, out);
+    }
+  }
+
  private:
   explicit VectorSourceStage(std::vector<T> items)
       : internal::SourceStage<T>("vector"), items_(std::move(items)) {}
@@ -133,6 +201,7 @@ class VectorSourceStage final : public internal::SourceStage<T> {
   std::vector<T> items_;
   size_t pos_ = 0;
   bool keep_ = false;  // copy items out instead of moving them (restartable)
+  absl::flat_hash_map<uint64_t, size_t> by_index_;  // source_index -> position (Reread)
 };
 
 template <typename T>
@@ -206,6 +275,22 @@ class RangeSourceStage final : public internal::SourceStage<int64_t> {
     return absl::OkStatus();
   }
 
+  absl::Status SaveState(StateWriter& w) override {
+    w.BeginStage("range", OptionsHash().Add(begin_).Add(end_).Add(step_).value());
+    w.I64(next_);
+    return absl::OkStatus();
+  }
+  absl::Status RestoreState(StateReader& r) override {
+    DATAECHO_RETURN_IF_ERROR(r.BeginStage("range"));
+    const int64_t next = r.I64();
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    if (next < begin_ || (next - begin_) % step_ != 0) {
+      return absl::DataLossError(absl::StrCat("pipeline state: range position ", next));
+    }
+    next_ = next;
+    return absl::OkStatus();
+  }
+
  private:
   RangeSourceStage(int64_t begin, int64_t end, int64_t step)
       : internal::SourceStage<int64_t>("range"),
@@ -255,6 +340,28 @@ class TakeStage final : public UnaryStage<T, T> {
     DATAECHO_RETURN_IF_ERROR(this->input().Restart(epoch));
     pass_taken_ = 0;
     return absl::OkStatus();
+  }
+
+  absl::Status SaveState(StateWriter& w) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().SaveState(w));
+    w.BeginStage("take", OptionsHash().Add(limit_).value());
+    w.I64(pass_taken_);
+    return absl::OkStatus();
+  }
+  absl::Status RestoreState(StateReader& r) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().RestoreState(r));
+    DATAECHO_RETURN_IF_ERROR(r.BeginStage("take"));
+    pass_taken_ = r.I64();
+    if (r.status().ok() && pass_taken_ < 0) {
+      return absl::DataLossError(absl::StrCat("pipeline state: take at ", pass_taken_));
+    }
+    return r.status();
+  }
+  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
+    return this->input().SaveRefs(items, w);
+  }
+  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
+    return this->input().Reread(r, n, out);
   }
 
  protected:

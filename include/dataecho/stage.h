@@ -40,14 +40,26 @@
 // `EnableRestart()` when it is made, so such a pipeline fails when it is
 // built, not after its first epoch.
 //
-// Thread safety: Next(), EnableRestart() and Restart() are called by one
-// consumer thread at a time; Cancel() and AppendStats() are thread-safe.
+// CHECKPOINTS (checkpoint.h, docs/checkpoint.md). SaveState() writes the
+// chain's position, the input's part first; RestoreState() reads it back into
+// a fresh chain of the same shape, before its first Next(). A stage that
+// buffers elements writes references to them (its input's SaveRefs()) and has
+// them made again at restore (its input's Reread()). The defaults fail with
+// FAILED_PRECONDITION naming the stage (arithmetic elements are their own
+// reference).
+//
+// Thread safety: Next(), EnableRestart(), Restart() and the checkpoint calls
+// are made by one consumer thread at a time; Cancel() and AppendStats() are
+// thread-safe.
 #ifndef DATAECHO_STAGE_H_
 #define DATAECHO_STAGE_H_
 
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -55,6 +67,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "dataecho/checkpoint.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/stats.h"
 
@@ -97,7 +110,58 @@ class Stage {
   // or Cancel(). Default: UNIMPLEMENTED naming the stage.
   virtual absl::Status Restart(uint32_t /*epoch*/) { return CannotRestart(); }
 
+  // Writes this chain's state: the input's first, then this stage's section
+  // (StateWriter::BeginStage). Between two Next() calls only.
+  virtual absl::Status SaveState(StateWriter& /*w*/) { return CannotCheckpoint(); }
+  // Reads what SaveState() wrote, in the same order, into a chain that has
+  // not yet been read from. On error the chain is unusable.
+  virtual absl::Status RestoreState(StateReader& /*r*/) { return CannotCheckpoint(); }
+  // Writes references to `items`, elements this stage emitted, from which
+  // Reread() makes them again (the same bytes, indices and epoch).
+  virtual absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) {
+    if constexpr (std::is_integral_v<T>) {
+      for (const T* v : items) w.I64(static_cast<int64_t>(*v));
+      return absl::OkStatus();
+    } else if constexpr (std::is_floating_point_v<T>) {
+      for (const T* v : items) w.Double(static_cast<double>(*v));
+      return absl::OkStatus();
+    } else {
+      (void)items;
+      (void)w;
+      return CannotCheckpoint();
+    }
+  }
+  // Appends to `out` the `n` elements whose references SaveRefs() wrote.
+  virtual absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) {
+    if constexpr (std::is_integral_v<T>) {
+      for (size_t i = 0; i < n && r.status().ok(); ++i) out->push_back(static_cast<T>(r.I64()));
+      return r.status();
+    } else if constexpr (std::is_floating_point_v<T>) {
+      for (size_t i = 0; i < n && r.status().ok(); ++i) out->push_back(static_cast<T>(r.Double()));
+      return r.status();
+    } else {
+      (void)r;
+      (void)n;
+      (void)out;
+      return CannotCheckpoint();
+    }
+  }
+
  protected:
+  // The name this stage reports in its stats.
+  std::string StageName() const {
+    std::vector<StageStats> stats;
+    AppendStats(&stats);
+    return stats.empty() ? std::string("this stage") : stats.back().name;
+  }
+  // FAILED_PRECONDITION "<name> cannot save or restore its state ...".
+  absl::Status CannotCheckpoint() const {
+    return absl::FailedPreconditionError(
+        absl::StrCat(StageName(),
+                     " cannot save or restore its state (docs/checkpoint.md lists the stages "
+                     "that can)"));
+  }
+
   // UNIMPLEMENTED "<name> cannot start a new epoch ...".
   absl::Status CannotRestart() const {
     std::vector<StageStats> stats;

@@ -37,6 +37,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "absl/status/status.h"
@@ -141,6 +142,22 @@ class ThrottleStage final : public UnaryStage<T, T> {
 
   absl::Status EnableRestart() override { return this->input().EnableRestart(); }
   absl::Status Restart(uint32_t epoch) override { return this->input().Restart(epoch); }
+  // No state of its own: its timing does not change what it emits.
+  absl::Status SaveState(StateWriter& w) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().SaveState(w));
+    w.BeginStage(options_.name, 0);
+    return absl::OkStatus();
+  }
+  absl::Status RestoreState(StateReader& r) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().RestoreState(r));
+    return r.BeginStage(options_.name);
+  }
+  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
+    return this->input().SaveRefs(items, w);
+  }
+  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
+    return this->input().Reread(r, n, out);
+  }
 
  protected:
   void OnCancel() override {

@@ -17,11 +17,15 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
+#include "dataecho/formats/crc32c.h"
 #include "dataecho/formats/idx.h"
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/jpeg.h"
 #include "dataecho/formats/tfrecord.h"
+#include "dataecho/pipeline.h"
 #include "dataecho/storage/glob.h"
 #include "dataecho/storage/object_store.h"
 #include "fuzz_file.h"
@@ -149,6 +153,49 @@ inline void S3ListingTarget(const uint8_t* data, size_t size) {
 // A Cloud Storage objects.list page (JSON).
 inline void GcsListingTarget(const uint8_t* data, size_t size) {
   ListingTarget(data, size, internal::ParseGcsListPage, "gs://bucket/");
+}
+
+// Pipeline states (checkpoint.h): the input is restored into two small
+// in-memory pipelines, as it is and with a valid checksum appended (so that
+// the stages' own parsers see it), and a restored pipeline is read to its end.
+inline Pipeline<Batch> StateFuzzBatches() {
+  std::vector<Example> examples;
+  for (uint64_t i = 0; i < 40; ++i) {
+    MutableBuffer mb(4);
+    for (size_t j = 0; j < 4; ++j) mb.data()[j] = static_cast<uint8_t>(i + j);
+    Example e;
+    e.components.push_back(*Tensor::Make(DType::kUInt8, {4}, std::move(mb).Freeze()));
+    e.source_index = i;
+    examples.push_back(std::move(e));
+  }
+  return FromVector(std::move(examples))
+      .Repeat(2)
+      .Echo({.factor = 2.5, .seed = 1})
+      .Shuffle({.buffer_size = 16, .seed = 2})
+      .Batch({.batch_size = 5})
+      .Echo({.factor = 1.5, .seed = 3, .name = "batch_echo"});
+}
+inline Pipeline<int64_t> StateFuzzNumbers() {
+  return FromRange(0, 30).Repeat(2).Echo({.factor = 1.5}).Shuffle({.buffer_size = 7}).Take(70);
+}
+template <typename T>
+void RestoreAndDrain(Pipeline<T> p, std::string_view state) {
+  if (!p.RestoreState(state).ok()) return;
+  for (int i = 0; i < 100000; ++i) {
+    auto next = p.Next();
+    if (!next.ok() || !next->has_value()) return;
+  }
+  std::abort();  // more elements than the pipeline holds: a restored state spins
+}
+inline void StateTarget(const uint8_t* data, size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  std::string fixed(input);
+  const uint32_t crc = MaskCrc32c(Crc32c(fixed));
+  for (int i = 0; i < 4; ++i) fixed.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
+  for (std::string_view state : {input, std::string_view(fixed)}) {
+    RestoreAndDrain(StateFuzzBatches(), state);
+    RestoreAndDrain(StateFuzzNumbers(), state);
+  }
 }
 
 }  // namespace dataecho::fuzz

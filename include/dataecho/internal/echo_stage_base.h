@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "dataecho/checkpoint.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/internal/echo_core.h"
 #include "dataecho/internal/echo_draw.h"
@@ -50,6 +51,19 @@ class EchoStageBase : public UnaryStage<T, T> {
   }
   // From now on, draw for `factor` (the generator goes on where it was).
   void SetFactor(double factor) { draw_ = EchoDraw(factor); }
+
+  // The draws' position (checkpoints): the epoch and the generator.
+  void SaveDraws(StateWriter& w) const {
+    w.U64(epoch_);
+    SaveRng(rng_, w);
+  }
+  void RestoreDraws(StateReader& r) {
+    epoch_ = static_cast<uint32_t>(r.U64());
+    rng_ = RestoreRng(r);
+  }
+
+  // The most copies a draw gives.
+  uint32_t max_copies() const { return draw_.whole() + (draw_.fraction() > 0 ? 1 : 0); }
 
   EchoCounts& counts() { return counts_; }
   const EchoCounts& counts() const { return counts_; }

@@ -8,6 +8,7 @@
 #ifndef DATAECHO_INTERNAL_RANDOM_H_
 #define DATAECHO_INTERNAL_RANDOM_H_
 
+#include <array>
 #include <cstdint>
 
 namespace dataecho::internal {
@@ -46,6 +47,14 @@ class Rng {
     s_[2] ^= t;
     s_[3] = Rotl(s_[3], 45);
     return result;
+  }
+
+  // The generator's whole state, and a generator from it (checkpoints).
+  std::array<uint64_t, 4> state() const { return {s_[0], s_[1], s_[2], s_[3]}; }
+  static Rng FromState(const std::array<uint64_t, 4>& state) {
+    Rng r(0);
+    for (int i = 0; i < 4; ++i) r.s_[i] = state[i];
+    return r;
   }
 
   // Uniform in [0, 1) with 53 random bits.

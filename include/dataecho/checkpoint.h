@@ -1,0 +1,187 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// checkpoint.h: the state of a pipeline as a few bytes, and back
+// (docs/checkpoint.md).
+//
+// Pipeline<T>::SaveState() (pipeline.h) asks every stage, source first, to
+// write its position into a StateWriter; RestoreState() hands a fresh
+// pipeline of the same shape a StateReader over those bytes. A stage that
+// buffers elements (Shuffle, Echo's current item) does not write their bytes:
+// it asks its input for *references* (Stage::SaveRefs: a record's file and
+// index, an echo copy's repeat index, ...) and, at restore, has them read
+// again (Stage::Reread). So a state holds tens of bytes per buffered element.
+//
+//   absl::StatusOr<std::string> state = pipeline.SaveState();
+//   ...   // (a new process)
+//   auto again = BuildSamePipeline();
+//   absl::Status s = again.RestoreState(*state);   // before its first Next()
+//
+// The format (version 1; little-endian, "varint" = LEB128):
+//
+//   "DEST" | varint version | varint stage count |
+//   per stage, source first: varint name length, name, fixed64 options hash,
+//                            varint payload length, payload |
+//   fixed32 masked CRC-32C of everything before it
+//
+// A stage's payload is written and read by the stage alone (StateWriter's
+// U64(), Bytes(), ...). The stage names and option hashes give the shape:
+// restoring into a pipeline of another shape is INVALID_ARGUMENT naming the
+// first stage that differs; a truncated or corrupted state is DATA_LOSS.
+//
+// For a stage of your own: override Stage::SaveState/RestoreState (and, if it
+// can be buffered by a later stage, SaveRefs/Reread); call
+// `w.BeginStage(name, hash)` after the input wrote its part, and
+// `r.BeginStage(name)` after the input read its part.
+//
+// Thread safety: StateWriter and StateReader are thread-compatible.
+#ifndef DATAECHO_CHECKPOINT_H_
+#define DATAECHO_CHECKPOINT_H_
+
+#include <array>
+#include <concepts>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "dataecho/export.h"
+#include "dataecho/internal/random.h"
+
+namespace dataecho {
+
+// The format version SaveState() writes.
+inline constexpr uint32_t kStateVersion = 1;
+
+// One stage as a state names it.
+struct StageShape {
+  std::string name;
+  uint64_t options_hash = 0;
+  bool operator==(const StageShape&) const = default;
+};
+
+// Accumulates the options that change a stage's output into a 64-bit hash.
+class DATAECHO_EXPORT OptionsHash {
+ public:
+  OptionsHash& Add(uint64_t v);
+  OptionsHash& Add(int64_t v) { return Add(static_cast<uint64_t>(v)); }
+  OptionsHash& Add(double v);
+  OptionsHash& Add(std::string_view s);
+  uint64_t value() const { return h_; }
+
+ private:
+  uint64_t h_ = 0x6465636b70743031ull;
+};
+
+class DATAECHO_EXPORT StateWriter {
+ public:
+  // Starts the section of the next stage (after its input's section).
+  void BeginStage(std::string_view name, uint64_t options_hash);
+
+  void U64(uint64_t v);  // varint
+  void I64(int64_t v);   // zigzag varint
+  void Bool(bool v) { U64(v ? 1 : 0); }
+  void Double(double v);  // 8 bytes
+  void Bytes(std::string_view s);
+
+  const std::vector<StageShape>& shape() const { return shape_; }
+  // Bytes written into the stages' sections so far.
+  size_t payload_bytes() const;
+  // The state: header, sections, checksum.
+  std::string Finish() const;
+
+ private:
+  std::vector<StageShape> shape_;
+  std::vector<std::string> payloads_;
+  std::string loose_;  // written before the first BeginStage(): a bug, kept to fail loudly
+};
+
+// Reads a state. Each read past the end of a stage's section returns 0 (or
+// "") and makes status() DATA_LOSS; the first error stays.
+class DATAECHO_EXPORT StateReader {
+ public:
+  // Checks the magic, the version and the checksum and splits the sections.
+  // DATA_LOSS if `state` is not a whole state; INVALID_ARGUMENT for a version
+  // this library cannot read.
+  static absl::StatusOr<StateReader> Parse(std::string_view state);
+
+  const std::vector<StageShape>& shape() const { return shape_; }
+
+  // Moves to the next stage's section, which must be named `name`
+  // (INVALID_ARGUMENT otherwise; RestoreState() checked the shape before).
+  absl::Status BeginStage(std::string_view name);
+
+  uint64_t U64();
+  int64_t I64();
+  bool Bool() { return U64() != 0; }
+  double Double();
+  std::string Bytes();
+  // A count of items that take at least `min_bytes_each` bytes each: DATA_LOSS
+  // (and 0) if the section has fewer bytes left than they need.
+  uint64_t Count(size_t min_bytes_each = 1);
+
+  // OK, or the first error met.
+  const absl::Status& status() const { return status_; }
+  // Sets status() to `s` if it is OK.
+  void Fail(absl::Status s);
+  // After the last stage: DATA_LOSS if a section was not read to its end.
+  absl::Status Finish();
+
+ private:
+  struct Section {  // offsets into owned_ (moves keep them valid)
+    size_t begin = 0;
+    size_t size = 0;
+  };
+  bool Need(size_t n);
+  absl::Status CheckSectionRead();
+
+  std::vector<StageShape> shape_;
+  std::vector<Section> sections_;
+  size_t next_section_ = 0;
+  size_t pos_ = 0, end_ = 0;  // the unread rest of the current section in owned_
+  bool in_section_ = false;
+  absl::Status status_;
+  std::string owned_;  // the state's bytes
+};
+
+// INVALID_ARGUMENT naming the first stage where `saved` and `here` differ, or OK.
+DATAECHO_EXPORT absl::Status CompareShapes(const std::vector<StageShape>& saved,
+                                           const std::vector<StageShape>& here);
+
+namespace internal {
+
+// A generator's state, written and read back.
+inline void SaveRng(const Rng& rng, StateWriter& w) {
+  for (uint64_t x : rng.state()) w.U64(x);
+}
+inline Rng RestoreRng(StateReader& r) {
+  std::array<uint64_t, 4> s{};
+  for (uint64_t& x : s) x = r.U64();
+  return Rng::FromState(s);
+}
+
+// Elements that name themselves (Example, Record): a source can read them
+// again from (source_index, epoch).
+template <typename T>
+concept SelfNamed = requires(const T& v) {
+  { v.source_index } -> std::convertible_to<uint64_t>;
+  { v.epoch } -> std::convertible_to<uint32_t>;
+  { v.repeat_index } -> std::convertible_to<uint32_t>;
+};
+
+// The repeat index of `v`, 0 for element types without one.
+template <typename T>
+uint32_t RepeatIndexOf(const T& v) {
+  if constexpr (requires { v.repeat_index; }) {
+    return static_cast<uint32_t>(v.repeat_index);
+  } else {
+    return 0;
+  }
+}
+
+}  // namespace internal
+
+}  // namespace dataecho
+
+#endif  // DATAECHO_CHECKPOINT_H_

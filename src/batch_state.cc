@@ -1,0 +1,93 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// batch_state.cc: BatchStage's checkpoint methods (include/dataecho/batch.h,
+// docs/checkpoint.md).
+
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "dataecho/batch.h"
+#include "dataecho/status_macros.h"
+
+namespace dataecho {
+
+absl::Status BatchStage::SaveState(StateWriter& w) {
+  if (!error_.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(options_.name, " cannot save its state after an error: ", error_.message()));
+  }
+  DATAECHO_RETURN_IF_ERROR(input().SaveState(w));
+  w.BeginStage(options_.name, OptionsHash()
+                                  .Add(options_.batch_size)
+                                  .Add(static_cast<uint64_t>(options_.drop_remainder))
+                                  .value());
+  w.Bool(done_);
+  return absl::OkStatus();
+}
+
+absl::Status BatchStage::RestoreState(StateReader& r) {
+  DATAECHO_RETURN_IF_ERROR(input().RestoreState(r));
+  DATAECHO_RETURN_IF_ERROR(r.BeginStage(options_.name));
+  done_ = r.Bool();
+  return r.status();
+}
+
+absl::Status BatchStage::SaveRefs(std::span<const Batch* const> items, StateWriter& w) {
+  std::vector<Example> rows;
+  for (const Batch* b : items) {
+    if (b->source_indices.buffer().data() != last_sources_ ||
+        static_cast<size_t>(b->num_rows) != last_epochs_.size()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(options_.name,
+                       " can reference only the last batch it emitted (a batch echo's); a "
+                       "Shuffle of batches cannot save its state"));
+    }
+    w.U64(static_cast<uint64_t>(b->num_rows));
+    // Rows that name themselves: what the input's references need.
+    const uint8_t* sources = b->source_indices.buffer().data();
+    const uint8_t* repeats = b->repeat_indices.buffer().data();
+    for (int64_t i = 0; i < b->num_rows; ++i) {
+      Example row;
+      int64_t source = 0;
+      int32_t repeat = 0;
+      std::memcpy(&source, sources + i * sizeof(int64_t), sizeof(source));
+      std::memcpy(&repeat, repeats + i * sizeof(int32_t), sizeof(repeat));
+      row.source_index = static_cast<uint64_t>(source);
+      row.repeat_index = static_cast<uint32_t>(repeat);
+      row.epoch = last_epochs_[static_cast<size_t>(i)];
+      rows.push_back(std::move(row));
+    }
+  }
+  std::vector<const Example*> ptrs(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) ptrs[i] = &rows[i];
+  return input().SaveRefs(ptrs, w);
+}
+
+absl::Status BatchStage::Reread(StateReader& r, size_t n, std::vector<Batch>* out) {
+  std::vector<uint64_t> sizes(n);
+  uint64_t total = 0;
+  for (uint64_t& size : sizes) {
+    size = r.U64();
+    if (size == 0 || size > static_cast<uint64_t>(options_.batch_size)) {
+      r.Fail(absl::DataLossError(absl::StrCat("pipeline state: a batch of ", size, " rows")));
+    }
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    total += size;
+  }
+  std::vector<Example> rows;
+  DATAECHO_RETURN_IF_ERROR(input().Reread(r, total, &rows));
+  if (rows.size() != total) return absl::DataLossError("pipeline state: batch rows not read");
+  size_t next = 0;
+  for (uint64_t size : sizes) {
+    for (uint64_t i = 0; i < size; ++i, ++next) {
+      if (i == 0) DATAECHO_RETURN_IF_ERROR(StartBatch(rows[next]));
+      DATAECHO_RETURN_IF_ERROR(AddRow(rows[next]));
+    }
+    DATAECHO_ASSIGN_OR_RETURN(Batch b, FinishBatch());
+    out->push_back(std::move(b));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace dataecho

@@ -1,0 +1,121 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// formats/record_source_base.h: what both record source modes share (the
+// stats, the file order of an epoch, opening the i-th file, references to
+// records), for record_source.cc (one file after the other) and
+// record_source_interleaved.cc (k files at once). Not part of the public API.
+#ifndef DATAECHO_SRC_FORMATS_RECORD_SOURCE_BASE_H_
+#define DATAECHO_SRC_FORMATS_RECORD_SOURCE_BASE_H_
+
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dataecho/checkpoint.h"
+#include "dataecho/formats/record_source.h"
+#include "dataecho/internal/counter.h"
+#include "dataecho/status_macros.h"
+#include "formats/record_source_state.h"
+
+namespace dataecho::internal {
+
+// The order in which epoch `epoch` reads `n` files (indices into the list).
+std::vector<size_t> FileOrder(size_t n, const InterleaveOptions& options, uint32_t epoch);
+
+// Base for both modes: stats and the stage interface.
+class RecordSourceBase : public Stage<Record> {
+ public:
+  RecordSourceBase(std::vector<std::string> uris, RecordFileOpener open, InterleaveOptions options,
+                   std::string name, std::shared_ptr<const CorruptionBudget> budget)
+      : uris_(std::move(uris)),
+        open_(std::move(open)),
+        options_(options),
+        name_(std::move(name)),
+        budget_(std::move(budget)),
+        order_(FileOrder(uris_.size(), options_, 0)) {}
+
+  void AppendStats(std::vector<StageStats>* out) const override {
+    StageStats s;
+    s.name = name_;
+    s.elements = elements_.Get();
+    s.bytes = bytes_.Get();
+    s.threads = options_.cycle_length > 1 ? options_.cycle_length : 0;
+    if (s.threads > 0) s.consumer_wait = absl::Nanoseconds(wait_nanos_.Get());
+    s.extra.emplace_back("files", static_cast<double>(files_.Get()));
+    s.extra.emplace_back("skipped_corrupt",
+                         budget_ ? static_cast<double>(budget_->skipped()) : 0.0);
+    if (s.threads == 0) {
+      s.extra.emplace_back("busy_s", static_cast<double>(wait_nanos_.Get()) * 1e-9);
+    }
+    out->push_back(std::move(s));
+  }
+
+  absl::Status EnableRestart() override { return status_; }
+
+  // Records are referenced by (source_index, offset, epoch) and read again
+  // from their files (record_source_state.h).
+  absl::Status SaveRefs(std::span<const Record* const> items, StateWriter& w) override {
+    internal::SaveRecordRefs(items, w);
+    return absl::OkStatus();
+  }
+  absl::Status Reread(StateReader& r, size_t n, std::vector<Record>* out) override {
+    return internal::RereadRecords(r, n, uris_, open_, out);
+  }
+
+ protected:
+  uint64_t Hash() const {
+    OptionsHash h;
+    h.Add(static_cast<uint64_t>(uris_.size())).Add(options_.file_order_seed);
+    h.Add(static_cast<uint64_t>(options_.shuffle_files_each_epoch));
+    for (const std::string& uri : uris_) h.Add(std::string_view(uri));
+    return h.value();
+  }
+
+  // Ends a Next() that began at `start`: accounts its time, keeps the first
+  // error in status_ and counts a record (stamped with the epoch).
+  absl::StatusOr<std::optional<Record>> Account(int64_t start,
+                                                absl::StatusOr<std::optional<Record>> result) {
+    wait_nanos_.Add(internal::NowNanos() - start);
+    if (!result.ok() && status_.ok()) status_ = result.status();
+    if (result.ok() && result->has_value()) {
+      (*result)->epoch = epoch_;
+      elements_.Add(1);
+      bytes_.Add(static_cast<int64_t>((*result)->data.size()));
+    }
+    return result;
+  }
+
+  // The files of `epoch`, in their order. REQUIRES: no reading thread runs.
+  void SetEpoch(uint32_t epoch) {
+    epoch_ = epoch;
+    order_ = FileOrder(uris_.size(), options_, epoch);
+  }
+
+  // Opens the i-th file of the epoch's order.
+  absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenNth(size_t i) const {
+    return open_(uris_[order_[i]], order_[i]);
+  }
+
+  const std::vector<std::string> uris_;
+  const RecordFileOpener open_;
+  const InterleaveOptions options_;
+  const std::string name_;
+  const std::shared_ptr<const CorruptionBudget> budget_;
+  internal::Counter elements_, bytes_, wait_nanos_;
+  internal::SharedCounter files_;
+  absl::Status status_;  // sticky error (consumer only)
+  uint32_t epoch_ = 0;   // consumer only
+  // Written by the consumer only while no reading thread runs.
+  std::vector<size_t> order_;
+};
+
+// cycle_length > 1 (record_source_interleaved.cc).
+StagePtr<Record> MakeInterleavedSource(std::vector<std::string> uris, RecordFileOpener open,
+                                       InterleaveOptions options, std::string name,
+                                       std::shared_ptr<const CorruptionBudget> budget);
+
+}  // namespace dataecho::internal
+
+#endif  // DATAECHO_SRC_FORMATS_RECORD_SOURCE_BASE_H_

@@ -1,0 +1,250 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// The record source with cycle_length > 1: k reading threads
+// (formats/record_source.h).
+#include <deque>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "dataecho/internal/counter.h"
+#include "dataecho/status_macros.h"
+#include "fmt/format.h"
+#include "formats/record_source_base.h"
+
+namespace dataecho::internal {
+namespace {
+
+// cycle_length > 1: one thread per slot, each reading files slot, slot+k, ...
+class InterleavedSource final : public RecordSourceBase {
+ public:
+  InterleavedSource(std::vector<std::string> uris, RecordFileOpener open, InterleaveOptions options,
+                    std::string name, std::shared_ptr<const CorruptionBudget> budget)
+      : RecordSourceBase(std::move(uris), std::move(open), options, std::move(name),
+                         std::move(budget)),
+        slots_(static_cast<size_t>(options.cycle_length)) {
+    StartThreads();
+  }
+
+  ~InterleavedSource() override {
+    Cancel();
+    for (std::thread& t : threads_) t.join();
+  }
+
+  // Stops the reading threads (wherever they are), then starts them over on
+  // the files of `epoch`.
+  absl::Status Restart(uint32_t epoch) override {
+    DATAECHO_RETURN_IF_ERROR(status_);
+    {
+      absl::MutexLock lock(&mu_);
+      if (cancelled_) return CancelledError();
+      restarting_ = true;
+      for (Slot& s : slots_) {
+        if (s.reader) s.reader->Cancel();
+        s.room.SignalAll();
+      }
+    }
+    for (std::thread& t : threads_) t.join();
+    threads_.clear();
+    SetEpoch(epoch);
+    {
+      absl::MutexLock lock(&mu_);
+      restarting_ = false;
+      for (Slot& s : slots_) {
+        s.queue.clear();
+        s.done = false;
+        s.worker_waiting = false;
+        s.reader = nullptr;
+      }
+      turn_ = 0;
+    }
+    StartThreads();
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::optional<Record>> Next() override {
+    const int64_t start = internal::NowNanos();
+    absl::MutexLock lock(&mu_);
+    return Account(start, NextLocked());
+  }
+
+  absl::Status SaveState(StateWriter& /*w*/) override {
+    return absl::FailedPreconditionError(
+        fmt::format("{} with cycle_length {} > 1 cannot save its state yet (use cycle_length 1)",
+                    name_, options_.cycle_length));
+  }
+
+  void Cancel() override {
+    {
+      absl::MutexLock lock(&mu_);
+      cancelled_ = true;
+      for (Slot& s : slots_) {
+        if (s.reader) s.reader->Cancel();
+        s.room.SignalAll();
+      }
+    }
+    consumer_cv_.SignalAll();
+  }
+
+ private:
+  // Hand-offs are batched: a reading thread that filled its queue sleeps until
+  // the queue is down to half, and the consumer is only signalled when it
+  // waits. One wake-up per record and thread costs more CPU than reading the
+  // record (a futex wake and two context switches on a busy VM).
+  struct Slot {
+    std::deque<absl::StatusOr<Record>> queue;
+    bool done = false;                   // the thread pushed its last item
+    bool worker_waiting = false;         // the thread waits for room
+    absl::CondVar room;                  // signalled when the queue is down to half
+    RecordFileReader* reader = nullptr;  // the file being read, for Cancel()
+  };
+
+  absl::StatusOr<std::optional<Record>> NextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (!status_.ok()) return status_;
+    const size_t n = slots_.size();
+    if (n == 0) return std::nullopt;
+    while (true) {
+      if (cancelled_) return CancelledError();
+      bool all_done = true;
+      for (const Slot& s : slots_) all_done = all_done && s.done && s.queue.empty();
+      if (all_done) return std::nullopt;
+      if (options_.deterministic) {
+        Slot& s = slots_[turn_];
+        if (!s.queue.empty()) return Pop(turn_);
+        if (s.done) {  // this slot's files are finished: it drops out of the rotation
+          turn_ = (turn_ + 1) % n;
+          continue;
+        }
+      } else {
+        for (size_t k = 0; k < n; ++k) {
+          const size_t i = (turn_ + k) % n;
+          if (!slots_[i].queue.empty()) return Pop(i);
+        }
+      }
+      consumer_waiting_ = true;
+      while (!Ready()) consumer_cv_.Wait(&mu_);
+      consumer_waiting_ = false;
+    }
+  }
+
+  absl::StatusOr<std::optional<Record>> Pop(size_t i) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    Slot& slot = slots_[i];
+    absl::StatusOr<Record> item = std::move(slot.queue.front());
+    slot.queue.pop_front();
+    turn_ = (i + 1) % slots_.size();
+    if (slot.worker_waiting && slot.queue.size() <= LowWater()) slot.room.Signal();
+    if (!item.ok()) return item.status();
+    return std::optional<Record>(std::move(*item));
+  }
+
+  size_t LowWater() const { return options_.buffered_records / 2; }
+
+  void StartThreads() {
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      if (i >= uris_.size()) {
+        absl::MutexLock lock(&mu_);
+        slots_[i].done = true;
+        continue;
+      }
+      threads_.emplace_back([this, i] { Work(i); });
+    }
+  }
+
+  // The reading threads must stop: Cancel(), or a Restart().
+  bool Halted() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return cancelled_ || restarting_; }
+
+  // Something changed that the consumer waits for.
+  bool Ready() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (cancelled_) return true;
+    if (options_.deterministic) {
+      const Slot& s = slots_[turn_];
+      return !s.queue.empty() || s.done;
+    }
+    for (const Slot& s : slots_) {
+      if (!s.queue.empty()) return true;
+    }
+    for (const Slot& s : slots_) {
+      if (!s.done) return false;
+    }
+    return true;
+  }
+
+  void Work(size_t slot) {
+    absl::Status status;
+    for (size_t f = slot; f < uris_.size() && status.ok(); f += slots_.size()) {
+      auto opened = OpenNth(f);
+      if (!opened.ok()) {
+        status = opened.status();
+        break;
+      }
+      files_.Add(1);
+      std::unique_ptr<RecordFileReader> reader = std::move(*opened);
+      {
+        absl::MutexLock lock(&mu_);
+        if (Halted()) break;
+        slots_[slot].reader = reader.get();
+      }
+      status = Drain(slot, *reader);
+      absl::MutexLock lock(&mu_);
+      slots_[slot].reader = nullptr;
+      if (Halted()) break;
+    }
+    Finish(slot, status);
+  }
+
+  // Moves the records of one file into the slot's queue.
+  absl::Status Drain(size_t slot, RecordFileReader& reader) {
+    while (true) {
+      DATAECHO_ASSIGN_OR_RETURN(std::optional<Record> next, reader.Next());
+      if (!next.has_value()) return absl::OkStatus();
+      bool wake;
+      {
+        absl::MutexLock lock(&mu_);
+        Slot& s = slots_[slot];
+        if (s.queue.size() >= options_.buffered_records) {
+          s.worker_waiting = true;
+          while (!Halted() && s.queue.size() > LowWater()) s.room.Wait(&mu_);
+          s.worker_waiting = false;
+        }
+        if (Halted()) return CancelledError();
+        s.queue.emplace_back(*std::move(next));
+        wake = consumer_waiting_;
+      }
+      if (wake) consumer_cv_.Signal();
+    }
+  }
+
+  void Finish(size_t slot, absl::Status status) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (!status.ok() && !Halted()) slots_[slot].queue.emplace_back(std::move(status));
+      slots_[slot].done = true;
+      slots_[slot].reader = nullptr;
+    }
+    consumer_cv_.Signal();
+  }
+
+  mutable absl::Mutex mu_;
+  absl::CondVar consumer_cv_;  // an item arrived, a slot finished, or cancel
+  bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);
+  size_t turn_ ABSL_GUARDED_BY(mu_) = 0;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  bool restarting_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;  // last: joined (in the destructor) before the rest goes
+};
+
+}  // namespace
+
+StagePtr<Record> MakeInterleavedSource(std::vector<std::string> uris, RecordFileOpener open,
+                                       InterleaveOptions options, std::string name,
+                                       std::shared_ptr<const CorruptionBudget> budget) {
+  return std::make_unique<InterleavedSource>(std::move(uris), std::move(open), options,
+                                             std::move(name), std::move(budget));
+}
+
+}  // namespace dataecho::internal
