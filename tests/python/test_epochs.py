@@ -43,10 +43,12 @@ def test_augmenters_draw_anew_every_epoch(small_arrays):
     assert differ > 32  # 25 windows: most items get another crop in epoch 1
 
 
-def test_repeat_over_a_stage_that_cannot_restart_is_unimplemented(small_arrays):
-    with pytest.raises(dataecho.UnimplementedError, match="map") as e:
-        dataecho.from_arrays(*small_arrays).map(dataecho.RandomFlip(), parallelism=2).repeat(2)
-    assert e.value.code == 12
+def test_repeat_starts_a_parallel_map_over_in_order(small_arrays):
+    # A parallel Map starts over under repeat(): its workers drop what ran ahead.
+    items = list(dataecho.from_arrays(*small_arrays)
+                 .map(dataecho.RandomFlip(), parallelism=2).repeat(2))
+    assert [e.epoch for e in items] == [0] * 64 + [1] * 64
+    assert [e.source_index for e in items] == list(range(64)) * 2
 
 
 def test_random_resized_crop_from_pixels_and_from_jpeg(tmp_path):
