@@ -75,10 +75,9 @@ void Advance(Pipeline<T>& p, int n) {
   for (int i = 0; i < n; ++i) (void)p.Next();
 }
 
-// TFRecord -> Echo(2) -> Shuffle(10,000), 15,000 records in.
-void BM_SaveState_TFRecordEchoShuffle(benchmark::State& state) {
-  Pipeline<Record> p = Records(OpenObjectStore(), Paths());
-  Advance(p, 15000);
+// Times SaveState() of `p` and reports the state's size.
+template <typename T>
+void MeasureSave(benchmark::State& state, Pipeline<T>& p) {
   size_t bytes = 0;
   for (auto _ : state) {
     absl::StatusOr<std::string> s = p.SaveState();
@@ -89,21 +88,20 @@ void BM_SaveState_TFRecordEchoShuffle(benchmark::State& state) {
   state.counters["bytes"] = static_cast<double>(bytes);
   state.counters["bytes_per_buffered"] = static_cast<double>(bytes) / kBuffer;
 }
+
+// TFRecord -> Echo(2) -> Shuffle(10,000), 15,000 records in.
+void BM_SaveState_TFRecordEchoShuffle(benchmark::State& state) {
+  Pipeline<Record> p = Records(OpenObjectStore(), Paths());
+  Advance(p, 15000);
+  MeasureSave(state, p);
+}
 BENCHMARK(BM_SaveState_TFRecordEchoShuffle)->Unit(benchmark::kMicrosecond);
 
 // Examples -> Echo(2) -> Shuffle(10,000) -> Batch(256), 60 batches in.
 void BM_SaveState_EchoShuffleBatch(benchmark::State& state) {
   Pipeline<Batch> p = Batches();
   Advance(p, 60);
-  size_t bytes = 0;
-  for (auto _ : state) {
-    absl::StatusOr<std::string> s = p.SaveState();
-    if (!s.ok()) state.SkipWithError(s.status().ToString().c_str());
-    bytes = s.ok() ? s->size() : 0;
-    benchmark::DoNotOptimize(s);
-  }
-  state.counters["bytes"] = static_cast<double>(bytes);
-  state.counters["bytes_per_buffered"] = static_cast<double>(bytes) / kBuffer;
+  MeasureSave(state, p);
 }
 BENCHMARK(BM_SaveState_EchoShuffleBatch)->Unit(benchmark::kMicrosecond);
 
