@@ -7,7 +7,7 @@
 //   elements.cc                     Record, Example, Batch (zero-copy arrays, DLPack)
 //   formats.cc                      crc32c, encode_image_record, write_tfrecord
 //   sources.cc                      ObjectStore, sharding, from_* sources
-//   pipeline.cc                     Pipeline: iteration, stats, cancellation, close
+//   py_pipeline.cc                  Pipeline: iteration, stats, cancellation, close
 //   pipeline_stages.cc              prefetch, echo, adaptive/auto echo, shuffle, batch, ...
 //   transforms.cc                   map, echoed_batches, decoders and augmenters
 //
@@ -17,7 +17,7 @@
 
 #include <pybind11/pybind11.h>
 
-#include "pipeline.h"
+#include "py_pipeline.h"
 
 namespace dataecho::python {
 

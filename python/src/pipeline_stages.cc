@@ -9,7 +9,7 @@
 
 #include "dataecho/storage/sharding.h"
 #include "options.h"
-#include "pipeline.h"
+#include "py_pipeline.h"
 #include "shard_stage.h"
 #include "status.h"
 

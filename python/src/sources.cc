@@ -22,7 +22,7 @@
 #include "dataecho/storage/throttled_store.h"
 #include "elements.h"
 #include "options.h"
-#include "pipeline.h"
+#include "py_pipeline.h"
 #include "status.h"
 
 namespace dataecho::python {

@@ -20,7 +20,7 @@
 #include "elements.h"
 #include "fmt/format.h"
 #include "options.h"
-#include "pipeline.h"
+#include "py_pipeline.h"
 #include "status.h"
 
 namespace dataecho::python {

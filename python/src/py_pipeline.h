@@ -1,6 +1,6 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
-// python/src/pipeline.h: dataecho.Pipeline, a typed C++ pipeline behind one
+// python/src/py_pipeline.h: dataecho.Pipeline, a typed C++ pipeline behind one
 // Python class.
 //
 // The C++ builder is typed (Pipeline<T>); Python's is not. The binding exposes
@@ -27,8 +27,8 @@
 // do not exist there): it is leaked instead.
 //
 // Thread safety: every method may be called from any Python thread.
-#ifndef DATAECHO_PYTHON_SRC_PIPELINE_H_
-#define DATAECHO_PYTHON_SRC_PIPELINE_H_
+#ifndef DATAECHO_PYTHON_SRC_PY_PIPELINE_H_
+#define DATAECHO_PYTHON_SRC_PY_PIPELINE_H_
 
 #include <pybind11/pybind11.h>
 #include <sys/types.h>
@@ -131,4 +131,4 @@ using PipelineClass = py::class_<PipelineHandle, std::shared_ptr<PipelineHandle>
 
 }  // namespace dataecho::python
 
-#endif  // DATAECHO_PYTHON_SRC_PIPELINE_H_
+#endif  // DATAECHO_PYTHON_SRC_PY_PIPELINE_H_

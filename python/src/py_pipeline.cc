@@ -1,5 +1,5 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
-#include "pipeline.h"
+#include "py_pipeline.h"
 
 #include <pthread.h>
 #include <pybind11/stl.h>
