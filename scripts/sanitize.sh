@@ -2,6 +2,7 @@
 # Builds the library and its tests with a sanitizer and runs the whole suite.
 #   scripts/sanitize.sh address   # ASan + UBSan, in build-asan/
 #   scripts/sanitize.sh thread    # TSan, in build-tsan/
+#   scripts/sanitize.sh thread build|test   # only build, or only run the built suite
 # Any report halts the test process with a non-zero status, so the test (and
 # this script) fails. Benchmarks are not built (tests that need echo_bench are
 # left out by the build); examples and the tool are. The code is compiled at
@@ -10,16 +11,20 @@
 # tests (tests/CMakeLists.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-sanitizer=${1:?usage: scripts/sanitize.sh address|thread}
+sanitizer=${1:?usage: scripts/sanitize.sh address|thread [build|test]}
+what=${2:-all}
 case "$sanitizer" in
   address) dir=build-asan ;;
   thread) dir=build-tsan ;;
   *) echo "sanitize: unknown sanitizer '$sanitizer'" >&2; exit 2 ;;
 esac
 jobs=${JOBS:-$(nproc)}
-cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-  -DDATAECHO_SANITIZE="$sanitizer" -DDATAECHO_BUILD_BENCHMARKS=OFF >/dev/null
-cmake --build "$dir" -j"$jobs"
+if [ "$what" != test ]; then
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+    -DDATAECHO_SANITIZE="$sanitizer" -DDATAECHO_BUILD_BENCHMARKS=OFF >/dev/null
+  cmake --build "$dir" -j"$jobs"
+fi
+[ "$what" != build ] || exit 0
 export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_init_order=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export LSAN_OPTIONS="report_objects=0"

@@ -90,6 +90,8 @@
 #include <utility>
 
 #include "dataecho/echo_options.h"
+#include "dataecho/export.h"
+#include "dataecho/formats/record.h"
 #include "dataecho/internal/pooled_echo_stage.h"
 #include "dataecho/memory.h"
 #include "dataecho/stage.h"
@@ -120,6 +122,12 @@ class AdaptiveEchoStage final : public internal::PooledEchoStage<T> {
   AdaptiveEchoStage(StagePtr<T> input, AdaptiveEchoOptions options)
       : internal::PooledEchoStage<T>(std::move(input), std::move(options)) {}
 };
+
+// AdaptiveEchoStage for the library's element types are compiled once, in
+// src/adaptive_echo.cc: programs link them instead of compiling them again. Other
+// types are instantiated where they are used, as usual.
+extern template class DATAECHO_EXPORT AdaptiveEchoStage<Example>;
+extern template class DATAECHO_EXPORT AdaptiveEchoStage<Batch>;
 
 }  // namespace dataecho
 

@@ -38,6 +38,8 @@
 #include <utility>
 
 #include "dataecho/echo_options.h"
+#include "dataecho/export.h"
+#include "dataecho/formats/record.h"
 #include "dataecho/internal/echo_core.h"
 #include "dataecho/internal/pooled_echo_stage.h"
 #include "dataecho/memory.h"
@@ -82,6 +84,12 @@ class AutoEchoStage final : public internal::PooledEchoStage<T> {
   const std::string name_;
   internal::AutoEchoSwitch switch_;
 };
+
+// AutoEchoStage for the library's element types are compiled once, in
+// src/auto_echo.cc: programs link them instead of compiling them again. Other
+// types are instantiated where they are used, as usual.
+extern template class DATAECHO_EXPORT AutoEchoStage<Example>;
+extern template class DATAECHO_EXPORT AutoEchoStage<Batch>;
 
 }  // namespace dataecho
 

@@ -49,6 +49,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "dataecho/element_traits.h"
+#include "dataecho/export.h"
+#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
@@ -170,6 +172,13 @@ class CacheStage final : public UnaryStage<T, T> {
   internal::StageTotals<internal::Counter> totals_;
   internal::Counter cached_, cached_bytes_, replayed_, complete_count_, epoch_stat_;
 };
+
+// CacheStage for the library's element types are compiled once, in
+// src/cache.cc: programs link them instead of compiling them again. Other
+// types are instantiated where they are used, as usual.
+extern template class DATAECHO_EXPORT CacheStage<Record>;
+extern template class DATAECHO_EXPORT CacheStage<Example>;
+extern template class DATAECHO_EXPORT CacheStage<Batch>;
 
 }  // namespace dataecho
 

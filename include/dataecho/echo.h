@@ -52,6 +52,8 @@
 #include "dataecho/echo_options.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
+#include "dataecho/export.h"
+#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/echo_core.h"
 #include "dataecho/internal/echo_stage_base.h"
@@ -207,6 +209,13 @@ class EchoStage final : public internal::EchoStageBase<T> {
   internal::RateRatioEstimator rate_{/*window=*/64, /*smoothing=*/0.25};
   std::atomic<double> rate_ratio_{0};
 };
+
+// EchoStage for the library's element types are compiled once, in
+// src/echo.cc: programs link them instead of compiling them again. Other
+// types are instantiated where they are used, as usual.
+extern template class DATAECHO_EXPORT EchoStage<Record>;
+extern template class DATAECHO_EXPORT EchoStage<Example>;
+extern template class DATAECHO_EXPORT EchoStage<Batch>;
 
 }  // namespace dataecho
 

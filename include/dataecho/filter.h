@@ -37,6 +37,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "dataecho/element_traits.h"
+#include "dataecho/export.h"
+#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
@@ -112,6 +114,13 @@ class FilterStage final : public UnaryStage<T, T> {
   internal::StageTotals<internal::Counter> totals_;
   internal::Counter dropped_;
 };
+
+// FilterStage for the library's element types are compiled once, in
+// src/filter.cc: programs link them instead of compiling them again. Other
+// types are instantiated where they are used, as usual.
+extern template class DATAECHO_EXPORT FilterStage<Record>;
+extern template class DATAECHO_EXPORT FilterStage<Example>;
+extern template class DATAECHO_EXPORT FilterStage<Batch>;
 
 }  // namespace dataecho
 

@@ -56,6 +56,8 @@
 #include "absl/synchronization/mutex.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
+#include "dataecho/export.h"
+#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/map_tuning.h"
 #include "dataecho/internal/stage_accounting.h"
@@ -418,6 +420,14 @@ class MapStage final : public UnaryStage<Out, In> {
   // The consumer thread starts them, Restart() and the destructor join them.
   std::vector<std::thread> workers_;
 };
+
+// MapStage for the library's element types are compiled once, in
+// src/map.cc: programs link them instead of compiling them again. Other
+// types are instantiated where they are used, as usual.
+extern template class DATAECHO_EXPORT MapStage<Record, Example>;
+extern template class DATAECHO_EXPORT MapStage<Example, Example>;
+extern template class DATAECHO_EXPORT MapStage<Batch, Batch>;
+extern template class DATAECHO_EXPORT MapStage<Record, Record>;
 
 }  // namespace dataecho
 

@@ -68,7 +68,9 @@
 #include "dataecho/checkpoint.h"
 #include "dataecho/echo.h"
 #include "dataecho/example.h"
+#include "dataecho/export.h"
 #include "dataecho/filter.h"
+#include "dataecho/formats/record.h"
 #include "dataecho/interleave.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/map.h"
@@ -158,36 +160,15 @@ class Pipeline {
         MapStage<T, U>::Make(std::move(stage_), std::move(wrapped), std::move(options)));
   }
 
-  Pipeline Prefetch(PrefetchOptions options = {}) && {
-    return Then(
-        [&](StagePtr<T> in) { return PrefetchStage<T>::Make(std::move(in), std::move(options)); });
-  }
-  Pipeline Echo(EchoOptions options) && {
-    return Then(
-        [&](StagePtr<T> in) { return EchoStage<T>::Make(std::move(in), std::move(options)); });
-  }
+  Pipeline Prefetch(PrefetchOptions options = {}) &&;
+  Pipeline Echo(EchoOptions options) &&;
   // Echo only while the upstream has nothing ready (adaptive_echo.h).
-  Pipeline AdaptiveEcho(AdaptiveEchoOptions options) && {
-    return Then([&](StagePtr<T> in) {
-      return AdaptiveEchoStage<T>::Make(std::move(in), std::move(options));
-    });
-  }
+  Pipeline AdaptiveEcho(AdaptiveEchoOptions options) &&;
   // Fixed echo with the factor measured during a warm-up (auto_echo.h).
-  Pipeline AutoEcho(AutoEchoOptions options) && {
-    return Then(
-        [&](StagePtr<T> in) { return AutoEchoStage<T>::Make(std::move(in), std::move(options)); });
-  }
-  Pipeline Shuffle(ShuffleOptions options) && {
-    return Then(
-        [&](StagePtr<T> in) { return ShuffleStage<T>::Make(std::move(in), std::move(options)); });
-  }
-  Pipeline Throttle(ThrottleOptions options) && {
-    return Then(
-        [&](StagePtr<T> in) { return ThrottleStage<T>::Make(std::move(in), std::move(options)); });
-  }
-  Pipeline Take(int64_t n) && {
-    return Then([&](StagePtr<T> in) { return TakeStage<T>::Make(std::move(in), n); });
-  }
+  Pipeline AutoEcho(AutoEchoOptions options) &&;
+  Pipeline Shuffle(ShuffleOptions options) &&;
+  Pipeline Throttle(ThrottleOptions options) &&;
+  Pipeline Take(int64_t n) &&;
 
   // --- Epochs (repeat.h) ---
   // Runs the pipeline built so far `epochs` times (forever if -1), numbering
@@ -196,11 +177,7 @@ class Pipeline {
   // randomness. Every stage below must be able to start over
   // (Stage::Restart); put it right after the source, or after a Shuffle for
   // a new order each epoch: `.Shuffle({...}).Repeat(-1).Map(Decode)...`.
-  Pipeline Repeat(int64_t epochs = -1, std::string name = "repeat") && {
-    return Then([&](StagePtr<T> in) {
-      return RepeatStage<T>::Make(std::move(in), epochs, std::move(name));
-    });
-  }
+  Pipeline Repeat(int64_t epochs = -1, std::string name = "repeat") &&;
   // --- end of epochs ---
 
   // Examples to fused batches (batch.h).
@@ -228,10 +205,7 @@ class Pipeline {
   }
   // Reads the input once; later epochs (a Repeat above) replay it from
   // memory, up to max_bytes (cache.h).
-  Pipeline Cache(CacheOptions options = {}) && {
-    return Then(
-        [&](StagePtr<T> in) { return CacheStage<T>::Make(std::move(in), std::move(options)); });
-  }
+  Pipeline Cache(CacheOptions options = {}) &&;
   // Pairs of (this element, other's element) until either ends (zip.h).
   template <typename U>
   Pipeline<std::pair<T, U>> Zip(Pipeline<U> other, ZipOptions options = {}) && {
@@ -282,12 +256,7 @@ class Pipeline {
   }
 
   // The next element, std::nullopt at the end, or an error (see stage.h).
-  absl::StatusOr<std::optional<T>> Next() {
-    if (!status_.ok()) return status_;
-    absl::StatusOr<std::optional<T>> r = stage_->Next();
-    if (!r.ok()) status_ = r.status();  // stages keep their errors; so does status()
-    return r;
-  }
+  absl::StatusOr<std::optional<T>> Next();
 
   // Thread-safe: blocked and later Next() calls return CANCELLED.
   void Cancel() {
@@ -296,40 +265,19 @@ class Pipeline {
 
   // Every stage's statistics, source first; stages of the same name are
   // told apart as "map", "map#2", ... (or give them names in their options).
-  std::vector<StageStats> Stats() const {
-    std::vector<StageStats> out;
-    if (stage_ != nullptr) stage_->AppendStats(&out);
-    internal::MakeStageNamesUnique(&out);
-    return out;
-  }
+  std::vector<StageStats> Stats() const;
 
   // The pipeline's position as a few bytes (checkpoint.h, docs/checkpoint.md):
   // between two Next() calls. FAILED_PRECONDITION naming a stage that cannot
   // save its state; the pipeline's error if it has one.
-  absl::StatusOr<std::string> SaveState() {
-    if (!status_.ok()) return status_;
-    StateWriter w;
-    DATAECHO_RETURN_IF_ERROR(stage_->SaveState(w));
-    return w.Finish();
-  }
+  absl::StatusOr<std::string> SaveState();
   // Puts a freshly built pipeline of the same shape where the saved one was:
   // it then yields exactly what that one would have yielded next. Before the
   // first Next(). INVALID_ARGUMENT for a state of another shape (naming the
   // first stage that differs), DATA_LOSS for a truncated or corrupted one;
   // the pipeline is unchanged by those. An error while restoring the stages
   // (e.g. a file that cannot be read again) becomes the pipeline's error.
-  absl::Status RestoreState(std::string_view state) {
-    if (!status_.ok()) return status_;
-    DATAECHO_ASSIGN_OR_RETURN(StateReader r, StateReader::Parse(state));
-    StateWriter here;
-    DATAECHO_RETURN_IF_ERROR(stage_->SaveState(here));
-    DATAECHO_RETURN_IF_ERROR(CompareShapes(r.shape(), here.shape()));
-    absl::Status s = stage_->RestoreState(r);
-    if (s.ok()) s = r.status();
-    if (s.ok()) s = r.Finish();
-    if (!s.ok()) status_ = s;
-    return s;
-  }
+  absl::Status RestoreState(std::string_view state);
 
   // The last stage, owning the whole chain, or the build error.
   absl::StatusOr<StagePtr<T>> Release() && {
@@ -347,6 +295,110 @@ class Pipeline {
   absl::Status status_;
   StagePtr<T> stage_;
 };
+
+// The members above that are not templates of their own, defined out of the
+// class: for the element types compiled in the library (the extern templates
+// at the end of this file) a program then links them instead of compiling
+// them again to inline them.
+template <typename T>
+Pipeline<T> Pipeline<T>::Prefetch(PrefetchOptions options) && {
+  return Then(
+      [&](StagePtr<T> in) { return PrefetchStage<T>::Make(std::move(in), std::move(options)); });
+}
+
+template <typename T>
+Pipeline<T> Pipeline<T>::Echo(EchoOptions options) && {
+  return Then(
+      [&](StagePtr<T> in) { return EchoStage<T>::Make(std::move(in), std::move(options)); });
+}
+
+template <typename T>
+Pipeline<T> Pipeline<T>::AdaptiveEcho(AdaptiveEchoOptions options) && {
+  return Then([&](StagePtr<T> in) {
+    return AdaptiveEchoStage<T>::Make(std::move(in), std::move(options));
+  });
+}
+
+template <typename T>
+Pipeline<T> Pipeline<T>::AutoEcho(AutoEchoOptions options) && {
+  return Then(
+      [&](StagePtr<T> in) { return AutoEchoStage<T>::Make(std::move(in), std::move(options)); });
+}
+
+template <typename T>
+Pipeline<T> Pipeline<T>::Shuffle(ShuffleOptions options) && {
+  return Then(
+      [&](StagePtr<T> in) { return ShuffleStage<T>::Make(std::move(in), std::move(options)); });
+}
+
+template <typename T>
+Pipeline<T> Pipeline<T>::Throttle(ThrottleOptions options) && {
+  return Then(
+      [&](StagePtr<T> in) { return ThrottleStage<T>::Make(std::move(in), std::move(options)); });
+}
+
+template <typename T>
+Pipeline<T> Pipeline<T>::Take(int64_t n) && {
+  return Then([&](StagePtr<T> in) { return TakeStage<T>::Make(std::move(in), n); });
+}
+
+template <typename T>
+Pipeline<T> Pipeline<T>::Repeat(int64_t epochs, std::string name) && {
+  return Then(
+      [&](StagePtr<T> in) { return RepeatStage<T>::Make(std::move(in), epochs, std::move(name)); });
+}
+
+template <typename T>
+Pipeline<T> Pipeline<T>::Cache(CacheOptions options) && {
+  return Then(
+      [&](StagePtr<T> in) { return CacheStage<T>::Make(std::move(in), std::move(options)); });
+}
+
+template <typename T>
+absl::StatusOr<std::optional<T>> Pipeline<T>::Next() {
+  if (!status_.ok()) return status_;
+  absl::StatusOr<std::optional<T>> r = stage_->Next();
+  if (!r.ok()) status_ = r.status();  // stages keep their errors; so does status()
+  return r;
+}
+
+template <typename T>
+std::vector<StageStats> Pipeline<T>::Stats() const {
+  std::vector<StageStats> out;
+  if (stage_ != nullptr) stage_->AppendStats(&out);
+  internal::MakeStageNamesUnique(&out);
+  return out;
+}
+
+template <typename T>
+absl::StatusOr<std::string> Pipeline<T>::SaveState() {
+  if (!status_.ok()) return status_;
+  StateWriter w;
+  DATAECHO_RETURN_IF_ERROR(stage_->SaveState(w));
+  return w.Finish();
+}
+
+template <typename T>
+absl::Status Pipeline<T>::RestoreState(std::string_view state) {
+  if (!status_.ok()) return status_;
+  DATAECHO_ASSIGN_OR_RETURN(StateReader r, StateReader::Parse(state));
+  StateWriter here;
+  DATAECHO_RETURN_IF_ERROR(stage_->SaveState(here));
+  DATAECHO_RETURN_IF_ERROR(CompareShapes(r.shape(), here.shape()));
+  absl::Status s = stage_->RestoreState(r);
+  if (s.ok()) s = r.status();
+  if (s.ok()) s = r.Finish();
+  if (!s.ok()) status_ = s;
+  return s;
+}
+
+// Pipeline of records and of examples is compiled once, in src/pipeline.cc:
+// programs link it instead of compiling it again. Other types are
+// instantiated where they are used, as usual. (Not Pipeline<Batch>: the
+// class names it, so it is instantiated with the class, before an explicit
+// instantiation could mark it exported. Its members are small.)
+extern template class DATAECHO_EXPORT Pipeline<Record>;
+extern template class DATAECHO_EXPORT Pipeline<Example>;
 
 template <typename T>
 Pipeline<T> From(StagePtr<T> stage) {

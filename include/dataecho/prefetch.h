@@ -45,6 +45,8 @@
 #include "absl/synchronization/mutex.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
+#include "dataecho/export.h"
+#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
@@ -308,6 +310,13 @@ class PrefetchStage final : public UnaryStage<T, T> {
   int64_t producer_blocked_ns_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread producer_;  // last: joined (in the destructor) before anything above goes
 };
+
+// PrefetchStage for the library's element types are compiled once, in
+// src/prefetch.cc: programs link them instead of compiling them again. Other
+// types are instantiated where they are used, as usual.
+extern template class DATAECHO_EXPORT PrefetchStage<Record>;
+extern template class DATAECHO_EXPORT PrefetchStage<Example>;
+extern template class DATAECHO_EXPORT PrefetchStage<Batch>;
 
 }  // namespace dataecho
 

@@ -55,6 +55,8 @@
 #include "absl/synchronization/mutex.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/element_traits.h"
+#include "dataecho/export.h"
+#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
@@ -323,6 +325,13 @@ template <typename T>
 absl::StatusOr<StagePtr<T>> RepeatSource(typename RepeatStage<T>::Factory factory, int64_t epochs) {
   return RepeatStage<T>::Make(std::move(factory), epochs);
 }
+
+// RepeatStage for the library's element types are compiled once, in
+// src/repeat.cc: programs link them instead of compiling them again. Other
+// types are instantiated where they are used, as usual.
+extern template class DATAECHO_EXPORT RepeatStage<Record>;
+extern template class DATAECHO_EXPORT RepeatStage<Example>;
+extern template class DATAECHO_EXPORT RepeatStage<Batch>;
 
 }  // namespace dataecho
 

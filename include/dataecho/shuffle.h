@@ -43,6 +43,8 @@
 #include "dataecho/checkpoint.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
+#include "dataecho/export.h"
+#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/random.h"
 #include "dataecho/internal/stage_accounting.h"
@@ -266,6 +268,13 @@ class ShuffleStage final : public UnaryStage<T, T> {
   internal::StageTotals<internal::Counter> totals_;
   internal::Counter bytes_held_, peak_bytes_held_, buffered_;
 };
+
+// ShuffleStage for the library's element types are compiled once, in
+// src/shuffle.cc: programs link them instead of compiling them again. Other
+// types are instantiated where they are used, as usual.
+extern template class DATAECHO_EXPORT ShuffleStage<Record>;
+extern template class DATAECHO_EXPORT ShuffleStage<Example>;
+extern template class DATAECHO_EXPORT ShuffleStage<Batch>;
 
 }  // namespace dataecho
 

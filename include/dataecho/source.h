@@ -47,6 +47,8 @@
 #include "absl/synchronization/mutex.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
+#include "dataecho/export.h"
+#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
@@ -388,6 +390,14 @@ class TakeStage final : public UnaryStage<T, T> {
   int64_t pass_taken_ = 0;  // this epoch (consumer thread only)
   internal::Counter taken_, bytes_, input_wait_ns_;
 };
+
+// TakeStage, VectorSourceStage for the library's element types are compiled once, in
+// src/source.cc: programs link them instead of compiling them again. Other
+// types are instantiated where they are used, as usual.
+extern template class DATAECHO_EXPORT TakeStage<Record>;
+extern template class DATAECHO_EXPORT TakeStage<Example>;
+extern template class DATAECHO_EXPORT TakeStage<Batch>;
+extern template class DATAECHO_EXPORT VectorSourceStage<Example>;
 
 }  // namespace dataecho
 

@@ -68,6 +68,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "dataecho/checkpoint.h"
+#include "dataecho/export.h"
+#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/stats.h"
 
@@ -235,6 +237,18 @@ class UnaryStage : public Stage<Out> {
   StagePtr<In> input_;
   std::atomic<bool> cancelled_{false};
 };
+
+// Stage, UnaryStage for the library's element types are compiled once, in
+// src/stage.cc: programs link them instead of compiling them again. Other
+// types are instantiated where they are used, as usual.
+extern template class DATAECHO_EXPORT Stage<Record>;
+extern template class DATAECHO_EXPORT Stage<Example>;
+extern template class DATAECHO_EXPORT Stage<Batch>;
+extern template class DATAECHO_EXPORT UnaryStage<Record, Record>;
+extern template class DATAECHO_EXPORT UnaryStage<Example, Example>;
+extern template class DATAECHO_EXPORT UnaryStage<Batch, Batch>;
+extern template class DATAECHO_EXPORT UnaryStage<Example, Record>;
+extern template class DATAECHO_EXPORT UnaryStage<Batch, Example>;
 
 }  // namespace dataecho
 

@@ -45,6 +45,8 @@
 #include "absl/time/time.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
+#include "dataecho/export.h"
+#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/pacer.h"
 #include "dataecho/internal/stage_accounting.h"
@@ -182,6 +184,13 @@ class ThrottleStage final : public UnaryStage<T, T> {
   internal::StageTotals<internal::Counter> totals_;
   internal::Counter throttled_ns_;
 };
+
+// ThrottleStage for the library's element types are compiled once, in
+// src/throttle.cc: programs link them instead of compiling them again. Other
+// types are instantiated where they are used, as usual.
+extern template class DATAECHO_EXPORT ThrottleStage<Record>;
+extern template class DATAECHO_EXPORT ThrottleStage<Example>;
+extern template class DATAECHO_EXPORT ThrottleStage<Batch>;
 
 }  // namespace dataecho
 

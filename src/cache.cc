@@ -1,0 +1,15 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// The instantiations cache.h declares extern: compiled here once for every program.
+#include "dataecho/cache.h"
+
+#include "dataecho/example.h"
+#include "dataecho/formats/record.h"
+
+namespace dataecho {
+
+template class CacheStage<Record>;
+template class CacheStage<Example>;
+template class CacheStage<Batch>;
+
+}  // namespace dataecho

@@ -1,0 +1,15 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// The instantiations echo.h declares extern: compiled here once for every program.
+#include "dataecho/echo.h"
+
+#include "dataecho/example.h"
+#include "dataecho/formats/record.h"
+
+namespace dataecho {
+
+template class EchoStage<Record>;
+template class EchoStage<Example>;
+template class EchoStage<Batch>;
+
+}  // namespace dataecho

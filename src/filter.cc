@@ -1,0 +1,15 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// The instantiations filter.h declares extern: compiled here once for every program.
+#include "dataecho/filter.h"
+
+#include "dataecho/example.h"
+#include "dataecho/formats/record.h"
+
+namespace dataecho {
+
+template class FilterStage<Record>;
+template class FilterStage<Example>;
+template class FilterStage<Batch>;
+
+}  // namespace dataecho

@@ -1,0 +1,15 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// The instantiations prefetch.h declares extern: compiled here once for every program.
+#include "dataecho/prefetch.h"
+
+#include "dataecho/example.h"
+#include "dataecho/formats/record.h"
+
+namespace dataecho {
+
+template class PrefetchStage<Record>;
+template class PrefetchStage<Example>;
+template class PrefetchStage<Batch>;
+
+}  // namespace dataecho

@@ -1,0 +1,15 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// The instantiations repeat.h declares extern: compiled here once for every program.
+#include "dataecho/repeat.h"
+
+#include "dataecho/example.h"
+#include "dataecho/formats/record.h"
+
+namespace dataecho {
+
+template class RepeatStage<Record>;
+template class RepeatStage<Example>;
+template class RepeatStage<Batch>;
+
+}  // namespace dataecho

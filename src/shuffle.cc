@@ -1,0 +1,15 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// The instantiations shuffle.h declares extern: compiled here once for every program.
+#include "dataecho/shuffle.h"
+
+#include "dataecho/example.h"
+#include "dataecho/formats/record.h"
+
+namespace dataecho {
+
+template class ShuffleStage<Record>;
+template class ShuffleStage<Example>;
+template class ShuffleStage<Batch>;
+
+}  // namespace dataecho

@@ -1,0 +1,20 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// The instantiations stage.h declares extern: compiled here once for every program.
+#include "dataecho/stage.h"
+
+#include "dataecho/example.h"
+#include "dataecho/formats/record.h"
+
+namespace dataecho {
+
+template class Stage<Record>;
+template class Stage<Example>;
+template class Stage<Batch>;
+template class UnaryStage<Record, Record>;
+template class UnaryStage<Example, Example>;
+template class UnaryStage<Batch, Batch>;
+template class UnaryStage<Example, Record>;
+template class UnaryStage<Batch, Example>;
+
+}  // namespace dataecho

@@ -1,0 +1,15 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// The instantiations throttle.h declares extern: compiled here once for every program.
+#include "dataecho/throttle.h"
+
+#include "dataecho/example.h"
+#include "dataecho/formats/record.h"
+
+namespace dataecho {
+
+template class ThrottleStage<Record>;
+template class ThrottleStage<Example>;
+template class ThrottleStage<Batch>;
+
+}  // namespace dataecho
