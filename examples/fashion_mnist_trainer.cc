@@ -28,6 +28,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "dataecho/text.h"
 #include "fmt/format.h"
 #include "trainer/trainer.h"
 
@@ -68,23 +69,11 @@ ABSL_FLAG(bool, no_progress, false,
 
 namespace {
 
-// `s` with control characters escaped ("\x1b"): user-chosen text (a path, a
-// flag's value) printed to the terminal must not drive it.
-std::string Printable(std::string_view s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c < 0x20 || c == 0x7f) {
-      out += fmt::format("\\x{:02x}", c);
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  return out;
-}
-
+// User-chosen text (a path, a flag's value) goes to the terminal through
+// dataecho::TerminalSafe: it must not drive the terminal.
 int UsageError(std::string_view message) {
   std::fprintf(stderr, "fashion_mnist_trainer: %s\nTry --help for the flags.\n",
-               Printable(message).c_str());
+               dataecho::TerminalSafe(message).c_str());
   return 2;
 }
 
@@ -180,7 +169,8 @@ int main(int argc, char** argv) {
       trainer::Train(o, progress ? trainer::ProgressFn(DrawProgress) : trainer::ProgressFn());
   if (progress) std::fprintf(stderr, "\n");
   if (!result.ok()) {
-    std::fprintf(stderr, "training failed: %s\n", Printable(result.status().ToString()).c_str());
+    std::fprintf(stderr, "training failed: %s\n",
+                 dataecho::TerminalSafe(result.status().ToString()).c_str());
     return 1;
   }
   const trainer::TrainResult& r = *result;
@@ -212,7 +202,7 @@ int main(int argc, char** argv) {
     std::printf("did not reach %.3f\n", o.target_accuracy);
   }
   if (!json.Write(trainer::ResultToJson(r))) {
-    std::fprintf(stderr, "cannot write %s\n", Printable(json_path).c_str());
+    std::fprintf(stderr, "cannot write %s\n", dataecho::TerminalSafe(json_path).c_str());
     return 1;
   }
   return 0;

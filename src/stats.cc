@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "dataecho/internal/json.h"
+#include "dataecho/text.h"
 #include "fmt/format.h"
 
 namespace dataecho {
@@ -186,11 +186,9 @@ std::string StatsToJson(const std::vector<StageStats>& stats_in) {
     out += fmt::format(
         "{{\"stage\": {}, \"elements\": {}, \"bytes\": {}, \"input_wait_s\": {}, "
         "\"consumer_wait_s\": {}, \"threads\": {}",
-        internal::JsonQuote(s.name), s.elements, s.bytes,
-        internal::JsonNumber(absl::ToDoubleSeconds(s.input_wait)),
-        internal::JsonNumber(absl::ToDoubleSeconds(s.consumer_wait)), s.threads);
-    for (const auto& [k, v] : s.extra)
-      out += fmt::format(", {}: {}", internal::JsonQuote(k), internal::JsonNumber(v));
+        JsonQuote(s.name), s.elements, s.bytes, JsonNumber(absl::ToDoubleSeconds(s.input_wait)),
+        JsonNumber(absl::ToDoubleSeconds(s.consumer_wait)), s.threads);
+    for (const auto& [k, v] : s.extra) out += fmt::format(", {}: {}", JsonQuote(k), JsonNumber(v));
     out += "}";
   }
   return out + "]";
@@ -263,31 +261,6 @@ void AddStageStats(std::vector<StageStats>* total, const std::vector<StageStats>
     return;
   }
   for (size_t i = 0; i < more.size(); ++i) AddRow((*total)[i], more[i]);
-}
-
-std::string JsonQuote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<int>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-std::string JsonNumber(double v) {
-  if (!std::isfinite(v)) return "null";
-  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<int64_t>(v));
-  return fmt::format("{:.6g}", v);
 }
 
 int64_t NowNanos() {

@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "dataecho/formats/image_record.h"
-#include "dataecho/internal/random.h"
 #include "dataecho/pipeline.h"
 #include "dataecho/storage/object_store.h"
 #include "fmt/format.h"

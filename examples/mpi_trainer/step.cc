@@ -10,7 +10,7 @@
 #include <memory>
 #include <numbers>
 
-#include "dataecho/internal/json.h"
+#include "dataecho/text.h"
 #include "fmt/format.h"
 #include "mpi_trainer/rank_data.h"
 #include "trainer/mlp.h"
@@ -218,16 +218,16 @@ std::string ResultToJson(const JobResult& result, const JobOptions& job, int wor
     for (int64_t x : v) s += (s.empty() ? "" : ", ") + std::to_string(x);
     return "[" + s + "]";
   };
-  using dataecho::internal::JsonNumber;
+  using dataecho::JsonNumber;
   json += fmt::format(
       ", \"ranks\": {}, \"batch_size_per_rank\": {}, \"global_batch_size\": {}, "
       "\"shard_mode\": {}, \"epochs\": {}, \"fresh_examples_per_rank\": {}, "
       "\"rows_per_rank\": {}, \"allreduce_seconds\": {}, \"fused_floats\": {}, "
       "\"index_seconds\": {}, \"models_identical\": {}}}\n",
-      world, job.train.batch_size, world * job.train.batch_size,
-      dataecho::internal::JsonQuote(shard_mode), job.epochs, list(result.fresh_per_rank),
-      list(result.rows_per_rank), JsonNumber(result.allreduce_seconds), result.fused_floats,
-      JsonNumber(job.index_seconds), result.models_identical ? "true" : "false");
+      world, job.train.batch_size, world * job.train.batch_size, dataecho::JsonQuote(shard_mode),
+      job.epochs, list(result.fresh_per_rank), list(result.rows_per_rank),
+      JsonNumber(result.allreduce_seconds), result.fused_floats, JsonNumber(job.index_seconds),
+      result.models_identical ? "true" : "false");
   return json;
 }
 

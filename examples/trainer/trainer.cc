@@ -7,9 +7,8 @@
 #include <utility>
 
 #include "dataecho/formats/crc32c.h"
-#include "dataecho/internal/json.h"
-#include "dataecho/internal/random.h"
 #include "dataecho/storage/object_store.h"
+#include "dataecho/text.h"
 #include "fmt/format.h"
 #include "trainer/data.h"
 #include "trainer/mlp.h"
@@ -210,18 +209,38 @@ std::string UpstreamNote(const TrainResult& r) {
   return note;
 }
 
+namespace {
+
+// SplitMix64 steps over (a, b, c): the same mix as the library's seeds, so
+// digests stay comparable with those of earlier runs.
+uint64_t Mix(uint64_t a, uint64_t b, uint64_t c = 0) {
+  auto step = [](uint64_t& state) {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
+  uint64_t s = a;
+  uint64_t h = step(s);
+  s = h ^ b;
+  h = step(s);
+  s = h ^ c;
+  return step(s);
+}
+
+}  // namespace
+
 uint64_t DigestBatch(uint64_t digest, const dataecho::Batch& b) {
   auto crc = [](const dataecho::Tensor& t) -> uint64_t {
     return dataecho::Crc32c(t.buffer().data(), t.byte_size());
   };
-  uint64_t rows =
-      dataecho::internal::MixSeed(crc(b.source_indices), crc(b.repeat_indices), crc(b.labels));
-  for (const dataecho::Tensor& t : b.components) rows = dataecho::internal::MixSeed(rows, crc(t));
-  return dataecho::internal::MixSeed(digest, rows, static_cast<uint64_t>(b.num_rows));
+  uint64_t rows = Mix(crc(b.source_indices), crc(b.repeat_indices), crc(b.labels));
+  for (const dataecho::Tensor& t : b.components) rows = Mix(rows, crc(t));
+  return Mix(digest, rows, static_cast<uint64_t>(b.num_rows));
 }
 
 std::string ResultToJson(const TrainResult& r) {
-  using dataecho::internal::JsonNumber;
+  using dataecho::JsonNumber;
   auto optional_number = [](const auto& v) {
     return v ? JsonNumber(static_cast<double>(*v)) : "null";
   };
@@ -236,7 +255,7 @@ std::string ResultToJson(const TrainResult& r) {
       "\"fresh_examples_total\": {}, \"steps_total\": {}, \"seconds_total\": {}, "
       "\"data_wait_seconds\": {}, "
       "\"realized_echo_factor\": {}, \"data_digest\": \"{:016x}\", \"curve\": [{}]}}\n",
-      JsonNumber(r.echo), dataecho::internal::JsonQuote(EchoInsertName(r.insert)),
+      JsonNumber(r.echo), dataecho::JsonQuote(EchoInsertName(r.insert)),
       optional_number(r.max_echo), optional_number(r.fresh_examples_to_target),
       optional_number(r.steps_to_target), optional_number(r.seconds_to_target),
       JsonNumber(r.final_test_accuracy), r.fresh_examples_total, r.steps_total,

@@ -55,6 +55,7 @@
 #include "dataecho/storage/store_options.h"
 #include "dataecho/storage/throttled_store.h"
 #include "dataecho/tensor.h"
+#include "dataecho/text.h"
 #include "dataecho/throttle.h"
 #include "dataecho/version.h"
 #include "dataecho/zip.h"

@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "dataecho/status_macros.h"
+#include "dataecho/text.h"
 #include "fmt/format.h"
 #include "storage/uri.h"
 
@@ -22,7 +23,7 @@ namespace dataecho {
 namespace {
 
 absl::Status ErrnoStatus(int err, std::string_view what, std::string_view path) {
-  std::string msg = fmt::format("{} {}: {}", what, internal::Printable(path), strerror(err));
+  std::string msg = fmt::format("{} {}: {}", what, TerminalSafe(path), strerror(err));
   switch (err) {
     case ENOENT:
     case ENOTDIR: return absl::NotFoundError(msg);
@@ -68,7 +69,7 @@ absl::Status CheckSizeZeroIsEmpty(int fd, const std::string& path) {
     return absl::InvalidArgumentError(fmt::format(
         "{}: reports a size of 0 bytes but has data (a /proc or /sys file?); its size cannot be "
         "trusted, copy it to a regular file first",
-        internal::Printable(path)));
+        TerminalSafe(path)));
   }
   return absl::OkStatus();
 }
@@ -80,13 +81,13 @@ absl::StatusOr<ObjectInfo> InfoOf(std::string_view uri, const std::string& path,
                                   const struct stat& st, int fd = -1) {
   if (S_ISDIR(st.st_mode)) {
     return absl::InvalidArgumentError(
-        fmt::format("{}: is a directory, not a file", internal::Printable(path)));
+        fmt::format("{}: is a directory, not a file", TerminalSafe(path)));
   }
   if (!S_ISREG(st.st_mode)) {
     return absl::InvalidArgumentError(
         fmt::format("{}: is {}, not a regular file; dataecho reads regular files only (their "
                     "size is what a read is checked against): copy it to a file first",
-                    internal::Printable(path), FileKind(st.st_mode)));
+                    TerminalSafe(path), FileKind(st.st_mode)));
   }
   if (st.st_size == 0) DATAECHO_RETURN_IF_ERROR(CheckSizeZeroIsEmpty(fd, path));
   ObjectInfo info;
@@ -129,7 +130,7 @@ class LocalReader : public ObjectReader {
 
   absl::StatusOr<size_t> Read(absl::Span<uint8_t> dst) override {
     if (cancelled_.load(std::memory_order_relaxed)) {
-      return absl::CancelledError(fmt::format("read of {} cancelled", internal::Printable(path_)));
+      return absl::CancelledError(fmt::format("read of {} cancelled", TerminalSafe(path_)));
     }
     size_t total = 0;
     while (total < dst.size() && offset_ < end_) {
@@ -155,7 +156,7 @@ class LocalReader : public ObjectReader {
       if (got < want) {
         return absl::FailedPreconditionError(
             fmt::format("{}: file shrank while being read (end at offset {}, expected {})",
-                        internal::Printable(path_), offset_ + got, info_.size));
+                        TerminalSafe(path_), offset_ + got, info_.size));
       }
       uint64_t next = offset_ + want;
       if (next < end_) {
@@ -186,7 +187,7 @@ class LocalReader : public ObjectReader {
         st.st_mtim.tv_nsec != pinned_.st_mtim.tv_nsec) {
       return absl::FailedPreconditionError(
           fmt::format("{}: file changed while being read (at offset {}; version {} is now {})",
-                      internal::Printable(path_), offset_, info_.version, VersionOf(st)));
+                      TerminalSafe(path_), offset_, info_.version, VersionOf(st)));
     }
     return absl::OkStatus();
   }

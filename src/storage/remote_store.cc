@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/synchronization/mutex.h"
 #include "dataecho/status_macros.h"
+#include "dataecho/text.h"
 #include "fmt/format.h"
 #include "storage/uri.h"
 
@@ -322,8 +323,8 @@ HttpRequest RequestFor(std::string_view uri, std::string url) {
 }
 
 std::string ListingWhere(const BucketKey& bk, std::string_view prefix) {
-  return fmt::format("listing of bucket '{}', prefix '{}' ({})", Printable(bk.bucket),
-                     Printable(bk.key), RedactUri(prefix));
+  return fmt::format("listing of bucket '{}', prefix '{}' ({})", TerminalSafe(bk.bucket),
+                     TerminalSafe(bk.key), RedactUri(prefix));
 }
 
 absl::StatusOr<std::vector<ObjectInfo>> ListAllPages(std::string_view where,

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "dataecho/status_macros.h"
+#include "dataecho/text.h"
 #include "fmt/format.h"
 #include "storage/remote_store.h"
 #include "storage/uri.h"
@@ -162,7 +163,7 @@ absl::StatusOr<ListPage> ParseS3ListPage(std::string_view xml, std::string_view 
   if (xml.find("<ListBucketResult") == std::string_view::npos) {
     return absl::DataLossError(
         fmt::format("not an S3 listing (no <ListBucketResult>; the answer starts with '{}')",
-                    Printable(xml.substr(0, 40))));
+                    TerminalSafe(xml.substr(0, 40))));
   }
   ListPage page;
   size_t pos = 0;

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "absl/status/status.h"
+#include "dataecho/text.h"
 #include "fmt/format.h"
 
 namespace dataecho::internal {
@@ -157,19 +158,6 @@ std::string RedactQuery(std::string_view q) {
 
 }  // namespace
 
-std::string Printable(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
-    if (c < 0x20 || c == 0x7f) {
-      out += fmt::format("\\x{:02x}", c);
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
-  }
-  return out;
-}
-
 size_t GlobStart(std::string_view pattern) {
   std::string_view scheme = UriScheme(pattern);
   size_t from = 0;
@@ -211,7 +199,7 @@ namespace dataecho {
 
 std::string RedactUri(std::string_view url) {
   std::string_view scheme = internal::UriScheme(url);
-  if (scheme.empty()) return internal::Printable(url);
+  if (scheme.empty()) return TerminalSafe(url);
   std::string out(url.substr(0, scheme.size() + 3));
   std::string_view rest = url.substr(scheme.size() + 3);
   size_t auth_end = rest.find_first_of("/?#");
@@ -228,7 +216,7 @@ std::string RedactUri(std::string_view url) {
       out += internal::RedactQuery(path.substr(q + 1));
     }
   }
-  return internal::Printable(out);
+  return TerminalSafe(out);
 }
 
 }  // namespace dataecho

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 // RedactUri, the one redaction of a URI for messages, is public: object_store.h.
+// (So is TerminalSafe, the one escaping of a name for messages: text.h.)
 #include "dataecho/storage/object_store.h"
 
 namespace dataecho::internal {
@@ -41,10 +42,6 @@ std::string PercentEncode(std::string_view s, bool keep_slash = false);
 // so that nothing between here and the server (libcurl, a proxy) can resolve
 // it as a dot segment: the request path is always base + "/" + this.
 std::string EncodeKeyPath(std::string_view key);
-
-// `s` with control characters (and DEL) escaped as "\\xNN", so that a name
-// put into a message cannot move a terminal's cursor or forge a log line.
-std::string Printable(std::string_view s);
 
 // Where the glob part of `pattern` starts: the first '*', '?' or '[' that is
 // not escaped by a '\', looking only where a listing can expand it (the path

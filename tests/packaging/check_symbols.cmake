@@ -41,17 +41,14 @@ set(allowed_internal
   # runs (map.h).
   "dataecho::internal::ChooseMapParallelism(dataecho::internal::MapWarmup const&)"
   "dataecho::internal::MapAutotuner::Enter()"
-  "dataecho::internal::MapAutotuner::Leave(long)"
-  # internal/json.h: the JSON writing helpers the tools (dataecho,
-  # echo_bench) and the example trainer share with the library.
-  "dataecho::internal::JsonQuote[abi:cxx11](std::basic_string_view<char, std::char_traits<char> >)"
-  "dataecho::internal::JsonNumber[abi:cxx11](double)")
+  "dataecho::internal::MapAutotuner::Leave(long)")
 # Public functions that must be exported (a sample: if these are missing, the
 # export marks or the version script are broken).
 set(required
   "dataecho::Version()"
   "dataecho::OpenObjectStore(dataecho::ObjectStoreOptions const&)"
   "dataecho::BatchStage::Next()"
+  "dataecho::TerminalSafe[abi:cxx11](std::basic_string_view<char, std::char_traits<char> >)"
   "typeinfo for dataecho::ObjectStore"
   "vtable for dataecho::BatchStage")
 

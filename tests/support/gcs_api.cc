@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "dataecho/internal/json.h"
+#include "dataecho/text.h"
 #include "fmt/format.h"
 
 namespace dataecho::testing {
@@ -34,8 +34,8 @@ void ServeCloudStorageApi(HttpServer* server, std::string token, int page_size) 
         auto obj = server->Get(paths[i]);
         if (!items.empty()) items += ",";
         items += fmt::format(R"({{"name":{},"size":"{}","generation":"{}"}})",
-                             internal::JsonQuote(paths[i].substr(bucket.size() + 2)),
-                             obj->bytes->size(), obj->generation);
+                             JsonQuote(paths[i].substr(bucket.size() + 2)), obj->bytes->size(),
+                             obj->generation);
       }
       std::string body = "{\"kind\":\"storage#objects\",\"items\":[" + items + "]";
       if (start + page < paths.size()) {
@@ -55,7 +55,7 @@ void ServeCloudStorageApi(HttpServer* server, std::string token, int page_size) 
       return HttpReply{.object_path = path};
     }
     return HttpReply{.body = fmt::format(R"({{"name":{},"size":"{}","generation":"{}"}})",
-                                         internal::JsonQuote(tail.substr(3)), obj->bytes->size(),
+                                         JsonQuote(tail.substr(3)), obj->bytes->size(),
                                          obj->generation)};
   });
 }

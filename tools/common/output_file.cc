@@ -8,7 +8,7 @@
 #include <cstring>
 #include <utility>
 
-#include "common/printable.h"
+#include "dataecho/text.h"
 #include "fmt/format.h"
 
 namespace dataecho::tools {

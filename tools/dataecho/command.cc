@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "absl/flags/flag.h"
-#include "common/printable.h"
+#include "dataecho/text.h"
 #include "fmt/format.h"
 
 ABSL_FLAG(std::string, compression, "",
@@ -15,17 +15,15 @@ namespace dataecho::tool {
 
 int Fail(const absl::Status& status) {
   const std::string code = absl::StatusCodeToString(status.code());
-  const std::string message =
-      tools::TerminalSafe({status.message().data(), status.message().size()});
+  const std::string message = TerminalSafe({status.message().data(), status.message().size()});
   std::fprintf(stderr, "dataecho: %s: %s\n", code.c_str(), message.c_str());
   return 1;
 }
 
 int UsageError(std::string_view command, std::string_view message) {
   std::fprintf(stderr, "dataecho %.*s: %s\nTry 'dataecho %.*s --help' for more information.\n",
-               static_cast<int>(command.size()), command.data(),
-               tools::TerminalSafe(message).c_str(), static_cast<int>(command.size()),
-               command.data());
+               static_cast<int>(command.size()), command.data(), TerminalSafe(message).c_str(),
+               static_cast<int>(command.size()), command.data());
   return 2;
 }
 

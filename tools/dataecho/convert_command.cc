@@ -12,8 +12,8 @@
 #include "dataecho/formats/idx.h"
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/tfrecord.h"
-#include "dataecho/internal/json.h"
 #include "dataecho/storage/object_store.h"
+#include "dataecho/text.h"
 #include "fmt/format.h"
 #include "shard_set.h"
 
@@ -151,7 +151,7 @@ int ConvertCommand(const std::vector<std::string>& argv) {
   if (!file_bytes.ok()) return Fail(file_bytes.status());
   std::string files;
   for (const std::string& path : (*out)->paths())
-    files += (files.empty() ? "" : ", ") + internal::JsonQuote(path);
+    files += (files.empty() ? "" : ", ") + JsonQuote(path);
   std::printf(
       "%s\n",
       fmt::format(

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "command.h"
-#include "common/printable.h"
+#include "dataecho/text.h"
 #include "dataecho/version.h"
 
 namespace {
@@ -53,6 +53,6 @@ int main(int argc, char** argv) {
   if (command == "shards") return dataecho::tool::ShardsCommand(args);
   std::fprintf(stderr,
                "dataecho: unknown command '%s'\nTry 'dataecho --help' for more information.\n",
-               dataecho::tools::TerminalSafe(command).c_str());
+               dataecho::TerminalSafe(command).c_str());
   return 2;
 }

@@ -11,10 +11,10 @@
 #include "command.h"
 #include "common/command_line.h"
 #include "dataecho/formats/tfrecord.h"
-#include "dataecho/internal/json.h"
 #include "dataecho/storage/glob.h"
 #include "dataecho/storage/object_store.h"
 #include "dataecho/storage/sharding.h"
+#include "dataecho/text.h"
 #include "fmt/format.h"
 
 ABSL_FLAG(int64_t, world_size, -1,
@@ -78,7 +78,7 @@ std::string Imbalance(const std::vector<int64_t>& sizes) {
   }
   if (sizes.empty() || hi == 0) return "1";
   if (lo == 0) return "null";
-  return internal::JsonNumber(static_cast<double>(hi) / static_cast<double>(lo));
+  return JsonNumber(static_cast<double>(hi) / static_cast<double>(lo));
 }
 
 // The records of `uris`, read through the TFRecord reader.
@@ -158,8 +158,8 @@ int ShardsCommand(const std::vector<std::string>& argv) {
   std::printf("%s\n",
               fmt::format(R"({{"world_size": {}, "rank": {}, "source": {}, "files": {}, )"
                           R"("ranks": [{}], "bytes_imbalance": {}{}}})",
-                          shard->world_size, shard->rank, internal::JsonQuote(shard->source),
-                          uris.size(), ranks, Imbalance(bytes),
+                          shard->world_size, shard->rank, JsonQuote(shard->source), uris.size(),
+                          ranks, Imbalance(bytes),
                           records ? fmt::format(R"(, "records_imbalance": {})", Imbalance(counts))
                                   : std::string())
                   .c_str());

@@ -7,9 +7,9 @@
 #include <cstdio>
 
 #include "common/output_file.h"
-#include "common/printable.h"
 #include "config.h"
 #include "dataecho/storage/object_store.h"
+#include "dataecho/text.h"
 #include "fmt/format.h"
 #include "report.h"
 #include "run.h"
@@ -19,7 +19,7 @@ namespace dataecho::bench {
 namespace {
 
 int Fail(const absl::Status& s) {
-  std::fprintf(stderr, "echo_bench: %s\n", tools::TerminalSafe(s.ToString()).c_str());
+  std::fprintf(stderr, "echo_bench: %s\n", TerminalSafe(s.ToString()).c_str());
   return s.code() == absl::StatusCode::kInvalidArgument ? kExitUsage : 1;
 }
 
@@ -44,7 +44,7 @@ int Main(int argc, char** argv) {
   absl::StatusOr<Source> source = OpenSource(*config);
   if (!source.ok()) return Fail(source.status());
   std::printf("source: %zu object(s), first %s\n", source->uris.size(),
-              tools::TerminalSafe(RedactUri(source->uris[0])).c_str());
+              TerminalSafe(RedactUri(source->uris[0])).c_str());
   std::printf("trainer: %s\n", pinned ? "busy-wait step on a CPU of its own, pipeline on the others"
                                       : "busy-wait step, not pinned");
 

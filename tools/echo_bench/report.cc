@@ -1,14 +1,11 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "report.h"
 
-#include "dataecho/internal/json.h"
+#include "dataecho/text.h"
 #include "fmt/format.h"
 #include "regime.h"
 
 namespace dataecho::bench {
-
-using internal::JsonNumber;
-using internal::JsonQuote;
 
 namespace {
 

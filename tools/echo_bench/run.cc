@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -13,7 +14,6 @@
 #include "dataecho/formats/idx.h"
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/tfrecord.h"
-#include "dataecho/internal/counter.h"
 #include "dataecho/pipeline.h"
 #include "dataecho/status_macros.h"
 #include "dataecho/storage/glob.h"
@@ -78,8 +78,15 @@ absl::StatusOr<std::vector<std::string>> PrepareDefaultShards(const std::string&
 // Emulated steps run after the first batch and before the measured ones.
 constexpr int kWarmupSteps = 50;
 
+// The monotonic clock (CLOCK_MONOTONIC) in nanoseconds.
+int64_t NowNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 void BusyWaitUntil(int64_t deadline_ns) {
-  while (internal::NowNanos() < deadline_ns) {
+  while (NowNanos() < deadline_ns) {
   }
 }
 
@@ -281,9 +288,9 @@ absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& sourc
   const int64_t step_ns = static_cast<int64_t>(config.step_ms * 1e6);
   int64_t idle_ns = 0, fresh = 0, rows = 0;
   auto step = [&]() -> absl::Status {
-    const int64_t ask = internal::NowNanos();
+    const int64_t ask = NowNanos();
     absl::StatusOr<std::optional<Batch>> b = p.Next();
-    const int64_t got = internal::NowNanos();
+    const int64_t got = NowNanos();
     idle_ns += got - ask;
     if (!b.ok()) return b.status();
     if (!b->has_value()) return absl::OutOfRangeError("the source ended before the last step");
@@ -301,12 +308,12 @@ absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& sourc
   }
   idle_ns = fresh = rows = 0;
   const int64_t bytes0 = bytes->load();
-  const int64_t t0 = internal::NowNanos();
+  const int64_t t0 = NowNanos();
   for (int64_t n = 1; n <= config.steps; ++n) {
     if (absl::Status s = step(); !s.ok()) return s;
     if (progress) progress(n);
   }
-  const int64_t elapsed = internal::NowNanos() - t0;
+  const int64_t elapsed = NowNanos() - t0;
   RunResult r;
   r.echo = echo;
   r.insert = std::string(InsertName(config.insert));
@@ -335,13 +342,13 @@ absl::StatusOr<double> MeasureUpstreamRatio(const BenchConfig& config, const Sou
   const int64_t warmup = config.batch_size, measured = 20 * config.batch_size;
   int64_t t0 = 0;
   for (int64_t i = 0; i < warmup + measured; ++i) {
-    if (i == warmup) t0 = internal::NowNanos();
+    if (i == warmup) t0 = NowNanos();
     absl::StatusOr<std::optional<Example>> e = p.Next();
     if (!e.ok()) return e.status();
     if (!e->has_value())
       return absl::OutOfRangeError("the source ended while measuring the upstream");
   }
-  const double per_batch_ms = static_cast<double>(internal::NowNanos() - t0) * 1e-6 / 20.0;
+  const double per_batch_ms = static_cast<double>(NowNanos() - t0) * 1e-6 / 20.0;
   return per_batch_ms / config.step_ms;
 }
 

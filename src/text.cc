@@ -1,11 +1,12 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
-#include "common/printable.h"
+#include "dataecho/text.h"
 
+#include <cmath>
 #include <cstdint>
 
 #include "fmt/format.h"
 
-namespace dataecho::tools {
+namespace dataecho {
 namespace {
 
 // The length of the valid UTF-8 sequence of two or more bytes at the start
@@ -36,6 +37,31 @@ size_t Utf8Length(std::string_view s) {
 
 }  // namespace
 
+std::string JsonQuote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += fmt::format("\\u{:04x}", static_cast<int>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string JsonNumber(double v) {
+  if (!std::isfinite(v)) return "null";
+  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<int64_t>(v));
+  return fmt::format("{:.6g}", v);
+}
+
 std::string TerminalSafe(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -59,4 +85,4 @@ std::string TerminalSafe(std::string_view s) {
   return out;
 }
 
-}  // namespace dataecho::tools
+}  // namespace dataecho
