@@ -25,13 +25,17 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "dataecho/storage/glob.h"
 #include "dataecho/storage/object_store.h"
+#include "dataecho/text.h"
 #include "mpi_trainer/rank_data.h"
 #include "mpi_trainer/step.h"
 #include "trainer/trainer.h"
@@ -68,7 +72,8 @@ ABSL_FLAG(std::string, dump_fresh_indices, "",
 namespace {
 
 [[noreturn]] void Fail(int rank, const absl::Status& status) {
-  std::fprintf(stderr, "mpi_trainer rank %d: %s\n", rank, status.ToString().c_str());
+  std::fprintf(stderr, "mpi_trainer rank %d: %s\n", rank,
+               dataecho::TerminalSafe(status.ToString()).c_str());
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::abort();  // not reached
 }
@@ -121,6 +126,16 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   absl::SetProgramUsageMessage("Trains the Fashion-MNIST MLP data-parallel over MPI.");
+  // --help lists the flags defined in this program's files. (Abseil's default
+  // lists those of a file named after the program, mpi_trainer.cc, only; the
+  // flags are in main.cc, and --help would print "No flags matched".)
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::StrContains(file, "mpi_trainer/");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  usage.contains_helppackage_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(std::move(usage));
   absl::ParseCommandLine(argc, argv);
 
   step::JobOptions job;

@@ -3,8 +3,9 @@
 // Hostile command lines for echo_bench, the example trainer and the small
 // examples, through the built programs: numbers that parse but mean nothing
 // and unknown flags are usage errors (exit status 2) found before any work,
-// output paths are checked before the run, and a dataset without records
-// fails with FAILED_PRECONDITION "no records in ..." instead of spinning.
+// output paths are checked before the run, a dataset without records fails
+// with FAILED_PRECONDITION "no records in ..." instead of spinning, user-chosen
+// text is printed escaped, and --help lists the program's flags.
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -187,6 +188,26 @@ TEST(TrainerHostileTest, EmptyTrainingDataFailsInsteadOfSpinning) {
   EXPECT_NE(shards.output.find("FAILED_PRECONDITION: no records in " + dir.File("empty.tfrecord")),
             std::string::npos)
       << shards.output;
+}
+
+// --help lists the trainer's own flags (Abseil lists those of a file named
+// after the program), not "No flags matched".
+TEST(TrainerHostileTest, HelpListsTheFlags) {
+  ProgramRun r = Program(TRAINER_PATH, "--help");
+  for (const char* flag : {"--echo (", "--insert (", "--train_shards (", "--json (", "--seed ("}) {
+    EXPECT_NE(r.output.find(flag), std::string::npos) << flag << "\n" << r.output;
+  }
+  EXPECT_EQ(r.output.find("No flags matched"), std::string::npos) << r.output;
+}
+
+// A path with an escape sequence is printed escaped (dataecho::TerminalSafe).
+TEST(TrainerHostileTest, ControlCharactersAreEscapedOnTheTerminal) {
+  ProgramRun r = Program(TRAINER_PATH, "--no_progress '--json=/nonexistent/\x1b[2Jx/r.json'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--json=/nonexistent/\\x1b[2Jx/r.json: cannot write it"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << r.output;
 }
 #endif  // TRAINER_PATH
 
