@@ -99,7 +99,10 @@ def test_keyboard_interrupt_during_next():
     # must come out of this line); its stats then show that next() had started.
     child = subprocess.Popen(
         [sys.executable, "-c", SLOW + """
-import sys, threading, time
+import signal, sys, threading, time
+# Ctrl-C as at a terminal, also when this test runs in a background job
+# (whose children inherit SIGINT ignored, and Python then leaves it ignored).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 p = slow_pipeline()
 main = threading.main_thread().ident
 def report(next_line):
