@@ -21,7 +21,7 @@
 // A parallel Map's results run ahead of the consumer (up to `buffer` beyond
 // the calls in flight; by default two batches per worker). Workers take their
 // input in batches (one worker pulls at a time, never concurrently) and hand
-// results over in batches, a batch being about 50 us of work (one element for
+// results over in batches, a batch being about 200 us of work (one element for
 // expensive functions); a thread is woken only when it sleeps waiting for what
 // just happened. Workers start on the first Next(). Destruction cancels,
 // wakes and joins them; a call of `fn` already running is waited for.
