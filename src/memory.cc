@@ -11,6 +11,7 @@
 #include <string>
 
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 
 namespace dataecho {
 namespace {
@@ -72,14 +73,15 @@ std::string FormatBytes(int64_t bytes) {
   return fmt::format("{:.1f} {}", v, kUnits[unit]);
 }
 
-absl::Status CheckMemoryEstimate(std::string_view stage, std::string_view what, int64_t count,
-                                 int64_t bytes_each, int64_t max_bytes,
-                                 std::string_view cap_option) {
-  const int64_t cap = EffectiveMemoryCap(max_bytes);
-  int64_t need = 0;
-  if (count > 0 && bytes_each > 0 && __builtin_mul_overflow(count, bytes_each, &need))
-    need = std::numeric_limits<int64_t>::max();
-  if (need <= cap) return absl::OkStatus();
+namespace {
+
+// "1.5 GiB", or "2^63 bytes" for a saturated size.
+std::string NeedString(int64_t need) {
+  return need == std::numeric_limits<int64_t>::max() ? "2^63 bytes" : FormatBytes(need);
+}
+
+// "<prefix>, above the memory cap of <cap> (<where the cap comes from>)".
+absl::Status AboveCap(const std::string& prefix, int64_t max_bytes, std::string_view cap_option) {
   std::string cap_source =
       fmt::format("half of the {} this process may use", FormatBytes(AvailableMemoryBytes()));
   if (max_bytes > 0) {
@@ -87,10 +89,60 @@ absl::Status CheckMemoryEstimate(std::string_view stage, std::string_view what, 
   } else if (!cap_option.empty()) {
     cap_source = fmt::format("{} = 0: {}", cap_option, cap_source);
   }
-  return absl::ResourceExhaustedError(fmt::format(
-      "{}: {} = {} needs at least {} ({} bytes each), above the memory cap of {} ({})", stage, what,
-      count, need == std::numeric_limits<int64_t>::max() ? "2^63 bytes" : FormatBytes(need),
-      bytes_each, FormatBytes(cap), cap_source));
+  return absl::ResourceExhaustedError(fmt::format("{}, above the memory cap of {} ({})", prefix,
+                                                  FormatBytes(EffectiveMemoryCap(max_bytes)),
+                                                  cap_source));
+}
+
+}  // namespace
+
+int64_t SaturatingProduct(absl::Span<const int64_t> factors) {
+  int64_t p = 1;
+  for (int64_t f : factors) {
+    if (f <= 0) return 0;
+    if (__builtin_mul_overflow(p, f, &p)) p = std::numeric_limits<int64_t>::max();
+  }
+  return p;
+}
+
+int64_t SaturatingSum(absl::Span<const int64_t> terms) {
+  int64_t s = 0;
+  for (int64_t t : terms) {
+    if (t > 0 && __builtin_add_overflow(s, t, &s)) s = std::numeric_limits<int64_t>::max();
+  }
+  return s;
+}
+
+absl::Status CheckMemoryEstimate(std::string_view stage, std::string_view what, int64_t count,
+                                 int64_t bytes_each, int64_t max_bytes,
+                                 std::string_view cap_option) {
+  const int64_t need = SaturatingProduct({count, bytes_each});
+  if (need <= EffectiveMemoryCap(max_bytes)) return absl::OkStatus();
+  return AboveCap(fmt::format("{}: {} = {} needs at least {} ({} bytes each)", stage, what, count,
+                              NeedString(need), bytes_each),
+                  max_bytes, cap_option);
+}
+
+absl::StatusOr<int64_t> CheckShapeBytes(std::string_view stage, std::string_view what,
+                                        absl::Span<const int64_t> dims, int64_t bytes_each,
+                                        int64_t max_bytes, std::string_view cap_option) {
+  auto shape = [&dims] { return fmt::format("[{}]", fmt::join(dims, ", ")); };
+  if (std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d < 0; })) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: {} = {} has a negative dimension", stage, what, shape()));
+  }
+  const int64_t need = SaturatingProduct({SaturatingProduct(dims), bytes_each});
+  if (need <= EffectiveMemoryCap(max_bytes)) return need;
+  return AboveCap(fmt::format("{}: {} = {} needs at least {} ({} bytes each)", stage, what, shape(),
+                              NeedString(need), bytes_each),
+                  max_bytes, cap_option);
+}
+
+absl::StatusOr<int64_t> CheckBytes(std::string_view stage, std::string_view what, int64_t bytes,
+                                   int64_t max_bytes, std::string_view cap_option) {
+  if (bytes <= EffectiveMemoryCap(max_bytes)) return bytes;
+  return AboveCap(fmt::format("{}: {} needs {}", stage, what, NeedString(bytes)), max_bytes,
+                  cap_option);
 }
 
 }  // namespace dataecho

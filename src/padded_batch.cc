@@ -3,19 +3,23 @@
 
 #include <algorithm>
 #include <bit>
-#include <cmath>
 #include <cstring>
-#include <limits>
+#include <string>
 #include <vector>
 
 #include "buffer_pool.h"
-#include "dataecho/float16.h"
+#include "dataecho/batch.h"
+#include "dataecho/memory.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
+#include "padded_cells.h"
 
 namespace dataecho {
 namespace {
+
+constexpr char kCapOption[] = "PaddedBatchOptions::max_bytes";
 
 // Pool blocks come in size classes (8 per power of two, at most 12.5% unused)
 // so that batches whose padded shapes differ a little reuse each other's blocks.
@@ -26,96 +30,21 @@ size_t SizeClass(size_t n) {
   return (n + granule - 1) / granule * granule;
 }
 
-// Calls fn(src_offset, dst_offset, bytes) for every contiguous run of a
-// row-major box of shape `s` stored at the origin of a row-major array of
-// shape `p` (p >= s in every dimension); offsets in bytes, `es` bytes a cell.
-template <typename Fn>
-void ForEachRun(const int64_t* s, const int64_t* p, int rank, size_t es, size_t src, size_t dst,
-                Fn& fn) {
-  if (rank == 0) {
-    fn(src, dst, es);
-    return;
-  }
-  // Trailing dimensions that agree make the whole sub-box one run.
-  if (std::equal(s + 1, s + rank, p + 1)) {
-    fn(src, dst, static_cast<size_t>(NumElements({s, static_cast<size_t>(rank)})) * es);
-    return;
-  }
-  const auto src_stride =
-      static_cast<size_t>(NumElements({s + 1, static_cast<size_t>(rank - 1)})) * es;
-  const auto dst_stride =
-      static_cast<size_t>(NumElements({p + 1, static_cast<size_t>(rank - 1)})) * es;
-  for (int64_t k = 0; k < s[0]; ++k) {
-    ForEachRun(s + 1, p + 1, rank - 1, es, src + static_cast<size_t>(k) * src_stride,
-               dst + static_cast<size_t>(k) * dst_stride, fn);
-  }
-}
-
-// The bytes of one cell of `dtype` holding `value`; INVALID_ARGUMENT if the
-// dtype cannot hold it.
-absl::StatusOr<std::vector<uint8_t>> Cell(DType dtype, double value, size_t component) {
-  std::vector<uint8_t> out(DTypeSize(dtype));
-  auto integral = [&](double lo, double hi) -> absl::Status {
-    if (value != std::floor(value) || value < lo || value > hi) {
-      return absl::InvalidArgumentError(
-          fmt::format("padded_batch: padding value {} of component {} does not fit {}", value,
-                      component, DTypeName(dtype)));
-    }
-    return absl::OkStatus();
-  };
-  switch (dtype) {
-    case DType::kUInt8: {
-      DATAECHO_RETURN_IF_ERROR(integral(0, 255));
-      out[0] = static_cast<uint8_t>(value);
-      break;
-    }
-    case DType::kInt32: {
-      DATAECHO_RETURN_IF_ERROR(
-          integral(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
-      const auto v = static_cast<int32_t>(value);
-      std::memcpy(out.data(), &v, sizeof(v));
-      break;
-    }
-    case DType::kInt64: {
-      DATAECHO_RETURN_IF_ERROR(integral(-9.2e18, 9.2e18));
-      const auto v = static_cast<int64_t>(value);
-      std::memcpy(out.data(), &v, sizeof(v));
-      break;
-    }
-    case DType::kFloat32: {
-      const auto v = static_cast<float>(value);
-      std::memcpy(out.data(), &v, sizeof(v));
-      break;
-    }
-    case DType::kFloat16: {
-      const uint16_t v = FloatToHalf(static_cast<float>(value));
-      std::memcpy(out.data(), &v, sizeof(v));
-      break;
-    }
-    case DType::kBFloat16: {
-      const uint16_t v = FloatToBFloat16(static_cast<float>(value));
-      std::memcpy(out.data(), &v, sizeof(v));
-      break;
-    }
-  }
-  return out;
-}
-
-void FillCells(uint8_t* dst, size_t cells, const std::vector<uint8_t>& cell) {
-  if (cells == 0) return;
-  if (std::all_of(cell.begin(), cell.end(), [&cell](uint8_t b) { return b == cell[0]; })) {
-    std::memset(dst, cell[0], cells * cell.size());
-    return;
-  }
-  for (size_t c = 0; c < cells; ++c) std::memcpy(dst + c * cell.size(), cell.data(), cell.size());
-}
-
 }  // namespace
 
 absl::Status PaddedBatchOptions::Validate() const {
   if (batch_size < 1) {
     return absl::InvalidArgumentError(
         fmt::format("{}: batch_size must be >= 1, got {}", name, batch_size));
+  }
+  if (batch_size > BatchOptions::kMaxBatchSize) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: batch_size must be at most {} (BatchOptions::kMaxBatchSize), got {}", name,
+                    BatchOptions::kMaxBatchSize, batch_size));
+  }
+  if (max_bytes < 0) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: max_bytes must be >= 0, got {}", name, max_bytes));
   }
   for (size_t i = 0; i < padded_shapes.size(); ++i) {
     for (int64_t d : padded_shapes[i]) {
@@ -143,7 +72,81 @@ absl::StatusOr<StagePtr<Batch>> PaddedBatchStage::Make(StagePtr<Example> input,
                                                        PaddedBatchOptions options) {
   DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
   DATAECHO_RETURN_IF_ERROR(options.Validate());
+  // What every full batch needs at least: its index columns, and a byte a
+  // cell of each fully fixed padded shape.
+  DATAECHO_RETURN_IF_ERROR(CheckMemoryEstimate(options.name, "batch_size", options.batch_size,
+                                               BatchOptions::kIndexBytesPerRow, options.max_bytes,
+                                               kCapOption));
+  for (size_t i = 0; i < options.padded_shapes.size(); ++i) {
+    const Shape& fixed = options.padded_shapes[i];
+    if (fixed.empty() || std::any_of(fixed.begin(), fixed.end(), [](int64_t d) { return d < 0; }))
+      continue;
+    Shape dims{options.batch_size};
+    dims.insert(dims.end(), fixed.begin(), fixed.end());
+    DATAECHO_RETURN_IF_ERROR(CheckShapeBytes(options.name,
+                                             fmt::format("batch_size x padded_shapes[{}]", i), dims,
+                                             1, options.max_bytes, kCapOption)
+                                 .status());
+  }
   return StagePtr<Batch>(new PaddedBatchStage(std::move(input), std::move(options)));
+}
+
+absl::Status PaddedBatchStage::CheckBatchBytes(int64_t rows, const std::vector<Shape>& padded,
+                                               const Example& first, bool first_row) const {
+  int64_t row_bytes = BatchOptions::kIndexBytesPerRow;
+  for (size_t i = 0; i < padded.size(); ++i) {
+    const int64_t cells = SaturatingProduct(padded[i]);
+    const auto cell_bytes =
+        static_cast<int64_t>(DTypeSize(first.components[i].dtype())) + (options_.masks ? 1 : 0);
+    const int64_t lengths = options_.lengths ? static_cast<int64_t>(padded[i].size()) * 8 : 0;
+    row_bytes = SaturatingSum({row_bytes, SaturatingProduct({cells, cell_bytes}), lengths});
+  }
+  const int64_t need = SaturatingProduct({rows, row_bytes});
+  if (need <= EffectiveMemoryCap(options_.max_bytes)) return absl::OkStatus();
+  std::vector<std::string> shapes;
+  for (const Shape& p : padded) shapes.push_back(ShapeString(p));
+  return CheckBytes(options_.name,
+                    fmt::format("{} padded to {} ({} bytes a row)",
+                                first_row ? fmt::format("batch_size = {} rows like example {}",
+                                                        rows, first.source_index)
+                                          : fmt::format("a batch of {} rows", rows),
+                                fmt::join(shapes, " and "), row_bytes),
+                    need, options_.max_bytes, kCapOption)
+      .status();
+}
+
+absl::StatusOr<std::vector<Shape>> PaddedBatchStage::PaddedShapes() const {
+  const size_t n = rows_.front().components.size();
+  std::vector<Shape> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int rank = rows_.front().components[i].rank();
+    // The longest row per dimension, or the fixed size.
+    Shape& padded = out[i];
+    padded.assign(static_cast<size_t>(rank), 0);
+    for (const Example& row : rows_) {
+      for (int d = 0; d < rank; ++d) padded[d] = std::max(padded[d], row.components[i].dim(d));
+    }
+    if (i >= options_.padded_shapes.size() || options_.padded_shapes[i].empty()) continue;
+    const Shape& fixed = options_.padded_shapes[i];
+    if (static_cast<int>(fixed.size()) != rank) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: padded_shapes[{}] = {} has rank {}, component {} has rank {}",
+                      options_.name, i, ShapeString(fixed), fixed.size(), i, rank));
+    }
+    for (int d = 0; d < rank; ++d) {
+      if (fixed[d] < 0) continue;
+      for (const Example& row : rows_) {
+        if (row.components[i].dim(d) > fixed[d]) {
+          return absl::InvalidArgumentError(
+              fmt::format("{}: example {} component {} is {}, longer than padded_shapes[{}] = {}",
+                          options_.name, row.source_index, i,
+                          ShapeString(row.components[i].shape()), i, ShapeString(fixed)));
+        }
+      }
+      padded[d] = fixed[d];
+    }
+  }
+  return out;
 }
 
 absl::Status PaddedBatchStage::CheckRow(const Example& row) const {
@@ -171,6 +174,11 @@ absl::Status PaddedBatchStage::CheckRow(const Example& row) const {
 absl::StatusOr<Batch> PaddedBatchStage::MakeBatch() {
   const size_t n = rows_.front().components.size();
   const size_t rows = rows_.size();
+  // Every row padded to the longest: the whole batch against the cap before
+  // any buffer is taken.
+  DATAECHO_ASSIGN_OR_RETURN(const std::vector<Shape> padded_shapes, PaddedShapes());
+  DATAECHO_RETURN_IF_ERROR(CheckBatchBytes(static_cast<int64_t>(rows), padded_shapes, rows_.front(),
+                                           /*first_row=*/false));
   Batch b;
   b.num_rows = static_cast<int64_t>(rows);
   std::vector<Tensor> masks, lengths;
@@ -178,33 +186,9 @@ absl::StatusOr<Batch> PaddedBatchStage::MakeBatch() {
     const DType dtype = rows_.front().components[i].dtype();
     const int rank = rows_.front().components[i].rank();
     const size_t es = DTypeSize(dtype);
-    // The padded shape: the longest row per dimension, or the fixed size.
-    Shape padded(static_cast<size_t>(rank), 0);
-    for (const Example& row : rows_) {
-      for (int d = 0; d < rank; ++d) padded[d] = std::max(padded[d], row.components[i].dim(d));
-    }
-    if (i < options_.padded_shapes.size() && !options_.padded_shapes[i].empty()) {
-      const Shape& fixed = options_.padded_shapes[i];
-      if (static_cast<int>(fixed.size()) != rank) {
-        return absl::InvalidArgumentError(
-            fmt::format("{}: padded_shapes[{}] = {} has rank {}, component {} has rank {}",
-                        options_.name, i, ShapeString(fixed), fixed.size(), i, rank));
-      }
-      for (int d = 0; d < rank; ++d) {
-        if (fixed[d] < 0) continue;
-        for (const Example& row : rows_) {
-          if (row.components[i].dim(d) > fixed[d]) {
-            return absl::InvalidArgumentError(
-                fmt::format("{}: example {} component {} is {}, longer than padded_shapes[{}] = {}",
-                            options_.name, row.source_index, i,
-                            ShapeString(row.components[i].shape()), i, ShapeString(fixed)));
-          }
-        }
-        padded[d] = fixed[d];
-      }
-    }
+    const Shape& padded = padded_shapes[i];
     const double value = i < options_.padding_values.size() ? options_.padding_values[i] : 0.0;
-    DATAECHO_ASSIGN_OR_RETURN(std::vector<uint8_t> pad, Cell(dtype, value, i));
+    DATAECHO_ASSIGN_OR_RETURN(std::vector<uint8_t> pad, internal::PaddingCell(dtype, value, i));
     const auto cells = static_cast<size_t>(NumElements(padded));
     MutableBuffer data = pool_->Get(SizeClass(rows * cells * es));
     MutableBuffer mask = options_.masks ? pool_->Get(SizeClass(rows * cells)) : MutableBuffer();
@@ -221,19 +205,19 @@ absl::StatusOr<Batch> PaddedBatchStage::MakeBatch() {
         // A prefix (sequences, or the same shape): one copy, then the padding.
         const auto n = static_cast<size_t>(t.num_elements());
         std::memcpy(dst, src, n * es);
-        FillCells(dst + n * es, cells - n, pad);
+        internal::FillCells(dst + n * es, cells - n, pad);
         if (m != nullptr) {
           std::memset(m, 1, n);
           std::memset(m + n, 0, cells - n);
         }
       } else {
-        FillCells(dst, cells, pad);
+        internal::FillCells(dst, cells, pad);
         if (m != nullptr) std::memset(m, 0, cells);
         auto copy = [&](size_t so, size_t d, size_t len) {
           std::memcpy(dst + d, src + so, len);
           if (m != nullptr) std::memset(m + d / es, 1, len / es);
         };
-        ForEachRun(t.shape().data(), padded.data(), rank, es, 0, 0, copy);
+        internal::ForEachRun(t.shape().data(), padded.data(), rank, es, 0, 0, copy);
       }
       if (options_.lengths && rank > 0) {
         std::memcpy(shape.data() + r * static_cast<size_t>(rank) * 8, t.shape().data(),
@@ -309,6 +293,24 @@ absl::StatusOr<std::optional<Batch>> PaddedBatchStage::Next() {
       break;
     }
     if (absl::Status s = CheckRow(**r); !s.ok()) return error_ = s;
+    if (rows_.empty()) {
+      // batch_size rows padded to at least this one's shape (and the fixed
+      // dimensions): refused before the rows are gathered.
+      const Example& first = **r;
+      std::vector<Shape> least;
+      for (size_t i = 0; i < first.components.size(); ++i) {
+        Shape shape = first.components[i].shape();
+        if (i < options_.padded_shapes.size() && options_.padded_shapes[i].size() == shape.size()) {
+          for (size_t d = 0; d < shape.size(); ++d)
+            shape[d] = std::max(shape[d], options_.padded_shapes[i][d]);
+        }
+        least.push_back(std::move(shape));
+      }
+      if (absl::Status s = CheckBatchBytes(options_.batch_size, least, first, /*first_row=*/true);
+          !s.ok()) {
+        return error_ = s;
+      }
+    }
     rows_.push_back(*std::move(*r));
   }
   input_wait_ns_.Add(waited);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dataecho/memory.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
 #include "formats/jpeg_region.h"
@@ -49,7 +50,13 @@ absl::Status RandomResizedCrop::Validate() const {
   }
   if (o.jpeg.channels != 1 && o.jpeg.channels != 3)
     return bad(fmt::format("jpeg.channels must be 1 or 3, got {}", o.jpeg.channels));
-  return absl::OkStatus();
+  if (o.max_bytes < 0) return bad(fmt::format("max_bytes must be >= 0, got {}", o.max_bytes));
+  // The output buffer with one channel at least (operator() checks the
+  // image's channels).
+  return CheckShapeBytes("RandomResizedCrop", "output [height, width]", {o.height, o.width},
+                         static_cast<int64_t>(DTypeSize(o.dtype)), o.max_bytes,
+                         "RandomResizedCropOptions::max_bytes")
+      .status();
 }
 
 ResizedCropPlan RandomResizedCrop::Plan(const Example& example, int64_t height,
@@ -156,9 +163,12 @@ absl::StatusOr<Example> RandomResizedCrop::operator()(Example example) const {
     target.scale[static_cast<size_t>(c)] = o.scale / sd;
     target.bias[static_cast<size_t>(c)] = -mean / sd;
   }
-  const size_t values =
-      static_cast<size_t>(o.height) * static_cast<size_t>(o.width) * static_cast<size_t>(channels);
-  MutableBuffer out(values * DTypeSize(o.dtype));
+  DATAECHO_ASSIGN_OR_RETURN(
+      const int64_t bytes,
+      CheckShapeBytes("RandomResizedCrop", "output [height, width, channels]",
+                      {o.height, o.width, channels}, static_cast<int64_t>(DTypeSize(o.dtype)),
+                      o.max_bytes, "RandomResizedCropOptions::max_bytes"));
+  MutableBuffer out(static_cast<size_t>(bytes));
   target.out = out.data();
   internal::ResizeBilinear(view, window, target);
   const Shape shape =

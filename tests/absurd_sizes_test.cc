@@ -2,17 +2,22 @@
 //
 // Sizes that cannot exist fail in the factory, before anything is allocated:
 // a shuffle buffer or a batch beyond the memory cap (memory.h), a batch size
-// beyond what a batch can have.
+// beyond what a batch can have; the checked products and sums of sizes; a
+// record source's cycle_length far above its file count.
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "dataecho/batch.h"
+#include "dataecho/formats/tfrecord.h"
 #include "dataecho/memory.h"
 #include "dataecho/pipeline.h"
 #include "dataecho/shuffle.h"
+#include "dataecho/storage/object_store.h"
 #include "gtest/gtest.h"
 #include "support/examples.h"
+#include "support/temp_files.h"
 
 namespace dataecho {
 namespace {
@@ -43,6 +48,71 @@ TEST(MemoryCapTest, EstimateSaturatesAndNamesTheOption) {
   EXPECT_NE(Message(s).find("(max_bytes = 100)"), std::string::npos) << s;
   s = CheckMemoryEstimate("s", "n", INT64_MAX, 2, 0, "");
   EXPECT_NE(Message(s).find(" (half of the "), std::string::npos) << s;
+}
+
+// Products and sums of sizes saturate instead of wrapping around to a small
+// number; a shape is checked as a whole and named in the error.
+TEST(MemoryCapTest, ShapeProductsSaturateAndNameTheShape) {
+  EXPECT_EQ(SaturatingProduct({3, 4, 5}), 60);
+  EXPECT_EQ(SaturatingProduct({}), 1);
+  EXPECT_EQ(SaturatingProduct({int64_t{1} << 40, 0}), 0);
+  EXPECT_EQ(SaturatingProduct({int64_t{1} << 40, int64_t{1} << 40, 2}), INT64_MAX);
+  // A product that wraps to 0 in 64 bits (2^32 x 2^32) is not 0.
+  EXPECT_EQ(SaturatingProduct({int64_t{1} << 32, int64_t{1} << 32}), INT64_MAX);
+  EXPECT_EQ(SaturatingSum({1, 2, 3}), 6);
+  EXPECT_EQ(SaturatingSum({INT64_MAX, 1}), INT64_MAX);
+
+  absl::StatusOr<int64_t> fits = CheckShapeBytes("s", "shape", {10, 10}, 4, 400, "Opt::max_bytes");
+  ASSERT_TRUE(fits.ok()) << fits.status();
+  EXPECT_EQ(*fits, 400);
+  absl::StatusOr<int64_t> over = CheckShapeBytes("s", "shape", {10, 11}, 4, 400, "Opt::max_bytes");
+  EXPECT_EQ(over.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(Message(over.status()),
+            "s: shape = [10, 11] needs at least 440 bytes (4 bytes each), above the memory cap of "
+            "400 bytes (Opt::max_bytes = 400)");
+  // 2^62 cells of 4 bytes: the byte count overflows, the check does not.
+  over = CheckShapeBytes("s", "shape", {int64_t{1} << 62}, 4, 0, "Opt::max_bytes");
+  EXPECT_EQ(over.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(Message(over.status()).find("= [4611686018427387904] needs at least 2^63 bytes"),
+            std::string::npos)
+      << over.status();
+  EXPECT_EQ(CheckShapeBytes("s", "shape", {2, -1}, 4, 0, "").status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  EXPECT_TRUE(CheckBytes("s", "it", 100, 100, "").ok());
+  absl::StatusOr<int64_t> sum = CheckBytes("s", "WORLD_SIZE = 7", 101, 100, "");
+  EXPECT_EQ(sum.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(Message(sum.status()),
+            "s: WORLD_SIZE = 7 needs 101 bytes, above the memory cap of 100 bytes (max_bytes = "
+            "100)");
+}
+
+// A record source makes one slot (and reading thread) per file, not per
+// cycle_length: INT_MAX over three files reads them as cycle_length 3 does.
+TEST(AbsurdSizesTest, RecordSourceCycleLengthAboveTheFileCountCostsNothing) {
+  testing::TempDir dir;
+  std::vector<std::string> files;
+  for (int f = 0; f < 3; ++f) {
+    files.push_back(dir.File("part-" + std::to_string(f)));
+    auto w = TFRecordWriter::Create(files.back());
+    ASSERT_TRUE(w.ok()) << w.status();
+    for (int i = 0; i <= f; ++i) ASSERT_TRUE((*w)->Write(std::to_string(10 * f + i)).ok());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  auto read = [&](int cycle_length) {
+    std::vector<std::string> out;
+    StagePtr<Record> source =
+        MakeTFRecordSource(OpenObjectStore(), files, {}, {.cycle_length = cycle_length});
+    auto records = testing::Drain(*source);
+    EXPECT_TRUE(records.ok()) << records.status();
+    if (records.ok()) {
+      for (const Record& r : *records) out.emplace_back(r.data.view());
+    }
+    return out;
+  };
+  const std::vector<std::string> want = read(3);
+  EXPECT_EQ(want, (std::vector<std::string>{"0", "10", "20", "11", "21", "22"}));
+  EXPECT_EQ(read(INT_MAX), want);
 }
 
 // The issue's --shuffle_buffer=99999999999999: refused by the factory, with

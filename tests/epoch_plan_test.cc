@@ -2,16 +2,18 @@
 //
 // The epoch planner (storage/epoch_plan.h) on simulated jobs: 1,024 ranks over
 // 2,048 files of uneven sizes, metadata only, and restarts mid-epoch on a
-// different number of ranks.
+// different number of ranks; world sizes and record counts that cannot be.
 #include "dataecho/storage/epoch_plan.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <numeric>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "dataecho/internal/random.h"
+#include "dataecho/storage/sharding.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -289,6 +291,59 @@ TEST(EpochPlanTest, RejectsInconsistentProgress) {
               HasSubstr("rank 0 consumed 11"));
   EXPECT_EQ(ParseShardMode("bytes").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(*ParseShardMode("files"), ShardMode::kFiles);
+}
+
+// A world size near 2^31 (this run's or a restart's) is refused before a
+// table of that many ranks is allocated; the largest accepted plans.
+TEST(EpochPlanTest, WorldSizeAboveTheMaximumIsInvalidArgument) {
+  const std::vector<uint64_t> counts = {10, 10};
+  for (int world_size : {ShardOptions::kMaxWorldSize + 1, INT_MAX - 1, INT_MAX}) {
+    absl::StatusOr<EpochPlan> plan = PlanEpoch(counts, {}, {}, world_size);
+    EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << world_size;
+    EXPECT_THAT(plan.status().message(), HasSubstr("ShardOptions::kMaxWorldSize"));
+    EXPECT_EQ(PlanRank(counts, {}, {}, 0, world_size).status().code(),
+              absl::StatusCode::kInvalidArgument);
+  }
+  EpochProgress restart{.epoch = 4, .runs = {{.world_size = INT_MAX - 1, .position = 0}}};
+  absl::StatusOr<EpochPlan> plan = PlanEpoch(counts, {}, restart, 2);
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(plan.status().message(), HasSubstr("epoch 4 run 0: epoch plan: world_size must be"));
+  absl::StatusOr<std::vector<RecordRange>> last =
+      PlanRank(counts, {}, {}, ShardOptions::kMaxWorldSize - 1, ShardOptions::kMaxWorldSize);
+  ASSERT_TRUE(last.ok()) << last.status();
+  ASSERT_EQ(last->size(), 1u);  // 20 records over 2^20 ranks: the last has one
+  EXPECT_EQ(last->front().size(), 1u);
+}
+
+// Record counts whose sum overflows 64 bits: the wrapped sum wrote past the
+// rank table (a segfault) or gave every rank nothing with an OK status.
+TEST(EpochPlanTest, RecordCountsWhoseSumOverflowsAreInvalidArgument) {
+  const uint64_t half = uint64_t{1} << 63;
+  for (ShardMode mode : {ShardMode::kRecords, ShardMode::kFiles}) {
+    for (const std::vector<uint64_t>& counts :
+         std::vector<std::vector<uint64_t>>{{half, half}, {UINT64_MAX, 2}, {5, UINT64_MAX, 7}}) {
+      absl::StatusOr<EpochPlan> plan = PlanEpoch(counts, {.mode = mode}, {}, 4);
+      EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << counts[1];
+      EXPECT_THAT(plan.status().message(), HasSubstr("the record counts overflow 64 bits"));
+    }
+  }
+  // The largest sum that fits still plans, balanced to one record.
+  const std::vector<uint64_t> largest = {UINT64_MAX - 5, 5};
+  absl::StatusOr<EpochPlan> full = PlanEpoch(largest, {}, {}, 2);
+  ASSERT_TRUE(full.ok()) << full.status();
+  EXPECT_EQ(full->total_records, UINT64_MAX);
+  EXPECT_EQ(full->RankRecords(0) + full->RankRecords(1), UINT64_MAX);
+  EXPECT_LE(full->RankRecords(1) - full->RankRecords(0), 1u);
+  // A restart of one rank whose slice is all 2^64 - 1 records (the lockstep
+  // search looped forever on a level range of 2^64).
+  const std::vector<uint64_t> one = {UINT64_MAX};
+  EpochProgress stopped{.runs = {{.world_size = 1, .position = 6}}};
+  absl::StatusOr<EpochPlan> resumed = PlanEpoch(one, {}, stopped, 3);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(resumed->position, 6u);
+  EXPECT_EQ(resumed->RankRecords(0) + resumed->RankRecords(1) + resumed->RankRecords(2),
+            UINT64_MAX - 6);
+  EXPECT_EQ(resumed->ranks[0].front().begin, 6u);
 }
 
 }  // namespace

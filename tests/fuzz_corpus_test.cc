@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "fuzz/fuzz_targets.h"
+#include "fuzz/sizes_target.h"
 
 namespace dataecho {
 namespace {
@@ -48,6 +49,8 @@ TEST(FuzzCorpusTest, TFRecordInputs) {
 TEST(FuzzCorpusTest, IdxInputs) { EXPECT_GT(ReplayCorpus("idx", fuzz::IdxTarget), 0); }
 
 TEST(FuzzCorpusTest, JpegInputs) { EXPECT_GT(ReplayCorpus("jpeg", fuzz::JpegTarget), 0); }
+
+TEST(FuzzCorpusTest, SizesInputs) { EXPECT_GT(ReplayCorpus("sizes", fuzz::SizesTarget), 0); }
 
 TEST(FuzzCorpusTest, UriInputs) { EXPECT_GT(ReplayCorpus("uri", fuzz::UriTarget), 0); }
 

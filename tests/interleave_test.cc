@@ -1,8 +1,9 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
 // Interleave: tf.data's order (cycle_length, block_length, a finished input
-// replaced in its slot), only cycle_length inputs open, errors in order and
-// sticky, cancellation of a blocked open input.
+// replaced in its slot), only cycle_length inputs open, an absurd
+// cycle_length, errors in order and sticky, cancellation of a blocked open
+// input.
 #include "dataecho/interleave.h"
 
 #include <atomic>
@@ -109,6 +110,29 @@ TEST(InterleaveTest, RejectsBadOptions) {
             absl::StatusCode::kInvalidArgument);
   auto null_fn = InterleaveStage<int64_t, int64_t>::Make(*RangeSource(0, 3), nullptr, {});
   EXPECT_EQ(null_fn.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A cycle_length above the number of inputs opens them all, in the order of
+// cycle_length = inputs; its slots are made as inputs open, never up front
+// (INT64_MAX slots were allocated, and aborted, before anything was read).
+TEST(InterleaveTest, CycleLengthAboveTheInputsCostsNothing) {
+  auto make = [](int64_t cycle_length) {
+    std::vector<Pipeline<int64_t>> inputs;
+    inputs.push_back(FromRange(0, 3));    // 0 1 2
+    inputs.push_back(FromRange(10, 11));  // 10
+    inputs.push_back(FromRange(20, 24));  // 20 21 22 23
+    inputs.push_back(FromRange(30, 32));  // 30 31
+    return Interleave(std::move(inputs), {.cycle_length = cycle_length});
+  };
+  auto four = make(4);
+  const std::vector<int64_t> want = ReadAll(four);
+  EXPECT_THAT(want, ElementsAre(0, 10, 20, 30, 1, 21, 31, 2, 22, 23));
+  for (int64_t cycle_length : {int64_t{1} << 40, INT64_MAX}) {
+    auto p = make(cycle_length);
+    ASSERT_TRUE(p.status().ok()) << p.status();
+    EXPECT_EQ(ReadAll(p), want) << cycle_length;
+    EXPECT_EQ(p.Stats().back().Extra("opened"), 4);
+  }
 }
 
 TEST(InterleaveTest, CancelWakesAConsumerBlockedInAnOpenInput) {

@@ -1,7 +1,8 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
 // PaddedBatch: variable-length components padded to the longest row or a
-// fixed shape, with masks and lengths; values, layout, errors and stats.
+// fixed shape, with masks and lengths; values, layout, errors and stats;
+// sizes beyond the memory cap (an option, or rows padded to the longest).
 #include "dataecho/padded_batch.h"
 
 #include <cstring>
@@ -201,6 +202,105 @@ TEST(PaddedBatchTest, SteadyStateReusesBuffers) {
   // Six buffers a batch; size classes let batches of different widths share
   // them, so the pool allocates far fewer than one per batch.
   EXPECT_LT(p.Stats().back().Extra("buffer_allocations"), 6 * 20);
+}
+
+// A padded_shapes entry whose byte count overflows 64 bits: refused by the
+// factory (it segfaulted writing past a buffer sized by the wrapped count), as
+// is a fixed dimension that overflows only with the longest row's others.
+TEST(PaddedBatchTest, HugePaddedShapeIsResourceExhaustedBeforeAllocating) {
+  auto fixed = FromVector(Sequences({3})).PaddedBatch({.padded_shapes = {{int64_t{1} << 62}}});
+  EXPECT_EQ(fixed.status().code(), absl::StatusCode::kResourceExhausted) << fixed.status();
+  EXPECT_THAT(std::string(fixed.status().message()),
+              HasSubstr("padded_batch: batch_size x padded_shapes[0] = [32, 4611686018427387904] "
+                        "needs at least 2^63 bytes"));
+  EXPECT_THAT(std::string(fixed.status().message()), HasSubstr("PaddedBatchOptions::max_bytes"));
+
+  std::vector<Example> rows;
+  for (uint64_t i = 0; i < 3; ++i) {
+    rows.emplace_back();
+    rows.back().components.push_back(MakeTensor<int32_t>(DType::kInt32, {1, 1}, {1}));
+    rows.back().source_index = i;
+  }
+  auto longest = FromVector(std::move(rows))
+                     .PaddedBatch({.batch_size = 3, .padded_shapes = {{-1, int64_t{1} << 40}}});
+  ASSERT_TRUE(longest.status().ok()) << longest.status();
+  absl::StatusOr<std::optional<Batch>> b = longest.Next();
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kResourceExhausted) << b.status();
+  EXPECT_THAT(std::string(b.status().message()),
+              HasSubstr("batch_size = 3 rows like example 0 padded to [1, 1099511627776]"));
+  EXPECT_EQ(longest.Next().status().code(), absl::StatusCode::kResourceExhausted);  // sticky
+  EXPECT_EQ(longest.Stats().back().Extra("buffer_allocations"), 0);
+}
+
+// Three small rows, each long in another dimension ([65536, 1, 1], [1, 65536,
+// 1], [1, 1, 65536] bytes): padded together, each becomes 2^48 bytes. The
+// batch is checked against the cap before any buffer is taken.
+TEST(PaddedBatchTest, RowsPaddedToTheLongestAreCheckedAgainstTheCap) {
+  std::vector<Example> rows;
+  for (int d = 0; d < 3; ++d) {
+    Shape shape = {1, 1, 1};
+    shape[static_cast<size_t>(d)] = 65536;
+    rows.emplace_back();
+    rows.back().components.push_back(
+        MakeTensor<uint8_t>(DType::kUInt8, shape, std::vector<uint8_t>(65536, 7)));
+    rows.back().source_index = static_cast<uint64_t>(d);
+  }
+  auto p = FromVector(std::move(rows)).PaddedBatch({.batch_size = 3});
+  ASSERT_TRUE(p.status().ok()) << p.status();
+  absl::StatusOr<std::optional<Batch>> b = p.Next();
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kResourceExhausted) << b.status();
+  EXPECT_THAT(std::string(b.status().message()),
+              HasSubstr("padded_batch: a batch of 3 rows padded to [65536, 65536, 65536]"));
+  EXPECT_THAT(std::string(b.status().message()),
+              HasSubstr("PaddedBatchOptions::max_bytes = 0: half of"));
+  EXPECT_EQ(p.Stats().back().Extra("buffer_allocations"), 0);
+}
+
+// One long row pads every row of its batch: with max_bytes the whole batch
+// (data, mask, lengths, index columns) is checked; with room, it batches.
+TEST(PaddedBatchTest, OneLongRowIsCheckedAgainstMaxBytes) {
+  // 3 rows padded to [1000] int32: 3 x (1000 x (4 + 1) + 8 + 20) = 15084 bytes.
+  auto tight = FromVector(Sequences({1, 1000, 1}))
+                   .PaddedBatch({.batch_size = 3, .max_bytes = 15083, .name = "tokens"});
+  ASSERT_TRUE(tight.status().ok()) << tight.status();
+  absl::StatusOr<std::optional<Batch>> b = tight.Next();
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kResourceExhausted) << b.status();
+  EXPECT_THAT(std::string(b.status().message()),
+              HasSubstr("tokens: a batch of 3 rows padded to [1000] (5028 bytes a row) needs "
+                        "14.7 KiB, above the memory cap of 14.7 KiB (PaddedBatchOptions::max_bytes "
+                        "= 15083)"));
+  auto fits =
+      FromVector(Sequences({1, 1000, 1})).PaddedBatch({.batch_size = 3, .max_bytes = 15084});
+  absl::StatusOr<std::optional<Batch>> ok = fits.Next();
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ((*ok)->components[0].shape(), (Shape{3, 1000}));
+}
+
+// batch_size as in Batch: at most BatchOptions::kMaxBatchSize rows, its index
+// columns within the cap, and the first row's size times batch_size checked
+// before the rows are gathered.
+TEST(PaddedBatchTest, BatchSizeIsLimitedAsBatchLimitsIt) {
+  auto huge = FromVector(Sequences({1})).PaddedBatch({.batch_size = 100000000000});
+  EXPECT_EQ(huge.status().code(), absl::StatusCode::kInvalidArgument) << huge.status();
+  EXPECT_THAT(std::string(huge.status().message()), HasSubstr("BatchOptions::kMaxBatchSize"));
+  auto index = FromVector(Sequences({1})).PaddedBatch({.batch_size = 1000, .max_bytes = 10000});
+  EXPECT_EQ(index.status().code(), absl::StatusCode::kResourceExhausted) << index.status();
+  EXPECT_THAT(std::string(index.status().message()),
+              HasSubstr("padded_batch: batch_size = 1000 needs at least 19.5 KiB (20 bytes each)"));
+  EXPECT_EQ(FromVector(Sequences({1})).PaddedBatch({.max_bytes = -1}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // 100 rows like the first ([1000] int32, 5028 bytes padded): refused at the
+  // first row, before 99 more are read.
+  int pulled = 0;
+  auto rows = FromGenerator<Example>([&pulled]() -> absl::StatusOr<std::optional<Example>> {
+                pulled++;
+                return Sequence(1000, static_cast<uint64_t>(pulled));
+              }).PaddedBatch({.batch_size = 100, .max_bytes = 100000});
+  ASSERT_TRUE(rows.status().ok()) << rows.status();
+  EXPECT_EQ(rows.Next().status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(rows.status().message()),
+              HasSubstr("batch_size = 100 rows like example 1 padded to [1000]"));
+  EXPECT_EQ(pulled, 1);
 }
 
 }  // namespace

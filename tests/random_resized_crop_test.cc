@@ -2,7 +2,8 @@
 //
 // RandomResizedCrop against a straightforward reference (support/image_reference.h:
 // double-precision bilinear, one pixel at a time) on real photographs, from
-// decoded pixels and straight from the JPEG (DCT-scaled region decoding).
+// decoded pixels and straight from the JPEG (DCT-scaled region decoding);
+// outputs beyond the memory cap.
 #include "dataecho/random_resized_crop.h"
 
 #include <turbojpeg.h>
@@ -13,6 +14,7 @@
 
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/jpeg.h"
+#include "dataecho/memory.h"
 #include "gtest/gtest.h"
 #include "support/image_reference.h"
 
@@ -256,6 +258,50 @@ TEST_F(RandomResizedCropTest, SameWindowFromPixelsAndJpegAndSeededPerItem) {
   ASSERT_TRUE(a.ok() && b.ok() && c.ok());
   EXPECT_EQ(a->components[0].buffer().view(), b->components[0].buffer().view());
   EXPECT_NE(a->components[0].buffer().view(), c->components[0].buffer().view());
+}
+
+// An output whose buffer cannot exist: Validate() checks height x width (one
+// channel at least) against the cap, each call its channels too, before the
+// buffer is allocated.
+TEST(RandomResizedCropSizeTest, OutputBeyondTheMemoryCapIsResourceExhausted) {
+  // The largest output side, float32: 16 GiB with one channel.
+  const RandomResizedCrop largest({.height = 65536, .width = 65536, .dtype = DType::kFloat32});
+  const absl::Status s = largest.Validate();
+  if (int64_t{65536} * 65536 * 4 > DefaultMemoryCap()) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+    EXPECT_NE(std::string(s.message())
+                  .find("RandomResizedCrop: output [height, width] = [65536, 65536] needs at "
+                        "least 16.0 GiB (4 bytes each), above the memory cap of"),
+              std::string::npos)
+        << s;
+    EXPECT_NE(std::string(s.message()).find("RandomResizedCropOptions::max_bytes = 0"),
+              std::string::npos)
+        << s;
+  } else {
+    EXPECT_TRUE(s.ok()) << s;
+  }
+  // With max_bytes: 512 x 512 float32 = 1 MiB fits with one channel...
+  const RandomResizedCrop capped(
+      {.height = 512, .width = 512, .dtype = DType::kFloat32, .max_bytes = 1 << 20});
+  EXPECT_TRUE(capped.Validate().ok()) << capped.Validate();
+  const Tensor gray = *Tensor::Make(DType::kUInt8, {64, 64}, Buffer::CopyOf(std::string(4096, 9)));
+  absl::StatusOr<Example> one = capped(ImageExample(gray, 1));
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->components[0].shape(), (Shape{512, 512, 1}));
+  // ... not with three, refused before the buffer is taken.
+  const Tensor rgb =
+      *Tensor::Make(DType::kUInt8, {64, 64, 3}, Buffer::CopyOf(std::string(64 * 64 * 3, 9)));
+  absl::StatusOr<Example> three = capped(ImageExample(rgb, 2));
+  EXPECT_EQ(three.status().code(), absl::StatusCode::kResourceExhausted) << three.status();
+  EXPECT_NE(std::string(three.status().message())
+                .find("output [height, width, channels] = [512, 512, 3] needs at least 3.0 MiB"),
+            std::string::npos)
+      << three.status();
+  const RandomResizedCrop over(
+      {.height = 513, .width = 512, .dtype = DType::kFloat32, .max_bytes = 1 << 20});
+  EXPECT_EQ(over.Validate().code(), absl::StatusCode::kResourceExhausted);
+  const RandomResizedCrop negative({.max_bytes = -1});
+  EXPECT_EQ(negative.Validate().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

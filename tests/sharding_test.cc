@@ -1,6 +1,7 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "dataecho/storage/sharding.h"
 
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -71,6 +72,37 @@ TEST_F(ShardingTest, EnvironmentOfEachLauncher) {
   unsetenv("WORLD_SIZE");
   EXPECT_EQ(ResolveShard({}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ResolveShard({.rank = 1}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// WORLD_SIZE=2147483647 from a launcher's environment is refused as the same
+// value in the options is (`dataecho shards` sized a table of 2^31 ranks by
+// it and aborted), naming the variables; the largest world size is accepted.
+TEST_F(ShardingTest, WorldSizeAboveTheMaximumIsRefusedFromTheEnvironmentToo) {
+  setenv("RANK", "0", 1);
+  setenv("WORLD_SIZE", "2147483647", 1);
+  absl::StatusOr<Shard> env = ResolveShard({});
+  EXPECT_EQ(env.status().code(), absl::StatusCode::kInvalidArgument) << env.status();
+  EXPECT_EQ(env.status().message(),
+            "invalid shard from RANK (RANK=0 and WORLD_SIZE=2147483647): world size 2147483647 is "
+            "above 1048576 (ShardOptions::kMaxWorldSize)");
+  unsetenv("RANK");
+  unsetenv("WORLD_SIZE");
+  setenv("SLURM_PROCID", "3", 1);
+  setenv("SLURM_NTASKS", std::to_string(ShardOptions::kMaxWorldSize + 1).c_str(), 1);
+  EXPECT_EQ(ResolveShard({}).status().code(), absl::StatusCode::kInvalidArgument);
+  setenv("SLURM_NTASKS", std::to_string(ShardOptions::kMaxWorldSize).c_str(), 1);
+  absl::StatusOr<Shard> largest = ResolveShard({});
+  ASSERT_TRUE(largest.ok()) << largest.status();
+  EXPECT_EQ(largest->world_size, ShardOptions::kMaxWorldSize);
+
+  EXPECT_EQ(
+      ResolveShard({.rank = 0, .world_size = ShardOptions::kMaxWorldSize + 1}).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ShardUris(Files(4), Shard{.rank = 0, .world_size = INT_MAX}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  std::shared_ptr<ObjectStore> store = OpenObjectStore();
+  EXPECT_EQ(MeasureShards(*store, Files(4), INT_MAX).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 // 4 files, WORLD_SIZE=8 RANK=5: the rank used to get no file, silently, and

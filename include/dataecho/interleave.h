@@ -25,8 +25,11 @@
 // Interleave itself runs in the consumer's thread. Only the open pipelines
 // have started (a pipeline's threads start on its first Next()), so
 // `cycle_length` bounds the reads in flight; end each pipeline in a Prefetch
-// to read them in parallel. (The record sources' own `cycle_length`,
-// record_source.h, is a parallel interleave of files with reader threads.)
+// to read them in parallel. The slots are made as inputs open, never
+// `cycle_length` of them up front: a cycle_length above the number of inputs
+// (even INT64_MAX) costs nothing and opens every input at once. (The record
+// sources' own `cycle_length`, record_source.h, is a parallel interleave of
+// files with reader threads.)
 //
 // Stats: the input's stages, then the interleave row: elements, bytes,
 // input_wait (time blocked on an open pipeline or the input with nothing
@@ -120,16 +123,22 @@ class InterleaveStage final : public UnaryStage<U, T> {
 
  private:
   InterleaveStage(StagePtr<T> input, Fn fn, InterleaveStageOptions options)
-      : UnaryStage<U, T>(std::move(input)),
-        fn_(std::move(fn)),
-        options_(std::move(options)),
-        cycle_(static_cast<size_t>(options_.cycle_length)) {}
+      : UnaryStage<U, T>(std::move(input)), fn_(std::move(fn)), options_(std::move(options)) {}
 
   // tf.data's loop: read the current slot; at an empty slot open the next
   // input there (and read it at once); move on after a block or an end.
+  // Slots past cycle_.size() are empty ones not made yet.
   absl::StatusOr<std::optional<U>> NextInCycle() {
     while (!input_done_ || open_.Get() > 0) {
       if (this->cancelled()) return CancelledError();
+      if (index_ == cycle_.size()) {
+        if (input_done_) {  // nothing left to open there: back to the first slot
+          index_ = 0;
+          continue;
+        }
+        absl::MutexLock lock(&mu_);
+        cycle_.emplace_back();
+      }
       StagePtr<U>& slot = cycle_[index_];
       if (slot != nullptr) {
         absl::StatusOr<std::optional<U>> r;
@@ -165,7 +174,7 @@ class InterleaveStage final : public UnaryStage<U, T> {
 
   void Advance() {
     in_block_ = 0;
-    index_ = (index_ + 1) % cycle_.size();
+    if (++index_ == static_cast<uint64_t>(options_.cycle_length)) index_ = 0;
   }
 
   // Swaps a slot's pipeline under mu_ (Cancel() walks the slots from other
@@ -184,8 +193,9 @@ class InterleaveStage final : public UnaryStage<U, T> {
   Fn fn_;
   const InterleaveStageOptions options_;
   absl::Mutex mu_;
-  // The open pipelines. Written by the consumer thread under mu_, read by it
-  // without the lock; Cancel() reads them under mu_.
+  // The open pipelines (at most cycle_length slots, made as inputs open).
+  // Written by the consumer thread under mu_, read by it without the lock;
+  // Cancel() reads them under mu_.
   std::vector<StagePtr<U>> cycle_;
   size_t index_ = 0;         // consumer thread only
   int64_t in_block_ = 0;     // consumer thread only

@@ -31,6 +31,15 @@
 // the row's source index. An input error comes after a batch of the rows read
 // before it (unless drop_remainder), then stays.
 //
+// Memory, as BatchStage: Make() refuses a batch_size whose index columns
+// alone (20 bytes a row), or whose fixed `padded_shapes` entries (at least a
+// byte a cell), exceed `max_bytes`; the first row of a batch checks
+// batch_size rows padded to at least its shape, and the gathered rows check
+// the whole batch (data, masks, lengths: every row padded to the longest)
+// before any buffer is taken: RESOURCE_EXHAUSTED naming the padded shape,
+// sticky. Every product of sizes is overflow-checked (memory.h). batch_size
+// above BatchOptions::kMaxBatchSize is INVALID_ARGUMENT.
+//
 // Stats: elements = batches; input_wait = time blocked on an input with
 // nothing ready; extra "rows", "fresh_rows", "padding_fraction" (padding
 // cells / all data cells: the cost of padding), "buffer_allocations".
@@ -55,7 +64,7 @@
 namespace dataecho {
 
 struct DATAECHO_EXPORT PaddedBatchOptions {
-  // Rows per batch. >= 1.
+  // Rows per batch. 1..BatchOptions::kMaxBatchSize (batch.h).
   int64_t batch_size = 32;
   // Drop a final batch with fewer than batch_size rows.
   bool drop_remainder = false;
@@ -72,6 +81,9 @@ struct DATAECHO_EXPORT PaddedBatchOptions {
   bool lengths = true;
   // Alignment of every buffer.
   size_t alignment = 64;
+  // Cap on one batch's buffers: data, masks and lengths of the padded rows
+  // plus 20 bytes a row of index columns. 0 = DefaultMemoryCap() (memory.h).
+  int64_t max_bytes = 0;
   std::string name = "padded_batch";
 
   absl::Status Validate() const;
@@ -98,6 +110,14 @@ class DATAECHO_EXPORT PaddedBatchStage final : public UnaryStage<Batch, Example>
  private:
   PaddedBatchStage(StagePtr<Example> input, PaddedBatchOptions options);
   absl::Status CheckRow(const Example& row) const;
+  // Each component's padded shape for the rows of rows_ (INVALID_ARGUMENT for
+  // a row longer than a fixed dimension).
+  absl::StatusOr<std::vector<Shape>> PaddedShapes() const;
+  // RESOURCE_EXHAUSTED unless `rows` rows of the components of `first`, padded
+  // to `padded`, fit the cap; `first_row`: the estimate from a batch's first
+  // row (else the gathered batch).
+  absl::Status CheckBatchBytes(int64_t rows, const std::vector<Shape>& padded, const Example& first,
+                               bool first_row) const;
   absl::StatusOr<Batch> MakeBatch();
 
   const PaddedBatchOptions options_;

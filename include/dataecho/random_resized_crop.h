@@ -40,6 +40,11 @@
 // run, its echoed copies different ones; Plan() tells which. The decoded and
 // the JPEG input give the same window for the same item.
 //
+// Memory: Validate() refuses an output whose buffer (height x width x one
+// channel of `dtype`, at least) exceeds `max_bytes`, and each call checks its
+// output with the image's channels before allocating it: RESOURCE_EXHAUSTED
+// naming the size and the cap (memory.h).
+//
 // Antialiasing: a bilinear resize reads at most 2x2 pixels, so shrinking by
 // more than 2x aliases. From a JPEG the DCT scale keeps the remaining shrink
 // below 2x (for outputs of at least 1/8 of the window); from decoded pixels a
@@ -90,6 +95,8 @@ struct RandomResizedCropOptions {
   bool dct_scaling = true;  // JPEG input: decode at the smallest DCT scale that covers the output
   uint64_t seed = 0;
   int component = 0;  // which component of the Example
+  // Cap on one output buffer; 0 = DefaultMemoryCap() (memory.h).
+  int64_t max_bytes = 0;
 };
 
 // What RandomResizedCrop does to one item.
@@ -101,7 +108,8 @@ struct ResizedCropPlan {
 // Crops, resizes, mirrors, normalizes and casts component `component`, as the
 // file comment says. INVALID_ARGUMENT for bad options or an input that is
 // neither a uint8 image nor a JPEG; DATA_LOSS for a corrupt JPEG (naming the
-// example); RESOURCE_EXHAUSTED for a JPEG over jpeg.max_pixels.
+// example); RESOURCE_EXHAUSTED for a JPEG over jpeg.max_pixels or an output
+// over max_bytes.
 class DATAECHO_EXPORT RandomResizedCrop : public Augmenter<RandomResizedCropOptions> {
  public:
   using Augmenter::Augmenter;
@@ -109,7 +117,8 @@ class DATAECHO_EXPORT RandomResizedCrop : public Augmenter<RandomResizedCropOpti
 
   // The window and flip drawn for `example` when its image is height x width.
   ResizedCropPlan Plan(const Example& example, int64_t height, int64_t width) const;
-  // INVALID_ARGUMENT naming the first bad option.
+  // INVALID_ARGUMENT naming the first bad option; RESOURCE_EXHAUSTED for an
+  // output size whose buffer exceeds the cap.
   absl::Status Validate() const;
 };
 

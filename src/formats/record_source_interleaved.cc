@@ -2,6 +2,7 @@
 //
 // The record source with cycle_length > 1: k reading threads
 // (formats/record_source.h).
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <string>
@@ -26,7 +27,10 @@ class InterleavedSource final : public RecordSourceBase {
                     std::string name, std::shared_ptr<const CorruptionBudget> budget)
       : RecordSourceBase(std::move(uris), std::move(open), options, std::move(name),
                          std::move(budget)),
-        slots_(static_cast<size_t>(options.cycle_length)) {
+        // A slot past the last file would only be a finished one: there are
+        // never more than the files (so cycle_length = INT_MAX costs nothing).
+        slots_(std::min(static_cast<size_t>(options.cycle_length),
+                        std::max<size_t>(uris_.size(), 2))) {
     StartThreads();
   }
 

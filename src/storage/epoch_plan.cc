@@ -3,10 +3,14 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "dataecho/internal/random.h"
+#include "dataecho/memory.h"
+#include "dataecho/status_macros.h"
+#include "dataecho/storage/sharding.h"
 #include "fmt/format.h"
 
 namespace dataecho {
@@ -80,7 +84,7 @@ std::vector<uint64_t> LockstepCounts(const std::vector<uint64_t>& sizes, uint64_
   // The largest level c with sum_at(c) <= delta.
   uint64_t lo = 0, hi = *std::max_element(sizes.begin(), sizes.end());
   while (lo < hi) {
-    const uint64_t mid = lo + (hi - lo + 1) / 2;
+    const uint64_t mid = hi - (hi - lo) / 2;  // rounds up; hi - lo + 1 overflows at 2^64 - 1
     if (sum_at(mid) <= delta) {
       lo = mid;
     } else {
@@ -114,6 +118,20 @@ Order Remainder(const std::vector<Order>& slices, const std::vector<uint64_t>& c
   return out;
 }
 
+// INVALID_ARGUMENT for a world size outside [1, ShardOptions::kMaxWorldSize]
+// (what the plan allocates per rank is sized by it); RESOURCE_EXHAUSTED if
+// its per-rank tables do not fit the memory cap.
+absl::Status CheckWorldSize(int64_t world_size, std::string_view what) {
+  if (world_size < 1 || world_size > ShardOptions::kMaxWorldSize) {
+    return absl::InvalidArgumentError(
+        fmt::format("epoch plan: {} must be in [1, {}] (ShardOptions::kMaxWorldSize), got {}", what,
+                    ShardOptions::kMaxWorldSize, world_size));
+  }
+  // A slice, its size and its count per rank.
+  return CheckMemoryEstimate("epoch plan", what, world_size,
+                             static_cast<int64_t>(sizeof(Order) + 2 * sizeof(uint64_t)), 0, "");
+}
+
 struct Replayed {
   Order order;  // the records left for the current run, in the epoch's order
   uint64_t total = 0;
@@ -123,16 +141,22 @@ struct Replayed {
 absl::StatusOr<Replayed> Replay(std::span<const uint64_t> records_per_file,
                                 const EpochPlanOptions& options, const EpochProgress& progress,
                                 int world_size) {
-  if (world_size < 1) {
-    return absl::InvalidArgumentError(
-        fmt::format("epoch plan: world_size must be >= 1, got {}", world_size));
-  }
+  DATAECHO_RETURN_IF_ERROR(CheckWorldSize(world_size, "world_size"));
+  // The epoch's records: their sum must fit in 64 bits (a wrapped sum made
+  // every rank's share empty, or out of range).
   Replayed out;
+  for (size_t f = 0; f < records_per_file.size(); ++f) {
+    if (__builtin_add_overflow(out.total, records_per_file[f], &out.total)) {
+      return absl::InvalidArgumentError(fmt::format(
+          "epoch plan: the record counts overflow 64 bits at file {} ({} records): the epoch "
+          "cannot have more than {} records",
+          f, records_per_file[f], UINT64_MAX));
+    }
+  }
   for (uint64_t f : EpochFileOrder(records_per_file.size(), options.seed, progress.epoch,
                                    options.shuffle_files)) {
     Append(out.order, {f, 0, records_per_file[f]});
   }
-  out.total = Records(out.order);
   for (size_t i = 0; i < progress.runs.size(); ++i) {
     const EpochRestart& run = progress.runs[i];
     auto bad = [&](std::string_view what) {
@@ -140,7 +164,10 @@ absl::StatusOr<Replayed> Replay(std::span<const uint64_t> records_per_file,
           fmt::format("epoch {} run {} (world_size {}, position {}): {}", progress.epoch, i,
                       run.world_size, run.position, what));
     };
-    if (run.world_size < 1) return bad("world_size must be >= 1");
+    if (absl::Status s = CheckWorldSize(run.world_size, "world_size"); !s.ok()) {
+      return absl::Status(s.code(), fmt::format("epoch {} run {}: {}", progress.epoch, i,
+                                                std::string(s.message())));
+    }
     if (run.position < out.position) {
       return bad(fmt::format("position is before the previous run's {}", out.position));
     }

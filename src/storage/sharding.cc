@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -15,11 +16,21 @@
 namespace dataecho {
 namespace {
 
-absl::Status Check(const Shard& shard) {
+// `values`: the variables the shard was read from, for the message ("RANK=0
+// and WORLD_SIZE=2147483647").
+absl::Status Check(const Shard& shard, std::string_view values = "") {
+  if (shard.world_size > ShardOptions::kMaxWorldSize) {
+    return absl::InvalidArgumentError(fmt::format(
+        "invalid shard from {}{}: world size {} is above {} (ShardOptions::kMaxWorldSize)",
+        shard.source, values.empty() ? "" : fmt::format(" ({})", values), shard.world_size,
+        ShardOptions::kMaxWorldSize));
+  }
   if (shard.world_size < 1 || shard.rank < 0 || shard.rank >= shard.world_size) {
     return absl::InvalidArgumentError(
-        fmt::format("invalid shard from {}: rank {} of world size {} (need 0 <= rank < world_size)",
-                    shard.source, shard.rank, shard.world_size));
+        fmt::format("invalid shard from {}{}: rank {} of world size {} (need 0 <= rank < "
+                    "world_size <= {})",
+                    shard.source, values.empty() ? "" : fmt::format(" ({})", values), shard.rank,
+                    shard.world_size, ShardOptions::kMaxWorldSize));
   }
   return absl::OkStatus();
 }
@@ -59,7 +70,8 @@ absl::StatusOr<Shard> ResolveShard(const ShardOptions& options) {
           fmt::format("{}='{}' and {}='{}' must be integers", rank_var, rank, size_var, size));
     }
     shard.source = rank_var;
-    DATAECHO_RETURN_IF_ERROR(Check(shard));
+    DATAECHO_RETURN_IF_ERROR(Check(
+        shard, fmt::format("{}={} and {}={}", rank_var, shard.rank, size_var, shard.world_size)));
     return shard;
   }
   return shard;
@@ -123,9 +135,10 @@ std::string ShardSizes::Summary() const {
 
 absl::StatusOr<ShardSizes> MeasureShards(ObjectStore& store, const std::vector<std::string>& uris,
                                          int world_size) {
-  if (world_size < 1) {
+  if (world_size < 1 || world_size > ShardOptions::kMaxWorldSize) {
     return absl::InvalidArgumentError(
-        fmt::format("MeasureShards: world size {} (need >= 1)", world_size));
+        fmt::format("MeasureShards: world size {} (need 1..{}, ShardOptions::kMaxWorldSize)",
+                    world_size, ShardOptions::kMaxWorldSize));
   }
   ShardSizes sizes;
   for (int rank = 0; rank < world_size; ++rank) sizes.ranks.push_back({.rank = rank});

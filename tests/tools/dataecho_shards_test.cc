@@ -1,8 +1,8 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
 // `dataecho shards` through the built binary: the split of a file list
-// between the ranks of a job, its sizes, and the error for a rank without
-// data.
+// between the ranks of a job, its sizes, the error for a rank without
+// data, and a world size beyond the maximum from the environment.
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -119,6 +119,28 @@ TEST(DataechoShardsTest, ReportsFilesBytesAndRecordsPerRank) {
   EXPECT_NE(slurm.out.find(R"("world_size": 4, "rank": 0, "source": "SLURM_PROCID")"),
             std::string::npos)
       << slurm.out;
+}
+
+// WORLD_SIZE=2147483647 in the environment: refused at once, as
+// --world_size=2147483647 is, naming the variables (it ran 24 s, grew to
+// 3 GB and aborted on a table of 2^31 ranks).
+TEST(DataechoShardsTest, WorldSizeFromTheEnvironmentIsCappedAsTheFlagIs) {
+  TempDir dir;
+  WriteFourFiles(dir);
+  const std::string files = "'" + dir.File("part-*.tfrecord") + "'";
+  ToolRun r = Shards(dir, files, "WORLD_SIZE=2147483647 RANK=0");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("INVALID_ARGUMENT: invalid shard from RANK (RANK=0 and "
+                       "WORLD_SIZE=2147483647): world size 2147483647 is above 1048576 "
+                       "(ShardOptions::kMaxWorldSize)"),
+            std::string::npos)
+      << r.err;
+  ToolRun ompi = Shards(dir, files, "OMPI_COMM_WORLD_RANK=5 OMPI_COMM_WORLD_SIZE=1048577");
+  EXPECT_EQ(ompi.exit_code, 1) << ompi.err;
+  EXPECT_NE(ompi.err.find("OMPI_COMM_WORLD_SIZE=1048577"), std::string::npos) << ompi.err;
+  ToolRun flag = Shards(dir, "--world_size=2147483647 " + files);
+  EXPECT_EQ(flag.exit_code, 2) << flag.err;
 }
 
 TEST(DataechoShardsTest, UsageErrors) {

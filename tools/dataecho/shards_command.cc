@@ -109,7 +109,8 @@ int ShardsCommand(const std::vector<std::string>& argv) {
   int64_t world_size = absl::GetFlag(FLAGS_world_size);
   int64_t rank = absl::GetFlag(FLAGS_rank);
   if (args->given.count("world_size")) {
-    if (absl::Status s = CheckRange("world_size", world_size, 1, 1 << 20); !s.ok())
+    if (absl::Status s = CheckRange("world_size", world_size, 1, ShardOptions::kMaxWorldSize);
+        !s.ok())
       return UsageError("shards", s);
     if (!args->given.count("rank")) rank = 0;
     if (absl::Status s = CheckRange("rank", rank, 0, world_size - 1); !s.ok())

@@ -19,7 +19,8 @@
 // (round-robin; a thread whose files are done drops out), so the order is the
 // same on every run. With `deterministic = false` the output takes whichever
 // record is ready first, so one slow object does not stall the others.
-// Errors keep their place: records before the error come out first.
+// Errors keep their place: records before the error come out first. There
+// are never more threads or slots than files, whatever cycle_length says.
 //
 // Epochs: the source can start over (Stage::Restart, driven by a Repeat
 // stage, repeat.h). Epoch e > 0 reads the files in a seeded shuffled order

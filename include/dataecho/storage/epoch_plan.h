@@ -49,6 +49,12 @@
 //       dataecho::PlanRank(counts, options, progress, rank, /*world_size=*/5);
 //   // read (*mine)[i].file, records [begin, end), in that order
 //
+// Sizes: a world size (this run's or a restart's) is 1..ShardOptions::
+// kMaxWorldSize (storage/sharding.h), and the record counts must sum to at
+// most 2^64 - 1; anything else is INVALID_ARGUMENT naming the value, checked
+// before anything is allocated per rank (RESOURCE_EXHAUSTED if even that does
+// not fit the memory cap, memory.h).
+//
 // Thread safety: pure functions of their arguments; thread-safe.
 #ifndef DATAECHO_STORAGE_EPOCH_PLAN_H_
 #define DATAECHO_STORAGE_EPOCH_PLAN_H_
@@ -93,7 +99,7 @@ struct EpochPlanOptions {
 
 // One earlier run of an epoch that stopped before the epoch's end.
 struct EpochRestart {
-  // Ranks of that run, >= 1.
+  // Ranks of that run, 1..ShardOptions::kMaxWorldSize.
   int world_size = 1;
   // Records of the epoch consumed by the job when the run stopped, counted from
   // the epoch's start (so it includes the runs before): >= the previous run's
@@ -131,8 +137,9 @@ struct EpochPlan {
 };
 
 // The plan of `world_size` ranks for the rest of `progress.epoch` over files
-// with `records_per_file` records each. INVALID_ARGUMENT for world_size < 1 or
-// an inconsistent `progress` (naming the run and the value).
+// with `records_per_file` records each. INVALID_ARGUMENT for a world_size
+// outside [1, ShardOptions::kMaxWorldSize], record counts whose sum overflows
+// 64 bits, or an inconsistent `progress` (naming the run and the value).
 DATAECHO_EXPORT absl::StatusOr<EpochPlan> PlanEpoch(std::span<const uint64_t> records_per_file,
                                                     const EpochPlanOptions& options,
                                                     const EpochProgress& progress, int world_size);

@@ -8,7 +8,10 @@
 // world size come from ShardOptions, or else from the launcher's environment:
 // RANK/WORLD_SIZE (torchrun), OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE
 // (Open MPI), SLURM_PROCID/SLURM_NTASKS (Slurm), checked in that order;
-// with none set, one worker holds everything.
+// with none set, one worker holds everything. A world size, from the options
+// or the environment, is at most ShardOptions::kMaxWorldSize: every reader of
+// these variables (the library, the `dataecho shards` CLI, the Python module)
+// refuses WORLD_SIZE=2147483647 at once instead of sizing per-rank tables by it.
 //
 //   absl::StatusOr<dataecho::Shard> shard = dataecho::ResolveShard({});
 //   if (!shard.ok()) return shard.status();
@@ -43,9 +46,15 @@
 namespace dataecho {
 
 struct ShardOptions {
+  // The largest world size accepted: 2^20 ranks, far above the largest
+  // data-parallel jobs (tens of thousands of accelerators). What a job plans
+  // per rank (MeasureShards, epoch plans) is sized by it.
+  static constexpr int kMaxWorldSize = 1 << 20;
+
   // This worker's index in [0, world_size); -1: from the environment.
   int rank = -1;
-  // Number of workers; -1: from the environment. Both or neither are set.
+  // Number of workers, 1..kMaxWorldSize; -1: from the environment. Both or
+  // neither are set.
   int world_size = -1;
   // Let ShardUris give a worker no file (fewer files than workers) instead
   // of failing. Only for jobs whose workers do not step together.
@@ -62,9 +71,10 @@ struct Shard {
   bool allow_empty = false;
 };
 
-// The shard from `options` or the environment. INVALID_ARGUMENT if only one
-// of the two is set, a value is not a number, world_size < 1 or rank is
-// outside [0, world_size).
+// The shard from `options` or the environment. INVALID_ARGUMENT (naming the
+// variables and their values) if only one of the two is set, a value is not
+// a number, world_size is outside [1, kMaxWorldSize] or rank is outside
+// [0, world_size).
 DATAECHO_EXPORT absl::StatusOr<Shard> ResolveShard(const ShardOptions& options);
 
 // The URIs of `shard` out of `uris` (in their order). FAILED_PRECONDITION,
@@ -96,8 +106,9 @@ struct DATAECHO_EXPORT ShardSizes {
 };
 
 // The split ShardUris makes of `uris` between `world_size` workers, with the
-// size of every file from `store.Stat`. INVALID_ARGUMENT for world_size < 1;
-// the first Stat error (e.g. NOT_FOUND naming the URI).
+// size of every file from `store.Stat`. INVALID_ARGUMENT for world_size
+// outside [1, ShardOptions::kMaxWorldSize]; the first Stat error (e.g.
+// NOT_FOUND naming the URI).
 DATAECHO_EXPORT absl::StatusOr<ShardSizes> MeasureShards(ObjectStore& store,
                                                          const std::vector<std::string>& uris,
                                                          int world_size);
