@@ -73,7 +73,10 @@ class TFRecordFileReader final : public RecordFileReader {
       const uint64_t start = in_->position();
       uint8_t header[kTFRecordHeaderBytes];
       DATAECHO_ASSIGN_OR_RETURN(size_t got, in_->Read(header, sizeof(header)));
-      if (got == 0) break;  // clean end at a record boundary
+      if (got == 0) {  // clean end at a record boundary
+        if (end_record_ != UINT64_MAX) return RangeCutShort(start);
+        break;
+      }
       if (got < sizeof(header)) {
         return Truncated(start,
                          fmt::format("header{}", start == 0 && got >= 4 ? FormatHint(header) : ""));
@@ -118,6 +121,17 @@ class TFRecordFileReader final : public RecordFileReader {
     done_ = true;
     return absl::DataLossError(
         fmt::format("truncated record at {}:{} (partial {})", *in_->uri(), offset, what));
+  }
+  // A range (end_record_ set) whose file ends, at a record boundary, before
+  // the range's last record: never a silently short range.
+  absl::Status RangeCutShort(uint64_t offset) {
+    done_ = true;
+    // A ranged read that starts past the end of the object stops at its end.
+    if (!in_->compressed()) offset = std::min(offset, in_->object_size());
+    return absl::DataLossError(
+        fmt::format("record range [{}, {}) of {} is cut short: the file ends at {}:{}, before "
+                    "record {} (it has fewer records than the range or its index says)",
+                    skip_until_, end_record_, *in_->uri(), *in_->uri(), offset, record_index_));
   }
   absl::Status Corrupted(uint64_t offset, std::string_view why) {
     return absl::DataLossError(
