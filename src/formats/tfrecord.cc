@@ -102,13 +102,16 @@ class TFRecordFileReader final : public RecordFileReader {
       if (got < sizeof(footer)) return Truncated(start, "footer");
       const uint64_t index = record_index_++;
       if (index < skip_until_) continue;  // before the range: read for its length only
-      if (UnmaskCrc32c(LoadLE32(footer)) != Crc32c(payload.data(), payload.size())) {
+      const uint32_t crc = Crc32c(payload.data(), payload.size());
+      if (UnmaskCrc32c(LoadLE32(footer)) != crc) {
         absl::Status s = Corrupted(start, "data CRC mismatch");
         if (!options_.skip_corrupt) return s;
         DATAECHO_RETURN_IF_ERROR(budget_->Skip(Message(s)));
         continue;
       }
-      return in_->MakeRecord(std::move(payload), start, file_index_, index);
+      Record record = in_->MakeRecord(std::move(payload), start, file_index_, index);
+      record.crc32c = crc;
+      return record;
     }
     done_ = true;
     return std::nullopt;
