@@ -78,6 +78,9 @@ void StateWriter::I64(int64_t v) {
 void StateWriter::Double(double v) {
   PutFixed(payloads_.empty() ? &loose_ : &payloads_.back(), std::bit_cast<uint64_t>(v), 8);
 }
+void StateWriter::Fixed32(uint32_t v) {
+  PutFixed(payloads_.empty() ? &loose_ : &payloads_.back(), v, 4);
+}
 void StateWriter::Bytes(std::string_view s) {
   U64(s.size());
   (payloads_.empty() ? loose_ : payloads_.back()).append(s);
@@ -130,10 +133,12 @@ absl::StatusOr<StateReader> StateReader::Parse(std::string_view state) {
   uint64_t version = 0;
   uint64_t stages = 0;
   if (!GetVarint(s, &pos, body, &version)) return Corrupt("truncated header");
-  if (version != kStateVersion) {
+  if (version < kOldestStateVersion || version > kStateVersion) {
     return absl::InvalidArgumentError(absl::StrCat("pipeline state: format version ", version,
-                                                   ", this library reads version ", kStateVersion));
+                                                   ", this library reads versions ",
+                                                   kOldestStateVersion, " to ", kStateVersion));
   }
+  r.version_ = static_cast<uint32_t>(version);
   if (!GetVarint(s, &pos, body, &stages) || stages > body) return Corrupt("bad stage count");
   for (uint64_t i = 0; i < stages; ++i) {
     uint64_t name_len = 0;
@@ -222,6 +227,13 @@ double StateReader::Double() {
   const uint64_t v = GetFixed(owned_, pos_, 8);
   pos_ += 8;
   return std::bit_cast<double>(v);
+}
+
+uint32_t StateReader::Fixed32() {
+  if (!Need(4)) return 0;
+  const auto v = static_cast<uint32_t>(GetFixed(owned_, pos_, 4));
+  pos_ += 4;
+  return v;
 }
 
 std::string StateReader::Bytes() {

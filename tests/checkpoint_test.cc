@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "dataecho/checkpoint.h"
+#include "dataecho/formats/crc32c.h"
 #include "dataecho/formats/fixed_length.h"
 #include "dataecho/formats/idx.h"
 #include "dataecho/formats/tfrecord.h"
@@ -270,9 +271,10 @@ Pipeline<Batch> EchoShuffleBatch() {
       .Batch({.batch_size = 4});
 }
 
-absl::StatusOr<std::string> SavedAfter(Pipeline<Batch> p, int steps) {
+template <typename T>
+absl::StatusOr<std::string> SavedAfter(Pipeline<T> p, int steps) {
   for (int i = 0; i < steps; ++i) {
-    absl::StatusOr<std::optional<Batch>> b = p.Next();
+    absl::StatusOr<std::optional<T>> b = p.Next();
     if (!b.ok()) return b.status();
   }
   return p.SaveState();
@@ -318,6 +320,30 @@ TEST(CheckpointTest, TruncatedOrFlippedStateIsDataLoss) {
   }
   Pipeline<Batch> p = EchoShuffleBatch();
   EXPECT_EQ(p.RestoreState("").code(), absl::StatusCode::kDataLoss);
+}
+
+// Version 1 (before record checksums) is still read; other versions are
+// INVALID_ARGUMENT naming the versions this library reads.
+TEST(CheckpointTest, Version1StatesAreReadOtherVersionsAreInvalidArgument) {
+  auto make = [] { return FromRange(0, 30).Shuffle({.buffer_size = 7, .seed = 3}); };
+  absl::StatusOr<std::string> state = SavedAfter(make(), 10);
+  ASSERT_TRUE(state.ok()) << state.status();
+  ASSERT_EQ((*state)[4], static_cast<char>(kStateVersion));  // after "DEST"
+  auto with_version = [&](char version) {
+    std::string s = state->substr(0, state->size() - 4);
+    s[4] = version;
+    const uint32_t crc = MaskCrc32c(Crc32c(s));
+    for (int i = 0; i < 4; ++i) s.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
+    return s;
+  };
+  Pipeline<int64_t> current = make(), old = make(), future = make();
+  ASSERT_TRUE(current.RestoreState(*state).ok());
+  absl::Status s = old.RestoreState(with_version(1));
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(Rest(old), Rest(current));
+  s = future.RestoreState(with_version(static_cast<char>(kStateVersion + 1)));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("this library reads versions 1 to 2"), std::string::npos) << s;
 }
 
 TEST(CheckpointTest, UnsupportedStagesFailNamingThem) {

@@ -233,6 +233,115 @@ TEST(FixedLengthRangeTest, CountsAndRanges) {
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
 }
 
+// The records a reader returns, and how it ended (OK at a clean end).
+absl::Status ReadAll(RecordFileReader& reader, std::vector<std::string>* got) {
+  while (true) {
+    absl::StatusOr<std::optional<Record>> r = reader.Next();
+    if (!r.ok()) return r.status();
+    if (!r->has_value()) return absl::OkStatus();
+    got->emplace_back((*r)->data.view());
+  }
+}
+
+// A range past the end of its file (the file shorter than the plan, or than
+// its index) fails after the records it has, naming the file and offset:
+// never a silently short range. Every way of reading a range.
+TEST(TFRecordRangeTest, RangePastTheEndOfTheFileIsDataLoss) {
+  testing::TempDir dir;
+  std::vector<TFRecordIndex> longer;  // the index of 60 records
+  std::vector<std::string> paths = WriteTFRecords(dir, {60}, &longer);
+  const std::string whole = testing::ReadFileOrDie(paths[0]);
+  const uint64_t end_of_40 = longer[0].offsets[40];
+  testing::WriteFileOrDie(paths[0], whole.substr(0, end_of_40));  // 40 records left
+  const std::string gz = paths[0] + ".gz";
+  testing::WriteFileOrDie(gz, testing::Gzip(whole.substr(0, end_of_40)));
+  std::shared_ptr<ObjectStore> store = OpenObjectStore();
+  TFRecordReaderOptions options;
+  options.compression = Compression::kAuto;
+  struct Case {
+    std::string uri;
+    RecordRange range;
+    const TFRecordIndex* index;
+    size_t records;  // delivered before the error
+  };
+  for (const Case& c : std::vector<Case>{{paths[0], {0, 30, 50}, nullptr, 10},
+                                         {paths[0], {0, 30, 50}, &longer[0], 10},
+                                         {paths[0], {0, 45, 50}, &longer[0], 0},
+                                         {paths[0], {0, 45, 50}, nullptr, 0},
+                                         {gz, {0, 30, 50}, nullptr, 10},
+                                         {gz, {0, 30, 50}, &longer[0], 10}}) {
+    SCOPED_TRACE(fmt::format("{} [{}, {}) {}", c.uri, c.range.begin, c.range.end,
+                             c.index ? "with index" : "without index"));
+    absl::StatusOr<std::unique_ptr<RecordFileReader>> reader =
+        OpenTFRecordRange(store, c.uri, c.range, c.index, options);
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    std::vector<std::string> got;
+    absl::Status status = ReadAll(**reader, &got);
+    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
+    EXPECT_THAT(status.message(), HasSubstr(fmt::format("{}:{}", c.uri, end_of_40)));
+    EXPECT_THAT(status.message(), HasSubstr("is cut short"));
+    EXPECT_EQ(got.size(), c.records);
+  }
+  // The same through a source: the records, then the error (sticky).
+  StagePtr<Record> source = MakeTFRecordRangeSource(
+      store, paths, {{0, 35, 45}}, std::make_shared<const std::vector<TFRecordIndex>>(longer));
+  std::vector<std::string> got;
+  absl::StatusOr<std::optional<Record>> r;
+  while ((r = source->Next()).ok() && r->has_value()) got.emplace_back((*r)->data.view());
+  EXPECT_EQ(got, Expected({0, 35, 40}));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
+  EXPECT_EQ(source->Next().status().code(), absl::StatusCode::kDataLoss);
+  // A range that ends at the file's end is no error.
+  absl::StatusOr<std::unique_ptr<RecordFileReader>> exact =
+      OpenTFRecordRange(store, gz, {0, 30, 40}, nullptr, options);
+  ASSERT_TRUE(exact.ok());
+  got.clear();
+  EXPECT_TRUE(ReadAll(**exact, &got).ok());
+  EXPECT_EQ(got, Expected({0, 30, 40}));
+}
+
+TEST(RangeSourceTest, LimitToRangePastTheEndOfTheFileIsDataLoss) {
+  testing::TempDir dir;
+  std::vector<std::string> paths = WriteTFRecords(dir, {40});
+  std::shared_ptr<ObjectStore> store = OpenObjectStore();
+  for (RecordRange range : {RecordRange{0, 30, 50}, RecordRange{0, 30, 40}}) {
+    absl::StatusOr<std::unique_ptr<RecordFileReader>> whole =
+        OpenTFRecordFile(store, paths[0], 0, {});
+    ASSERT_TRUE(whole.ok()) << whole.status();
+    std::unique_ptr<RecordFileReader> reader = LimitToRange(*std::move(whole), range);
+    std::vector<std::string> got;
+    absl::Status status = ReadAll(*reader, &got);
+    EXPECT_EQ(got, Expected({0, 30, 40}));
+    if (range.end == 40) {
+      EXPECT_TRUE(status.ok()) << status;
+      continue;
+    }
+    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
+    EXPECT_THAT(status.message(), HasSubstr("record range [30, 50) of " + paths[0]));
+    EXPECT_THAT(status.message(), HasSubstr("after 40 records"));
+  }
+}
+
+TEST(FixedLengthRangeTest, CompressedFileShorterThanTheRangeIsDataLoss) {
+  testing::TempDir dir;
+  std::string bytes;
+  for (int i = 0; i < 50; ++i) bytes += fmt::format("r{:04}", i);
+  const std::string path = dir.File("fixed.bin.gz");
+  testing::WriteFileOrDie(path, testing::Gzip(bytes));
+  std::shared_ptr<ObjectStore> store = OpenObjectStore();
+  const FixedLengthOptions options{.record_bytes = 5, .compression = Compression::kAuto};
+  for (RecordRange range : {RecordRange{0, 45, 60}, RecordRange{0, 55, 60}}) {
+    absl::StatusOr<std::unique_ptr<RecordFileReader>> reader =
+        OpenFixedLengthRange(store, path, range, options);
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    std::vector<std::string> got;
+    absl::Status status = ReadAll(**reader, &got);
+    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
+    EXPECT_THAT(status.message(), HasSubstr(path + ":250"));
+    EXPECT_EQ(got.size(), range.begin < 50 ? 50 - range.begin : 0);
+  }
+}
+
 // A range naming a file the source does not have fails in its place.
 TEST(RangeSourceTest, RangeNamingNoFileFailsInOrder) {
   testing::TempDir dir;

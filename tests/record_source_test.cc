@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "dataecho/formats/fixed_length.h"
 #include "dataecho/formats/tfrecord.h"
+#include "dataecho/pipeline.h"
 #include "dataecho/storage/object_store.h"
 #include "gtest/gtest.h"
 #include "support/temp_files.h"
@@ -129,6 +132,99 @@ TEST(RecordSourceTest, CancelAndDestroyWhileThreadsAreBlocked) {
   Drain(*s, &status);
   t.join();
   EXPECT_TRUE(status.ok() || absl::IsCancelled(status)) << status;
+}
+
+// Checkpoints verify contents, not only offsets: a file rewritten with
+// records of the same lengths (other bytes, or the same records in another
+// order, as when shards are converted again) fails the restore with DATA_LOSS
+// naming the file and offset, for TFRecord (its stored CRC) and fixed-length
+// files (a CRC computed when the state is saved).
+enum class Rewrite { kOriginal, kOtherBytes, kReordered };
+
+// Writes file f: 3-byte records "f:0" ... "f:9" (kOriginal), or the same
+// lengths with other bytes or in reverse order.
+void RewriteFile(const std::string& uri, int f, int records, Rewrite how, bool tfrecord) {
+  std::string bytes;
+  for (int i = 0; i < records; ++i) {
+    const int k = how == Rewrite::kReordered ? records - 1 - i : i;
+    const std::string payload =
+        std::to_string(f) + (how == Rewrite::kOtherBytes ? "-" : ":") + std::to_string(k);
+    if (tfrecord) {
+      AppendTFRecord(&bytes, payload);
+    } else {
+      bytes += payload;
+    }
+  }
+  testing::WriteFileOrDie(uri, bytes);
+}
+
+std::vector<std::string> MakeSameLengthFiles(const TempDir& dir, bool tfrecord) {
+  std::vector<std::string> uris;
+  for (int f = 0; f < 2; ++f) {
+    uris.push_back(dir.File("f" + std::to_string(f)));
+    RewriteFile(uris.back(), f, 10, Rewrite::kOriginal, tfrecord);
+  }
+  return uris;
+}
+
+StagePtr<Record> SameLengthSource(const std::vector<std::string>& uris, bool tfrecord) {
+  if (tfrecord) return MakeTFRecordSource(OpenObjectStore(), uris);
+  return MakeFixedLengthSource(OpenObjectStore(), uris, {.record_bytes = 3});
+}
+
+absl::StatusOr<std::string> SavedAfter(Pipeline<Record> p, int n) {
+  for (int i = 0; i < n; ++i) {
+    absl::StatusOr<std::optional<Record>> r = p.Next();
+    if (!r.ok()) return r.status();
+  }
+  return p.SaveState();
+}
+
+TEST(RecordSourceTest, RestoreAfterABufferedRecordsFileWasRewrittenIsDataLoss) {
+  for (bool tfrecord : {true, false}) {
+    for (Rewrite how : {Rewrite::kOtherBytes, Rewrite::kReordered}) {
+      SCOPED_TRACE(std::string(tfrecord ? "tfrecord" : "fixed-length") +
+                   (how == Rewrite::kOtherBytes ? ", other bytes" : ", reordered"));
+      TempDir dir;
+      const std::vector<std::string> uris = MakeSameLengthFiles(dir, tfrecord);
+      auto make = [&] {
+        return From(SameLengthSource(uris, tfrecord)).Shuffle({.buffer_size = 8, .seed = 1});
+      };
+      // The buffer holds records of file 0; the source is in file 1.
+      absl::StatusOr<std::string> state = SavedAfter(make(), 5);
+      ASSERT_TRUE(state.ok()) << state.status();
+      Pipeline<Record> unchanged = make();
+      ASSERT_TRUE(unchanged.RestoreState(*state).ok());
+      RewriteFile(uris[0], 0, 10, how, tfrecord);
+      Pipeline<Record> restored = make();
+      absl::Status s = restored.RestoreState(*state);
+      EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+      EXPECT_NE(s.message().find("of " + uris[0] + " (at offset "), std::string::npos) << s;
+      EXPECT_NE(s.message().find("has other contents than when the state was saved"),
+                std::string::npos)
+          << s;
+    }
+  }
+}
+
+TEST(RecordSourceTest, RestoreAfterTheOpenFileWasRewrittenIsDataLoss) {
+  for (bool tfrecord : {true, false}) {
+    for (Rewrite how : {Rewrite::kOtherBytes, Rewrite::kReordered}) {
+      SCOPED_TRACE(std::string(tfrecord ? "tfrecord" : "fixed-length") +
+                   (how == Rewrite::kOtherBytes ? ", other bytes" : ", reordered"));
+      TempDir dir;
+      const std::vector<std::string> uris = MakeSameLengthFiles(dir, tfrecord);
+      // No buffer: the state is the position, 3 records into file 0.
+      absl::StatusOr<std::string> state = SavedAfter(From(SameLengthSource(uris, tfrecord)), 3);
+      ASSERT_TRUE(state.ok()) << state.status();
+      RewriteFile(uris[0], 0, 10, how, tfrecord);
+      Pipeline<Record> restored = From(SameLengthSource(uris, tfrecord));
+      absl::Status s = restored.RestoreState(*state);
+      EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+      EXPECT_NE(s.message().find("record 2 of " + uris[0] + " (at offset "), std::string::npos)
+          << s;
+    }
+  }
 }
 
 TEST(RecordSourceTest, CorruptionBudgetCountsAndLimits) {

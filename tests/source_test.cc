@@ -1,6 +1,11 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "dataecho/source.h"
 
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "dataecho/pipeline.h"
 #include "gtest/gtest.h"
 #include "support/examples.h"
@@ -19,6 +24,41 @@ TEST(SourceTest, RangeTakeAndVector) {
   auto v = FromVector(std::vector<int>{4, 5}).Release();
   EXPECT_EQ(*Drain(**v), (std::vector<int>{4, 5}));
   EXPECT_FALSE((*v)->Next()->has_value());  // end of stream stays
+}
+
+// Steps that pass INT64_MAX end the range instead of wrapping around (Take
+// bounds a run that would wrap, so the test ends either way).
+TEST(SourceTest, RangeNearInt64MaxEndsWithoutWrapping) {
+  constexpr int64_t kMax = INT64_MAX;
+  constexpr int64_t kMin = INT64_MIN;
+  auto near_max = FromRange(kMax - 5, kMax, 3).Take(10).Release();
+  EXPECT_EQ(*Drain(**near_max), (std::vector<int64_t>{kMax - 5, kMax - 2}));
+  auto one = FromRange(kMax - 1, kMax, kMax).Take(10).Release();
+  EXPECT_EQ(*Drain(**one), (std::vector<int64_t>{kMax - 1}));
+  auto widest = FromRange(kMin, kMax, kMax).Take(10).Release();
+  EXPECT_EQ(*Drain(**widest), (std::vector<int64_t>{kMin, -1, kMax - 1}));
+  auto from_min = FromRange(kMin, kMin + 3, 2).Take(10).Release();
+  EXPECT_EQ(*Drain(**from_min), (std::vector<int64_t>{kMin, kMin + 2}));
+
+  // A state saved near the end restores (its position is checked without
+  // overflow); one saved at the end restores to the end.
+  for (int taken : {2, 3}) {
+    Pipeline<int64_t> first = FromRange(kMin, kMax, kMax);
+    for (int i = 0; i < taken; ++i) ASSERT_TRUE(first.Next().ok());
+    absl::StatusOr<std::string> state = first.SaveState();
+    ASSERT_TRUE(state.ok()) << state.status();
+    Pipeline<int64_t> again = FromRange(kMin, kMax, kMax);
+    absl::Status restored = again.RestoreState(*state);
+    ASSERT_TRUE(restored.ok()) << restored << " after " << taken;
+    std::vector<int64_t> rest;
+    for (int i = 0; i < 10; ++i) {
+      absl::StatusOr<std::optional<int64_t>> next = again.Next();
+      ASSERT_TRUE(next.ok()) << next.status();
+      if (!next->has_value()) break;
+      rest.push_back(**next);
+    }
+    EXPECT_EQ(rest, taken == 2 ? std::vector<int64_t>{kMax - 1} : std::vector<int64_t>{});
+  }
 }
 
 TEST(SourceTest, GeneratorErrorIsSticky) {

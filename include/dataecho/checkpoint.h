@@ -16,7 +16,7 @@
 //   auto again = BuildSamePipeline();
 //   absl::Status s = again.RestoreState(*state);   // before its first Next()
 //
-// The format (version 1; little-endian, "varint" = LEB128):
+// The format (version 2; little-endian, "varint" = LEB128):
 //
 //   "DEST" | varint version | varint stage count |
 //   per stage, source first: varint name length, name, fixed64 options hash,
@@ -27,6 +27,11 @@
 // U64(), Bytes(), ...). The stage names and option hashes give the shape:
 // restoring into a pipeline of another shape is INVALID_ARGUMENT naming the
 // first stage that differs; a truncated or corrupted state is DATA_LOSS.
+//
+// Version 2 added the CRC-32C of each referenced record (a record source's
+// references, and the record its position is after), so that a restore
+// checks contents, not only offsets. Version-1 states are still read, their
+// records checked by offset only (a stage asks StateReader::version()).
 //
 // For a stage of your own: override Stage::SaveState/RestoreState (and, if it
 // can be buffered by a later stage, SaveRefs/Reread); call
@@ -51,8 +56,10 @@
 
 namespace dataecho {
 
-// The format version SaveState() writes.
-inline constexpr uint32_t kStateVersion = 1;
+// The format version SaveState() writes, and the oldest one RestoreState()
+// reads.
+inline constexpr uint32_t kStateVersion = 2;
+inline constexpr uint32_t kOldestStateVersion = 1;
 
 // One stage as a state names it.
 struct StageShape {
@@ -82,7 +89,8 @@ class DATAECHO_EXPORT StateWriter {
   void U64(uint64_t v);  // varint
   void I64(int64_t v);   // zigzag varint
   void Bool(bool v) { U64(v ? 1 : 0); }
-  void Double(double v);  // 8 bytes
+  void Double(double v);     // 8 bytes
+  void Fixed32(uint32_t v);  // 4 bytes (a checksum: varints would take 5)
   void Bytes(std::string_view s);
 
   const std::vector<StageShape>& shape() const { return shape_; }
@@ -103,8 +111,11 @@ class DATAECHO_EXPORT StateReader {
  public:
   // Checks the magic, the version and the checksum and splits the sections.
   // DATA_LOSS if `state` is not a whole state; INVALID_ARGUMENT for a version
-  // this library cannot read.
+  // this library cannot read (outside kOldestStateVersion..kStateVersion).
   static absl::StatusOr<StateReader> Parse(std::string_view state);
+
+  // The state's format version (a stage reads what that version wrote).
+  uint32_t version() const { return version_; }
 
   const std::vector<StageShape>& shape() const { return shape_; }
 
@@ -116,6 +127,7 @@ class DATAECHO_EXPORT StateReader {
   int64_t I64();
   bool Bool() { return U64() != 0; }
   double Double();
+  uint32_t Fixed32();
   std::string Bytes();
   // A count of items that take at least `min_bytes_each` bytes each: DATA_LOSS
   // (and 0) if the section has fewer bytes left than they need.
@@ -142,6 +154,7 @@ class DATAECHO_EXPORT StateReader {
   size_t pos_ = 0, end_ = 0;  // the unread rest of the current section in owned_
   bool in_section_ = false;
   absl::Status status_;
+  uint32_t version_ = kStateVersion;
   std::string owned_;  // the state's bytes
 };
 

@@ -252,46 +252,21 @@ absl::StatusOr<StagePtr<T>> GeneratorSource(typename GeneratorSourceStage<T>::Fn
   return GeneratorSourceStage<T>::Make(std::move(fn));
 }
 
-// Integers begin, begin + step, ... below end. REQUIRES: step >= 1.
-class RangeSourceStage final : public internal::SourceStage<int64_t> {
+// Integers begin, begin + step, ... below end. REQUIRES: step >= 1. The range
+// ends when the next value would reach end or pass INT64_MAX (no wrap-around:
+// FromRange(INT64_MAX - 1, INT64_MAX, 10) yields one value and ends).
+class DATAECHO_EXPORT RangeSourceStage final : public internal::SourceStage<int64_t> {
  public:
-  static absl::StatusOr<StagePtr<int64_t>> Make(int64_t begin, int64_t end, int64_t step) {
-    if (step < 1) {
-      return absl::InvalidArgumentError(absl::StrCat("range step must be >= 1, got ", step));
-    }
-    return StagePtr<int64_t>(new RangeSourceStage(begin, end, step));
-  }
+  static absl::StatusOr<StagePtr<int64_t>> Make(int64_t begin, int64_t end, int64_t step);
 
-  absl::StatusOr<std::optional<int64_t>> Next() override {
-    if (cancelled()) return CancelledError();
-    if (next_ >= end_) return std::nullopt;
-    int64_t v = next_;
-    next_ += step_;
-    Count(v);
-    return v;
-  }
-
+  absl::StatusOr<std::optional<int64_t>> Next() override;
   absl::Status EnableRestart() override { return absl::OkStatus(); }
   absl::Status Restart(uint32_t /*epoch*/) override {
     next_ = begin_;
     return absl::OkStatus();
   }
-
-  absl::Status SaveState(StateWriter& w) override {
-    w.BeginStage("range", OptionsHash().Add(begin_).Add(end_).Add(step_).value());
-    w.I64(next_);
-    return absl::OkStatus();
-  }
-  absl::Status RestoreState(StateReader& r) override {
-    DATAECHO_RETURN_IF_ERROR(r.BeginStage("range"));
-    const int64_t next = r.I64();
-    DATAECHO_RETURN_IF_ERROR(r.status());
-    if (next < begin_ || (next - begin_) % step_ != 0) {
-      return absl::DataLossError(absl::StrCat("pipeline state: range position ", next));
-    }
-    next_ = next;
-    return absl::OkStatus();
-  }
+  absl::Status SaveState(StateWriter& w) override;
+  absl::Status RestoreState(StateReader& r) override;
 
  private:
   RangeSourceStage(int64_t begin, int64_t end, int64_t step)

@@ -58,8 +58,14 @@ class FixedLengthFileReader final : public RecordFileReader {
     DATAECHO_ASSIGN_OR_RETURN(size_t got, in_->Read(data.data(), data.size()));
     if (got < data.size()) {
       done_ = true;
-      if (in_->compressed() && got == options_.footer_bytes) return std::nullopt;
-      return Truncated(start);
+      if (!in_->compressed() || got != options_.footer_bytes) return Truncated(start);
+      if (end_ != UINT64_MAX) {  // a range of a compressed file, past its last record
+        return absl::DataLossError(
+            fmt::format("record range [{}, {}) of {} is cut short: the file ends at {}:{}, "
+                        "before record {} (it has fewer records than the range says)",
+                        skip_, end_, *in_->uri(), *in_->uri(), start, index_));
+      }
+      return std::nullopt;
     }
     return in_->MakeRecord(std::move(data), start, file_index_, index_++);
   }

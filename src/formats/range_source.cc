@@ -1,6 +1,8 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "dataecho/formats/range_source.h"
 
+#include <memory>
+#include <string>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -10,7 +12,8 @@
 namespace dataecho {
 namespace {
 
-// Drops the records before the range from a whole-file reader and ends at its end.
+// Drops the records before the range from a whole-file reader and ends at its
+// end; DATA_LOSS if the file ends before the range's last record.
 class RangeLimitedReader final : public RecordFileReader {
  public:
   RangeLimitedReader(std::unique_ptr<RecordFileReader> reader, RecordRange range)
@@ -18,11 +21,27 @@ class RangeLimitedReader final : public RecordFileReader {
 
   absl::StatusOr<std::optional<Record>> Next() override {
     while (true) {
+      if (done_) return std::nullopt;
       DATAECHO_ASSIGN_OR_RETURN(std::optional<Record> r, reader_->Next());
-      if (!r.has_value()) return r;
+      if (!r.has_value()) {
+        done_ = true;
+        if (next_index_ >= range_.end) return r;
+        const std::string file = last_ == nullptr ? fmt::format("file {}", range_.file) : *last_;
+        return absl::DataLossError(fmt::format(
+            "record range [{}, {}) of {} is cut short: the file ends after {} records{} (it has "
+            "fewer records than the range says)",
+            range_.begin, range_.end, file, next_index_,
+            last_ == nullptr ? "" : fmt::format(", the last one at {}:{}", file, offset_)));
+      }
       const uint64_t index = r->source_index & ((uint64_t{1} << kRecordIndexBits) - 1);
+      next_index_ = index + 1;
+      last_ = r->source;
+      offset_ = r->offset;
       if (index < range_.begin) continue;
-      if (index >= range_.end) return std::nullopt;
+      if (index >= range_.end) {
+        done_ = true;
+        return std::nullopt;
+      }
       return r;
     }
   }
@@ -32,6 +51,10 @@ class RangeLimitedReader final : public RecordFileReader {
  private:
   const std::unique_ptr<RecordFileReader> reader_;
   const RecordRange range_;
+  bool done_ = false;
+  uint64_t next_index_ = 0;                  // the index after the last record read
+  std::shared_ptr<const std::string> last_;  // URI of the last record read
+  uint64_t offset_ = 0;                      // offset of the last record read
 };
 
 }  // namespace

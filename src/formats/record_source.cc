@@ -1,6 +1,7 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "dataecho/formats/record_source.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
@@ -67,12 +68,15 @@ class SequentialSource final : public RecordSourceBase {
     }
     next_file_ = 0;
     in_file_ = 0;
+    last_ = {};
     SetEpoch(epoch);
     return absl::OkStatus();
   }
 
   // State: the epoch, the files started and the records taken from the open
-  // one, which a restore reopens and reads up to there.
+  // one, which a restore reopens and reads up to there, checking that the
+  // last of them still has the payload CRC-32C saved (a file rewritten with
+  // records of the same lengths, or reordered, is DATA_LOSS, not other data).
   absl::Status SaveState(StateWriter& w) override {
     if (!status_.ok()) {
       return absl::FailedPreconditionError(
@@ -83,6 +87,7 @@ class SequentialSource final : public RecordSourceBase {
     w.U64(next_file_);
     w.Bool(reader_ != nullptr);
     w.U64(in_file_);
+    if (reader_ != nullptr && in_file_ > 0) w.Fixed32(last_.PayloadCrc32c());
     return absl::OkStatus();
   }
   absl::Status RestoreState(StateReader& r) override {
@@ -91,6 +96,8 @@ class SequentialSource final : public RecordSourceBase {
     const uint64_t next_file = r.U64();
     const bool open = r.Bool();
     const uint64_t in_file = r.U64();
+    std::optional<uint32_t> last_crc;  // version 1 states have none
+    if (open && in_file > 0 && r.version() >= 2) last_crc = r.Fixed32();
     DATAECHO_RETURN_IF_ERROR(r.status());
     if (epoch > UINT32_MAX || next_file > uris_.size() || (open && next_file == 0)) {
       return absl::DataLossError(
@@ -102,8 +109,11 @@ class SequentialSource final : public RecordSourceBase {
     const size_t i = next_file - 1;
     DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<RecordFileReader> reader, OpenNth(i));
     files_.Add(1);
-    DATAECHO_RETURN_IF_ERROR(internal::SkipRecords(*reader, in_file, uris_[order_[i]]));
+    Record last;
+    DATAECHO_RETURN_IF_ERROR(
+        internal::SkipRecords(*reader, in_file, uris_[order_[i]], last_crc, &last));
     in_file_ = in_file;
+    last_ = std::move(last);
     absl::MutexLock lock(&mu_);
     reader_ = std::move(reader);
     current_ = reader_.get();
@@ -132,6 +142,8 @@ class SequentialSource final : public RecordSourceBase {
       if (!next.ok()) return IsCancelled() ? CancelledError() : next.status();
       if (next->has_value()) {
         ++in_file_;
+        last_.data = (*next)->data;  // a handle: its CRC is computed only if a state is saved
+        last_.crc32c = (*next)->crc32c;
         return next;
       }
       absl::MutexLock lock(&mu_);
@@ -147,6 +159,7 @@ class SequentialSource final : public RecordSourceBase {
 
   size_t next_file_ = 0;
   uint64_t in_file_ = 0;                      // records taken from the open file
+  Record last_;                               // the payload (and CRC, if known) of the last of them
   std::unique_ptr<RecordFileReader> reader_;  // written under mu_, read by the consumer
   absl::Mutex mu_;
   RecordFileReader* current_ ABSL_GUARDED_BY(mu_) = nullptr;

@@ -73,7 +73,10 @@ class TFRecordFileReader final : public RecordFileReader {
       const uint64_t start = in_->position();
       uint8_t header[kTFRecordHeaderBytes];
       DATAECHO_ASSIGN_OR_RETURN(size_t got, in_->Read(header, sizeof(header)));
-      if (got == 0) break;  // clean end at a record boundary
+      if (got == 0) {  // clean end at a record boundary
+        if (end_record_ != UINT64_MAX) return RangeCutShort(start);
+        break;
+      }
       if (got < sizeof(header)) {
         return Truncated(start,
                          fmt::format("header{}", start == 0 && got >= 4 ? FormatHint(header) : ""));
@@ -99,13 +102,16 @@ class TFRecordFileReader final : public RecordFileReader {
       if (got < sizeof(footer)) return Truncated(start, "footer");
       const uint64_t index = record_index_++;
       if (index < skip_until_) continue;  // before the range: read for its length only
-      if (UnmaskCrc32c(LoadLE32(footer)) != Crc32c(payload.data(), payload.size())) {
+      const uint32_t crc = Crc32c(payload.data(), payload.size());
+      if (UnmaskCrc32c(LoadLE32(footer)) != crc) {
         absl::Status s = Corrupted(start, "data CRC mismatch");
         if (!options_.skip_corrupt) return s;
         DATAECHO_RETURN_IF_ERROR(budget_->Skip(Message(s)));
         continue;
       }
-      return in_->MakeRecord(std::move(payload), start, file_index_, index);
+      Record record = in_->MakeRecord(std::move(payload), start, file_index_, index);
+      record.crc32c = crc;
+      return record;
     }
     done_ = true;
     return std::nullopt;
@@ -118,6 +124,17 @@ class TFRecordFileReader final : public RecordFileReader {
     done_ = true;
     return absl::DataLossError(
         fmt::format("truncated record at {}:{} (partial {})", *in_->uri(), offset, what));
+  }
+  // A range (end_record_ set) whose file ends, at a record boundary, before
+  // the range's last record: never a silently short range.
+  absl::Status RangeCutShort(uint64_t offset) {
+    done_ = true;
+    // A ranged read that starts past the end of the object stops at its end.
+    if (!in_->compressed()) offset = std::min(offset, in_->object_size());
+    return absl::DataLossError(
+        fmt::format("record range [{}, {}) of {} is cut short: the file ends at {}:{}, before "
+                    "record {} (it has fewer records than the range or its index says)",
+                    skip_until_, end_record_, *in_->uri(), *in_->uri(), offset, record_index_));
   }
   absl::Status Corrupted(uint64_t offset, std::string_view why) {
     return absl::DataLossError(

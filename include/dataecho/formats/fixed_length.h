@@ -57,7 +57,9 @@ DATAECHO_EXPORT StagePtr<Record> MakeFixedLengthSource(std::shared_ptr<ObjectSto
                                                        const InterleaveOptions& interleave = {});
 
 // Records [range.begin, range.end) of a fixed-length file: one ranged read of
-// exactly their bytes if uncompressed, else read from the start.
+// exactly their bytes if uncompressed, else read from the start. A file with
+// fewer records than the range: DATA_LOSS naming the file and offset
+// ("truncated record", or for a compressed file "record range ... is cut short").
 DATAECHO_EXPORT absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenFixedLengthRange(
     std::shared_ptr<ObjectStore> store, const std::string& uri, const RecordRange& range,
     const FixedLengthOptions& options);

@@ -37,7 +37,10 @@
 namespace dataecho {
 
 // Opens records [range.begin, range.end) of file number range.file, at `uri`.
-// The reader returns exactly those records (numbered by their index in the file).
+// The reader returns exactly those records (numbered by their index in the
+// file), or fails: a range past the end of its file is DATA_LOSS "record range
+// [b, e) of <uri> is cut short: the file ends at <uri>:<offset> ...", never a
+// silently short range (the formats' openers do so).
 using RecordRangeOpener = std::function<absl::StatusOr<std::unique_ptr<RecordFileReader>>(
     const std::string& uri, const RecordRange& range)>;
 
@@ -51,7 +54,10 @@ DATAECHO_EXPORT StagePtr<Record> MakeRangeSource(
     std::shared_ptr<const CorruptionBudget> budget = nullptr);
 
 // Wraps a reader of a whole file (from its first record) so that it returns
-// only the records [range.begin, range.end): the ones before are read and dropped.
+// only the records [range.begin, range.end): the ones before are read and
+// dropped. If the file ends before record range.end - 1: DATA_LOSS "record
+// range [b, e) of <uri> is cut short" (records the whole-file reader skipped
+// as corrupt at the end of the range count as missing).
 DATAECHO_EXPORT std::unique_ptr<RecordFileReader> LimitToRange(
     std::unique_ptr<RecordFileReader> whole_file, const RecordRange& range);
 

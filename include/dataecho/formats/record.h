@@ -14,6 +14,12 @@
 // source. Decoders turn a Record into an Example and copy the indices (and
 // the epoch) over.
 //
+// `crc32c` is the CRC-32C of the payload as read from the file when the
+// reader has it for free (TFRecord stores one per record and checks it), else
+// unset; `PayloadCrc32c()` gives it either way. A checkpoint's reference to a
+// record carries that checksum, so a restore notices a file rewritten with
+// other records of the same lengths (docs/checkpoint.md).
+//
 //   absl::StatusOr<std::optional<Record>> r = source->Next();
 //   if (r.ok() && r->has_value()) {
 //     std::string_view payload = (*r)->data.view();
@@ -26,12 +32,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "dataecho/buffer.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
+#include "dataecho/formats/crc32c.h"
 
 namespace dataecho {
 
@@ -51,9 +59,13 @@ struct Record {
   uint64_t source_index = 0;  // see the file comment
   uint32_t repeat_index = 0;  // 0 = fresh, k = k-th echo
   uint32_t epoch = 0;         // pass over the files: 0 = the first (see repeat.h)
+  // CRC-32C (unmasked) of `data` as read, if the reader knows it (see above).
+  std::optional<uint32_t> crc32c;
 
   std::string_view uri() const { return source ? std::string_view(*source) : std::string_view(); }
   bool fresh() const { return repeat_index == 0; }
+  // `crc32c` if set, else computed from the payload.
+  uint32_t PayloadCrc32c() const { return crc32c ? *crc32c : Crc32c(data.data(), data.size()); }
 };
 
 template <>

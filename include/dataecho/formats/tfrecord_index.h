@@ -76,7 +76,10 @@ DATAECHO_EXPORT absl::StatusOr<TFRecordIndex> ReadTFRecordIndex(ObjectStore& sto
 // Records [range.begin, range.end) of `uri` (record numbers go into
 // source_index with range.file). With an index (and an uncompressed file): one
 // ranged read of exactly their bytes; with `index` null or empty: read from
-// the start. INVALID_ARGUMENT if the range lies beyond the index.
+// the start. INVALID_ARGUMENT if the range lies beyond the index; DATA_LOSS
+// "record range [b, e) of <uri> is cut short: the file ends at <uri>:<offset>"
+// if the file ends before the range's last record (the file is shorter than
+// its index, or without one, than the range).
 DATAECHO_EXPORT absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenTFRecordRange(
     std::shared_ptr<ObjectStore> store, const std::string& uri, const RecordRange& range,
     const TFRecordIndex* index, const TFRecordReaderOptions& options = {},
