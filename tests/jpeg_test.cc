@@ -1,8 +1,17 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "dataecho/formats/jpeg.h"
 
+// jpeglib.h needs <cstdio> (FILE) first.
+// clang-format off
+#include <cstdio>
+#include <jpeglib.h>
+// clang-format on
+#include <turbojpeg.h>
+
 #include <cstdlib>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dataecho/formats/image_record.h"
 #include "gtest/gtest.h"
@@ -48,6 +57,102 @@ TEST(JpegTest, ForcedChannels) {
   ASSERT_TRUE(rgb.ok()) << rgb.status();
   EXPECT_EQ(rgb->shape(), Shape({16, 16, 3}));
   EXPECT_EQ(DecodeJpeg(*jpeg, {.channels = 2}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Inverted (Adobe) CMYK pixels of an RGB image: C = R, M = G, Y = B, K = k.
+// They show as RGB (C * k / 255, ...).
+std::vector<uint8_t> CmykOf(const Tensor& rgb, uint8_t k) {
+  const size_t pixels = rgb.byte_size() / 3;
+  std::vector<uint8_t> cmyk(pixels * 4);
+  for (size_t p = 0; p < pixels; ++p) {
+    for (size_t c = 0; c < 3; ++c) cmyk[4 * p + c] = rgb.buffer().data()[3 * p + c];
+    cmyk[4 * p + 3] = k;
+  }
+  return cmyk;
+}
+
+// A YCCK JPEG: what TurboJPEG makes of CMYK pixels.
+std::string YcckJpeg(std::vector<uint8_t> cmyk, int height, int width) {
+  tjhandle h = tjInitCompress();
+  unsigned char* out = nullptr;
+  unsigned long size = 0;
+  const int rc = tjCompress2(h, cmyk.data(), width, width * 4, height, TJPF_CMYK, &out, &size,
+                             TJSAMP_444, 95, TJFLAG_ACCURATEDCT);
+  EXPECT_EQ(rc, 0) << tjGetErrorStr2(h);
+  std::string jpeg(reinterpret_cast<const char*>(out), size);
+  tjFree(out);
+  tjDestroy(h);
+  return jpeg;
+}
+
+// A plain CMYK JPEG (libjpeg's JCS_CMYK, with an Adobe marker).
+std::string CmykJpeg(std::vector<uint8_t> cmyk, int height, int width) {
+  jpeg_compress_struct c{};
+  jpeg_error_mgr err{};
+  c.err = jpeg_std_error(&err);
+  jpeg_create_compress(&c);
+  unsigned char* out = nullptr;
+  unsigned long size = 0;
+  jpeg_mem_dest(&c, &out, &size);
+  c.image_width = static_cast<JDIMENSION>(width);
+  c.image_height = static_cast<JDIMENSION>(height);
+  c.input_components = 4;
+  c.in_color_space = JCS_CMYK;
+  jpeg_set_defaults(&c);
+  jpeg_set_colorspace(&c, JCS_CMYK);
+  jpeg_set_quality(&c, 95, TRUE);
+  jpeg_start_compress(&c, TRUE);
+  while (c.next_scanline < c.image_height) {
+    JSAMPROW row = cmyk.data() + static_cast<size_t>(c.next_scanline) * width * 4;
+    jpeg_write_scanlines(&c, &row, 1);
+  }
+  jpeg_finish_compress(&c);
+  jpeg_destroy_compress(&c);
+  std::string jpeg(reinterpret_cast<const char*>(out), size);
+  free(out);  // NOLINT: jpeg_mem_dest allocates with malloc
+  return jpeg;
+}
+
+// TurboJPEG's TJCS_ colorspace of a JPEG's header.
+int ColorspaceOf(const std::string& jpeg) {
+  tjhandle h = tjInitDecompress();
+  int width = 0, height = 0, subsamp = 0, colorspace = -1;
+  tjDecompressHeader3(h, reinterpret_cast<const unsigned char*>(jpeg.data()), jpeg.size(), &width,
+                      &height, &subsamp, &colorspace);
+  tjDestroy(h);
+  return colorspace;
+}
+
+// DecodeJpeg used to call these valid images corrupt (DATA_LOSS) while
+// DecodeJpegCrop decoded them: both now give the same RGB.
+TEST(JpegTest, CmykAndYcckJpegsDecodeToRgbAsTheCropDecoderDoes) {
+  const Tensor rgb = Gradient(28, 32, 3);
+  for (const uint8_t k : {uint8_t{255}, uint8_t{200}}) {
+    MutableBuffer shown(rgb.byte_size());
+    for (size_t i = 0; i < rgb.byte_size(); ++i)
+      shown.data()[i] = static_cast<uint8_t>((rgb.buffer().data()[i] * k + 127) / 255);
+    const Tensor expected = *Tensor::Make(DType::kUInt8, {28, 32, 3}, std::move(shown).Freeze());
+    const std::pair<int, std::string> jpegs[] = {{TJCS_YCCK, YcckJpeg(CmykOf(rgb, k), 28, 32)},
+                                                 {TJCS_CMYK, CmykJpeg(CmykOf(rgb, k), 28, 32)}};
+    for (const auto& [colorspace, jpeg] : jpegs) {
+      SCOPED_TRACE(::testing::Message() << "TJCS " << colorspace << ", K " << int{k});
+      ASSERT_EQ(ColorspaceOf(jpeg), colorspace);
+      ASSERT_EQ(ReadJpegInfo(jpeg)->components, 4);
+      for (int channels : {0, 3}) {
+        absl::StatusOr<Tensor> image = DecodeJpeg(jpeg, {.channels = channels}, "x.tfrecord:7");
+        ASSERT_TRUE(image.ok()) << image.status();
+        ASSERT_EQ(image->shape(), Shape({28, 32, 3}));
+        EXPECT_LT(MeanAbsDiff(expected, *image), 3.0);
+        absl::StatusOr<JpegCrop> crop = DecodeJpegCrop(jpeg, {.height = 28, .width = 32});
+        ASSERT_TRUE(crop.ok()) << crop.status();
+        EXPECT_LT(MeanAbsDiff(crop->pixels, *image), 1.0);
+      }
+      // One channel from CMYK is refused clearly, as by the crop decoder.
+      absl::Status gray = DecodeJpeg(jpeg, {.channels = 1}, "x.tfrecord:7").status();
+      EXPECT_EQ(gray.code(), absl::StatusCode::kInvalidArgument) << gray;
+      EXPECT_NE(gray.message().find("CMYK JPEG in x.tfrecord:7"), std::string::npos) << gray;
+    }
+  }
 }
 
 TEST(JpegTest, CorruptAndTruncatedAreDataLossNamingTheRecord) {

@@ -8,10 +8,12 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "dataecho/storage/glob.h"
 #include "dataecho/storage/object_store.h"
 #include "gtest/gtest.h"
+#include "storage/local_glob.h"
 #include "support/store_objects.h"
 #include "support/temp_files.h"
 
@@ -180,6 +182,51 @@ TEST_F(LocalStoreTest, GlobAndPrefixExpansion) {
   EXPECT_EQ(ExpandUris(*store_, d + "/nope").status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(GlobMatch("gs://b/x-[0-9]", "gs://b/x-7"));
   EXPECT_FALSE(GlobMatch("gs://b/*", "gs://b/d/x"));
+}
+
+// A symbolic link loop is not UNKNOWN: FAILED_PRECONDITION naming the path,
+// from Stat, Open, ReadRange, a literal pattern and a glob that matches it.
+TEST_F(LocalStoreTest, SymbolicLinkLoopIsFailedPreconditionNamingThePath) {
+  const std::string loop = (dir_ / "loop.tfrecord").string();
+  ASSERT_EQ(symlink("loop.tfrecord", loop.c_str()), 0);
+  for (const absl::Status& s :
+       {store_->Stat(loop).status(), store_->Open(loop, {}).status(),
+        store_->ReadRange("file://" + loop, 0, 10).status(), ExpandUris(*store_, loop).status(),
+        ExpandUris(*store_, dir_.string() + "/*.tfrecord").status()}) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+    EXPECT_NE(s.message().find(loop), std::string::npos) << s;
+    EXPECT_NE(s.message().find("symbolic link loop"), std::string::npos) << s;
+  }
+}
+
+// '*', '?' and "[...]" never match '/': a local glob reads the directories its
+// pattern can reach, not every directory below its literal prefix.
+TEST_F(LocalStoreTest, GlobReadsOnlyTheDirectoriesItsPatternCanReach) {
+  for (const char* name : {"top.x", "top.y", "a/b/c/deep.x", "a/b/c/d/deeper.x", "sub1/x/y.x",
+                           "sub1/x/z/w.x", "sub2/z.x", "sub2/q/r.x"}) {
+    Write(name, name);
+  }
+  const std::string d = dir_.string();
+  struct Case {
+    std::string pattern;
+    std::vector<std::string> files;
+    int64_t directories;  // read for it
+  };
+  const Case cases[] = {
+      {d + "/*.x", {d + "/top.x"}, 1},                                       // d
+      {d + "/*/z.x", {d + "/sub2/z.x"}, 1},                                  // d (z.x is literal)
+      {d + "/*/*.x", {d + "/sub2/z.x"}, 4},                                  // d, a, sub1, sub2
+      {d + "/sub?/x/*.x", {d + "/sub1/x/y.x"}, 2},                           // d, sub1/x
+      {"file://" + d + "/a/*/c/*.x", {"file://" + d + "/a/b/c/deep.x"}, 2},  // a, a/b/c
+      {d + "/top.[xy]", {d + "/top.x", d + "/top.y"}, 1},
+  };
+  for (const Case& c : cases) {
+    const int64_t before = internal::LocalDirectoriesRead();
+    absl::StatusOr<std::vector<std::string>> got = ExpandUris(*store_, c.pattern);
+    ASSERT_TRUE(got.ok()) << c.pattern << ": " << got.status();
+    EXPECT_EQ(*got, c.files) << c.pattern;
+    EXPECT_EQ(internal::LocalDirectoriesRead() - before, c.directories) << c.pattern;
+  }
 }
 
 }  // namespace

@@ -107,6 +107,28 @@ TEST_F(ShardingTest, WorldSizeAboveTheMaximumIsRefusedFromTheEnvironmentToo) {
 
 // 4 files, WORLD_SIZE=8 RANK=5: the rank used to get no file, silently, and
 // a data-parallel job then hangs at its first epoch end.
+// A rank outside [0, world_size) is said to be out of range, -1 included (it
+// means "from the environment" only with world_size -1): not "set both".
+TEST_F(ShardingTest, RankOutOfRangeSaysSo) {
+  const struct {
+    ShardOptions options;
+    const char* message;
+  } cases[] = {
+      {{.rank = -1, .world_size = 4}, "rank -1 is out of range [0, 4) for world_size 4"},
+      {{.rank = 4, .world_size = 4}, "rank 4 is out of range [0, 4) for world_size 4"},
+      {{.rank = -7, .world_size = 4}, "rank -7 is out of range [0, 4)"},
+      {{.rank = -5}, "rank -5 is out of range"},  // used to fall back to the environment
+      {{.rank = 0, .world_size = 0}, "world_size 0 is out of range"},
+      {{.rank = 2}, "rank 2 set without world_size"},
+  };
+  for (const auto& c : cases) {
+    absl::Status s = ResolveShard(c.options).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.message;
+    EXPECT_NE(s.message().find(c.message), std::string::npos) << s;
+  }
+  EXPECT_TRUE(ResolveShard({.rank = -1, .world_size = -1}).ok());  // both from the environment
+}
+
 TEST_F(ShardingTest, ARankWithoutDataIsAnError) {
   setenv("RANK", "5", 1);
   setenv("WORLD_SIZE", "8", 1);

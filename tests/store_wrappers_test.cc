@@ -6,10 +6,12 @@
 #include <thread>
 
 #include "absl/time/clock.h"
+#include "dataecho/formats/tfrecord.h"
 #include "dataecho/storage/fault_store.h"
 #include "dataecho/storage/object_store.h"
 #include "dataecho/storage/throttled_store.h"
 #include "gtest/gtest.h"
+#include "support/examples.h"
 #include "support/temp_files.h"
 
 namespace dataecho {
@@ -60,6 +62,45 @@ TEST_F(WrappersTest, ThrottledReaderPacesBytesAndPaysLatencyPerRequest) {
   EXPECT_EQ(got, bytes_);
   // 1 MiB at 4 MiB/s, plus 4 latencies (open + 3 request boundaries).
   EXPECT_GE(absl::Now() - start, absl::Milliseconds(250 + 80));
+}
+
+// The ObjectReader contract: a Read fills its buffer, short only at the end,
+// however many request boundaries it crosses.
+TEST_F(WrappersTest, ThrottledReaderFillsAReadAcrossRequestBoundaries) {
+  auto store = NewThrottledStore(OpenObjectStore(), {.request_bytes = 1000});
+  auto r = store->Open(path_, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::string buf(300000, '\0');
+  std::string got;
+  for (size_t want : {size_t{300000}, size_t{300000}, size_t{300000}, bytes_.size() - 900000}) {
+    auto n = (*r)->Read(absl::MakeSpan(reinterpret_cast<uint8_t*>(buf.data()), buf.size()));
+    ASSERT_TRUE(n.ok()) << n.status();
+    ASSERT_EQ(*n, want);
+    got.append(buf.data(), *n);
+  }
+  auto end = (*r)->Read(absl::MakeSpan(reinterpret_cast<uint8_t*>(buf.data()), buf.size()));
+  ASSERT_TRUE(end.ok());
+  EXPECT_EQ(*end, 0u);
+  EXPECT_EQ(got, bytes_);
+}
+
+// TFRecords read through small requests: every record, none called truncated.
+TEST_F(WrappersTest, TFRecordsReadThroughSmallThrottledRequests) {
+  std::string file;
+  std::vector<std::string> payloads;
+  for (int i = 0; i < 300; ++i) payloads.push_back(std::string(700 + i, static_cast<char>(i)));
+  for (const std::string& p : payloads) AppendTFRecord(&file, p);
+  const std::string path = (dir_ / "records.tfrecord").string();
+  std::ofstream(path, std::ios::binary) << file;
+  for (uint64_t request_bytes : {uint64_t{1}, uint64_t{1000}, uint64_t{65536}}) {
+    std::shared_ptr<ObjectStore> store =
+        NewThrottledStore(OpenObjectStore(), {.request_bytes = request_bytes});
+    auto source = MakeTFRecordSource(store, {path}, {.buffer_size = 4096});
+    testing::ReadResult got = testing::ReadAllRecords(*source);
+    ASSERT_TRUE(got.status.ok()) << "request_bytes " << request_bytes << ": " << got.status;
+    ASSERT_EQ(got.records.size(), payloads.size()) << request_bytes;
+    for (size_t i = 0; i < payloads.size(); ++i) EXPECT_EQ(got.records[i].data.view(), payloads[i]);
+  }
 }
 
 TEST_F(WrappersTest, ThrottledReaderCancelEndsAWaitPromptly) {

@@ -5,6 +5,7 @@
 #include "options.h"
 
 #include "bindings.h"
+#include "status.h"
 
 #include <deque>
 #include <string>
@@ -28,6 +29,14 @@ void ThrowBadOptionType(std::string_view caller, std::string_view field, py::han
                        std::string(what) + ", got " +
                        py::str(py::type::of(value).attr("__name__")).cast<std::string>() + " " +
                        py::repr(value).cast<std::string>());
+}
+
+void ThrowOptionOutOfRange(std::string_view caller, std::string_view field, py::handle value,
+                           std::string_view range, std::string_view doc) {
+  ThrowStatus(absl::InvalidArgumentError(
+      std::string(caller) + "(): option '" + std::string(field) +
+      "' = " + py::repr(value).cast<std::string>() + " is out of range: it takes an integer in " +
+      std::string(range) + "; " + std::string(field) + ": " + std::string(doc)));
 }
 
 const char* KeepDoc(std::string doc) {
@@ -140,7 +149,8 @@ template <>
 const OptionsSpec<BatchOptions>& Spec<BatchOptions>() {
   static const auto* spec =
       &(*new OptionsSpec<BatchOptions>("BatchOptions"))
-           .Add("batch_size", &BatchOptions::batch_size, "Rows per batch. >= 1.")
+           .Add("batch_size", &BatchOptions::batch_size,
+                "Rows per batch, in [1, 2**31 - 1] (BatchOptions::kMaxBatchSize).")
            .Add("drop_remainder", &BatchOptions::drop_remainder,
                 "Drop a final batch with fewer than batch_size rows.")
            .Add("cast", &BatchOptions::cast,

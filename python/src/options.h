@@ -11,8 +11,10 @@
 //   - a Python class with the same fields, for nested options
 //     (dataecho.EchoOptions(factor=2, seed=1), or a dict in its place).
 // An unknown keyword raises TypeError naming the valid ones; a value of the
-// wrong type raises TypeError naming the field. Values are checked by the
-// stage factories (InvalidArgumentError), as in C++.
+// wrong type raises TypeError naming the field; an integer that does not fit
+// the field's C++ type (batch_size=2**63) raises InvalidArgumentError naming
+// the field, the value and the range. Other values are checked by the stage
+// factories (InvalidArgumentError), as in C++.
 //
 // Thread safety: specs are built once, at import, and then only read.
 #ifndef DATAECHO_PYTHON_SRC_OPTIONS_H_
@@ -22,8 +24,10 @@
 #include <pybind11/stl.h>
 
 #include <functional>
+#include <limits>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -55,6 +59,11 @@ namespace py = pybind11;
 // Raises TypeError for a value of the wrong type for `field`.
 [[noreturn]] void ThrowBadOptionType(std::string_view caller, std::string_view field,
                                      py::handle value, std::string_view what);
+// Raises InvalidArgumentError for an integer outside `range` (the field's C++
+// type), with the field's doc (which says what the stage accepts).
+[[noreturn]] void ThrowOptionOutOfRange(std::string_view caller, std::string_view field,
+                                        py::handle value, std::string_view range,
+                                        std::string_view doc);
 
 template <typename T>
 class OptionsSpec {
@@ -67,6 +76,7 @@ class OptionsSpec {
     Setter set;
     Getter get;
     std::string doc;
+    std::string range;  // integer fields: the C++ type's "[min, max]", else empty
   };
 
   // `cpp_name`: the C++ struct ("EchoOptions"), named in docs.
@@ -75,14 +85,19 @@ class OptionsSpec {
   template <typename M>
   OptionsSpec& Add(std::string name, M T::*member, std::string doc) {
     std::string type = py::detail::make_caster<M>::name.text;
-    return AddCustom(
+    AddCustom(
         std::move(name), std::move(type), [member](T& t, py::handle h) { t.*member = h.cast<M>(); },
         [member](const T& t) { return py::cast(t.*member); }, std::move(doc));
+    if constexpr (std::is_integral_v<M> && !std::is_same_v<M, bool>) {
+      fields_.back().range = "[" + std::to_string(std::numeric_limits<M>::min()) + ", " +
+                             std::to_string(std::numeric_limits<M>::max()) + "]";
+    }
+    return *this;
   }
   OptionsSpec& AddCustom(std::string name, std::string type, Setter set, Getter get,
                          std::string doc) {
-    fields_.push_back(
-        {std::move(name), std::move(type), std::move(set), std::move(get), std::move(doc)});
+    fields_.push_back({std::move(name), std::move(type), std::move(set), std::move(get),
+                       std::move(doc), /*range=*/""});
     return *this;
   }
 
@@ -105,6 +120,11 @@ class OptionsSpec {
     try {
       field.set(*out, value);
     } catch (const py::cast_error&) {
+      // An integer that does not fit the field's type is a bad value, not a
+      // bad type.
+      if (!field.range.empty() && PyIndex_Check(value.ptr()) != 0) {
+        ThrowOptionOutOfRange(caller, field.name, value, field.range, field.doc);
+      }
       ThrowBadOptionType(caller, field.name, value, field.type);
     }
   }

@@ -5,9 +5,11 @@
 #include <pybind11/stl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "dataecho/stats.h"
 #include "status.h"
@@ -31,6 +33,18 @@ absl::Mutex waiters_mu;
 int waiters ABSL_GUARDED_BY(waiters_mu) = 0;
 // How long CloseAll waits for them.
 constexpr absl::Duration kExitWaitLimit = absl::Seconds(10);
+
+// Counts the fork()s that led to this process: a child increments it (an
+// at-fork handler, RegisterPipeline). A handle made under another count was
+// inherited: its threads run in the process that made it, not here.
+std::atomic<uint64_t> fork_generation{0};
+
+// The error every use of an inherited handle raises.
+absl::Status InheritedError(pid_t owner) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("this pipeline belongs to the parent process (pid ", owner,
+                   "), whose threads run it; build a new one in the child (pid ", getpid(), ")"));
+}
 
 class WaiterScope {
  public:
@@ -97,11 +111,17 @@ py::dict StatsDict(const StageStats& s) {
 }  // namespace
 
 PipelineHandle::PipelineHandle(AnyPipeline pipeline)
-    : element_type_(ElementNameOf(pipeline)), pid_(getpid()), builder_(std::move(pipeline)) {}
+    : element_type_(ElementNameOf(pipeline)),
+      pid_(getpid()),
+      generation_(fork_generation.load()),
+      builder_(std::move(pipeline)) {}
+
+bool PipelineHandle::Inherited() const { return generation_ != fork_generation.load(); }
 
 PipelineHandle::~PipelineHandle() { Close(); }
 
 AnyPipeline PipelineHandle::TakeForBuilder(const char* method) {
+  if (Inherited()) ThrowStatus(InheritedError(pid_));
   absl::MutexLock lock(&mu_);
   switch (state_) {
     case State::kBuilding: break;
@@ -132,6 +152,7 @@ PipelineHandle::AnyPuller PipelineHandle::StartLocked() {
 }
 
 py::object PipelineHandle::Next() {
+  if (Inherited()) ThrowStatus(InheritedError(pid_));
   AnyPuller puller;
   {
     absl::MutexLock lock(&mu_);
@@ -161,6 +182,7 @@ py::object PipelineHandle::Next() {
 }
 
 void PipelineHandle::Cancel() {
+  if (Inherited()) return;  // its stages and their locks are the parent's
   absl::MutexLock lock(&mu_);
   if (builder_.has_value()) std::visit([](auto& p) { p.Cancel(); }, *builder_);
   std::visit(
@@ -173,6 +195,19 @@ void PipelineHandle::Cancel() {
 void PipelineHandle::Close() {
   std::optional<AnyPipeline> builder;
   AnyPuller puller;
+  if (Inherited()) {
+    // The threads that run these stages exist only in the parent, and locks
+    // they held at fork() stay held here: touch nothing (no stats, no cancel,
+    // no join), leak it all on purpose.
+    absl::MutexLock lock(&mu_);
+    if (state_ == State::kClosed) return;
+    state_ = State::kClosed;
+    new std::optional<AnyPipeline>(std::move(builder_));  // NOLINT: leaked on purpose
+    new AnyPuller(std::move(puller_));                    // NOLINT: leaked on purpose
+    builder_.reset();
+    puller_ = std::monostate();
+    return;
+  }
   {
     absl::MutexLock lock(&mu_);
     if (state_ == State::kClosed) return;
@@ -192,11 +227,6 @@ void PipelineHandle::Close() {
     puller = std::move(puller_);
     puller_ = std::monostate();
   }
-  if (getpid() != pid_) {  // inherited through fork(): the threads are not ours
-    new std::optional<AnyPipeline>(std::move(builder));  // NOLINT: leaked on purpose
-    new AnyPuller(std::move(puller));                    // NOLINT: leaked on purpose
-    return;
-  }
   WithoutGil([&] {
     std::visit(
         [](auto& p) {
@@ -208,6 +238,7 @@ void PipelineHandle::Close() {
 }
 
 std::vector<StageStats> PipelineHandle::Stats() const {
+  if (Inherited()) ThrowStatus(InheritedError(pid_));
   absl::MutexLock lock(&mu_);
   if (builder_.has_value()) return std::visit([](const auto& p) { return p.Stats(); }, *builder_);
   std::vector<StageStats> stats;
@@ -307,9 +338,25 @@ interpreter exit) cancels it and joins its threads.)");
         return std::string("<dataecho.Pipeline of ") + self.element_type() + "s>";
       });
   // A child of fork() (a DataLoader worker) makes pipelines of its own: the
-  // registry's lock must not be copied while another thread holds it.
+  // registry's and the waiters' locks must not be copied while another thread
+  // holds them. In the child, the handles made before are inherited (they
+  // raise FailedPreconditionError) and no thread waits in next().
   static const int at_fork = pthread_atfork(
-      [] { registry_mu.Lock(); }, [] { registry_mu.Unlock(); }, [] { registry_mu.Unlock(); });
+      [] {
+        registry_mu.Lock();
+        waiters_mu.Lock();
+      },
+      [] {
+        waiters_mu.Unlock();
+        registry_mu.Unlock();
+      },
+      [] {
+        waiters_mu.Unlock();
+        registry_mu.Unlock();
+        fork_generation.fetch_add(1);
+        absl::MutexLock lock(&waiters_mu);
+        waiters = 0;  // the threads in next() stayed in the parent
+      });
   static_cast<void>(at_fork);
   m.def("_close_all", &PipelineHandle::CloseAll,
         "Closes every live pipeline (registered with atexit by the package).");

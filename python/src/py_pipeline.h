@@ -22,9 +22,14 @@
 //
 // Lifetime: close(), del (the last reference) and interpreter exit (an atexit
 // hook: CloseAll) cancel the pipeline, join its threads and destroy its stages
-// with the GIL released, so map functions waiting for the GIL finish first. A
-// handle inherited through fork() is never closed in the child (its threads
-// do not exist there): it is leaked instead.
+// with the GIL released, so map functions waiting for the GIL finish first.
+//
+// fork(): a handle belongs to the process that made it, whose threads run its
+// stages. In a child of fork(), next(), builder calls and stats() on an
+// inherited handle raise FailedPreconditionError ("this pipeline belongs to
+// the parent process ...; build a new one in the child") at once, cancel() does
+// nothing, and close(), del and exit leak it instead of joining threads that
+// do not exist there. Pipelines made in the child work as usual.
 //
 // Thread safety: every method may be called from any Python thread.
 #ifndef DATAECHO_PYTHON_SRC_PY_PIPELINE_H_
@@ -33,6 +38,7 @@
 #include <pybind11/pybind11.h>
 #include <sys/types.h>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -101,7 +107,11 @@ class PipelineHandle {
   AnyPuller StartLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const char* const element_type_;
-  const pid_t pid_;  // the process that may join this handle's threads
+  // Made in another process (before a fork() that led to this one).
+  bool Inherited() const;
+
+  const pid_t pid_;            // the process that made this handle
+  const uint64_t generation_;  // fork_generation when it was made (py_pipeline.cc)
   mutable absl::Mutex mu_;
   State state_ ABSL_GUARDED_BY(mu_) = State::kBuilding;
   std::string consumed_by_ ABSL_GUARDED_BY(mu_);

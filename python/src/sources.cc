@@ -6,7 +6,9 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -234,6 +236,63 @@ void BindFileSources(py::module_& m) {
                              "labels, source_index = row. Also: store."));
 }
 
+// from_arrays()'s labels as int64, one per row (0s without labels). Integer
+// and bool arrays as they are; floats only when every value is a whole number
+// within int64 (labels read as floats); anything else raises
+// InvalidArgumentError naming the first bad index, never a truncated or
+// wrapped label.
+std::vector<int64_t> LabelValues(const py::object& labels, int64_t rows) {
+  std::vector<int64_t> out(static_cast<size_t>(rows), 0);
+  if (labels.is_none()) return out;
+  const py::array a = py::module_::import("numpy").attr("asarray")(labels);
+  if (a.ndim() != 1 || a.shape(0) != rows) {
+    ThrowStatus(absl::InvalidArgumentError(
+        absl::StrCat("from_arrays(): labels must be 1-D with one value per image row (", rows,
+                     " rows), got shape ", py::repr(a.attr("shape")).cast<std::string>())));
+  }
+  auto bad = [](int64_t i, const py::object& value, const char* why) {
+    ThrowStatus(absl::InvalidArgumentError(absl::StrCat(
+        "from_arrays(): labels[", i, "] = ", py::repr(value).cast<std::string>(), " ", why)));
+  };
+  constexpr int kFlags = py::array::c_style | py::array::forcecast;
+  switch (a.dtype().kind()) {
+    case 'b':
+    case 'i': {
+      const auto l = py::array_t<int64_t, kFlags>::ensure(a);
+      std::memcpy(out.data(), l.data(), static_cast<size_t>(rows) * sizeof(int64_t));
+      return out;
+    }
+    case 'u': {
+      const auto l = py::array_t<uint64_t, kFlags>::ensure(a);
+      for (int64_t i = 0; i < rows; ++i) {
+        const uint64_t v = l.data()[i];
+        if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+          bad(i, py::int_(v), "is out of range for an int64 label");
+        }
+        out[static_cast<size_t>(i)] = static_cast<int64_t>(v);
+      }
+      return out;
+    }
+    case 'f': {
+      const auto l = py::array_t<double, kFlags>::ensure(a);
+      for (int64_t i = 0; i < rows; ++i) {
+        const double v = l.data()[i];
+        if (!std::isfinite(v) || v != std::trunc(v)) {
+          bad(i, py::float_(v), "is not an integer label");
+        }
+        // [-2^63, 2^63): exactly the doubles that convert to int64.
+        if (v < -0x1p63 || v >= 0x1p63) bad(i, py::float_(v), "is out of range for an int64 label");
+        out[static_cast<size_t>(i)] = static_cast<int64_t>(v);
+      }
+      return out;
+    }
+    default:
+      ThrowStatus(absl::InvalidArgumentError(
+          absl::StrCat("from_arrays(): labels must be integers, got an array of dtype ",
+                       py::str(a.dtype()).cast<std::string>())));
+  }
+}
+
 void BindMemorySources(py::module_& m) {
   m.def(
       "from_arrays",
@@ -241,15 +300,7 @@ void BindMemorySources(py::module_& m) {
         const Tensor all = TensorFromArray(images);  // one copy of every row
         if (all.rank() < 1) throw py::value_error("from_arrays(): images need a row dimension");
         const int64_t rows = all.dim(0);
-        std::vector<int64_t> label_values(static_cast<size_t>(rows), 0);
-        if (!labels.is_none()) {
-          const auto l =
-              py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(labels);
-          if (!l || l.ndim() != 1 || l.shape(0) != rows) {
-            throw py::value_error("from_arrays(): labels must be 1-D with one value per image row");
-          }
-          std::memcpy(label_values.data(), l.data(), static_cast<size_t>(rows) * sizeof(int64_t));
-        }
+        const std::vector<int64_t> label_values = LabelValues(labels, rows);
         const Shape row_shape(all.shape().begin() + 1, all.shape().end());
         const size_t row_bytes = rows == 0 ? 0 : all.byte_size() / static_cast<size_t>(rows);
         std::vector<Example> examples(static_cast<size_t>(rows));
@@ -266,7 +317,9 @@ void BindMemorySources(py::module_& m) {
       py::arg("images"), py::arg("labels") = py::none(),
       "A pipeline of Examples from in-memory arrays: row i of `images` (copied once, then "
       "shared: rows are slices of one buffer) with label labels[i] (0 without labels) and "
-      "source_index i.");
+      "source_index i. Labels are integers (any integer dtype, or floats holding whole numbers "
+      "within int64); a fractional, NaN, infinite or out-of-range label raises "
+      "InvalidArgumentError naming its index.");
   m.def(
       "from_examples",
       [](const std::vector<Example>& examples) { return MakeHandle(FromVector(examples)); },

@@ -6,8 +6,10 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <vector>
 
 #include "fmt/format.h"
+#include "formats/jpeg_region.h"
 
 namespace dataecho {
 namespace {
@@ -63,11 +65,27 @@ absl::StatusOr<Tensor> DecodeJpeg(std::string_view jpeg, const JpegDecodeOptions
   }
   int channels = options.channels;
   if (channels == 0) channels = colorspace == TJCS_GRAY ? 1 : 3;
-  MutableBuffer out(static_cast<size_t>(width) * height * channels);
+  const size_t pixels = static_cast<size_t>(width) * static_cast<size_t>(height);
   const int flags =
       TJFLAG_STOPONWARNING | (options.fast_idct ? TJFLAG_FASTDCT : TJFLAG_ACCURATEDCT);
-  if (tjDecompress2(h, src, static_cast<unsigned long>(jpeg.size()), out.data(), width,
-                    width * channels, height, channels == 1 ? TJPF_GRAY : TJPF_RGB, flags) != 0) {
+  MutableBuffer out(pixels * static_cast<size_t>(channels));
+  if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK) {
+    // TurboJPEG gives such images only as CMYK: convert them to RGB as
+    // DecodeJpegCrop does.
+    if (channels == 1) {
+      return absl::InvalidArgumentError(
+          fmt::format("cannot decode the CMYK JPEG{} to 1 channel", Where(context)));
+    }
+    std::vector<uint8_t> cmyk(pixels * 4);
+    if (tjDecompress2(h, src, static_cast<unsigned long>(jpeg.size()), cmyk.data(), width,
+                      width * 4, height, TJPF_CMYK, flags) != 0) {
+      return absl::DataLossError(
+          fmt::format("corrupt JPEG{}: {}", Where(context), tjGetErrorStr2(h)));
+    }
+    internal::AdobeCmykToRgb(cmyk.data(), out.data(), pixels);
+  } else if (tjDecompress2(h, src, static_cast<unsigned long>(jpeg.size()), out.data(), width,
+                           width * channels, height, channels == 1 ? TJPF_GRAY : TJPF_RGB,
+                           flags) != 0) {
     return absl::DataLossError(
         fmt::format("corrupt JPEG{}: {}", Where(context), tjGetErrorStr2(h)));
   }

@@ -129,6 +129,18 @@ bool Start(Decoder& d, Plan* plan) {
   return true;
 }
 
+}  // namespace
+
+void AdobeCmykToRgb(const uint8_t* cmyk, uint8_t* rgb, size_t pixels) {
+  for (size_t x = 0; x < pixels; ++x) {
+    const unsigned k = cmyk[4 * x + 3];
+    for (size_t ch = 0; ch < 3; ++ch)
+      rgb[3 * x + ch] = static_cast<uint8_t>((cmyk[4 * x + ch] * k + 127) / 255);
+  }
+}
+
+namespace {
+
 // Phase 3: `rows` rows into `out` (stride bytes apart). CMYK rows go through
 // `cmyk_row` and are converted to RGB.
 bool ReadRows(Decoder& d, JDIMENSION rows, uint8_t* out, size_t stride, bool cmyk_to_rgb,
@@ -142,13 +154,7 @@ bool ReadRows(Decoder& d, JDIMENSION rows, uint8_t* out, size_t stride, bool cmy
     JSAMPROW row = cmyk_to_rgb ? cmyk_row : dst;
     while (jpeg_read_scanlines(&d.cinfo, &row, 1) != 1) {
     }
-    if (!cmyk_to_rgb) continue;
-    // Adobe-style (inverted) CMYK, as Photoshop writes it: 255 = no ink.
-    for (JDIMENSION x = 0; x < row_pixels; ++x) {
-      const unsigned k = cmyk_row[4 * x + 3];
-      for (int ch = 0; ch < 3; ++ch)
-        dst[3 * x + ch] = static_cast<uint8_t>((cmyk_row[4 * x + ch] * k + 127) / 255);
-    }
+    if (cmyk_to_rgb) AdobeCmykToRgb(cmyk_row, dst, row_pixels);
   }
   jpeg_abort_decompress(&d.cinfo);  // the rows below are never decoded
   return true;

@@ -4,6 +4,7 @@
 // through libjpeg-turbo's libjpeg API (DCT scaling, jpeg_crop_scanline,
 // jpeg_skip_scanlines). It returns the rows as libjpeg wrote them, with their
 // stride, so that RandomResizedCrop resizes from them without a compacting copy.
+// Also the CMYK to RGB conversion both JPEG decoders use.
 //
 // Thread safety: thread-safe (each thread keeps its own decompressor).
 #ifndef DATAECHO_SRC_FORMATS_JPEG_REGION_H_
@@ -39,6 +40,11 @@ struct JpegRegion {
 // The DCT scale numerator M (scale M/8, 1..8) DecodeJpegCrop uses for a
 // window of height x width resized to at least min_height x min_width.
 int JpegScaleFor(int64_t height, int64_t width, int64_t min_height, int64_t min_width);
+
+// Adobe-style (inverted: 255 = no ink, as Photoshop writes it) CMYK pixels as
+// RGB, R = C * K / 255 (rounded), ...: how DecodeJpeg and DecodeJpegCrop show
+// CMYK and YCCK JPEGs. `rgb` may not overlap `cmyk`.
+void AdobeCmykToRgb(const uint8_t* cmyk, uint8_t* rgb, size_t pixels);
 
 // See DecodeJpegCrop (formats/jpeg.h).
 absl::StatusOr<JpegRegion> DecodeJpegRegion(std::string_view jpeg, CropWindow window,

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
+#include "storage/local_glob.h"
 #include "storage/uri.h"
 
 namespace dataecho {
@@ -26,10 +27,17 @@ absl::StatusOr<std::vector<std::string>> ExpandUris(ObjectStore& store, std::str
   if (pattern.empty()) return absl::InvalidArgumentError("empty file pattern");
   const size_t glob = internal::GlobStart(pattern);
   if (glob != std::string_view::npos) {
-    const std::string prefix = internal::GlobUnescape(pattern.substr(0, glob));
-    DATAECHO_ASSIGN_OR_RETURN(std::vector<ObjectInfo> listed, store.List(prefix));
-    for (ObjectInfo& info : listed) {
-      if (GlobMatch(pattern, info.uri)) out.push_back(std::move(info.uri));
+    const std::string_view scheme = internal::UriScheme(pattern);
+    if (scheme.empty() || scheme == "file") {
+      // Local: only the directories the pattern can reach ('*' never crosses
+      // '/'), not everything below its prefix, as a listing would.
+      DATAECHO_ASSIGN_OR_RETURN(out, internal::ExpandLocalGlob(pattern));
+    } else {
+      const std::string prefix = internal::GlobUnescape(pattern.substr(0, glob));
+      DATAECHO_ASSIGN_OR_RETURN(std::vector<ObjectInfo> listed, store.List(prefix));
+      for (ObjectInfo& info : listed) {
+        if (GlobMatch(pattern, info.uri)) out.push_back(std::move(info.uri));
+      }
     }
     // A name that only looks like a glob ("part[1].tfrecord") is that name.
     if (out.empty()) {

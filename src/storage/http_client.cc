@@ -40,6 +40,13 @@ HttpClient::HttpClient(const HttpOptions& http, const RetryOptions& retry)
 }
 
 HttpClient::~HttpClient() {
+  if (getpid() != pid_) {
+    // A copy inherited through fork(): the network thread runs in the parent
+    // only (joining it here would wait forever) and libcurl's state may be
+    // mid-update. Leave both alone.
+    thread_.detach();
+    return;
+  }
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;

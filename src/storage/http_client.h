@@ -19,9 +19,14 @@
 //   if (absl::Status s = client.Run(job); s.ok()) Use(job->result().body);
 //
 // Thread safety: HttpClient is thread-safe. A job's result may be read once
-// Wait() returned.
+// Wait() returned. A client inherited through fork() is not usable in the
+// child (its network thread stayed in the parent); destroying it there leaves
+// that thread and libcurl's state alone.
 #ifndef DATAECHO_SRC_STORAGE_HTTP_CLIENT_H_
 #define DATAECHO_SRC_STORAGE_HTTP_CLIENT_H_
+
+#include <sys/types.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <deque>
@@ -145,6 +150,7 @@ class HttpClient {
 
   const HttpOptions http_;
   const RetryOptions retry_;
+  const pid_t pid_ = getpid();  // the process whose network thread this is (fork())
   void* multi_ = nullptr;
   int timer_fd_ = -1;  // ends the network thread's wait on time
 

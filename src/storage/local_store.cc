@@ -1,8 +1,10 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "dataecho/storage/local_store.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,10 +19,13 @@
 #include "dataecho/status_macros.h"
 #include "dataecho/text.h"
 #include "fmt/format.h"
+#include "storage/local_glob.h"
 #include "storage/uri.h"
 
 namespace dataecho {
 namespace {
+
+std::atomic<int64_t> directories_read{0};  // internal::LocalDirectoriesRead()
 
 absl::Status ErrnoStatus(int err, std::string_view what, std::string_view path) {
   std::string msg = fmt::format("{} {}: {}", what, TerminalSafe(path), strerror(err));
@@ -32,6 +37,8 @@ absl::Status ErrnoStatus(int err, std::string_view what, std::string_view path) 
     case EISDIR:
     case ENAMETOOLONG:
     case EINVAL: return absl::InvalidArgumentError(msg);
+    case ELOOP:  // the path exists but cannot be resolved as things are
+      return absl::FailedPreconditionError(msg + " (a symbolic link loop)");
     default: return absl::UnknownError(msg);
   }
 }
@@ -272,6 +279,7 @@ class LocalStore : public ObjectStore {
       }
       return ErrnoStatus(ec.value(), "list", dir.empty() ? "." : dir);
     }
+    directories_read.fetch_add(1, std::memory_order_relaxed);
     auto add = [&](const fs::path& p, const std::string& rel) -> absl::Status {
       struct stat st;
       if (stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return absl::OkStatus();
@@ -286,9 +294,13 @@ class LocalStore : public ObjectStore {
       if (entry.is_directory(ec)) {
         fs::recursive_directory_iterator it(entry.path(), ec), end;
         if (ec) return ErrnoStatus(ec.value(), "list", entry.path().string());
+        directories_read.fetch_add(1, std::memory_order_relaxed);
         for (; it != end; it.increment(ec)) {
           if (ec) return ErrnoStatus(ec.value(), "list", entry.path().string());
-          if (it->is_directory(ec)) continue;
+          if (it->is_directory(ec)) {  // the iterator reads it next
+            directories_read.fetch_add(1, std::memory_order_relaxed);
+            continue;
+          }
           std::string rel = name + "/" + fs::relative(it->path(), entry.path()).string();
           DATAECHO_RETURN_IF_ERROR(add(it->path(), rel));
         }
@@ -302,8 +314,85 @@ class LocalStore : public ObjectStore {
   }
 };
 
+// Calls `fn` with the name of every entry of `dir` ("" = the working
+// directory) but "." and "..". A missing directory (or a file) has none.
+template <typename F>
+absl::Status ForEachEntry(const std::string& dir, F&& fn) {
+  const std::string shown = dir.empty() ? "." : dir;
+  DIR* d = opendir(shown.c_str());
+  if (d == nullptr) {
+    if (errno == ENOENT || errno == ENOTDIR) return absl::OkStatus();
+    return ErrnoStatus(errno, "list", shown);
+  }
+  directories_read.fetch_add(1, std::memory_order_relaxed);
+  int err = 0;
+  while (true) {
+    errno = 0;
+    const dirent* e = readdir(d);
+    if (e == nullptr) {
+      err = errno;
+      break;
+    }
+    const std::string_view name = e->d_name;
+    if (name != "." && name != "..") fn(name);
+  }
+  closedir(d);
+  return err == 0 ? absl::OkStatus() : ErrnoStatus(err, "list", shown);
+}
+
 }  // namespace
 
 std::unique_ptr<ObjectStore> NewLocalStore() { return std::make_unique<LocalStore>(); }
+
+namespace internal {
+
+int64_t LocalDirectoriesRead() { return directories_read.load(std::memory_order_relaxed); }
+
+absl::StatusOr<std::vector<std::string>> ExpandLocalGlob(std::string_view pattern) {
+  DATAECHO_ASSIGN_OR_RETURN(const std::string path, LocalPath(pattern));
+  const std::string head(pattern.substr(0, pattern.size() - path.size()));  // "file://", ...
+  // The literal directory before the first glob character, then the
+  // components from there on, one directory level each.
+  const size_t glob = GlobStart(path);
+  const size_t slash = path.rfind('/', glob == std::string::npos ? path.size() : glob);
+  const size_t cut = slash == std::string::npos ? 0 : slash + 1;
+  std::vector<std::string> reached = {GlobUnescape(std::string_view(path).substr(0, cut))};
+  std::vector<std::string> parts;
+  for (size_t from = cut;;) {
+    const size_t end = std::min(path.find('/', from), path.size());
+    parts.push_back(path.substr(from, end - from));
+    if (end == path.size()) break;
+    from = end + 1;
+  }
+  for (size_t i = 0; i < parts.size() && !reached.empty(); ++i) {
+    const std::string& part = parts[i];
+    const char* tail = i + 1 < parts.size() ? "/" : "";
+    std::vector<std::string> next;
+    if (GlobStart(part) == std::string::npos) {
+      for (const std::string& dir : reached) next.push_back(dir + GlobUnescape(part) + tail);
+    } else {
+      for (const std::string& dir : reached) {
+        DATAECHO_RETURN_IF_ERROR(ForEachEntry(dir, [&](std::string_view name) {
+          if (fnmatch(part.c_str(), std::string(name).c_str(), FNM_PATHNAME) == 0) {
+            next.push_back(dir + std::string(name) + tail);
+          }
+        }));
+      }
+    }
+    reached = std::move(next);
+  }
+  std::vector<std::string> out;
+  for (const std::string& p : reached) {
+    struct stat st;
+    if (stat(p.c_str(), &st) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR) continue;  // a literal part, a dangling link
+      return ErrnoStatus(errno, "stat", p);
+    }
+    if (S_ISREG(st.st_mode)) out.push_back(head + p);
+  }
+  return out;
+}
+
+}  // namespace internal
 
 }  // namespace dataecho

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -19,18 +20,25 @@ namespace {
 // `values`: the variables the shard was read from, for the message ("RANK=0
 // and WORLD_SIZE=2147483647").
 absl::Status Check(const Shard& shard, std::string_view values = "") {
+  const std::string from =
+      values.empty() ? shard.source : fmt::format("{} ({})", shard.source, values);
   if (shard.world_size > ShardOptions::kMaxWorldSize) {
     return absl::InvalidArgumentError(fmt::format(
-        "invalid shard from {}{}: world size {} is above {} (ShardOptions::kMaxWorldSize)",
-        shard.source, values.empty() ? "" : fmt::format(" ({})", values), shard.world_size,
-        ShardOptions::kMaxWorldSize));
+        "invalid shard from {}: world size {} is above {} (ShardOptions::kMaxWorldSize)", from,
+        shard.world_size, ShardOptions::kMaxWorldSize));
   }
-  if (shard.world_size < 1 || shard.rank < 0 || shard.rank >= shard.world_size) {
+  if (shard.world_size < 1) {
+    return absl::InvalidArgumentError(fmt::format(
+        "invalid shard from {}: world_size {} is out of range (need 1 <= world_size <= {})", from,
+        shard.world_size, ShardOptions::kMaxWorldSize));
+  }
+  if (shard.rank < 0 || shard.rank >= shard.world_size) {
     return absl::InvalidArgumentError(
-        fmt::format("invalid shard from {}{}: rank {} of world size {} (need 0 <= rank < "
-                    "world_size <= {})",
-                    shard.source, values.empty() ? "" : fmt::format(" ({})", values), shard.rank,
-                    shard.world_size, ShardOptions::kMaxWorldSize));
+        fmt::format("invalid shard from {}: rank {} is out of range [0, {}) for world_size {}{}",
+                    from, shard.rank, shard.world_size, shard.world_size,
+                    shard.source == "options" && shard.rank == -1
+                        ? " (rank -1 takes the shard from the environment only with world_size -1)"
+                        : ""));
   }
   return absl::OkStatus();
 }
@@ -40,11 +48,16 @@ absl::Status Check(const Shard& shard, std::string_view values = "") {
 absl::StatusOr<Shard> ResolveShard(const ShardOptions& options) {
   Shard shard;
   shard.allow_empty = options.allow_empty;
-  if (options.rank >= 0 || options.world_size >= 0) {
-    if (options.rank < 0 || options.world_size < 0) {
+  if (options.rank != -1 || options.world_size != -1) {  // set explicitly (-1 -1: environment)
+    if (options.world_size == -1) {
       return absl::InvalidArgumentError(
-          fmt::format("ShardOptions: set both rank and world_size (got rank {}, world_size {})",
-                      options.rank, options.world_size));
+          options.rank >= 0
+              ? fmt::format("ShardOptions: rank {} set without world_size: set both, or neither "
+                            "to take them from the environment",
+                            options.rank)
+              : fmt::format("ShardOptions: rank {} is out of range (need 0 <= rank < world_size, "
+                            "or rank = world_size = -1 for the environment)",
+                            options.rank));
     }
     shard.rank = options.rank;
     shard.world_size = options.world_size;

@@ -41,7 +41,8 @@ class Waiter {
   // CANCELLED if Cancel() was called before or during the wait.
   absl::Status WaitUntil(absl::Time deadline, std::string_view uri) {
     absl::MutexLock lock(&mu_);
-    mu_.AwaitWithDeadline(absl::Condition(&cancelled_), deadline);
+    // A deadline already past (no latency, no cap) costs no timed wait.
+    if (deadline > absl::Now()) mu_.AwaitWithDeadline(absl::Condition(&cancelled_), deadline);
     if (cancelled_)
       return absl::CancelledError(fmt::format("read of {} cancelled", RedactUri(uri)));
     return absl::OkStatus();
@@ -62,22 +63,26 @@ class ThrottledReader : public ObjectReader {
                   const ThrottledStoreOptions& options)
       : base_(std::move(base)), link_(std::move(link)), options_(options) {}
 
+  // Fills `dst` as the wrapped reader does (short only at the end), then
+  // paces the bytes as the ranged requests that would carry them: a latency
+  // at each `request_bytes` boundary, each request's bytes through the link.
+  // One read of the wrapped reader, so a failed Read consumes nothing.
   absl::StatusOr<size_t> Read(absl::Span<uint8_t> dst) override {
-    if (options_.request_bytes > 0 && dst.size() > 0) {
-      // Stop at the next request boundary so each request pays its latency.
-      uint64_t left = options_.request_bytes - since_request_;
-      if (left == 0) {
-        DATAECHO_RETURN_IF_ERROR(waiter_.WaitUntil(absl::Now() + options_.latency, info().uri));
-        since_request_ = 0;
-        left = options_.request_bytes;
-      }
-      dst = dst.subspan(0, static_cast<size_t>(std::min<uint64_t>(left, dst.size())));
-    }
     absl::StatusOr<size_t> n = base_->Read(dst);
     if (!n.ok()) return n;
-    since_request_ += *n;
-    if (*n > 0) {
-      DATAECHO_RETURN_IF_ERROR(waiter_.WaitUntil(link_->Reserve(*n), info().uri));
+    uint64_t rest = *n;
+    while (rest > 0) {
+      uint64_t part = rest;
+      if (options_.request_bytes > 0) {
+        if (since_request_ == options_.request_bytes) {
+          DATAECHO_RETURN_IF_ERROR(waiter_.WaitUntil(absl::Now() + options_.latency, info().uri));
+          since_request_ = 0;
+        }
+        part = std::min(rest, options_.request_bytes - since_request_);
+        since_request_ += part;
+      }
+      DATAECHO_RETURN_IF_ERROR(waiter_.WaitUntil(link_->Reserve(part), info().uri));
+      rest -= part;
     }
     return n;
   }

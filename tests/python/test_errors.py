@@ -1,6 +1,7 @@
 # Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 """Errors become exceptions that keep the status code and message."""
 
+import numpy as np
 import pytest
 
 import dataecho
@@ -56,6 +57,14 @@ def test_skip_corrupt_counts_instead(tmp_path):
     (lambda p: p.batch(batch_size=0), "batch_size"),
     (lambda p: p.map(dataecho.RandomFlip(), parallelism=-1), "map parallelism"),
     (lambda p: p.batch(batch_size=4, cast="float64"), "unknown dtype 'float64'"),
+    # An integer its C++ field cannot hold: a value out of range, not a TypeError.
+    (lambda p: p.batch(batch_size=2**63),
+     r"batch\(\): option 'batch_size' = 9223372036854775808 is out of range.*2\*\*31 - 1"),
+    (lambda p: p.prefetch(depth=-2**70), r"option 'depth' = -1180591620717411303424 is out of range"),
+    # rank -1 with a world size: out of range (not "set both rank and world_size").
+    (lambda p: p.shard(rank=-1, world_size=4), r"rank -1 is out of range \[0, 4\)"),
+    (lambda p: p.shard(rank=4, world_size=4), r"rank 4 is out of range \[0, 4\)"),
+    (lambda p: p.shard(rank=-5), "rank -5 is out of range"),
 ])
 def test_bad_options_are_invalid_argument(small_arrays, call, message):
     with pytest.raises(dataecho.InvalidArgumentError, match=message) as e:
@@ -97,3 +106,31 @@ def test_error_classes_by_code():
     assert dataecho.errors.error_class(99) is dataecho.StatusError
     e = dataecho.DataLossError("x:1")
     assert e.code == 15 and str(e) == "x:1"
+
+
+@pytest.mark.parametrize("labels, message", [
+    (np.array([0.0, 1.7, 2.0]), r"labels\[1\] = 1.7 is not an integer label"),
+    (np.array([0.0, 1.0, np.nan]), r"labels\[2\] = nan is not an integer label"),
+    ([1.0, -np.inf, 0.0], r"labels\[1\] = -inf is not an integer label"),
+    (np.array([0.0, 0.0, 1e19]), r"labels\[2\] = 1e\+19 is out of range for an int64 label"),
+    (np.array([0, 2**63, 1], np.uint64),
+     r"labels\[1\] = 9223372036854775808 is out of range for an int64 label"),
+    (np.array(["a", "b", "c"]), "labels must be integers, got an array of dtype <U1"),
+    (np.array([1, 2]), r"one value per image row \(3 rows\), got shape \(2,\)"),
+])
+def test_labels_that_are_not_integers_are_invalid_argument(labels, message):
+    # They used to be truncated or wrapped silently (1.7 -> 1, NaN -> INT64_MIN).
+    with pytest.raises(dataecho.InvalidArgumentError, match=message) as e:
+        dataecho.from_arrays(np.zeros((3, 2), np.uint8), labels)
+    assert e.value.code == 3 and isinstance(e.value, ValueError)
+
+
+@pytest.mark.parametrize("labels", [
+    np.array([0, 3, 9], np.uint8), np.array([0, 3, 9], np.int32), [0, 3, 9],
+    np.array([0.0, 3.0, 9.0]), np.array([0, 3, 9], np.float16),
+])
+def test_integer_labels_of_any_dtype_and_whole_floats_are_kept(labels):
+    p = dataecho.from_arrays(np.zeros((3, 2), np.uint8), labels)
+    assert [e.label for e in p] == [0, 3, 9]
+    big = np.array([-2**63, 2**63 - 1], np.int64)
+    assert [e.label for e in dataecho.from_arrays(np.zeros((2, 1), np.uint8), big)] == list(big)

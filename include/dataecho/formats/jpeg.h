@@ -36,7 +36,8 @@ namespace dataecho {
 
 struct JpegDecodeOptions {
   // Output channels: 0 = as stored (1 for grayscale JPEGs, else 3 RGB),
-  // 1 = grayscale, 3 = RGB.
+  // 1 = grayscale, 3 = RGB. CMYK and YCCK JPEGs decode to RGB (Adobe-style
+  // inverted CMYK, R = C * K / 255); 1 channel from them is INVALID_ARGUMENT.
   int channels = 0;
   // Larger images (width x height) are RESOURCE_EXHAUSTED, checked before allocating.
   int64_t max_pixels = int64_t{1} << 26;

@@ -14,7 +14,10 @@
 //   - an exact URI, which must exist. http(s):// URLs are always one object:
 //     '?' starts their query string (a presigned URL), '[' an IPv6 host.
 // Matching nothing is NOT_FOUND naming the pattern: an empty training set is
-// almost always a typo.
+// almost always a typo. A local glob (plain path or file://) reads only the
+// directories its pattern can reach, one level per component ("/usr/*.x"
+// reads /usr alone), from the file system rather than through `store`'s
+// List; gs:// and s3:// globs list their prefix through `store`.
 //
 //   auto store = dataecho::OpenObjectStore();
 //   absl::StatusOr<std::vector<std::string>> files =

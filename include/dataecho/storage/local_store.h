@@ -12,7 +12,8 @@
 //   auto files = store->List("/data/mnist/train-");   // recursive, sorted
 //
 // Errors name the path: NOT_FOUND (no such file), PERMISSION_DENIED,
-// INVALID_ARGUMENT (a directory, a bad URI), UNKNOWN (other errno).
+// INVALID_ARGUMENT (a directory, a bad URI), FAILED_PRECONDITION (a symbolic
+// link loop; a file changed under a reader), UNKNOWN (other errno).
 //
 // Thread safety: the store is thread-safe; see ObjectReader for readers.
 #ifndef DATAECHO_STORAGE_LOCAL_STORE_H_

@@ -15,7 +15,9 @@
 // latency; a reader costs one more latency every `request_bytes` bytes (when
 // set), like a client that fetches an object in ranged GETs. Bytes are paced
 // through one link: a transfer waits for its share of the cap after the
-// requests before it. A reader's waits end promptly on Cancel() (CANCELLED).
+// requests before it. A reader keeps the ObjectReader contract: a Read fills
+// its buffer across as many requests as it spans (short only at the end). A
+// reader's waits end promptly on Cancel() (CANCELLED).
 //
 // Thread safety: thread-safe, like the wrapped store.
 #ifndef DATAECHO_STORAGE_THROTTLED_STORE_H_
