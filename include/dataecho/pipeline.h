@@ -180,8 +180,11 @@ class Pipeline {
   Pipeline Repeat(int64_t epochs = -1, std::string name = "repeat") &&;
   // --- end of epochs ---
 
-  // Examples to fused batches (batch.h).
-  Pipeline<::dataecho::Batch> Batch(BatchOptions options) && requires std::same_as<T, Example> {
+  // Examples to fused batches (batch.h). (A template of its own, like
+  // PaddedBatch(), so that instantiating Pipeline<Record> explicitly leaves it
+  // out: clang 14 instantiates a constrained member regardless.)
+  template <typename E = T>
+  requires std::same_as<E, Example> Pipeline<::dataecho::Batch> Batch(BatchOptions options) && {
     if (!status_.ok()) return Pipeline<::dataecho::Batch>(status_);
     return Pipeline<::dataecho::Batch>(BatchStage::Make(std::move(stage_), std::move(options)));
   }
@@ -232,8 +235,9 @@ class Pipeline {
   }
   // Examples whose components vary in shape to padded Batches with masks and
   // lengths (padded_batch.h).
-  Pipeline<::dataecho::Batch> PaddedBatch(PaddedBatchOptions options) && requires
-      std::same_as<T, Example> {
+  template <typename E = T>
+  requires std::same_as<E, Example> Pipeline<::dataecho::Batch> PaddedBatch(
+      PaddedBatchOptions options) && {
     if (!status_.ok()) return Pipeline<::dataecho::Batch>(status_);
     return Pipeline<::dataecho::Batch>(
         PaddedBatchStage::Make(std::move(stage_), std::move(options)));
