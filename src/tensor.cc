@@ -1,6 +1,7 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "dataecho/tensor.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "absl/status/status.h"
@@ -36,8 +37,14 @@ size_t DTypeSize(DType dtype) { return Info(dtype).size; }
 std::string_view DTypeName(DType dtype) { return Info(dtype).name; }
 
 int64_t NumElements(absl::Span<const int64_t> shape) {
+  // A zero dimension makes it 0 whatever the others are; else it saturates
+  // instead of overflowing (a shape from options or data), as
+  // SaturatingProduct() (memory.h), with which sizes are checked, does.
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<int64_t>::max();
+  }
   return n;
 }
 

@@ -134,5 +134,18 @@ TEST(Float16Test, BFloat16KnownPatterns) {
   EXPECT_EQ(BFloat16ToFloat(0x3F80), 1.0f);
 }
 
+// A shape from options or data whose element count overflows: INT64_MAX (which
+// every size check refuses), never a wrapped value; a zero dimension gives 0
+// whatever the others (the sizes_fuzz input that found it: a PaddedBatch row
+// padded to [2^47, 2^39, 0] passed the byte check and then memset INT64_MAX).
+TEST(NumElementsTest, SaturatesInsteadOfOverflowingAndZeroWins) {
+  constexpr int64_t kBig = int64_t{1} << 40;
+  EXPECT_EQ(NumElements({}), 1);
+  EXPECT_EQ(NumElements({28, 28, 1}), 784);
+  EXPECT_EQ(NumElements({kBig, kBig}), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(NumElements({kBig, kBig, 0}), 0);
+  EXPECT_EQ(NumElements({0, kBig, kBig}), 0);
+}
+
 }  // namespace
 }  // namespace dataecho

@@ -38,7 +38,8 @@ DATAECHO_EXPORT std::string_view DTypeName(DType dtype);
 
 using Shape = absl::InlinedVector<int64_t, 4>;
 
-// Product of the dimensions (1 for a scalar).
+// Product of the dimensions (1 for a scalar; 0 with a zero dimension);
+// INT64_MAX if it overflows.
 DATAECHO_EXPORT int64_t NumElements(absl::Span<const int64_t> shape);
 // "[28, 28, 1]".
 DATAECHO_EXPORT std::string ShapeString(absl::Span<const int64_t> shape);
