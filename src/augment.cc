@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "dataecho/float16.h"
+#include "dataecho/internal/random.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
 
@@ -102,6 +103,8 @@ absl::StatusOr<Tensor> AffineConvert(const Tensor& in, const std::vector<float>&
 }
 
 }  // namespace
+
+uint64_t MixSeed(uint64_t a, uint64_t b, uint64_t c) { return internal::MixSeed(a, b, c); }
 
 AugmentRng::AugmentRng(uint64_t seed, uint64_t source_index, uint32_t repeat_index, uint32_t epoch)
     : state_(Mix(Mix(Mix(seed ^ 0x9e3779b97f4a7c15ull) ^ source_index) ^ repeat_index)) {

@@ -6,6 +6,7 @@
 #include <numbers>
 #include <utility>
 
+#include "dataecho/augment.h"
 #include "dataecho/formats/crc32c.h"
 #include "dataecho/storage/object_store.h"
 #include "dataecho/text.h"
@@ -209,34 +210,13 @@ std::string UpstreamNote(const TrainResult& r) {
   return note;
 }
 
-namespace {
-
-// SplitMix64 steps over (a, b, c): the same mix as the library's seeds, so
-// digests stay comparable with those of earlier runs.
-uint64_t Mix(uint64_t a, uint64_t b, uint64_t c = 0) {
-  auto step = [](uint64_t& state) {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  };
-  uint64_t s = a;
-  uint64_t h = step(s);
-  s = h ^ b;
-  h = step(s);
-  s = h ^ c;
-  return step(s);
-}
-
-}  // namespace
-
 uint64_t DigestBatch(uint64_t digest, const dataecho::Batch& b) {
   auto crc = [](const dataecho::Tensor& t) -> uint64_t {
     return dataecho::Crc32c(t.buffer().data(), t.byte_size());
   };
-  uint64_t rows = Mix(crc(b.source_indices), crc(b.repeat_indices), crc(b.labels));
-  for (const dataecho::Tensor& t : b.components) rows = Mix(rows, crc(t));
-  return Mix(digest, rows, static_cast<uint64_t>(b.num_rows));
+  uint64_t rows = dataecho::MixSeed(crc(b.source_indices), crc(b.repeat_indices), crc(b.labels));
+  for (const dataecho::Tensor& t : b.components) rows = dataecho::MixSeed(rows, crc(t));
+  return dataecho::MixSeed(digest, rows, static_cast<uint64_t>(b.num_rows));
 }
 
 std::string ResultToJson(const TrainResult& r) {

@@ -55,6 +55,11 @@ class DATAECHO_EXPORT AugmentRng {
   uint64_t state_;
 };
 
+// The mix behind AugmentRng and every seeded stage: SplitMix64 steps over
+// (a, b, c). For a program's own seeds and fingerprints, derived the library's
+// way (e.g. a seed per epoch and rank: MixSeed(seed, epoch, rank)).
+DATAECHO_EXPORT uint64_t MixSeed(uint64_t a, uint64_t b, uint64_t c = 0);
+
 // The common part of the augmenters below: an immutable function object that
 // keeps its options. A custom augmenter may derive from it the same way.
 template <typename Options>
