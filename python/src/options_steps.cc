@@ -58,8 +58,11 @@ const OptionsSpec<PaddedBatchOptions>& Spec<PaddedBatchOptions>() {
            .AddCustom(
                "padded_shapes", "list[list[int] | None]",
                [](O& o, py::handle v) {
+                 if (!py::isinstance<py::sequence>(v) || py::isinstance<py::str>(v)) {
+                   throw py::cast_error();  // TypeError naming the field
+                 }
                  o.padded_shapes.clear();
-                 for (const py::handle entry : v.cast<py::sequence>()) {
+                 for (const py::handle entry : py::reinterpret_borrow<py::sequence>(v)) {
                    Shape shape;
                    if (!entry.is_none()) {
                      for (const int64_t d : entry.cast<std::vector<int64_t>>()) shape.push_back(d);
