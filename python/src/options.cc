@@ -10,7 +10,6 @@
 #include "status.h"
 
 #include <cmath>
-#include <deque>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -66,26 +65,6 @@ std::string DefaultLiteral(py::handle value) {
                            py::repr(value).cast<std::string>());
   }
   return py::repr(value).cast<std::string>();
-}
-
-std::string Signature::Text() const {
-  std::string params;
-  for (const std::string& a : args_) params += (params.empty() ? "" : ", ") + a;
-  if (!keywords_.empty()) {
-    params += params.empty() ? "*" : ", *";
-    for (const std::string& k : keywords_) params += ", " + k;
-  }
-  return name_ + "(" + params + ")";
-}
-
-const char* Signature::Doc(const std::string& summary) const {
-  return KeepDoc(Text() + "\n--\n\n" + summary + sections_);
-}
-
-const char* KeepDoc(std::string doc) {
-  static auto* docs = new std::deque<std::string>();
-  docs->push_back(std::move(doc));
-  return docs->back().c_str();
 }
 
 void KwargsSplit::CheckAllUsed() const {

@@ -87,41 +87,40 @@ void RegisterStages(PipelineClass& cls) {
       },
       py::arg("n"));
 
-  DefSigned(
-      cls, Signature("shard").Arg("self").Options<ShardOptions>(),
-      "Keeps elements rank, rank + world_size, ... of the stream: splits it between the "
-      "workers of a job (each still reads the whole stream; file sources split their "
-      "files instead, see from_tfrecord). Rank and world size default to the launcher's "
-      "environment (RANK/WORLD_SIZE, ...), as dataecho.resolve_shard().",
-      [](PipelineHandle& self, const py::kwargs& kwargs) {
-        const Shard shard =
-            ValueOrThrow(ResolveShard(Spec<ShardOptions>().FromKwargs(kwargs, "shard")));
-        return Then(self, "shard", [&](auto p) -> AnyPipeline {
-          using T = typename decltype(p)::value_type;
-          return std::move(p).Apply(
-              [&](StagePtr<T> in) { return ShardStage<T>::Make(std::move(in), shard); });
-        });
-      });
+  DefSigned(cls, Signature("shard").Arg("self").Options<ShardOptions>(),
+            "Keeps elements rank, rank + world_size, ... of the stream: splits it between the "
+            "workers of a job (each still reads the whole stream; file sources split their "
+            "files instead, see from_tfrecord). Rank and world size default to the launcher's "
+            "environment (RANK/WORLD_SIZE, ...), as dataecho.resolve_shard().",
+            [](PipelineHandle& self, const py::kwargs& kwargs) {
+              const Shard shard =
+                  ValueOrThrow(ResolveShard(Spec<ShardOptions>().FromKwargs(kwargs, "shard")));
+              return Then(self, "shard", [&](auto p) -> AnyPipeline {
+                using T = typename decltype(p)::value_type;
+                return std::move(p).Apply(
+                    [&](StagePtr<T> in) { return ShardStage<T>::Make(std::move(in), shard); });
+              });
+            });
 
-  DefSigned(
-      cls, Signature("batch").Arg("self").Options<BatchOptions>(),
-      "Examples to fused Batches: each component's rows copied once into one aligned "
-      "buffer, optionally cast to float32/float16/bfloat16 and normalized in the same "
-      "pass. Buffers are pooled and reused once no batch or view holds them.",
-      [](PipelineHandle& self, const py::kwargs& kwargs) {
-        const BatchOptions options = Spec<BatchOptions>().FromKwargs(kwargs, "batch");
-        return Then(self, "batch", [&](auto p) -> AnyPipeline {
-          using T = typename decltype(p)::value_type;
-          if constexpr (std::is_same_v<T, Example>) {
-            return std::move(p).Batch(options);
-          } else {
-            ThrowWrongElement("batch", "Example", ElementName<T>(),
-                              std::is_same_v<T, Record>
-                                  ? ": decode them first, e.g. .map(dataecho.decode_image_record)"
-                                  : "");
-          }
-        });
-      });
+  DefSigned(cls, Signature("batch").Arg("self").Options<BatchOptions>(),
+            "Examples to fused Batches: each component's rows copied once into one aligned "
+            "buffer, optionally cast to float32/float16/bfloat16 and normalized in the same "
+            "pass. Buffers are pooled and reused once no batch or view holds them.",
+            [](PipelineHandle& self, const py::kwargs& kwargs) {
+              const BatchOptions options = Spec<BatchOptions>().FromKwargs(kwargs, "batch");
+              return Then(self, "batch", [&](auto p) -> AnyPipeline {
+                using T = typename decltype(p)::value_type;
+                if constexpr (std::is_same_v<T, Example>) {
+                  return std::move(p).Batch(options);
+                } else {
+                  ThrowWrongElement(
+                      "batch", "Example", ElementName<T>(),
+                      std::is_same_v<T, Record>
+                          ? ": decode them first, e.g. .map(dataecho.decode_image_record)"
+                          : "");
+                }
+              });
+            });
 }
 
 }  // namespace dataecho::python
