@@ -1,8 +1,8 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
 // The builder steps beyond echoing (docs/builder.md): filter, cache, zip,
-// interleave, padded_batch; and the module functions dataecho.zip() and
-// dataecho.interleave() over pipelines already built.
+// interleave, padded_batch; and dataecho.interleave() over pipelines already
+// built. (No module-level zip: `from dataecho import *` would hide Python's.)
 //
 // Python has no std::pair element: zip() gives one Example per pair, the
 // components of the first element then those of the second (a Record counts
@@ -176,21 +176,13 @@ void BindZipInterleave(py::module_& m, PipelineClass& cls) {
       "Pairs the elements of two pipelines, one of each per step, until either ends (C++ "
       "Zip), as one Example: the first's components then the second's (a Record gives one "
       "uint8 [size] component), the label of the first that is an Example, the first's "
-      "source index. Both are consumed.";
+      "source index. Both are consumed. (C++ dataecho::Zip(a, b) is a.zip(b) here.)";
   DefSigned(
       cls, Signature("zip").Arg("self").Arg("other").Options<ZipOptions>(), kZipDoc,
       [](PipelineHandle& self, PipelineHandle& other, const py::kwargs& kwargs) {
         return Zip(self, other, Spec<ZipOptions>().FromKwargs(kwargs, "zip"));
       },
       py::arg("other"));
-  DefSigned(
-      m, Signature("zip").Arg("first").Arg("second").Options<ZipOptions>(),
-      std::string(kZipDoc) + " Same as first.zip(second).",
-      [](PipelineHandle& a, PipelineHandle& b, const py::kwargs& kwargs) {
-        return Zip(a, b, Spec<ZipOptions>().FromKwargs(kwargs, "zip"));
-      },
-      py::arg("first"), py::arg("second"));
-
   DefSigned(
       cls,
       Signature("interleave")

@@ -114,8 +114,7 @@ def test_zip_merges_examples_and_records(small_arrays, tmp_path):
         assert e.label == labels[i] and e.source_index == i
     path = str(tmp_path / "z.tfrecord")
     dataecho.write_tfrecord(path, [b"ab", b"cde"])
-    pairs = list(dataecho.zip(dataecho.from_tfrecord(path),
-                              dataecho.from_arrays(images[:2], [4, 5])))
+    pairs = list(dataecho.from_tfrecord(path).zip(dataecho.from_arrays(images[:2], [4, 5])))
     assert [bytes(e.components[0]) for e in pairs] == [b"ab", b"cde"]
     assert [e.label for e in pairs] == [4, 5]  # the first Example's label
     batch = next(dataecho.from_arrays(images[:4], labels[:4])
