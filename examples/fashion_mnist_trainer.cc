@@ -42,9 +42,11 @@ ABSL_FLAG(double, echo, 1.0, "Echo factor e >= 1 (fractional: per-item draw)");
 ABSL_FLAG(
     std::string, insert, "before_augment",
     "Echo placement: before_augment, after_augment or batch; or adaptive (echo before augmentation "
-    "only while the upstream has no fresh example ready, at most --max_echo times per example)");
+    "only while the upstream has no fresh example ready, at most --max_echo times per example); "
+    "or auto (placement and factor, at most --max_echo, chosen from the measured costs)");
 ABSL_FLAG(double, max_echo, 4.0,
-          "With --insert=adaptive: the most emissions of one example (m >= 1)");
+          "With --insert=adaptive: the most emissions of one example (m >= 1); with --insert=auto: "
+          "the largest factor it may choose");
 ABSL_FLAG(double, upstream_ratio, 0.0,
           "Upstream R times slower than a training step (shards over loopback HTTP through a "
           "throttled store); 0 = local files at full speed");

@@ -5,6 +5,8 @@
 #include <memory>
 #include <utility>
 
+#include "dataecho/augment.h"
+#include "dataecho/internal/auto_placement.h"
 #include "fmt/format.h"
 
 namespace dataecho {
@@ -15,6 +17,7 @@ std::string_view EchoPlacementName(EchoPlacement placement) {
     case EchoPlacement::kAfterAugment: return "after_augment";
     case EchoPlacement::kBatch: return "batch";
     case EchoPlacement::kAdaptive: return "adaptive";
+    case EchoPlacement::kAuto: return "auto";
   }
   return "?";
 }
@@ -24,7 +27,7 @@ absl::StatusOr<EchoPlacement> ParseEchoPlacement(std::string_view name) {
     if (name == EchoPlacementName(placement)) return placement;
   }
   return absl::InvalidArgumentError(fmt::format(
-      "echo placement must be before_augment, after_augment, batch or adaptive, got '{}'", name));
+      "echo placement must be before_augment, after_augment, batch, adaptive or auto, got '{}'", name));
 }
 
 Pipeline<Batch> EchoedBatches(Pipeline<Example> decoded, AugmentFn augment,
@@ -61,6 +64,41 @@ Pipeline<Batch> EchoedBatches(Pipeline<Example> decoded, AugmentFn augment,
       }
       batches = batched(augmented(std::move(decoded).AdaptiveEcho(std::move(options.adaptive))));
       break;
+    }
+    case EchoPlacement::kAuto: {
+      if (absl::Status s = options.auto_placement.Validate(); !s.ok()) return Pipeline<Batch>(s);
+      auto control = std::make_shared<internal::EchoControl>();
+      control->augment_inline = options.augment.parallelism == 0;
+      const uint64_t seed = options.auto_placement.seed;
+      auto place = [&](Pipeline<Example> p, int slot, uint64_t s) {
+        return std::move(p).Apply([&](StagePtr<Example> in) {
+          return internal::MakePlacedEcho(std::move(in), control, slot, s);
+        });
+      };
+      if (augment) {  // metered: thread CPU around every 8th call
+        augment = [fn = std::move(augment), control](Example e) -> absl::StatusOr<Example> {
+          const int64_t n = control->augment_calls.fetch_add(1, std::memory_order_relaxed);
+          if (n % 8 != 0) return fn(std::move(e));
+          const int64_t t0 = internal::ThreadCpuNanos();
+          absl::StatusOr<Example> out = fn(std::move(e));
+          control->augment_sampled_cpu_ns.fetch_add(internal::ThreadCpuNanos() - t0,
+                                                    std::memory_order_relaxed);
+          control->augment_sampled.fetch_add(1, std::memory_order_relaxed);
+          return out;
+        };
+      }
+      Pipeline<Example> before = place(std::move(decoded), internal::kPlacedBefore, seed);
+      Pipeline<Example> after =
+          place(augmented(std::move(before)), internal::kPlacedAfter, MixSeed(seed, 1));
+      batches = batched(std::move(after)).Apply([&](StagePtr<Batch> in) {
+        return internal::MakePlacedEcho(std::move(in), control, MixSeed(seed, 2));
+      });
+      return std::move(batches)
+          .Prefetch(std::move(options.prefetch))
+          .Apply([&](StagePtr<Batch> in) {
+            return internal::MakeEchoPlanner(std::move(in), control,
+                                             std::move(options.auto_placement));
+          });
     }
   }
   return std::move(batches).Prefetch(std::move(options.prefetch));

@@ -102,7 +102,8 @@ std::vector<std::string> Tail(const std::vector<std::string>& stages) {
 }
 
 TEST(EchoPlacementTest, NamesAreTheFlagValues) {
-  const std::vector<std::string> names = {"before_augment", "after_augment", "batch", "adaptive"};
+  const std::vector<std::string> names = {"before_augment", "after_augment", "batch", "adaptive",
+                                          "auto"};
   size_t i = 0;
   for (EchoPlacement placement : kEchoPlacements) {
     EXPECT_EQ(EchoPlacementName(placement), names[i++]);

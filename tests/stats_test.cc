@@ -151,5 +151,115 @@ TEST(StatsJsonTest, HasTheThreadsOfEveryStage) {
   EXPECT_NE(json.find("\"consumer_wait_s\": 0.5, \"threads\": 1"), std::string::npos) << json;
 }
 
+
+// The verdict against pipelines whose R and bottleneck are known by
+// construction. The consumer takes a batch of kRows and sleeps `step`; the
+// upstream makes one item per `per_item` (a throttle, or a busy-wait Map),
+// so R = kRows x per_item / step. Times are long (ms) so that the
+// scheduler's slack on a loaded machine stays well inside the +-15 %.
+constexpr int64_t kRows = 4;
+
+template <typename P>
+std::string DrainWithSteps(P& p, absl::Duration step) {
+  while (true) {
+    auto n = p.Next();
+    EXPECT_TRUE(n.ok()) << n.status();
+    if (!n.ok() || !n->has_value()) break;
+    absl::SleepFor(step);
+  }
+  return FormatStatsTable(p.Stats());
+}
+
+// The R the echo line reports "measured at the consumer's pulls", or -1.
+double ReportedR(const std::string& table) {
+  const std::string key = "(R = ";
+  const size_t at = table.find(key);
+  if (at == std::string::npos || table.find("measured at the consumer's pulls", at) ==
+                                     std::string::npos)
+    return -1;
+  return std::stod(table.substr(at + key.size()));
+}
+
+TEST(StatsVerdictTest, MeasuresRBehindAThrottle) {
+  // 10 ms per item, 4 items per batch, a 10 ms step: R = 4.
+  auto p = FromVector(MakeExamples(kRows * 40))
+               .Throttle({.latency = absl::Milliseconds(10), .name = "slow_source"})
+               .Prefetch({.depth = 16, .name = "upstream_prefetch"})
+               .Echo({.factor = 1})
+               .Batch({.batch_size = kRows})
+               .Prefetch({.depth = 2, .name = "trainer_prefetch"});
+  const std::string table = DrainWithSteps(p, absl::Milliseconds(10));
+  EXPECT_NE(table.find("bottleneck: slow_source (upstream of echo: echoing can help)"),
+            std::string::npos)
+      << table;
+  EXPECT_NEAR(ReportedR(table), 4.0, 0.15 * 4.0) << table;
+}
+
+TEST(StatsVerdictTest, MeasuresRBehindABusyMap) {
+  // A Map that busy-waits 8 ms per item, 4 items per batch, a 16 ms step: R = 2.
+  auto p = FromVector(MakeExamples(kRows * 30))
+               .Map(
+                   [](Example e) {
+                     const absl::Time end = absl::Now() + absl::Milliseconds(8);
+                     while (absl::Now() < end) {
+                     }
+                     return e;
+                   },
+                   {.parallelism = 0, .name = "costly_decode"})
+               .Prefetch({.depth = 16, .name = "upstream_prefetch"})
+               .Echo({.factor = 1})
+               .Batch({.batch_size = kRows})
+               .Prefetch({.depth = 2, .name = "trainer_prefetch"});
+  const std::string table = DrainWithSteps(p, absl::Milliseconds(16));
+  EXPECT_NE(table.find("bottleneck: costly_decode (upstream of echo: echoing can help)"),
+            std::string::npos)
+      << table;
+  EXPECT_NEAR(ReportedR(table), 2.0, 0.15 * 2.0) << table;
+}
+
+TEST(StatsVerdictTest, NamesTheConsumerWhenTheTrainerIsTheBottleneck) {
+  // The upstream makes an item in 2 ms; the trainer's step takes 20 ms per 4
+  // rows, 5 ms per element: R = 0.4, and with e = 2 the echo only adds copies.
+  auto p = FromVector(MakeExamples(kRows * 30))
+               .Throttle({.latency = absl::Milliseconds(2), .name = "source"})
+               .Map([](Example e) { return e; }, {.parallelism = 0, .name = "decode"})
+               .Prefetch({.depth = 16, .name = "upstream_prefetch"})
+               .Echo({.factor = 2})
+               .Batch({.batch_size = kRows})
+               .Prefetch({.depth = 2, .name = "trainer_prefetch"});
+  const std::string table = DrainWithSteps(p, absl::Milliseconds(20));
+  EXPECT_NE(table.find("bottleneck: the consumer"), std::string::npos) << table;
+  EXPECT_EQ(table.find("bottleneck: source"), std::string::npos) << table;
+  EXPECT_EQ(table.find("bottleneck: decode"), std::string::npos) << table;
+  EXPECT_NE(table.find("echo: realized factor 2.00 (e = 2) keeps the consumer busy"),
+            std::string::npos)
+      << table;
+  EXPECT_NEAR(ReportedR(table), 0.4, 0.15 * 0.4) << table;
+}
+
+// The same verdict from the figures alone (no consumer figures: a program
+// that pulls through its own stages): the last queue sat full longer than
+// the consumer waited.
+TEST(StatsVerdictTest, AFullLastQueueMeansTheConsumerIsTheBottleneck) {
+  std::vector<StageStats> stats = {
+      Row("source", 0, 0, 0, {{"busy_s", 2}}),
+      Row("map", 0, 0, 0, {{"busy_s", 3}}),
+      Row("trainer_prefetch", 1, 0, 0.047, {{"producer_blocked_s", 8.7}}),
+  };
+  const std::string verdict = FormatStatsVerdict(stats);
+  EXPECT_NE(verdict.find("bottleneck: the consumer: it waited 0.047 s for data; "
+                         "trainer_prefetch's producer sat on a full queue 8.700 s"),
+            std::string::npos)
+      << verdict;
+}
+
+TEST(StatsJsonTest, NotesAreTheDecisions) {
+  StageStats s = Row("echo_planner", 0, 0, 0, {{"factor", 2}});
+  s.notes = {"after 32 batches: batch echo, e = 2.00: \"why\""};
+  const std::string json = StatsToJson({s});
+  EXPECT_NE(json.find("\"decisions\": [\"after 32 batches"), std::string::npos) << json;
+  EXPECT_NE(FormatStatsVerdict({s}).find("echo_planner: after 32 batches"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace dataecho

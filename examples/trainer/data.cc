@@ -116,7 +116,9 @@ dataecho::Pipeline<dataecho::Batch> EchoedTrainBatches(
                  .mean = {kPixelMean},
                  .stddev = {kPixelStddev}},
        .prefetch = adaptive ? dataecho::PrefetchOptions{.depth = 4, .name = "trainer_prefetch"}
-                            : dataecho::PrefetchOptions{.depth = 2}});
+                            : dataecho::PrefetchOptions{.depth = 2},
+       // Auto: placement and factor (at most max_echo) from the measured costs.
+       .auto_placement = {.max_factor = o.max_echo, .seed = DeriveSeed(o.seed, 4)}});
   return batches;
 }
 

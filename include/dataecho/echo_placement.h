@@ -19,6 +19,14 @@
 //                   only while the upstream has nothing ready and the consumer
 //                   needs a batch (its demand gate watches the final Prefetch's
 //                   queue: PrefetchOptions::level).
+//   kAuto           an echo stage at each of the three places, all but one passing
+//                   through; a planner at the top measures the costs while the
+//                   pipeline runs (CPU per fresh item, per augmentation, per row;
+//                   the consumer's step; the upstream's time per item; the cores
+//                   the pipeline may use) and sets placement and factor, again
+//                   when the costs change, within a RAM budget, reporting every
+//                   decision with its reason in the stats (echo_planner.h,
+//                   `auto_placement`: prefer speed or quality, max_factor, ...).
 //
 //   auto decoded = dataecho::From(std::move(records))
 //       .Map(Decode, {.parallelism = 4})
@@ -32,7 +40,7 @@
 //        .prefetch = {.depth = 2}});
 //   if (!batches.status().ok()) return batches.status();
 //
-// The names ("before_augment", "after_augment", "batch", "adaptive") are what
+// The names ("before_augment", "after_augment", "batch", "adaptive", "auto") are what
 // command-line flags and JSON output use: EchoPlacementName, ParseEchoPlacement.
 //
 // Thread safety: the functions are thread-safe; the pipeline they build is
@@ -47,6 +55,7 @@
 #include "absl/status/statusor.h"
 #include "dataecho/batch.h"
 #include "dataecho/echo_options.h"
+#include "dataecho/echo_planner.h"
 #include "dataecho/example.h"
 #include "dataecho/export.h"
 #include "dataecho/map.h"
@@ -61,14 +70,15 @@ enum class EchoPlacement {
   kAfterAugment,   // augmentation, then example echoing
   kBatch,          // batch echoing, after Batch
   kAdaptive,       // adaptive example echoing before augmentation
+  kAuto,           // placement and factor chosen from measured costs (echo_planner.h)
 };
 
 // Every placement, in the order above.
 inline constexpr EchoPlacement kEchoPlacements[] = {
     EchoPlacement::kBeforeAugment, EchoPlacement::kAfterAugment, EchoPlacement::kBatch,
-    EchoPlacement::kAdaptive};
+    EchoPlacement::kAdaptive, EchoPlacement::kAuto};
 
-// "before_augment", "after_augment", "batch" or "adaptive".
+// "before_augment", "after_augment", "batch", "adaptive" or "auto".
 DATAECHO_EXPORT std::string_view EchoPlacementName(EchoPlacement placement);
 // The placement of a name above; INVALID_ARGUMENT for any other name.
 DATAECHO_EXPORT absl::StatusOr<EchoPlacement> ParseEchoPlacement(std::string_view name);
@@ -87,6 +97,9 @@ struct EchoedBatchesOptions {
   // kAdaptive's demand gate: repeat only while fewer than this many batches
   // wait in the final Prefetch's queue. 0 = no gate (unless adaptive has one).
   int64_t gate_below = 2;
+  // kAuto's planner: the largest factor, speed or quality, the cores, the RAM
+  // budget, how often it decides (echo_planner.h). Its seed draws the copies.
+  AutoPlacementOptions auto_placement;
   // The Map that runs the augmentation.
   MapOptions augment;
   ShuffleOptions shuffle;

@@ -1,0 +1,326 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+#include "dataecho/internal/auto_placement.h"
+
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "dataecho/element_traits.h"
+#include "dataecho/internal/echo_stage_base.h"
+#include "dataecho/internal/stage_accounting.h"
+#include "fmt/format.h"
+#include "internal/echo_diagnostics.h"
+
+namespace dataecho::internal {
+namespace {
+
+int64_t ClockNanos(clockid_t clock) {
+  timespec ts;
+  if (clock_gettime(clock, &ts) != 0) return 0;
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+constexpr const char* kPlacedNames[] = {"echo:before_augment", "echo:after_augment", "echo:batch"};
+
+template <typename T>
+class PlacedEchoStage final : public EchoStageBase<T> {
+ public:
+  using Result = absl::StatusOr<std::optional<T>>;
+
+  PlacedEchoStage(StagePtr<T> input, std::shared_ptr<EchoControl> control, int slot, uint64_t seed)
+      : EchoStageBase<T>(std::move(input), 1.0, seed), control_(std::move(control)), slot_(slot) {}
+
+  Result Next() override {
+    if (this->cancelled()) return CancelledError();
+    if (slot_ == kPlacedBatch) {  // the batch-building thread's CPU so far
+      control_->downstream_cpu_ns.store(ThreadCpuNanos(), std::memory_order_relaxed);
+    }
+    if (remaining_ > 0) return EmitRepeat();
+    Result r;
+    if (const int64_t waited = PullTimed(this->input(), &r); waited > 0)
+      this->counts().AddInputWait(waited);
+    AcceptFresh(r);
+    return r;
+  }
+
+  bool TryNext(Result* out) override {
+    if (this->cancelled()) {
+      *out = CancelledError();
+    } else if (remaining_ > 0) {
+      *out = EmitRepeat();
+    } else {
+      if (!this->input().TryNext(out)) return false;
+      AcceptFresh(*out);
+    }
+    return true;
+  }
+
+  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
+  absl::Status Restart(uint32_t epoch) override {
+    if (absl::Status s = this->input().Restart(epoch); !s.ok()) return s;
+    current_.reset();
+    remaining_ = 0;
+    this->StartEpoch(epoch);
+    return absl::OkStatus();
+  }
+
+ protected:
+  StageStats OwnStats() const override {
+    return this->counts().ToStats(kPlacedNames[slot_],
+                                  {{"factor", factor_.load(std::memory_order_relaxed)}});
+  }
+
+ private:
+  Result EmitRepeat() {
+    --remaining_;
+    const uint32_t k = ++repeat_;
+    this->counts().AddRepeat(current_bytes_);
+    ElementTraits<T>::MarkRepeat(*current_, k);
+    if (remaining_ > 0) return Result(absl::in_place, *current_);
+    return Result(absl::in_place, *std::move(current_));
+  }
+
+  void AcceptFresh(const Result& r) {
+    if (!r.ok() || !r->has_value()) return;
+    const T& item = **r;
+    current_bytes_ = static_cast<int64_t>(ElementTraits<T>::ByteSize(item));
+    this->counts().AddFresh(current_bytes_);
+    control_->fresh[slot_].fetch_add(1, std::memory_order_relaxed);
+    control_->fresh_bytes[slot_].fetch_add(current_bytes_, std::memory_order_relaxed);
+    if constexpr (std::is_same_v<T, Batch>) {
+      control_->rows_built.fetch_add(item.num_rows, std::memory_order_relaxed);
+    }
+    const double e = control_->factor[slot_].load(std::memory_order_relaxed);
+    if (e != factor_.load(std::memory_order_relaxed)) {
+      this->SetFactor(e);
+      factor_.store(e, std::memory_order_relaxed);
+    }
+    remaining_ = this->DrawCopies(item) - 1;
+    repeat_ = 0;
+    if (remaining_ > 0) current_.emplace(item);
+  }
+
+  const std::shared_ptr<EchoControl> control_;
+  const int slot_;
+  std::atomic<double> factor_{1.0};
+  std::optional<T> current_;
+  uint32_t remaining_ = 0;
+  uint32_t repeat_ = 0;
+  int64_t current_bytes_ = 0;
+};
+
+// One window's cumulative readings (see EchoPlannerStage::Decide).
+struct Reading {
+  int64_t wall_ns = 0, process_cpu = 0, consumer_cpu = 0, downstream_cpu = 0;
+  int64_t fresh = 0, rows_built = 0, augment_calls = 0, augment_sampled = 0, augment_cpu = 0;
+  int64_t step_ns = 0, batches = 0;
+  double boundary_blocked_s = 0;
+};
+
+class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
+ public:
+  EchoPlannerStage(StagePtr<Batch> input, std::shared_ptr<EchoControl> control,
+                   AutoPlacementOptions options)
+      : UnaryStage<Batch, Batch>(std::move(input)),
+        control_(std::move(control)),
+        options_(std::move(options)),
+        cores_(options_.pipeline_cores > 0
+                   ? options_.pipeline_cores
+                   : std::max(1, AvailableCpus() - options_.trainer_cores)) {}
+
+  absl::StatusOr<std::optional<Batch>> Next() override {
+    const int64_t ask = NowNanos();
+    if (last_return_ > 0) step_ns_ += ask - last_return_;
+    absl::StatusOr<std::optional<Batch>> r = this->input().Next();
+    const int64_t got = NowNanos();
+    in_next_ns_.Add(got - ask);
+    last_return_ = got;
+    if (r.ok() && r->has_value()) {
+      ++batches_;
+      batches_out_.Add(1);
+      rows_ = (*r)->num_rows;
+      batch_bytes_ = static_cast<int64_t>((*r)->ByteSize());
+      diagnostics_.Add(**r);
+      if (batches_ % options_.decide_every == 0) Decide(got);
+    }
+    return r;
+  }
+
+ protected:
+  StageStats OwnStats() const override {
+    StageStats s;
+    s.name = options_.name;
+    s.elements = batches_out_.Get();
+    s.input_wait = absl::Nanoseconds(in_next_ns_.Get());
+    absl::MutexLock lock(&mu_);
+    s.extra = {{"placement", static_cast<double>(placement_)},
+               {"factor", factor_},
+               {"decisions", static_cast<double>(notes_.size())},
+               {"cores", static_cast<double>(cores_)},
+               {"cost_upstream_cpu_ms", costs_.upstream_cpu * 1e3},
+               {"cost_augment_cpu_ms", costs_.augment_cpu * 1e3},
+               {"cost_row_cpu_ms", costs_.row_cpu * 1e3},
+               {"upstream_ms_per_item", costs_.upstream_time * 1e3},
+               {"step_ms", costs_.step * 1e3},
+               {"predicted_steps_per_sec", predicted_}};
+    diagnostics_.AppendTo(&s.extra);
+    s.notes = notes_;
+    return s;
+  }
+
+ private:
+  Reading Read(int64_t now) {
+    Reading r;
+    r.wall_ns = now;
+    r.process_cpu = ProcessCpuNanos();
+    r.consumer_cpu = ThreadCpuNanos();
+    r.downstream_cpu = control_->downstream_cpu_ns.load(std::memory_order_relaxed);
+    r.fresh = control_->fresh[kPlacedBefore].load(std::memory_order_relaxed);
+    r.rows_built = control_->rows_built.load(std::memory_order_relaxed);
+    r.augment_calls = control_->augment_calls.load(std::memory_order_relaxed);
+    r.augment_sampled = control_->augment_sampled.load(std::memory_order_relaxed);
+    r.augment_cpu = control_->augment_sampled_cpu_ns.load(std::memory_order_relaxed);
+    r.step_ns = step_ns_;
+    r.batches = batches_;
+    // The boundary: the stage below echo:before_augment, if it is a Prefetch.
+    std::vector<StageStats> rows;
+    this->input().AppendStats(&rows);
+    for (size_t i = 1; i < rows.size(); ++i) {
+      if (rows[i].name == kPlacedNames[kPlacedBefore]) {
+        r.boundary_blocked_s = rows[i - 1].Extra("producer_blocked_s");
+        break;
+      }
+    }
+    return r;
+  }
+
+  // The costs of the window since the last reading (smoothed), a plan, and
+  // a switch if the plan differs.
+  void Decide(int64_t now) {
+    const Reading cur = Read(now);
+    if (!last_.has_value()) {  // the first window starts after `decide_every` batches
+      last_ = cur;
+      return;
+    }
+    const Reading& a = *last_;
+    const double wall = static_cast<double>(cur.wall_ns - a.wall_ns) * 1e-9;
+    const double fresh = static_cast<double>(cur.fresh - a.fresh);
+    const double batches = static_cast<double>(cur.batches - a.batches);
+    if (!(wall > 0) || !(fresh > 0) || !(batches > 0)) {
+      last_ = cur;
+      return;
+    }
+    EchoCosts m;
+    const double sampled = static_cast<double>(cur.augment_sampled - a.augment_sampled);
+    m.augment_cpu = sampled > 0 ? static_cast<double>(cur.augment_cpu - a.augment_cpu) * 1e-9 /
+                                      sampled
+                                : 0;
+    const double augment_total =
+        m.augment_cpu * static_cast<double>(cur.augment_calls - a.augment_calls);
+    const double down = static_cast<double>(cur.downstream_cpu - a.downstream_cpu) * 1e-9;
+    const double rows_built = static_cast<double>(cur.rows_built - a.rows_built);
+    const double down_rest = control_->augment_inline ? down - augment_total : down;
+    m.row_cpu = rows_built > 0 ? std::max(0.0, down_rest) / rows_built : 0;
+    const double off_thread_augment = control_->augment_inline ? 0 : augment_total;
+    const double up_cpu = static_cast<double>(cur.process_cpu - a.process_cpu) * 1e-9 -
+                          static_cast<double>(cur.consumer_cpu - a.consumer_cpu) * 1e-9 - down -
+                          off_thread_augment;
+    m.upstream_cpu = std::max(0.0, up_cpu) / fresh;
+    const double active = std::max(0.0, wall - (cur.boundary_blocked_s - a.boundary_blocked_s));
+    m.upstream_time = active / fresh;
+    m.step = static_cast<double>(cur.step_ns - a.step_ns) * 1e-9 / batches;
+    m.batch_rows = rows_;
+    m.cores = cores_;
+    const int64_t fresh_items = cur.fresh;
+    m.item_bytes = fresh_items > 0 ? control_->fresh_bytes[kPlacedBefore].load() / fresh_items : 0;
+    const int64_t after = control_->fresh[kPlacedAfter].load();
+    m.augmented_bytes = after > 0 ? control_->fresh_bytes[kPlacedAfter].load() / after : 0;
+    m.batch_bytes = batch_bytes_;
+    last_ = cur;
+
+    absl::MutexLock lock(&mu_);
+    if (measured_) {  // smooth: one window is noisy
+      auto mix = [](double& old, double now_value) { old = 0.5 * old + 0.5 * now_value; };
+      mix(costs_.upstream_cpu, m.upstream_cpu);
+      mix(costs_.augment_cpu, m.augment_cpu);
+      mix(costs_.row_cpu, m.row_cpu);
+      mix(costs_.upstream_time, m.upstream_time);
+      mix(costs_.step, m.step);
+      costs_.batch_rows = m.batch_rows;
+      costs_.cores = m.cores;
+      costs_.item_bytes = m.item_bytes;
+      costs_.augmented_bytes = m.augmented_bytes;
+      costs_.batch_bytes = m.batch_bytes;
+    } else {
+      costs_ = m;
+      measured_ = true;
+    }
+    const EchoPlan plan = PlanEcho(costs_, options_);
+    predicted_ = plan.steps_per_sec;
+    const bool first = notes_.empty();
+    const bool moved = plan.placement != placement_ ||
+                       std::fabs(plan.factor - factor_) > 0.1 * std::max(factor_, 1.0);
+    if (!first && !moved) return;
+    for (int slot : {kPlacedBefore, kPlacedAfter, kPlacedBatch}) {
+      control_->factor[slot].store(slot == plan.placement ? plan.factor : 1.0,
+                                   std::memory_order_relaxed);
+    }
+    placement_ = plan.placement;
+    factor_ = plan.factor;
+    notes_.push_back(fmt::format("after {} batches: {}", batches_, plan.reason));
+  }
+
+  const std::shared_ptr<EchoControl> control_;
+  const AutoPlacementOptions options_;
+  const int cores_;
+  // Consumer thread only.
+  int64_t last_return_ = 0, step_ns_ = 0, batches_ = 0, rows_ = 0, batch_bytes_ = 0;
+  std::optional<Reading> last_;
+  Counter in_next_ns_, batches_out_;
+  EchoDiagnostics diagnostics_;
+  mutable absl::Mutex mu_;
+  EchoCosts costs_ ABSL_GUARDED_BY(mu_);
+  bool measured_ ABSL_GUARDED_BY(mu_) = false;
+  int placement_ ABSL_GUARDED_BY(mu_) = kPlacedBefore;
+  double factor_ ABSL_GUARDED_BY(mu_) = 1;
+  double predicted_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::string> notes_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+int64_t ThreadCpuNanos() { return ClockNanos(CLOCK_THREAD_CPUTIME_ID); }
+int64_t ProcessCpuNanos() { return ClockNanos(CLOCK_PROCESS_CPUTIME_ID); }
+
+int AvailableCpus() {
+  cpu_set_t cpus;
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0) return 1;
+  return std::max(1, CPU_COUNT(&cpus));
+}
+
+StagePtr<Example> MakePlacedEcho(StagePtr<Example> input, std::shared_ptr<EchoControl> control,
+                                 int slot, uint64_t seed) {
+  return std::make_unique<PlacedEchoStage<Example>>(std::move(input), std::move(control), slot,
+                                                    seed);
+}
+
+StagePtr<Batch> MakePlacedEcho(StagePtr<Batch> input, std::shared_ptr<EchoControl> control,
+                               uint64_t seed) {
+  return std::make_unique<PlacedEchoStage<Batch>>(std::move(input), std::move(control),
+                                                  kPlacedBatch, seed);
+}
+
+StagePtr<Batch> MakeEchoPlanner(StagePtr<Batch> input, std::shared_ptr<EchoControl> control,
+                                AutoPlacementOptions options) {
+  return std::make_unique<EchoPlannerStage>(std::move(input), std::move(control),
+                                            std::move(options));
+}
+
+}  // namespace dataecho::internal
