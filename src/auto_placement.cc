@@ -127,10 +127,12 @@ struct Reading {
 class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
  public:
   EchoPlannerStage(StagePtr<Batch> input, std::shared_ptr<EchoControl> control,
-                   AutoPlacementOptions options)
+                   AutoPlacementOptions options, PlannerMode mode, std::string above_boundary)
       : UnaryStage<Batch, Batch>(std::move(input)),
         control_(std::move(control)),
         options_(std::move(options)),
+        mode_(mode),
+        above_boundary_(std::move(above_boundary)),
         cores_(options_.pipeline_cores > 0
                    ? options_.pipeline_cores
                    : std::max(1, AvailableCpus() - options_.trainer_cores)) {}
@@ -146,7 +148,13 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
       ++batches_;
       batches_out_.Add(1);
       rows_ = (*r)->num_rows;
+      fresh_rows_ += (*r)->fresh_rows;
       batch_bytes_ = static_cast<int64_t>((*r)->ByteSize());
+      if ((*r)->fresh() && (*r)->fresh_rows > 0) {  // the example-level factor, smoothed
+        realized_ = 0.875 * realized_ + 0.125 * static_cast<double>((*r)->num_rows) /
+                                            static_cast<double>((*r)->fresh_rows);
+        control_->realized_before.store(realized_, std::memory_order_relaxed);
+      }
       diagnostics_.Add(**r);
       if (batches_ % options_.decide_every == 0) Decide(got);
     }
@@ -182,7 +190,7 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     r.process_cpu = ProcessCpuNanos();
     r.consumer_cpu = ThreadCpuNanos();
     r.downstream_cpu = control_->downstream_cpu_ns.load(std::memory_order_relaxed);
-    r.fresh = control_->fresh[kPlacedBefore].load(std::memory_order_relaxed);
+    r.fresh = fresh_rows_;
     r.rows_built = control_->rows_built.load(std::memory_order_relaxed);
     r.augment_calls = control_->augment_calls.load(std::memory_order_relaxed);
     r.augment_sampled = control_->augment_sampled.load(std::memory_order_relaxed);
@@ -193,7 +201,7 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     std::vector<StageStats> rows;
     this->input().AppendStats(&rows);
     for (size_t i = 1; i < rows.size(); ++i) {
-      if (rows[i].name == kPlacedNames[kPlacedBefore]) {
+      if (rows[i].name == above_boundary_) {
         r.boundary_blocked_s = rows[i - 1].Extra("producer_blocked_s");
         break;
       }
@@ -238,8 +246,8 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     m.step = static_cast<double>(cur.step_ns - a.step_ns) * 1e-9 / batches;
     m.batch_rows = rows_;
     m.cores = cores_;
-    const int64_t fresh_items = cur.fresh;
-    m.item_bytes = fresh_items > 0 ? control_->fresh_bytes[kPlacedBefore].load() / fresh_items : 0;
+    const int64_t before = control_->fresh[kPlacedBefore].load();
+    m.item_bytes = before > 0 ? control_->fresh_bytes[kPlacedBefore].load() / before : 0;
     const int64_t after = control_->fresh[kPlacedAfter].load();
     m.augmented_bytes = after > 0 ? control_->fresh_bytes[kPlacedAfter].load() / after : 0;
     m.batch_bytes = batch_bytes_;
@@ -265,6 +273,10 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     const EchoPlan plan = PlanEcho(costs_, options_);
     predicted_ = plan.steps_per_sec;
     const bool first = notes_.empty();
+    if (mode_ == PlannerMode::kAdaptive) {
+      DecideAdaptive(plan, first);
+      return;
+    }
     const bool moved = plan.placement != placement_ ||
                        std::fabs(plan.factor - factor_) > 0.1 * std::max(factor_, 1.0);
     if (!first && !moved) return;
@@ -277,11 +289,44 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     notes_.push_back(fmt::format("after {} batches: {}", batches_, plan.reason));
   }
 
+  // Adaptive echo that knows the regime: while copies before augmentation
+  // are cheap (the plan echoes there) it repeats as always, up to max_factor.
+  // When they are not (copies augmented on the cores that make the fresh
+  // items slow the fresh items), it stops repeating there and the copies go
+  // past the augmentation, as whole batches at the plan's factor (at most
+  // max_factor): so no item is emitted more than max_factor times, except
+  // around a switch, where an item repeated before it may also be in a
+  // repeated batch.
+  void DecideAdaptive(const EchoPlan& plan, bool first) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const bool cheap = plan.placement == kPlacedBefore || plan.factor <= 1;
+    const double cap = cheap ? 1e9 : 1.0;  // cheap: no cap of ours (the budgets bound it)
+    const double batch_factor = cheap ? 1.0 : std::min(plan.factor, options_.max_factor);
+    const bool moved = cap != before_cap_ ||
+                       std::fabs(batch_factor - factor_) > 0.1 * std::max(factor_, 1.0);
+    if (!first && !moved) return;
+    before_cap_ = cap;
+    control_->before_cap.store(cap, std::memory_order_relaxed);
+    control_->factor[kPlacedBatch].store(batch_factor, std::memory_order_relaxed);
+    placement_ = cheap ? kPlacedBefore : kPlacedBatch;
+    factor_ = batch_factor;
+    notes_.push_back(
+        cheap ? fmt::format("after {} batches: adaptive echo before augmentation (at most {:g} "
+                            "emissions per item): {}",
+                            batches_, options_.max_factor, plan.reason)
+              : fmt::format("after {} batches: no adaptive repeats before augmentation (a copy "
+                            "there slows the fresh items), batch echo e = {:.2f} instead: {}",
+                            batches_, batch_factor, plan.reason));
+  }
+
   const std::shared_ptr<EchoControl> control_;
   const AutoPlacementOptions options_;
+  const PlannerMode mode_;
+  const std::string above_boundary_;
   const int cores_;
   // Consumer thread only.
   int64_t last_return_ = 0, step_ns_ = 0, batches_ = 0, rows_ = 0, batch_bytes_ = 0;
+  int64_t fresh_rows_ = 0;
+  double realized_ = 1;
   std::optional<Reading> last_;
   Counter in_next_ns_, batches_out_;
   EchoDiagnostics diagnostics_;
@@ -291,6 +336,7 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
   int placement_ ABSL_GUARDED_BY(mu_) = kPlacedBefore;
   double factor_ ABSL_GUARDED_BY(mu_) = 1;
   double predicted_ ABSL_GUARDED_BY(mu_) = 0;
+  double before_cap_ ABSL_GUARDED_BY(mu_) = 1e9;
   std::vector<std::string> notes_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -318,9 +364,10 @@ StagePtr<Batch> MakePlacedEcho(StagePtr<Batch> input, std::shared_ptr<EchoContro
 }
 
 StagePtr<Batch> MakeEchoPlanner(StagePtr<Batch> input, std::shared_ptr<EchoControl> control,
-                                AutoPlacementOptions options) {
+                                AutoPlacementOptions options, PlannerMode mode,
+                                std::string above_boundary) {
   return std::make_unique<EchoPlannerStage>(std::move(input), std::move(control),
-                                            std::move(options));
+                                            std::move(options), mode, std::move(above_boundary));
 }
 
 }  // namespace dataecho::internal

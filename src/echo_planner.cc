@@ -94,6 +94,19 @@ double PredictStepTime(const EchoCosts& c, int placement, double e) {
   return std::max({c.step, down, (down + up_cpu) / cores, f * io, 1e-9});
 }
 
+double PlacementFactor(const EchoCosts& c, int p, double max_factor) {
+  double top = 0;
+  for (double e = 1; e <= max_factor + 1e-9; e += kFactorStep)
+    top = std::max(top, 1 / PredictStepTime(c, p, e));
+  // The smallest factor within 2 % of the best rate: copies beyond what the
+  // upstream needs only cost quality; then 5 % headroom against noise.
+  double e = 1;
+  while (e + kFactorStep <= max_factor + 1e-9 && 1 / PredictStepTime(c, p, e) < 0.98 * top)
+    e += kFactorStep;
+  if (e > 1) e = std::min(max_factor, e * 1.05);
+  return std::round(e * 100) / 100;
+}
+
 EchoPlan PlanEcho(const EchoCosts& c, const AutoPlacementOptions& options) {
   struct Best {
     double e = 1, rate = 0;
@@ -103,17 +116,7 @@ EchoPlan PlanEcho(const EchoCosts& c, const AutoPlacementOptions& options) {
   for (int p : {kBefore, kAfter, kBatch}) {
     per[p].fits = Fits(c, p, options.ram_budget_bytes);
     if (!per[p].fits) continue;
-    double top = 0;
-    for (double e = 1; e <= options.max_factor + 1e-9; e += kFactorStep)
-      top = std::max(top, 1 / PredictStepTime(c, p, e));
-    // The smallest factor within 2 % of the best rate: copies beyond what
-    // the upstream needs only cost quality; then 5 % headroom against noise.
-    double e = 1;
-    while (e + kFactorStep <= options.max_factor + 1e-9 &&
-           1 / PredictStepTime(c, p, e) < 0.98 * top)
-      e += kFactorStep;
-    if (e > 1) e = std::min(options.max_factor, e * 1.05);
-    per[p].e = std::round(e * 100) / 100;
+    per[p].e = PlacementFactor(c, p, options.max_factor);
     per[p].rate = 1 / PredictStepTime(c, p, per[p].e);
   }
   int fastest = -1;

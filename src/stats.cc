@@ -246,6 +246,9 @@ std::string FormatStatsVerdict(const std::vector<StageStats>& stats_in) {
   const bool consumer_bound = bottleneck.starts_with("bottleneck: the consumer");
   for (size_t i = 0; i < stats.size(); ++i) {
     if (!IsEcho(stats[i])) continue;
+    // Auto placement's idle echo stages (passing through) say nothing.
+    if (stats[i].name.starts_with("echo:") && stats[i].Extra("realized_factor") <= 1.0001)
+      continue;
     if (std::string line = EchoLine(stats, static_cast<int>(i), consumer_bound); !line.empty())
       out += line + "\n";
   }

@@ -18,7 +18,13 @@
 //   kAdaptive       like kBeforeAugment, but an AdaptiveEchoStage that repeats
 //                   only while the upstream has nothing ready and the consumer
 //                   needs a batch (its demand gate watches the final Prefetch's
-//                   queue: PrefetchOptions::level).
+//                   queue: PrefetchOptions::level). It knows the regime: a planner
+//                   at the top measures the costs (as for kAuto); while a copy
+//                   made before the augmentation is cheap it repeats as always;
+//                   when such copies slow the fresh items (augmented on the cores
+//                   that decode), it stops repeating there and echoes whole
+//                   batches after Batch instead, at the planned factor (at most
+//                   adaptive.max_factor), each decision a note of its stats.
 //   kAuto           an echo stage at each of the three places, all but one passing
 //                   through; a planner at the top measures the costs while the
 //                   pipeline runs (CPU per fresh item, per augmentation, per row;
@@ -99,6 +105,7 @@ struct EchoedBatchesOptions {
   int64_t gate_below = 2;
   // kAuto's planner: the largest factor, speed or quality, the cores, the RAM
   // budget, how often it decides (echo_planner.h). Its seed draws the copies.
+  // kAdaptive's planner uses it too, with adaptive.max_factor as max_factor.
   AutoPlacementOptions auto_placement;
   // The Map that runs the augmentation.
   MapOptions augment;

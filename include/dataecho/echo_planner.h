@@ -104,6 +104,12 @@ struct DATAECHO_EXPORT EchoPlan {
 // int: 0 before_augment, 1 after_augment, 2 batch) at factor `e`.
 DATAECHO_EXPORT double PredictStepTime(const EchoCosts& costs, int placement, double e);
 
+// The factor a plan would take for `placement` alone: the smallest within
+// 2 % of that placement's best predicted rate (plus 5 % headroom), at most
+// max_factor. For before_augment on a CPU-bound upstream this is where
+// copies stop raising the step rate (adaptive echo's cap, echo_placement.h).
+DATAECHO_EXPORT double PlacementFactor(const EchoCosts& costs, int placement, double max_factor);
+
 // The plan for `costs` (see the file comment). REQUIRES: options.Validate().
 DATAECHO_EXPORT EchoPlan PlanEcho(const EchoCosts& costs, const AutoPlacementOptions& options);
 

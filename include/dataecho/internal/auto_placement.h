@@ -50,6 +50,15 @@ struct EchoControl {
   std::atomic<int64_t> downstream_cpu_ns{0};
   // Is the augmentation run on the batch-building thread (parallelism 0)?
   bool augment_inline = true;
+  // Regime-aware adaptive echo (EchoPlacement::kAdaptive): its repeats
+  // before augmentation are allowed while the realized factor of the fresh
+  // batches (`realized_before`, kept by the planner) is below `before_cap`.
+  std::atomic<double> before_cap{1e9};
+  std::atomic<double> realized_before{1.0};
+  bool RepeatBeforeAllowed() const {
+    return realized_before.load(std::memory_order_relaxed) <
+           before_cap.load(std::memory_order_relaxed);
+  }
 };
 
 // Thread CPU time of the calling thread, and of the process, in nanoseconds.
@@ -68,14 +77,28 @@ DATAECHO_EXPORT StagePtr<Batch> MakePlacedEcho(StagePtr<Batch> input,
                                                std::shared_ptr<EchoControl> control,
                                                uint64_t seed);
 
-// The planner at the top (see the file comment). Its stats row: "placement"
+// What the planner sets.
+enum class PlannerMode {
+  // EchoPlacement::kAuto: the three placed echoes' factors.
+  kPlacement,
+  // EchoPlacement::kAdaptive: the adaptive echo before augmentation repeats
+  // up to the factor where its copies stop raising the step rate
+  // (EchoControl::before_cap: max_factor while copies are cheap), and when
+  // the plan puts copies past the augmentation, the batch echo's factor.
+  kAdaptive,
+};
+
+// The planner at the top (see the file comment). `above_boundary`: the name
+// of the stage right above the upstream's boundary Prefetch (whose
+// producer_blocked_s gives the upstream's running time). Its stats row: "placement"
 // (EchoPlacement's value), "factor", "decisions", the costs ("cost_*"), the
 // consumer's "step_ms", "cores", the echo diagnostics of the batches it hands
 // out ("dup_rows_per_batch", "fresh_row_fraction", "copy_distance_steps");
 // its notes are the decisions with their reasons.
 DATAECHO_EXPORT StagePtr<Batch> MakeEchoPlanner(StagePtr<Batch> input,
                                                 std::shared_ptr<EchoControl> control,
-                                                AutoPlacementOptions options);
+                                                AutoPlacementOptions options, PlannerMode mode,
+                                                std::string above_boundary);
 
 }  // namespace dataecho::internal
 
