@@ -87,11 +87,10 @@ double PredictStepTime(const EchoCosts& c, int placement, double e) {
     default: down = f * (c.augment_cpu + c.row_cpu); break;
   }
   const double up_cpu = f * c.upstream_cpu;
-  // The upstream's time per item that is not its own CPU (latency): what is
-  // left of its measured time once its CPU is paid.
-  const double io = std::max(0.0, c.upstream_time - c.upstream_cpu);
+  // The upstream cannot deliver faster than it did while it ran (its time
+  // per item: latency and its own CPU, whichever bounds it).
   const double cores = static_cast<double>(std::max(c.cores, 1));
-  return std::max({c.step, down, (down + up_cpu) / cores, f * io, 1e-9});
+  return std::max({c.step, down, (down + up_cpu) / cores, f * c.upstream_time, 1e-9});
 }
 
 double PlacementFactor(const EchoCosts& c, int p, double max_factor) {

@@ -222,6 +222,62 @@ TEST(AutoPlacementTest, TrainerBoundPipelineDoesNotEcho) {
   EXPECT_NE(run.table.find("bottleneck: the consumer"), std::string::npos) << run.table;
 }
 
+// Adaptive echo (kAdaptive) knows the regime through the same planner.
+AutoRun RunAdaptive(Pipeline<Example> decoded, AugmentFn augment, int64_t steps,
+                    absl::Duration step) {
+  AutoRun run;
+  Pipeline<Batch> p = EchoedBatches(std::move(decoded), std::move(augment),
+                                    {.placement = EchoPlacement::kAdaptive,
+                                     .adaptive = {.max_factor = 6, .pool_size = 16, .seed = 1},
+                                     .shuffle = {.buffer_size = 4 * kRows, .seed = 2},
+                                     .batch = {.batch_size = kRows},
+                                     .prefetch = {.depth = 2},
+                                     .auto_placement = {.pipeline_cores = 1, .decide_every = 8}});
+  EXPECT_TRUE(p.status().ok()) << p.status();
+  for (int64_t i = 0; i < steps; ++i) {
+    auto b = p.Next();
+    EXPECT_TRUE(b.ok()) << b.status();
+    if (!b.ok() || !b->has_value()) break;
+    run.rows += (*b)->num_rows;
+    run.fresh_rows += (*b)->fresh_rows;
+    run.batches.push_back(**b);
+    absl::SleepFor(step);
+  }
+  const std::vector<StageStats> stats = p.Stats();
+  run.planner = stats.back();
+  run.table = FormatStatsTable(stats);
+  return run;
+}
+
+TEST(AdaptiveRegimeTest, CostlyAugmentationMovesTheCopiesPastIt) {
+  const AutoRun run = RunAdaptive(FromVector(MakeExamples(4000)).Prefetch({.depth = 32}),
+                                  [](Example e) -> absl::StatusOr<Example> {
+                                    BusyWait(absl::Milliseconds(6));
+                                    return e;
+                                  },
+                                  40, absl::Milliseconds(8));
+  ASSERT_GE(run.planner.notes.size(), 1u) << run.table;
+  EXPECT_NE(run.planner.notes.back().find("no adaptive repeats before augmentation"),
+            std::string::npos)
+      << run.table;
+  EXPECT_EQ(run.planner.Extra("placement", -1), kBatchEcho) << run.table;
+  EXPECT_GE(run.planner.Extra("factor"), 2) << run.table;
+}
+
+TEST(AdaptiveRegimeTest, IoBoundKeepsRepeatingBeforeAugmentation) {
+  const AutoRun run = RunAdaptive(
+      FromVector(MakeExamples(2000))
+          .Throttle({.latency = absl::Milliseconds(4), .name = "slow"})
+          .Prefetch({.depth = 32}),
+      [](Example e) -> absl::StatusOr<Example> { return e; }, 50, absl::Milliseconds(8));
+  ASSERT_GE(run.planner.notes.size(), 1u) << run.table;
+  EXPECT_NE(run.planner.notes.back().find("adaptive echo before augmentation (at most 6"),
+            std::string::npos)
+      << run.table;
+  EXPECT_EQ(run.planner.Extra("factor"), 1) << run.table;  // no batch echo
+  EXPECT_GT(run.rows, run.fresh_rows) << run.table;         // the adaptive stage repeats
+}
+
 TEST(AutoPlacementTest, DestroyedMidFlightReturns) {
   Pipeline<Batch> p = EchoedBatches(
       FromVector(MakeExamples(100000)).Prefetch({.depth = 8}),

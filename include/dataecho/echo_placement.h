@@ -103,10 +103,6 @@ struct EchoedBatchesOptions {
   // kAdaptive's demand gate: repeat only while fewer than this many batches
   // wait in the final Prefetch's queue. 0 = no gate (unless adaptive has one).
   int64_t gate_below = 2;
-  // kAuto's planner: the largest factor, speed or quality, the cores, the RAM
-  // budget, how often it decides (echo_planner.h). Its seed draws the copies.
-  // kAdaptive's planner uses it too, with adaptive.max_factor as max_factor.
-  AutoPlacementOptions auto_placement;
   // The Map that runs the augmentation.
   MapOptions augment;
   ShuffleOptions shuffle;
@@ -114,6 +110,10 @@ struct EchoedBatchesOptions {
   // The final Prefetch (the consumer's queue). For kAdaptive its `level` is
   // what the demand gate reads; one is made if it is null.
   PrefetchOptions prefetch;
+  // kAuto's planner: the largest factor, speed or quality, the cores, the RAM
+  // budget, how often it decides (echo_planner.h). Its seed draws the copies.
+  // kAdaptive's planner uses it too, with adaptive.max_factor as max_factor.
+  AutoPlacementOptions auto_placement;
 };
 
 // Builds the rest of the training input on `decoded` (which should end in a

@@ -14,10 +14,10 @@
 //                         after_augment:  f aug + B row
 //                         batch:          f (aug + row)      (a batch copy is a handle)
 //     upstream CPU    U = f up
-//     step time       T = max(step, D, (D + U) / cores, f io)
+//     step time       T = max(step, D, (D + U) / cores, f up_time)
 //
-// (D runs on one thread: the final Prefetch's; io is the upstream's time per
-// item that is not its CPU: latency). It keeps the placements whose echo
+// (D runs on one thread: the final Prefetch's; up_time is the upstream's
+// measured time per item while it ran). It keeps the placements whose echo
 // buffer fits `ram_budget_bytes`, takes for each the smallest factor within
 // 2 % of its best rate (plus 5 % headroom, at most max_factor), and then:
 // `prefer = kSpeed` the fastest; `kQuality` (the default) the most
