@@ -190,7 +190,7 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     r.process_cpu = ProcessCpuNanos();
     r.consumer_cpu = ThreadCpuNanos();
     r.downstream_cpu = control_->downstream_cpu_ns.load(std::memory_order_relaxed);
-    r.fresh = fresh_rows_;
+    r.fresh = fresh_rows_;  // unless the boundary's count is found below
     r.rows_built = control_->rows_built.load(std::memory_order_relaxed);
     r.augment_calls = control_->augment_calls.load(std::memory_order_relaxed);
     r.augment_sampled = control_->augment_sampled.load(std::memory_order_relaxed);
@@ -203,6 +203,10 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     for (size_t i = 1; i < rows.size(); ++i) {
       if (rows[i].name == above_boundary_) {
         r.boundary_blocked_s = rows[i - 1].Extra("producer_blocked_s");
+        // Fresh items as the upstream delivered them, not as the consumer
+        // sees them (a shuffle buffer of fresh items from before a switch
+        // would read as upstream speed).
+        r.fresh = rows[i - 1].elements;
         break;
       }
     }
@@ -241,8 +245,16 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
                           static_cast<double>(cur.consumer_cpu - a.consumer_cpu) * 1e-9 - down -
                           off_thread_augment;
     m.upstream_cpu = std::max(0.0, up_cpu) / fresh;
-    const double active = std::max(0.0, wall - (cur.boundary_blocked_s - a.boundary_blocked_s));
-    m.upstream_time = active / fresh;
+    // The upstream's time per item is seen only while it is the bottleneck
+    // (its boundary Prefetch hardly blocked on a full queue): then it is the
+    // window's time per fresh item. Otherwise the upstream was faster than
+    // that, and no more is known: a source paced with catch-up (a throttle)
+    // delivers a burst after each block, so its time while unblocked would
+    // read far too fast.
+    const double blocked = std::max(0.0, cur.boundary_blocked_s - a.boundary_blocked_s);
+    const double consumed = wall / fresh;
+    const bool upstream_bound = blocked < 0.1 * wall;
+    m.upstream_time = upstream_bound ? consumed : std::max(0.0, wall - blocked) / fresh;
     m.step = static_cast<double>(cur.step_ns - a.step_ns) * 1e-9 / batches;
     m.batch_rows = rows_;
     m.cores = cores_;
@@ -259,7 +271,16 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
       mix(costs_.upstream_cpu, m.upstream_cpu);
       mix(costs_.augment_cpu, m.augment_cpu);
       mix(costs_.row_cpu, m.row_cpu);
-      mix(costs_.upstream_time, m.upstream_time);
+      if (upstream_bound) {
+        // Slower: at once (too little echo costs speed); faster: slowly (a
+        // paced source's burst after a block looks fast for a window).
+        const double w = m.upstream_time > costs_.upstream_time ? 0.5 : 0.1;
+        costs_.upstream_time += w * (m.upstream_time - costs_.upstream_time);
+      } else {
+        // Faster than the consumer's pace, perhaps: slowly, as above.
+        costs_.upstream_time += 0.1 * (std::min(costs_.upstream_time, consumed) -
+                                       costs_.upstream_time);
+      }
       mix(costs_.step, m.step);
       costs_.batch_rows = m.batch_rows;
       costs_.cores = m.cores;

@@ -66,7 +66,7 @@ TEST(EchoBenchArgsTest, RejectsBadInput) {
   } cases[] = {
       {"--echo=0.5", "below 1"},
       {"--echo=2,x", "'x' is not a number"},
-      {"--insert=sideways", "must be before_augment, after_augment, batch or adaptive"},
+      {"--insert=sideways", "must be before_augment, after_augment, batch, adaptive or auto"},
       {"--batch_size=0", "must be >= 1"},
       {"--step_ms=-1", "must be > 0"},
       {"--frobnicate=1", "unknown flag --frobnicate"},
