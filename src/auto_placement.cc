@@ -251,10 +251,21 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     // that, and no more is known: a source paced with catch-up (a throttle)
     // delivers a burst after each block, so its time while unblocked would
     // read far too fast.
+    //
+    // Of that time, the part the pipeline's cores spent on its CPU work (all
+    // of it, per fresh item, shared over the cores) is not the upstream's
+    // own: on a CPU-bound pipeline the copies' augmentation slows the fresh
+    // items, and the model counts that CPU itself. What is left is the
+    // upstream's latency, at least its own CPU spread over the cores.
+    const double cores = static_cast<double>(cores_);
+    const double cpu_per_fresh = (std::max(0.0, up_cpu) + down + off_thread_augment) / fresh;
+    auto own = [&](double per_item) {
+      return std::max(m.upstream_cpu / cores, per_item - cpu_per_fresh / cores);
+    };
     const double blocked = std::max(0.0, cur.boundary_blocked_s - a.boundary_blocked_s);
-    const double consumed = wall / fresh;
+    const double consumed = own(wall / fresh);
     const bool upstream_bound = blocked < 0.1 * wall;
-    m.upstream_time = upstream_bound ? consumed : std::max(0.0, wall - blocked) / fresh;
+    m.upstream_time = upstream_bound ? consumed : own(std::max(0.0, wall - blocked) / fresh);
     m.step = static_cast<double>(cur.step_ns - a.step_ns) * 1e-9 / batches;
     m.batch_rows = rows_;
     m.cores = cores_;

@@ -26,9 +26,15 @@ std::string Why(const EchoCosts& c, int placement, double e) {
                           : placement == kAfter ? c.row_cpu
                                                 : 0;
   if (e <= 1.0) {
-    return fmt::format("the upstream keeps up: {:.3g} ms per fresh item against a step of {:.3g} ms "
-                       "per {} rows",
-                       Ms(c.upstream_time), Ms(c.step), c.batch_rows);
+    const double rows = static_cast<double>(std::max<int64_t>(c.batch_rows, 1));
+    if (PredictStepTime(c, placement, 1) > 1.02 * std::max(c.step, 1e-9)) {
+      return fmt::format("no echo: at most e = 1, though a batch of {} fresh rows takes {:.3g} ms "
+                         "against a step of {:.3g} ms",
+                         c.batch_rows, Ms(PredictStepTime(c, placement, 1)), Ms(c.step));
+    }
+    return fmt::format("the upstream keeps up: {:.3g} ms per batch of {} fresh rows against a "
+                       "step of {:.3g} ms",
+                       Ms(rows * c.upstream_time), c.batch_rows, Ms(c.step));
   }
   const double fresh_cost = c.upstream_cpu + c.augment_cpu + c.row_cpu;
   if (copy_cpu < 0.02 * std::max(fresh_cost, 1e-9) || c.augment_cpu < 0.05 * c.upstream_time) {
