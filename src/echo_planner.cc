@@ -104,11 +104,11 @@ double PlacementFactor(const EchoCosts& c, int p, double max_factor) {
   for (double e = 1; e <= max_factor + 1e-9; e += kFactorStep)
     top = std::max(top, 1 / PredictStepTime(c, p, e));
   // The smallest factor within 2 % of the best rate: copies beyond what the
-  // upstream needs only cost quality; then 5 % headroom against noise.
+  // upstream needs only cost quality; then 10 % headroom against noise.
   double e = 1;
   while (e + kFactorStep <= max_factor + 1e-9 && 1 / PredictStepTime(c, p, e) < 0.98 * top)
     e += kFactorStep;
-  if (e > 1) e = std::min(max_factor, e * 1.05);
+  if (e > 1) e = std::min(max_factor, e * 1.1);
   return std::round(e * 100) / 100;
 }
 

@@ -19,7 +19,7 @@
 // (D runs on one thread: the final Prefetch's; up_time is the upstream's
 // measured time per item while it ran). It keeps the placements whose echo
 // buffer fits `ram_budget_bytes`, takes for each the smallest factor within
-// 2 % of its best rate (plus 5 % headroom, at most max_factor), and then:
+// 2 % of its best rate (plus 10 % headroom, at most max_factor), and then:
 // `prefer = kSpeed` the fastest; `kQuality` (the default) the most
 // example-level placement (before_augment, then after_augment, then batch)
 // within 10 % of the fastest. Every plan says why, e.g.
@@ -105,7 +105,7 @@ struct DATAECHO_EXPORT EchoPlan {
 DATAECHO_EXPORT double PredictStepTime(const EchoCosts& costs, int placement, double e);
 
 // The factor a plan would take for `placement` alone: the smallest within
-// 2 % of that placement's best predicted rate (plus 5 % headroom), at most
+// 2 % of that placement's best predicted rate (plus 10 % headroom), at most
 // max_factor. For before_augment on a CPU-bound upstream this is where
 // copies stop raising the step rate (adaptive echo's cap, echo_placement.h).
 DATAECHO_EXPORT double PlacementFactor(const EchoCosts& costs, int placement, double max_factor);
