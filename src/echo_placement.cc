@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "dataecho/augment.h"
+#include "dataecho/echo_diagnostics.h"
 #include "dataecho/internal/auto_placement.h"
 #include "fmt/format.h"
 
@@ -138,7 +139,9 @@ Pipeline<Batch> EchoedBatches(Pipeline<Example> decoded, AugmentFn augment,
           });
     }
   }
-  return std::move(batches).Prefetch(std::move(options.prefetch));
+  batches = std::move(batches).Prefetch(std::move(options.prefetch));
+  if (options.diagnostics) return WithEchoDiagnostics(std::move(batches));
+  return batches;
 }
 
 }  // namespace dataecho

@@ -114,6 +114,10 @@ struct EchoedBatchesOptions {
   // budget, how often it decides (echo_planner.h). Its seed draws the copies.
   // kAdaptive's planner uses it too, with adaptive.max_factor as max_factor.
   AutoPlacementOptions auto_placement;
+  // The fixed placements: add an echo_diagnostics stage at the top
+  // (echo_diagnostics.h: duplicate rows per batch, distance between copies,
+  // fresh rows per step). kAuto and kAdaptive report them in their planner's row.
+  bool diagnostics = false;
 };
 
 // Builds the rest of the training input on `decoded` (which should end in a

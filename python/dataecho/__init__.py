@@ -31,7 +31,8 @@ import atexit as _atexit
 
 from dataecho import _dataecho
 from dataecho._dataecho import (  # noqa: F401
-    AdaptiveEchoOptions, AutoEchoOptions, Batch, BatchOptions, Cast, DecodeJpeg, EchoOptions,
+    AdaptiveEchoOptions, AutoEchoOptions, AutoPlacementOptions, Batch, BatchOptions, Cast,
+    DecodeJpeg, EchoOptions,
     EchoedBatchesOptions, EncodedImageRecord, Example, FixedImageDecoder, GcsOptions,
     HttpOptions, ImageRecordDecoder, JpegCropOptions, MapOptions, Normalize, ObjectStore,
     Pipeline, PrefetchOptions, RandomCrop, RandomFlip, RandomResizedCrop, Record, RetryOptions,

@@ -254,6 +254,9 @@ const OptionsSpec<EchoedBatchesOptions>& Spec<EchoedBatchesOptions>() {
     add("batch", nested(&O::batch, "BatchOptions | dict", "The batch stage."));
     add("prefetch", nested(&O::prefetch, "PrefetchOptions | dict",
                            "The final prefetch (the consumer's queue)."));
+    s->Add("diagnostics", &O::diagnostics,
+           "Fixed placements: add an echo_diagnostics stage at the top (duplicate rows per "
+           "batch, distance between copies, fresh rows per step).");
     return s;
   }();
   return *spec;
