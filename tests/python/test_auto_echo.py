@@ -33,3 +33,15 @@ def test_auto_placement_decides_and_reports(small_arrays):
     assert rows > fresh
     with pytest.raises(dataecho.InvalidArgumentError, match="prefer"):
         dataecho.AutoPlacementOptions(prefer="fastest")
+
+
+def test_echo_diagnostics(small_arrays):
+    p = dataecho.from_arrays(*small_arrays).prefetch(depth=8).echoed_batches(
+        dataecho.RandomFlip(seed=1), placement="batch", echo={"factor": 2, "seed": 1},
+        shuffle={"buffer_size": 16, "seed": 2}, batch={"batch_size": 8}, prefetch={"depth": 2},
+        diagnostics=True)
+    assert sum(b.num_rows for b in p) == 128
+    diag = [s for s in p.stats() if s["stage"] == "echo_diagnostics"][0]
+    assert diag["fresh_row_fraction"] == 0.5
+    assert diag["copy_distance_steps"] == 1  # a batch's copy is the next step
+    assert diag["dup_rows_per_batch"] == 0
