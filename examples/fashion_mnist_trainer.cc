@@ -55,6 +55,8 @@ ABSL_FLAG(bool, upstream_http, true,
           "reads the local files)");
 ABSL_FLAG(double, step_ms, 0,
           "With --upstream_ratio: the step time R refers to, in ms (0 = measure it at start)");
+ABSL_FLAG(double, augment_cpu_ms, 0,
+          "A CPU-heavy augmentation: each augmented example also burns this much CPU (ms)");
 ABSL_FLAG(int, batch_size, 128, "Rows per training batch");
 ABSL_FLAG(int, shuffle_buffer, 2048, "Shuffle buffer (elements) after example echoing");
 ABSL_FLAG(int64_t, fresh_budget, 600000, "Stop after this many fresh examples");
@@ -145,6 +147,7 @@ int main(int argc, char** argv) {
   o.upstream_ratio = absl::GetFlag(FLAGS_upstream_ratio);
   o.upstream_over_http = absl::GetFlag(FLAGS_upstream_http);
   o.step_seconds = absl::GetFlag(FLAGS_step_ms) * 1e-3;
+  o.augment_cpu_ms = absl::GetFlag(FLAGS_augment_cpu_ms);
   o.batch_size = absl::GetFlag(FLAGS_batch_size);
   o.shuffle_buffer = absl::GetFlag(FLAGS_shuffle_buffer);
   o.fresh_budget = absl::GetFlag(FLAGS_fresh_budget);

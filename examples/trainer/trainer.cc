@@ -42,6 +42,9 @@ absl::Status ValidateOptions(const TrainOptions& o) {
   if (o.upstream_ratio > 0 && o.train_shards.empty()) {
     return bad("upstream_ratio > 0 reads TFRecord shards over HTTP: set train_shards");
   }
+  if (!(o.augment_cpu_ms >= 0 && o.augment_cpu_ms <= 1000)) {
+    return bad(fmt::format("augment_cpu_ms must be in [0, 1000], got {}", o.augment_cpu_ms));
+  }
   if (!(o.step_seconds >= 0 && o.step_seconds <= 60)) {
     return bad(
         fmt::format("step_seconds must be in [0, 60] (0 = measure it), got {}", o.step_seconds));
