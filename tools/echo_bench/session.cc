@@ -26,7 +26,7 @@ std::function<void(int64_t)> ProgressBar(const BenchConfig& config, double e, bo
 
 // The points of a --grid bench: per placement, its factors against the
 // baseline (before_augment, e = 1), which comes first.
-std::vector<RunResult> GridPoints(const BenchConfig& config, const std::vector<RunResult>& runs) {
+std::vector<RunResult> GridPoints(const std::vector<RunResult>& runs) {
   std::vector<RunResult> baselines;
   for (const RunResult& r : runs) {
     if (r.echo == 1.0 && r.insert == InsertName(Insert::kBeforeAugment)) baselines.push_back(r);
@@ -86,7 +86,7 @@ absl::StatusOr<BenchResult> RunGrid(const BenchConfig& config, const Source& sou
       std::fflush(out);
     }
   }
-  result.points = GridPoints(config, result.runs);
+  result.points = GridPoints(result.runs);
   result.warnings = CheckRegime(config, result.points);
   result.has_grid = true;
   result.grid = SummarizeGrid(result.runs);
