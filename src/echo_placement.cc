@@ -7,7 +7,7 @@
 
 #include "dataecho/augment.h"
 #include "dataecho/echo_diagnostics.h"
-#include "dataecho/internal/auto_placement.h"
+#include "internal/auto_placement.h"
 #include "fmt/format.h"
 
 namespace dataecho {

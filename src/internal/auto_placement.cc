@@ -1,8 +1,8 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
 // The planner of auto placement and of regime-aware adaptive echo
-// (dataecho/internal/auto_placement.h).
-#include "dataecho/internal/auto_placement.h"
+// (internal/auto_placement.h).
+#include "internal/auto_placement.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
 // The placed echo stages of auto placement and their clocks
-// (dataecho/internal/auto_placement.h).
+// (internal/auto_placement.h).
 #include <sched.h>
 #include <time.h>
 
@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "dataecho/element_traits.h"
-#include "dataecho/internal/auto_placement.h"
+#include "internal/auto_placement.h"
 #include "dataecho/internal/echo_stage_base.h"
 #include "dataecho/internal/stage_accounting.h"
 

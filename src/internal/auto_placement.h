@@ -1,7 +1,8 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
-// internal/auto_placement.h: the stages behind EchoPlacement::kAuto
-// (echo_placement.h, echo_planner.h). Not part of the public API.
+// The stages behind EchoPlacement::kAuto
+// (echo_placement.h, echo_planner.h), and the planner of regime-aware
+// adaptive echo (kAdaptive). Used by src/echo_placement.cc only.
 //
 //   decoded ─► [echo:before_augment] ─► Map(augment, metered) ─► [echo:after_augment]
 //       ─► Shuffle ─► Batch ─► [echo:batch] ─► Prefetch ─► echo_planner ─► consumer
@@ -15,8 +16,8 @@
 // the upstream's).
 //
 // Thread safety: EchoControl's members are atomics; the stages are stages.
-#ifndef DATAECHO_INTERNAL_AUTO_PLACEMENT_H_
-#define DATAECHO_INTERNAL_AUTO_PLACEMENT_H_
+#ifndef DATAECHO_SRC_INTERNAL_AUTO_PLACEMENT_H_
+#define DATAECHO_SRC_INTERNAL_AUTO_PLACEMENT_H_
 
 #include <atomic>
 #include <cstdint>
@@ -25,7 +26,6 @@
 
 #include "dataecho/echo_planner.h"
 #include "dataecho/example.h"
-#include "dataecho/export.h"
 #include "dataecho/stage.h"
 
 namespace dataecho::internal {
@@ -62,18 +62,18 @@ struct EchoControl {
 };
 
 // Thread CPU time of the calling thread, and of the process, in nanoseconds.
-DATAECHO_EXPORT int64_t ThreadCpuNanos();
-DATAECHO_EXPORT int64_t ProcessCpuNanos();
+int64_t ThreadCpuNanos();
+int64_t ProcessCpuNanos();
 // The CPUs this process may run on.
-DATAECHO_EXPORT int AvailableCpus();
+int AvailableCpus();
 
 // A fixed echo whose factor is control->factor[slot], read at every fresh
 // item (copies back to back, per-item draws as EchoStage's). Named
 // "echo:before_augment", "echo:after_augment" or "echo:batch".
-DATAECHO_EXPORT StagePtr<Example> MakePlacedEcho(StagePtr<Example> input,
+StagePtr<Example> MakePlacedEcho(StagePtr<Example> input,
                                                  std::shared_ptr<EchoControl> control, int slot,
                                                  uint64_t seed);
-DATAECHO_EXPORT StagePtr<Batch> MakePlacedEcho(StagePtr<Batch> input,
+StagePtr<Batch> MakePlacedEcho(StagePtr<Batch> input,
                                                std::shared_ptr<EchoControl> control,
                                                uint64_t seed);
 
@@ -95,11 +95,11 @@ enum class PlannerMode {
 // consumer's "step_ms", "cores", the echo diagnostics of the batches it hands
 // out ("dup_rows_per_batch", "fresh_row_fraction", "copy_distance_steps");
 // its notes are the decisions with their reasons.
-DATAECHO_EXPORT StagePtr<Batch> MakeEchoPlanner(StagePtr<Batch> input,
+StagePtr<Batch> MakeEchoPlanner(StagePtr<Batch> input,
                                                 std::shared_ptr<EchoControl> control,
                                                 AutoPlacementOptions options, PlannerMode mode,
                                                 std::string above_boundary);
 
 }  // namespace dataecho::internal
 
-#endif  // DATAECHO_INTERNAL_AUTO_PLACEMENT_H_
+#endif  // DATAECHO_SRC_INTERNAL_AUTO_PLACEMENT_H_
