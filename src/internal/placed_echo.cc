@@ -36,9 +36,7 @@ class PlacedEchoStage final : public EchoStageBase<T> {
 
   Result Next() override {
     if (this->cancelled()) return CancelledError();
-    if (slot_ == kPlacedBatch) {  // the batch-building thread's CPU so far
-      control_->downstream_cpu_ns.store(ThreadCpuNanos(), std::memory_order_relaxed);
-    }
+    SampleCpu();
     if (remaining_ > 0) return EmitRepeat();
     Result r;
     if (const int64_t waited = PullTimed(this->input(), &r); waited > 0)
@@ -47,7 +45,10 @@ class PlacedEchoStage final : public EchoStageBase<T> {
     return r;
   }
 
+  // (A Prefetch above pulls with TryNext first: a synchronous input builds
+  // the batch right there.)
   bool TryNext(Result* out) override {
+    SampleCpu();
     if (this->cancelled()) {
       *out = CancelledError();
     } else if (remaining_ > 0) {
@@ -75,6 +76,12 @@ class PlacedEchoStage final : public EchoStageBase<T> {
   }
 
  private:
+  // The batch echo runs on the thread that builds the batches: its CPU so far.
+  void SampleCpu() {
+    if (slot_ == kPlacedBatch)
+      control_->downstream_cpu_ns.store(ThreadCpuNanos(), std::memory_order_relaxed);
+  }
+
   Result EmitRepeat() {
     --remaining_;
     const uint32_t k = ++repeat_;
