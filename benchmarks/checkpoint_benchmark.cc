@@ -181,7 +181,8 @@ const std::vector<std::string>& ImagePaths() {
       auto writer = TFRecordWriter::Create(path);
       for (int i = 0; i < kImagesPerFile; ++i) {
         MutableBuffer pixels(28 * 28);
-        for (int p = 0; p < 28 * 28; ++p) pixels.data()[p] = static_cast<uint8_t>((p * 7 + i) % 251);
+        for (int p = 0; p < 28 * 28; ++p)
+          pixels.data()[p] = static_cast<uint8_t>((p * 7 + i) % 251);
         auto image = Tensor::Make(DType::kUInt8, {28, 28, 1}, std::move(pixels).Freeze());
         (void)(*writer)->Write(*EncodeImageRecord(*image, i % 10));
       }

@@ -66,7 +66,10 @@ Pipeline<Record> Records(const std::vector<std::string>& paths) {
 }
 
 BatchOptions Fp16(int64_t rows) {
-  return {.batch_size = rows, .cast = DType::kFloat16, .scale = 1.0f / 255, .mean = {0.286f},
+  return {.batch_size = rows,
+          .cast = DType::kFloat16,
+          .scale = 1.0f / 255,
+          .mean = {0.286f},
           .stddev = {0.353f}};
 }
 
@@ -113,6 +116,19 @@ TEST_F(CheckpointPipelineTest, BatchEchoAfterBatch) {
         .Batch(Fp16(8))
         .Echo({.factor = 2.5, .seed = 5, .name = "batch_echo"})
         .Prefetch({.depth = 2});
+  });
+}
+
+// A batch Echo behind a Prefetch of batches: the Batch references one of
+// the last batches it emitted, not only the last.
+TEST_F(CheckpointPipelineTest, BatchEchoBehindPrefetchOfBatches) {
+  CheckResumes<Batch>([&] {
+    return Records(paths_)
+        .Map(DecodeImageRecord, {.parallelism = 2})
+        .Map(RandomCropAndFlip)
+        .Batch(Fp16(4))
+        .Prefetch({.depth = 8})
+        .Echo({.factor = 2.0, .seed = 17, .name = "batch_echo"});
   });
 }
 

@@ -11,10 +11,10 @@
 // repeat indices, and how many of its rows are fresh.
 //
 // (source_index, repeat_index, epoch) name an element independently of
-// timing (record_offset and record_crc32c, set by a Map from records, name the
-// record it was made from, for checkpoints): seeded stages (augment.h, Echo, Shuffle) derive their randomness
+// timing: seeded stages (augment.h, Echo, Shuffle) derive their randomness
 // from them, so each epoch gets its own crops and draws, and the same seed
-// and epoch give the same ones.
+// and epoch give the same ones. (record_offset and record_crc32c, set by a
+// Map from records, name the record an Example was made from: checkpoints.)
 //
 //   dataecho::Example ex;
 //   ex.components.push_back(*image_tensor);

@@ -506,8 +506,7 @@ class MapStage final : public UnaryStage<Out, In> {
       }
     }
     // A snapshot of the input after next_seq_ pulls (still holding the pull lock).
-    if (!ended && options_.deterministic && !batch.empty() &&
-        snapshots_.Due(consumed)) {
+    if (!ended && options_.deterministic && !batch.empty() && snapshots_.Due(consumed)) {
       const int64_t pulled = first_seq + static_cast<int64_t>(batch.size());
       snapshots_.Take(pulled, [this](StateWriter& w) { return this->input().SaveState(w); });
     }

@@ -179,8 +179,9 @@ class PrefetchStage final : public UnaryStage<T, T> {
     {
       absl::MutexLock lock(&mu_);
       if (terminal_.has_value() && !terminal_->ok() && queue_.empty() && taken_.empty()) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            options_.name, " cannot save its state after an error: ", terminal_->status().message()));
+        return absl::FailedPreconditionError(
+            absl::StrCat(options_.name,
+                         " cannot save its state after an error: ", terminal_->status().message()));
       }
     }
     if (!started_) {
@@ -492,7 +493,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
   std::atomic<int64_t> consumed_{0};
   internal::InputSnapshots snapshots_;
   int64_t save_skip_ = 0;  // consumer thread: between SaveInput and SaveOwn
-  std::thread producer_;  // last: joined (in the destructor) before anything above goes
+  std::thread producer_;   // last: joined (in the destructor) before anything above goes
 };
 
 // PrefetchStage for the library's element types are compiled once, in
