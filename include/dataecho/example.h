@@ -76,6 +76,10 @@ struct Batch {
   // The newest epoch among its rows (a Shuffle may mix the end of one epoch
   // with the start of the next).
   uint32_t epoch = 0;
+  // A fold of the rows' Example::record_crc32c, in row order: what a
+  // checkpoint checks batches made again at restore against (0 for rows
+  // not made from records).
+  uint32_t rows_crc32c = 0;
 
   bool fresh() const { return repeat_index == 0; }
   size_t ByteSize() const {
