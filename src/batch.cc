@@ -8,6 +8,7 @@
 #include "buffer_pool.h"
 #include "dataecho/float16.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/input_snapshots.h"
 #include "dataecho/memory.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
@@ -141,7 +142,8 @@ struct BatchStage::Layout {
   MutableBuffer labels, sources, repeats;
   int64_t rows = 0;
   int64_t fresh = 0;
-  uint32_t epoch = 0;  // newest of the rows
+  uint32_t epoch = 0;        // newest of the rows
+  uint32_t rows_crc32c = 0;  // Batch::rows_crc32c
 };
 
 BatchStage::BatchStage(StagePtr<Example> input, BatchOptions options)
@@ -170,8 +172,9 @@ absl::Status BatchStage::StartBatch(const Example& first) {
   Layout& l = *layout_;
   l.rows = 0;
   l.fresh = 0;
+  l.rows_crc32c = 0;
   l.epoch = 0;
-  row_epochs_.clear();
+  row_refs_.clear();
   const size_t n = static_cast<size_t>(options_.batch_size);
   // The whole batch against the cap, before any buffer is taken.
   int64_t row_bytes = BatchOptions::kIndexBytesPerRow;
@@ -250,7 +253,8 @@ absl::Status BatchStage::AddRow(const Example& row) {
   ++l.rows;
   if (row.fresh()) ++l.fresh;
   l.epoch = std::max(l.epoch, row.epoch);
-  row_epochs_.push_back(row.epoch);
+  l.rows_crc32c = internal::FoldFingerprint(l.rows_crc32c, row.record_crc32c);
+  row_refs_.push_back({row.record_offset, row.epoch, row.record_crc32c});
   return absl::OkStatus();
 }
 
@@ -302,6 +306,7 @@ absl::StatusOr<Batch> BatchStage::FinishBatch() {
   b.num_rows = l.rows;
   b.fresh_rows = l.fresh;
   b.epoch = l.epoch;
+  b.rows_crc32c = l.rows_crc32c;
   for (Layout::Component& c : l.components) {
     Shape shape;
     shape.push_back(l.rows);
@@ -319,8 +324,14 @@ absl::StatusOr<Batch> BatchStage::FinishBatch() {
   DATAECHO_ASSIGN_OR_RETURN(b.source_indices, column(l.sources, DType::kInt64));
   DATAECHO_ASSIGN_OR_RETURN(b.repeat_indices, column(l.repeats, DType::kInt32));
   l.rows = 0;
-  last_epochs_.swap(row_epochs_);
-  last_sources_ = b.source_indices.buffer().data();
+  std::vector<RowRef> spare;
+  if (emitted_.size() == kReferencedBatches) {
+    spare = std::move(emitted_.front().rows);  // reused for the next batch
+    emitted_.pop_front();
+  }
+  emitted_.push_back({b.source_indices.buffer().data(), std::move(row_refs_)});
+  row_refs_ = std::move(spare);
+  row_refs_.clear();
   batches_.Add(1);
   rows_.Add(b.num_rows);
   fresh_rows_.Add(b.fresh_rows);
