@@ -183,11 +183,19 @@ concept SelfNamed = requires(const T& v) {
   { v.repeat_index } -> std::convertible_to<uint32_t>;
 };
 
-// The repeat index of `v`, 0 for element types without one.
+// The repeat index of `v`, 0 for element types without one; a pair's (Zip)
+// is its halves' (both are marked alike).
 template <typename T>
 uint32_t RepeatIndexOf(const T& v) {
   if constexpr (requires { v.repeat_index; }) {
     return static_cast<uint32_t>(v.repeat_index);
+  } else if constexpr (requires {
+                         v.first;
+                         v.second;
+                       }) {
+    const uint32_t a = RepeatIndexOf(v.first);
+    const uint32_t b = RepeatIndexOf(v.second);
+    return a > b ? a : b;
   } else {
     return 0;
   }
