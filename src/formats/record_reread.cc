@@ -23,6 +23,9 @@ namespace {
 // Records closer than this (offset to offset) share one ranged read: reading
 // the bytes between costs less than another request.
 constexpr uint64_t kCoalesceBytes = uint64_t{256} << 10;
+// A read longer than this (first to last offset) is split, so that the
+// parts of a file are read at once too.
+constexpr uint64_t kMaxReadSpan = uint64_t{2} << 20;
 // Reads in flight at once.
 constexpr size_t kMaxReadsInFlight = 8;
 // Read-ahead of a ranged read past its last record's offset (that record's
@@ -37,13 +40,21 @@ struct Ref {
   std::optional<uint32_t> crc;  // of the payload (states of version 2 on)
 };
 
-// One read: records [first, last] of a file (distinct source indices in file
-// order, each with the references that want it).
+// A record to read: its source index and offset, and the references that
+// want it (positions [begin, end) of Rereader::order_).
+struct Wanted {
+  uint64_t source_index = 0;
+  uint64_t offset = 0;
+  size_t begin = 0, end = 0;
+};
+
+// One read: the wanted records [first, last) (of Rereader::wanted_), of one
+// file, in file order.
 struct Read {
   uint64_t file = 0;
   bool from_start = false;         // the file cannot be read from an offset
   bool check_fingerprint = false;  // the first read of its file
-  std::vector<uint64_t> records;   // source indices, ascending
+  size_t first = 0, last = 0;
 };
 
 class Rereader {
@@ -74,46 +85,59 @@ class Rereader {
   }
 
  private:
-  // Groups the references by file, then by nearness.
+  // Sorts the references by record, then groups the records by file and by
+  // nearness.
   absl::Status Plan() {
-    // file -> source_index -> the offset the references give it
-    std::map<uint64_t, std::map<uint64_t, uint64_t>> by_file;
-    for (size_t i = 0; i < refs_.size(); ++i) {
-      const Ref& ref = refs_[i];
-      const uint64_t file = ref.source_index >> kRecordIndexBits;
+    order_.resize(refs_.size());
+    for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+    std::sort(order_.begin(), order_.end(), [this](size_t a, size_t b) {
+      return refs_[a].source_index < refs_[b].source_index;
+    });
+    for (size_t k = 0; k < order_.size(); ++k) {
+      const Ref& ref = refs_[order_[k]];
+      if (!wanted_.empty() && wanted_.back().source_index == ref.source_index) {
+        if (wanted_.back().offset != ref.offset) {
+          return absl::DataLossError(absl::StrCat("pipeline state: record ",
+                                                  IndexInFile(ref.source_index), " of file ",
+                                                  ref.source_index >> kRecordIndexBits,
+                                                  " at two offsets"));
+        }
+        wanted_.back().end = k + 1;
+        continue;
+      }
+      wanted_.push_back({ref.source_index, ref.offset, k, k + 1});
+    }
+    uint64_t read_start = 0, last_offset = 0;
+    for (size_t w = 0; w < wanted_.size(); ++w) {
+      const uint64_t file = wanted_[w].source_index >> kRecordIndexBits;
+      const uint64_t offset = wanted_[w].offset;
       if (file >= uris_.size()) {
         return absl::DataLossError(absl::StrCat("pipeline state: a record of file ", file,
                                                 ", the source has ", uris_.size()));
       }
-      auto [it, added] = by_file[file].emplace(ref.source_index, ref.offset);
-      if (!added && it->second != ref.offset) {
-        return absl::DataLossError(absl::StrCat("pipeline state: record ",
-                                                IndexInFile(ref.source_index), " of file ", file,
-                                                " at two offsets"));
+      const bool new_file = reads_.empty() || reads_.back().file != file;
+      if (!new_file && offset <= last_offset) {
+        return absl::DataLossError(absl::StrCat("pipeline state: the records of file ", file,
+                                                " are not in file order"));
       }
-      wanted_[ref.source_index].push_back(i);
-    }
-    for (auto& [file, records] : by_file) {
-      const bool ranged = open_range_ && open_range_.ranged(uris_[file]);
-      Read read;
-      read.file = file;
-      read.from_start = !ranged;
-      read.check_fingerprint = true;
-      uint64_t last_offset = 0;
-      for (auto [source_index, offset] : records) {
-        if (!read.records.empty() && offset < last_offset) {
-          return absl::DataLossError(absl::StrCat("pipeline state: the records of file ", file,
-                                                  " are not in file order"));
-        }
-        if (ranged && !read.records.empty() && offset - last_offset > kCoalesceBytes) {
-          reads_.push_back(std::move(read));
-          read = Read();
-          read.file = file;
-        }
-        read.records.push_back(source_index);
-        last_offset = offset;
+      if (new_file) {
+        Read read;
+        read.file = file;
+        read.from_start = !(open_range_ && open_range_.ranged(uris_[file]));
+        read.check_fingerprint = true;
+        read.first = w;
+        reads_.push_back(read);
+        read_start = offset;
+      } else if (!reads_.back().from_start && (offset - last_offset > kCoalesceBytes ||
+                                               offset - read_start > kMaxReadSpan)) {
+        Read read;
+        read.file = file;
+        read.first = w;
+        reads_.push_back(read);
+        read_start = offset;
       }
-      reads_.push_back(std::move(read));
+      reads_.back().last = w + 1;
+      last_offset = offset;
     }
     return absl::OkStatus();
   }
@@ -132,41 +156,43 @@ class Rereader {
 
   absl::Status Do(const Read& read) {
     const std::string& uri = uris_[read.file];
-    const Ref& first = refs_[wanted_.at(read.records.front()).front()];
+    const Wanted& first = wanted_[read.first];
     std::unique_ptr<RecordFileReader> reader;
     if (read.from_start) {
       DATAECHO_ASSIGN_OR_RETURN(reader, open_(uri, read.file));
     } else {
-      const Ref& last = refs_[wanted_.at(read.records.back()).front()];
-      const uint64_t read_ahead = std::min(last.offset - first.offset + kTailBytes, kMaxReadAhead);
+      const uint64_t span = wanted_[read.last - 1].offset - first.offset;
+      const uint64_t read_ahead = std::min(span + kTailBytes, kMaxReadAhead);
       DATAECHO_ASSIGN_OR_RETURN(
           reader, open_range_.open(uri, read.file, first.offset, IndexInFile(first.source_index),
                                    static_cast<size_t>(read_ahead)));
     }
-    for (size_t found = 0; found < read.records.size();) {
+    for (size_t w = read.first; w < read.last;) {
       if (failed_.load(std::memory_order_relaxed)) return absl::OkStatus();
       DATAECHO_ASSIGN_OR_RETURN(std::optional<Record> rec, reader->Next());
-      const uint64_t want = read.records[found];
-      if (!rec.has_value() || rec->source_index > want) {
+      const Wanted& want = wanted_[w];
+      if (!rec.has_value() || rec->source_index > want.source_index) {
         return absl::DataLossError(absl::StrCat(
-            "pipeline state: record ", IndexInFile(want), " of ", RedactUri(uri),
-            " not found again at offset ", refs_[wanted_.at(want).front()].offset,
+            "pipeline state: record ", IndexInFile(want.source_index), " of ", RedactUri(uri),
+            " not found again at offset ", want.offset, " (the file changed?)"));
+      }
+      if (rec->source_index < want.source_index) continue;
+      ++w;
+      if (want.offset != rec->offset) {
+        return absl::DataLossError(absl::StrCat(
+            "pipeline state: record ", IndexInFile(want.source_index), " of ", RedactUri(uri),
+            " is at offset ", rec->offset, ", the state says ", want.offset,
             " (the file changed?)"));
       }
-      if (rec->source_index < want) continue;
-      ++found;
       std::optional<uint32_t> crc;  // computed once, if a reference has one to compare
-      for (size_t i : wanted_.at(want)) {
+      for (size_t k = want.begin; k < want.end; ++k) {
+        const size_t i = order_[k];
         const Ref& ref = refs_[i];
-        if (ref.offset != rec->offset) {
-          return absl::DataLossError(absl::StrCat(
-              "pipeline state: record ", IndexInFile(want), " of ", RedactUri(uri),
-              " is at offset ", rec->offset, ", the state says ", ref.offset,
-              " (the file changed?)"));
-        }
         if (ref.crc.has_value()) {
           if (!crc.has_value()) crc = rec->PayloadCrc32c();
-          if (*crc != *ref.crc) return ContentsChanged(uri, IndexInFile(want), *rec, *ref.crc);
+          if (*crc != *ref.crc) {
+            return ContentsChanged(uri, IndexInFile(want.source_index), *rec, *ref.crc);
+          }
         }
         got_[i] = *rec;
         got_[i].epoch = ref.epoch;
@@ -187,7 +213,8 @@ class Rereader {
   const RecordRangeOpener& open_range_;
   const std::vector<Ref> refs_;
   std::map<uint64_t, std::optional<FileFingerprint>> fingerprints_;  // (every file in it)
-  std::map<uint64_t, std::vector<size_t>> wanted_;  // source_index -> positions in refs_
+  std::vector<size_t> order_;    // positions in refs_, by source index
+  std::vector<Wanted> wanted_;   // the distinct records, by source index
   std::vector<Read> reads_;
   std::vector<Record> got_;  // written by the reads, each its own positions
   std::atomic<size_t> next_{0};
