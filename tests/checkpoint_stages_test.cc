@@ -82,15 +82,15 @@ std::vector<std::string> Tail(const std::vector<std::string>& v, size_t from) {
 // uninterrupted run. Returns the number of elements of a whole run.
 template <typename T>
 size_t CheckResumes(const std::function<Pipeline<T>()>& make, int positions = 16,
-                    uint32_t seed = 1) {
+                    uint32_t seed = 1, size_t min_position = 0) {
   Pipeline<T> whole = make();
   EXPECT_TRUE(whole.status().ok()) << whole.status();
   const std::vector<std::string> expected = Rest(whole);
   EXPECT_FALSE(expected.empty());
   std::mt19937 rng(seed);
-  std::vector<size_t> at = {0, expected.size()};
+  std::vector<size_t> at = {min_position, expected.size()};
   for (int i = 2; i < positions; ++i) {
-    at.push_back(std::uniform_int_distribution<size_t>(0, expected.size())(rng));
+    at.push_back(std::uniform_int_distribution<size_t>(min_position, expected.size())(rng));
   }
   for (size_t k : at) {
     std::string state;
@@ -470,6 +470,85 @@ TEST(CheckpointStagesTest, Version2StateOfARecordSourceIsRead) {
   absl::Status s = old.RestoreState(v2);
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_EQ(Rest(old), Rest(p));
+}
+
+
+// --- adaptive and auto echo ---
+
+// Adaptive echo's decisions depend on timing; replayed, they do not: a state
+// saved while replaying (or live, then replayed) continues with the same
+// decisions after the restore (the decisions taken are part of the state).
+TEST(CheckpointStagesTest, AdaptiveEchoReplayedDecisionsResume) {
+  const std::string decisions = "FRFFRRFRFFFRFRRFFRF";
+  auto make = [&] {
+    return FromVector(testing::MakeExamples(40))
+        .Repeat(2)
+        .AdaptiveEcho({.max_factor = 2.5,
+                       .pool_size = 3,
+                       .seed = 3,
+                       .replay_decisions = decisions + "FFRFRRFFRFR" + decisions})
+        .Shuffle({.buffer_size = 6, .seed = 4});
+  };
+  Pipeline<Example> p = make();
+  const std::vector<std::string> all = Rest(p);
+  EXPECT_GT(all.size(), 80u);
+  EXPECT_EQ(CheckResumes<Example>(make, 24), all.size());
+}
+
+TEST(CheckpointStagesTest, AdaptiveEchoOfBatchesResumes) {
+  auto make = [] {
+    return FromVector(testing::MakeExamples(50))
+        .Batch({.batch_size = 4})
+        .AdaptiveEcho({.max_factor = 3, .pool_size = 1, .seed = 1, .replay_decisions = "FRRFRFFRR"});
+  };
+  EXPECT_EQ(CheckResumes<Batch>(make), 18u);  // 13 batches, 5 repeats
+}
+
+// Auto echo: once its factor is fixed, the continuation is the same.
+TEST(CheckpointStagesTest, AutoEchoResumesAfterItsFactorIsFixed) {
+  auto make = [] {
+    auto ticks = std::make_shared<int64_t>(0);
+    AutoEchoOptions options;
+    options.adaptive = {.max_factor = 3.5,
+                        .pool_size = 4,
+                        .seed = 5,
+                        .rate_window = 4,
+                        .replay_decisions = "FRFFRFRRFF",
+                        .clock = [ticks] { return *ticks += 1000; }};
+    options.warmup = 12;
+    return FromVector(testing::MakeExamples(60))
+        .AutoEcho(std::move(options))
+        .Shuffle({.buffer_size = 8, .seed = 6});
+  };
+  EXPECT_GT(CheckResumes<Example>(make, 16, 1, /*min_position=*/20), 60u);
+}
+
+TEST(CheckpointStagesTest, BadPoolInAStateIsDataLoss) {
+  auto make = [] {
+    return FromRange(0, 30).AdaptiveEcho(
+        {.max_factor = 2, .pool_size = 2, .seed = 1, .replay_decisions = "FRF"});
+  };
+  Pipeline<int64_t> p = make();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(p.Next().ok());
+  absl::StatusOr<std::string> state = p.SaveState();
+  ASSERT_TRUE(state.ok()) << state.status();
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string body = state->substr(0, state->size() - 4);
+    const size_t at = std::uniform_int_distribution<size_t>(4, body.size() - 1)(rng);
+    body[at] = static_cast<char>(body[at] ^ (1 << (trial % 8)));
+    const uint32_t crc = MaskCrc32c(Crc32c(body));
+    for (int i = 0; i < 4; ++i) body.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
+    Pipeline<int64_t> q = make();
+    if (!q.RestoreState(body).ok()) continue;
+    int n = 0;
+    while (n < 1000) {
+      absl::StatusOr<std::optional<int64_t>> next = q.Next();
+      if (!next.ok() || !next->has_value()) break;
+      ++n;
+    }
+    EXPECT_LT(n, 1000);
+  }
 }
 
 }  // namespace
