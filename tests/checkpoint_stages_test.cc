@@ -4,6 +4,7 @@
 // their epochs (Restart under a Repeat): a pipeline saved at a random
 // position, destroyed, rebuilt and restored yields exactly the rest of an
 // uninterrupted run.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -548,6 +549,94 @@ TEST(CheckpointStagesTest, BadPoolInAStateIsDataLoss) {
       ++n;
     }
     EXPECT_LT(n, 1000);
+  }
+}
+
+
+// --- record sources with cycle_length > 1 (reading threads) ---
+
+// Files of 0, 1, ... records (file 2 is empty).
+std::vector<std::string> UnevenFiles(const testing::TempDir& dir, int files) {
+  std::vector<std::string> paths;
+  for (int f = 0; f < files; ++f) {
+    std::string bytes;
+    const int records = f == 2 ? 0 : 3 + (f * 5) % 11;
+    for (int r = 0; r < records; ++r) AppendTFRecord(&bytes, fmt::format("f{} r{}", f, r));
+    paths.push_back(dir.File(fmt::format("uneven-{}.tfrecord", f)));
+    testing::WriteFileOrDie(paths.back(), bytes);
+  }
+  return paths;
+}
+
+TEST(CheckpointStagesTest, InterleavedRecordSourceResumes) {
+  testing::TempDir dir;
+  const std::vector<std::string> paths = UnevenFiles(dir, 7);
+  for (int cycle : {2, 3, 16}) {
+    for (size_t buffered : {size_t{1}, size_t{4}}) {
+      SCOPED_TRACE(fmt::format("cycle_length {} buffered_records {}", cycle, buffered));
+      InterleaveOptions interleave{.cycle_length = cycle, .buffered_records = buffered};
+      EXPECT_GT(CheckResumes<Record>([&] {
+                  return From(MakeTFRecordSource(Store(), paths, {}, interleave))
+                      .Echo({.factor = 1.5, .seed = 2})
+                      .Shuffle({.buffer_size = 5, .seed = 3});
+                }),
+                50u);
+    }
+  }
+}
+
+TEST(CheckpointStagesTest, InterleavedRecordSourceRepeatsWithNewFileOrders) {
+  testing::TempDir dir;
+  const std::vector<std::string> paths = UnevenFiles(dir, 6);
+  InterleaveOptions interleave{.cycle_length = 3, .file_order_seed = 7};
+  EXPECT_GT(CheckResumes<Record>([&] {
+              return From(MakeTFRecordSource(Store(), paths, {}, interleave)).Repeat(3).Take(100);
+            }),
+            90u);
+}
+
+TEST(CheckpointStagesTest, NonDeterministicInterleavedSourceResumesExactlyOnce) {
+  // Any order, but every record of the epoch exactly once across the save.
+  testing::TempDir dir;
+  const std::vector<std::string> paths = UnevenFiles(dir, 6);
+  InterleaveOptions interleave{.cycle_length = 3, .deterministic = false};
+  auto make = [&] { return From(MakeTFRecordSource(Store(), paths, {}, interleave)); };
+  Pipeline<Record> whole = make();
+  std::vector<std::string> all = Rest(whole);
+  std::sort(all.begin(), all.end());
+  for (size_t k : {size_t{0}, size_t{5}, size_t{17}, all.size()}) {
+    std::vector<std::string> got;
+    std::string state;
+    {
+      Pipeline<Record> first = make();
+      for (size_t i = 0; i < k; ++i) {
+        absl::StatusOr<std::optional<Record>> next = first.Next();
+        ASSERT_TRUE(next.ok() && next->has_value());
+        got.push_back(Key(**next));
+      }
+      absl::StatusOr<std::string> saved = first.SaveState();
+      ASSERT_TRUE(saved.ok()) << saved.status();
+      state = *saved;
+    }
+    Pipeline<Record> second = make();
+    ASSERT_TRUE(second.RestoreState(state).ok());
+    for (std::string& key : Rest(second)) got.push_back(std::move(key));
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, all) << "saved after " << k;
+  }
+}
+
+TEST(CheckpointStagesTest, InterleavedSourceStateOfAnotherCycleLengthIsInvalidArgument) {
+  testing::TempDir dir;
+  const std::vector<std::string> paths = UnevenFiles(dir, 6);
+  Pipeline<Record> p = From(MakeTFRecordSource(Store(), paths, {}, {.cycle_length = 3}));
+  ASSERT_TRUE(p.Next().ok());
+  absl::StatusOr<std::string> state = p.SaveState();
+  ASSERT_TRUE(state.ok()) << state.status();
+  for (int cycle : {1, 2}) {
+    Pipeline<Record> q = From(MakeTFRecordSource(Store(), paths, {}, {.cycle_length = cycle}));
+    absl::Status s = q.RestoreState(*state);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   }
 }
 
