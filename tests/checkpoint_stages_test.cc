@@ -7,7 +7,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <functional>
 #include <memory>
 #include <random>
@@ -25,6 +29,7 @@
 #include "gtest/gtest.h"
 #include "support/examples.h"
 #include "support/temp_files.h"
+#include "fuzz/state_stages_target.h"
 
 namespace dataecho {
 namespace {
@@ -638,6 +643,54 @@ TEST(CheckpointStagesTest, InterleavedSourceStateOfAnotherCycleLengthIsInvalidAr
     absl::Status s = q.RestoreState(*state);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   }
+}
+
+
+// --- the fuzz target's pipelines (tests/fuzz/state_stages_target.h) ---
+
+// Their states saved at a few positions resume; cut or bit-flipped (with a
+// valid checksum) they end, never crash or spin; and the committed corpus
+// (tests/fuzz/corpus/state/stages-*) replays. DATAECHO_WRITE_STATE_CORPUS=dir
+// writes the corpus inputs there.
+template <typename T>
+void FuzzPipelineStates(const std::function<Pipeline<T>()>& make, const std::string& name) {
+  EXPECT_GT(CheckResumes<T>(make, 8), 0u) << name;
+  const char* corpus = std::getenv("DATAECHO_WRITE_STATE_CORPUS");
+  std::mt19937 rng(11);
+  for (size_t k : {size_t{0}, size_t{3}, size_t{9}}) {
+    Pipeline<T> p = make();
+    for (size_t i = 0; i < k; ++i) ASSERT_TRUE(p.Next().ok());
+    absl::StatusOr<std::string> state = p.SaveState();
+    ASSERT_TRUE(state.ok()) << name << " " << state.status();
+    if (corpus != nullptr) {
+      testing::WriteFileOrDie(fmt::format("{}/stages-{}-{}", corpus, name, k), *state);
+    }
+    for (int trial = 0; trial < 60; ++trial) {
+      std::string body = state->substr(0, state->size() - 4);
+      if (trial % 3 == 0) {
+        body.resize(std::uniform_int_distribution<size_t>(0, body.size())(rng));
+      } else {
+        const size_t at = std::uniform_int_distribution<size_t>(4, body.size() - 1)(rng);
+        body[at] = static_cast<char>(body[at] ^ (1 << (trial % 8)));
+      }
+      fuzz::StateStagesTarget(reinterpret_cast<const uint8_t*>(body.data()), body.size());
+    }
+  }
+}
+
+TEST(CheckpointStagesTest, FuzzTargetPipelines) {
+  FuzzPipelineStates<Batch>(fuzz::StateFuzzPaddedBatches, "padded");
+  FuzzPipelineStates<std::pair<int64_t, int64_t>>(fuzz::StateFuzzPairs, "pairs");
+  FuzzPipelineStates<Example>(fuzz::StateFuzzAutoEcho, "auto");
+  int replayed = 0;
+  const std::string dir = std::string(DATAECHO_FUZZ_CORPUS_DIR) + "/state";
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    fuzz::StateStagesTarget(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    ++replayed;
+  }
+  EXPECT_GT(replayed, 0);
 }
 
 }  // namespace

@@ -231,9 +231,9 @@ class InterleavedSource final : public RecordSourceBase {
       }
       status = Drain(slot, *reader);
       if (status.ok()) {  // read to its end: its fingerprint costs nothing more
-        absl::StatusOr<std::optional<FileFingerprint>> fp = FingerprintOf(*reader);
+        std::optional<FileFingerprint> fp = KnownFingerprintOf(*reader);
         absl::MutexLock lock(&mu_);
-        if (fp.ok() && fp->has_value()) fingerprints_.emplace(order_[f], **fp);
+        if (fp.has_value()) fingerprints_.emplace(order_[f], *fp);
       }
       absl::MutexLock lock(&mu_);
       slots_[slot].reader = nullptr;
