@@ -25,7 +25,7 @@ namespace {
 constexpr uint64_t kCoalesceBytes = uint64_t{256} << 10;
 // A read longer than this (first to last offset) is split, so that the
 // parts of a file are read at once too.
-constexpr uint64_t kMaxReadSpan = uint64_t{2} << 20;
+constexpr uint64_t kMaxReadSpan = uint64_t{8} << 20;
 // Reads in flight at once.
 constexpr size_t kMaxReadsInFlight = 8;
 // Read-ahead of a ranged read past its last record's offset (that record's
