@@ -29,6 +29,7 @@
 #include "support/checkpoint_check.h"
 #include "support/examples.h"
 #include "support/temp_files.h"
+#include "testing/http_server.h"
 
 namespace dataecho {
 namespace {
@@ -77,6 +78,44 @@ TEST(CheckpointRecordsTest, RestoreReadsFarApartRecordsOfLargeFiles) {
             },
                                  8),
             20u);
+}
+
+
+// The restore reads the records it needs where they are: over HTTP, the bytes
+// it asks for are those near the buffered records (and the file's head, for
+// its fingerprint), not the file from its start.
+TEST(CheckpointRecordsTest, RestoreAsksOnlyForTheBytesNearTheBufferedRecords) {
+  testing::TempDir dir;
+  const std::string path = WriteBigFile(dir, "big.tfrecord", 400, 7000);
+  absl::StatusOr<std::unique_ptr<testing::HttpServer>> server =
+      testing::HttpServer::Start({.directory = dir.path()});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const std::string uri = (*server)->url() + "/big.tfrecord";
+  auto make = [&] {
+    return From(MakeTFRecordSource(Store(), {uri}, {.read_ahead = 256 << 10}))
+        .Shuffle({.buffer_size = 8, .seed = 1});
+  };
+  Pipeline<Record> p = make();
+  for (int i = 0; i < 380; ++i) ASSERT_TRUE(p.Next().ok());
+  absl::StatusOr<std::string> state = p.SaveState();
+  ASSERT_TRUE(state.ok()) << state.status();
+  const size_t before = (*server)->requests().size();
+  Pipeline<Record> q = make();
+  ASSERT_TRUE(q.RestoreState(*state).ok());
+  const std::vector<testing::HttpRequestLog> log = (*server)->requests();
+  uint64_t asked = 0;
+  for (size_t i = before; i < log.size(); ++i) {
+    if (log[i].method != "GET") continue;
+    auto range = log[i].headers.find("range");
+    ASSERT_NE(range, log[i].headers.end()) << "a GET of the whole file";
+    uint64_t first = 0, last = 0;
+    ASSERT_EQ(std::sscanf(range->second.c_str(), "bytes=%lu-%lu", &first, &last), 2)
+        << range->second;
+    asked += last - first + 1;
+  }
+  const uint64_t size = 400 * (7000 + 16);
+  EXPECT_LT(asked, size / 4) << "of " << size;
+  EXPECT_EQ(Rest(q), Rest(p));
 }
 
 std::string ReadAll(const std::string& path) {
