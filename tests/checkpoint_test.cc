@@ -268,7 +268,9 @@ TEST(CheckpointTest, Version1StatesAreReadOtherVersionsAreInvalidArgument) {
   EXPECT_EQ(Rest(old), Rest(current));
   s = future.RestoreState(with_version(static_cast<char>(kStateVersion + 1)));
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  EXPECT_NE(s.message().find("this library reads versions 1 to 2"), std::string::npos) << s;
+  EXPECT_NE(s.message().find(absl::StrCat("this library reads versions 1 to ", kStateVersion)),
+            std::string::npos)
+      << s;
 }
 
 TEST(CheckpointTest, UnsupportedStagesFailNamingThem) {
@@ -288,14 +290,6 @@ TEST(CheckpointTest, UnsupportedStagesFailNamingThem) {
   ASSERT_TRUE(shuffled_batches.Next().ok());
   s = shuffled_batches.SaveState();
   EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition) << s.status();
-
-  // Interleaved record sources cannot save their position yet.
-  testing::TempDir dir;
-  const std::vector<std::string> paths = WriteTFRecordFiles(dir, 2, 3, false);
-  Pipeline<Record> interleaved = From(MakeTFRecordSource(Store(), paths, {}, {.cycle_length = 2}));
-  s = interleaved.SaveState();
-  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(s.status().message().find("cycle_length"), std::string::npos) << s.status();
 }
 
 TEST(CheckpointTest, ShuffleStateIsReferencesNotPayload) {
