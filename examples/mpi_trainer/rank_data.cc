@@ -63,13 +63,14 @@ absl::StatusOr<std::unique_ptr<trainer::TrainData>> MakeRankData(const RankDataO
       uri = server->url() + "/" + name;
     }
   }
-  // Epoch k: this rank's slice of the job's order of epoch k, its records
-  // tagged with k. In order (cycle_length 1), as the plan's resume rule needs.
-  auto epoch = std::make_shared<uint64_t>(0);
+  // Epoch k: this rank's slice of the job's order of epoch k (after a resume:
+  // its share of the leftover, then of the plan's rest), its records tagged
+  // with k. In order (cycle_length 1), as the plan's resume rule needs.
+  auto epoch = std::make_shared<uint64_t>(o.resume.first_epoch);
   auto factory = [o, store, uris, epoch]() -> absl::StatusOr<dataecho::StagePtr<dataecho::Record>> {
     const uint64_t k = (*epoch)++;
     absl::StatusOr<std::vector<dataecho::RecordRange>> mine =
-        dataecho::PlanRank(o.counts, o.plan, {.epoch = k, .runs = {}}, o.rank, o.world_size);
+        elastic::RankRanges(o.counts, o.plan, o.resume, k, o.rank, o.world_size);
     if (!mine.ok()) return mine.status();
     auto tag = [k](dataecho::Record r) {
       r.source_index += k << kEpochShift;
@@ -81,8 +82,11 @@ absl::StatusOr<std::unique_ptr<trainer::TrainData>> MakeRankData(const RankDataO
         .Release();
   };
   dataecho::Pipeline<dataecho::Example> upstream =
-      dataecho::From(dataecho::RepeatSource<dataecho::Record>(std::move(factory),
-                                                              o.epochs > 0 ? o.epochs : -1))
+      dataecho::From(dataecho::RepeatSource<dataecho::Record>(
+                         std::move(factory),
+                         o.epochs > 0 ? std::max<int64_t>(0, o.epochs - static_cast<int64_t>(
+                                                                            o.resume.first_epoch))
+                                      : -1))
           .Map([](const dataecho::Record& r) { return dataecho::DecodeImageRecord(r); },
                {.parallelism = o.train.decode_parallelism, .name = "decode"});
   dataecho::Pipeline<dataecho::Batch> batches =

@@ -30,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "dataecho/formats/tfrecord_index.h"
 #include "dataecho/storage/epoch_plan.h"
+#include "mpi_trainer/elastic.h"
 #include "trainer/data.h"
 #include "trainer/trainer.h"
 
@@ -53,6 +54,9 @@ struct RankDataOptions {
   int world_size = 1;
   // Epochs to read; 0 = endless.
   int64_t epochs = 0;
+  // Where a resumed job's epochs stand: reading starts at resume.first_epoch,
+  // each epoch with its leftover and the plan of its rest (elastic.h).
+  elastic::JobResume resume;
   // > 0: serve the shards' directory over loopback HTTP with this latency per
   // request and read them from there.
   double latency_ms = 0;

@@ -3,6 +3,7 @@
 
 #include <mpi.h>
 
+#include <unistd.h>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include "dataecho/text.h"
 #include "fmt/format.h"
 #include "mpi_trainer/rank_data.h"
+#include "trainer/checkpoint_file.h"
 #include "trainer/mlp.h"
 
 namespace step {
@@ -105,10 +107,129 @@ bool ModelsIdentical(const trainer::Mlp& model) {
   return lo == hi;
 }
 
+// The checkpoint of the step just taken (a collective: every rank calls it).
+// The ranks OR their trained flags of the epochs in flight; rank 0 works out
+// where the epochs stand (elastic::Advance) and writes the file.
+absl::Status WriteJobCheckpoint(const JobOptions& job, std::string_view shard_mode, int rank,
+                                int world, trainer::Mlp& model, trainer::Sgd& sgd,
+                                const trainer::TrainResult& r, const trainer::LoopState& loop,
+                                const elastic::Tracker& tracker, int64_t local_fresh,
+                                int64_t local_rows, std::FILE* dump,
+                                const std::vector<uint64_t>& old_dump_sizes) {
+  int64_t last = tracker.last_epoch();
+  if (!job.start.epochs.empty()) {
+    last = std::max(last, static_cast<int64_t>(job.start.epochs.back().progress.epoch));
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &last, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  std::vector<std::vector<uint8_t>> trained;
+  for (int64_t k = static_cast<int64_t>(job.start.first_epoch); k <= last; ++k) {
+    std::vector<uint8_t> bytes = tracker.Bytes(static_cast<uint64_t>(k));
+    MPI_Allreduce(MPI_IN_PLACE, bytes.data(), static_cast<int>(bytes.size()), MPI_UNSIGNED_CHAR,
+                  MPI_BOR, MPI_COMM_WORLD);
+    trained.push_back(std::move(bytes));
+  }
+  int64_t dump_size = 0;
+  if (dump != nullptr) {
+    if (std::fflush(dump) != 0) return absl::UnavailableError("cannot write the fresh indices");
+    dump_size = std::ftell(dump);
+  }
+  const int64_t mine[3] = {local_fresh, local_rows, dump_size};
+  std::vector<int64_t> all(3 * static_cast<size_t>(world));
+  MPI_Gather(mine, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  if (rank != 0) return absl::OkStatus();
+  absl::StatusOr<elastic::JobResume> next =
+      elastic::Advance(job.counts, job.plan, job.start, world, trained);
+  if (!next.ok()) return next.status();
+  trainer::StateWriter w;
+  w.String(trainer::OptionsFingerprint(job.train));
+  w.String(JobFingerprint(job, shard_mode));
+  elastic::Save(*next, w);
+  w.U64(static_cast<uint64_t>(world));
+  std::vector<uint64_t> fresh, rows;
+  std::vector<uint64_t> dumps = old_dump_sizes;
+  dumps.resize(std::max(dumps.size(), static_cast<size_t>(world)), 0);
+  for (int i = 0; i < world; ++i) {
+    fresh.push_back(static_cast<uint64_t>(all[3 * i]));
+    rows.push_back(static_cast<uint64_t>(all[3 * i + 1]));
+    dumps[i] = static_cast<uint64_t>(all[3 * i + 2]);
+  }
+  w.U64s(fresh);
+  w.U64s(rows);
+  w.U64s(dumps);
+  trainer::SaveLoop(r, loop, w);
+  trainer::SaveModel(model, sgd, w);
+  return trainer::WriteCheckpointFile(job.train.checkpoint_dir, r.steps_total, w.bytes());
+}
+
+// Opens this rank's dump of fresh rows: new, or (resuming) cut back to what
+// the checkpoint counted and appended to. Rank 0 also cuts back the files of
+// ranks the resumed run does not have.
+absl::StatusOr<std::FILE*> OpenDump(const JobOptions& job, int rank, int world,
+                                    const Restored* restored) {
+  auto path = [&](size_t r) { return fmt::format("{}/rank-{}.txt", job.dump_dir, r); };
+  if (restored == nullptr) {
+    std::FILE* f = std::fopen(path(rank).c_str(), "w");
+    if (f == nullptr) return absl::UnavailableError("cannot write " + path(rank));
+    return f;
+  }
+  auto cut = [&](size_t r) -> absl::Status {
+    const uint64_t size = r < restored->dump_sizes.size() ? restored->dump_sizes[r] : 0;
+    std::FILE* f = std::fopen(path(r).c_str(), "a");  // creates it if missing
+    if (f == nullptr) return absl::UnavailableError("cannot write " + path(r));
+    std::fclose(f);
+    if (::truncate(path(r).c_str(), static_cast<off_t>(size)) != 0) {
+      return absl::UnavailableError(fmt::format("cannot truncate {} to {} bytes", path(r), size));
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status s = cut(static_cast<size_t>(rank)); !s.ok()) return s;
+  if (rank == 0) {
+    for (size_t r = static_cast<size_t>(world); r < restored->dump_sizes.size(); ++r) {
+      if (absl::Status s = cut(r); !s.ok()) return s;
+    }
+  }
+  std::FILE* f = std::fopen(path(rank).c_str(), "a");
+  if (f == nullptr) return absl::UnavailableError("cannot write " + path(rank));
+  return f;
+}
+
 }  // namespace
 
+std::string JobFingerprint(const JobOptions& job, std::string_view shard_mode) {
+  return fmt::format("shard_mode={};epochs={};plan_seed={};shards={}", shard_mode, job.epochs,
+                     job.plan.seed, job.counts.size());
+}
+
+absl::Status ParseCheckpoint(std::string_view payload, const std::string& path,
+                             const JobOptions& job, std::string_view shard_mode,
+                             elastic::JobResume* start, Restored* restored) {
+  trainer::StateReader r(payload, path);
+  if (absl::Status s = trainer::CheckFingerprint(r, job.train, path); !s.ok()) return s;
+  const std::string saved = r.String();
+  const std::string here = JobFingerprint(job, shard_mode);
+  if (r.status().ok() && saved != here) {
+    return absl::FailedPreconditionError(
+        fmt::format("checkpoint {} was written by a job with other options: {} there, {} here",
+                    path, saved, here));
+  }
+  *start = elastic::Restore(r, job.counts);
+  restored->path = path;
+  const uint64_t world = r.U64();
+  if (r.status().ok() && (world < 1 || world > (1u << 20))) {
+    r.Fail(fmt::format("world size {}", world));
+  }
+  restored->world = static_cast<int>(world);
+  restored->fresh_per_rank = r.U64s(world);
+  restored->rows_per_rank = r.U64s(world);
+  restored->dump_sizes = r.U64s(1u << 20);
+  trainer::RestoreLoop(r, restored->train, restored->loop);
+  restored->model = r.Rest();
+  return r.status();
+}
+
 absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
-                                trainer::TrainData& data) {
+                                trainer::TrainData& data, const Restored* restored,
+                                std::string_view shard_mode) {
   const trainer::TrainOptions& o = job.train;
   std::optional<trainer::TestSet> test;
   if (rank == 0) {
@@ -118,9 +239,9 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
   }
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> dump(nullptr, &std::fclose);
   if (!job.dump_dir.empty()) {
-    const std::string path = fmt::format("{}/rank-{}.txt", job.dump_dir, rank);
-    dump.reset(std::fopen(path.c_str(), "w"));
-    if (dump == nullptr) return absl::UnavailableError("cannot write " + path);
+    absl::StatusOr<std::FILE*> opened = OpenDump(job, rank, world, restored);
+    if (!opened.ok()) return opened.status();
+    dump.reset(*opened);
   }
 
   trainer::Mlp model(trainer::kLayerSizes, o.seed);  // the same initial weights on every rank
@@ -132,7 +253,24 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
   r.insert = o.insert;
   result.fused_floats = fused.size();
   int64_t local_fresh = 0, local_rows = 0;
-  double train_seconds = 0;
+  trainer::LoopState loop{.next_eval = o.eval_every};
+  if (restored != nullptr) {
+    trainer::StateReader model_state(restored->model, restored->path);
+    trainer::RestoreModel(model_state, model, sgd);
+    if (absl::Status s = model_state.Finish(); !s.ok()) return s;
+    r = restored->train;
+    r.echo = o.echo;
+    r.insert = o.insert;
+    loop = restored->loop;
+    // The per-rank counts carry over at the same world size only.
+    if (restored->world == world) {
+      local_fresh = static_cast<int64_t>(restored->fresh_per_rank[rank]);
+      local_rows = static_cast<int64_t>(restored->rows_per_rank[rank]);
+    }
+  }
+  elastic::Tracker tracker(job.counts);
+  const bool checkpoints = o.checkpoint_every > 0;
+  double& train_seconds = loop.train_seconds;
   Clock::time_point resumed = Clock::now();
   auto evaluate = [&] {
     if (rank != 0) return;
@@ -151,7 +289,7 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
     resumed = Clock::now();
   };
 
-  int64_t next_eval = o.eval_every;
+  int64_t& next_eval = loop.next_eval;
   bool exhausted = false;
   while (true) {
     int rows = 0, fresh = 0;
@@ -167,6 +305,15 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
         model.ComputeGradients(b.components[0].data<float>().data(),
                                b.labels.data<int64_t>().data(), rows);
         if (dump != nullptr) DumpFresh(b, dump.get());
+        if (checkpoints) {
+          const int64_t* sources = b.source_indices.data<int64_t>().data();
+          const int32_t* repeats = b.repeat_indices.data<int32_t>().data();
+          for (int64_t i = 0; i < b.num_rows; ++i) {
+            if (repeats[i] != 0) continue;
+            const uint64_t s = static_cast<uint64_t>(sources[i]);
+            tracker.Trained(s >> rank_data::kEpochShift, s);
+          }
+        }
       } else {
         exhausted = true;
       }
@@ -188,6 +335,15 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
       while (next_eval <= r.fresh_examples_total) next_eval += o.eval_every;
     }
     if (job.epochs == 0 && r.fresh_examples_total >= o.fresh_budget) break;
+    if (job.stop_after_steps > 0 && r.steps_total >= job.stop_after_steps) break;
+    if (checkpoints && r.steps_total % o.checkpoint_every == 0) {
+      trainer::LoopState saved = loop;
+      if (rank == 0) saved.train_seconds += Seconds(resumed);
+      absl::Status s = WriteJobCheckpoint(
+          job, shard_mode, rank, world, model, sgd, r, saved, tracker, local_fresh, local_rows,
+          dump.get(), restored != nullptr ? restored->dump_sizes : std::vector<uint64_t>{});
+      if (!s.ok()) return s;
+    }
   }
   if (r.curve.empty() || r.curve.back().fresh_examples != r.fresh_examples_total) evaluate();
   if (rank == 0) train_seconds += Seconds(resumed);

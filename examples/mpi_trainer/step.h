@@ -23,7 +23,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "dataecho/storage/epoch_plan.h"
+#include "mpi_trainer/elastic.h"
 #include "trainer/data.h"
+#include "trainer/train_state.h"
 #include "trainer/trainer.h"
 
 namespace step {
@@ -33,7 +36,39 @@ struct JobOptions {
   int64_t epochs = 0;           // > 0: train on exactly this many epochs
   std::string dump_dir;         // non-empty: write DIR/rank-<r>.txt (see main.cc)
   double index_seconds = 0;     // time to index the shards and share the indexes
+
+  // Checkpoints (train.checkpoint_dir, train.checkpoint_every): every that
+  // many steps rank 0 writes the model, the optimizer, the loop's values, the
+  // per-rank counts and dump sizes, and where the epochs stand (elastic.h:
+  // gathered from every rank), so that a job resumed on any number of ranks
+  // trains each record of an epoch exactly once.
+  std::vector<uint64_t> counts;     // records per shard
+  dataecho::EpochPlanOptions plan;  // the job's epoch plan
+  elastic::JobResume start;         // where this run starts (empty: fresh)
+  // > 0: stop after this many steps (counted over resumes), as a job that is
+  // preempted there would; the result is written as usual.
+  int64_t stop_after_steps = 0;
 };
+
+// What a checkpoint of the job holds after its fingerprints and JobResume
+// (read by main.cc to build the ranks' data), read by Train().
+struct Restored {
+  std::string path;
+  int world = 0;  // the world size of the run that wrote it
+  std::vector<uint64_t> fresh_per_rank, rows_per_rank, dump_sizes;
+  trainer::TrainResult train;
+  trainer::LoopState loop;
+  std::string model;  // SaveModel's bytes
+};
+
+// "shard_mode=...;epochs=...": the job's own options that a resumed run must share.
+std::string JobFingerprint(const JobOptions& job, std::string_view shard_mode);
+
+// Parses a checkpoint payload (all ranks get the same): checks both
+// fingerprints, then fills `start` and `restored`.
+absl::Status ParseCheckpoint(std::string_view payload, const std::string& path,
+                             const JobOptions& job, std::string_view shard_mode,
+                             elastic::JobResume* start, Restored* restored);
 
 struct JobResult {
   trainer::TrainResult train;           // job-wide counts; accuracy and curve from rank 0
@@ -45,8 +80,10 @@ struct JobResult {
 };
 
 // Runs the loop on this rank (every rank must call it).
+// `restored`: the checkpoint the job resumes from, or null.
 absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
-                                trainer::TrainData& data);
+                                trainer::TrainData& data, const Restored* restored = nullptr,
+                                std::string_view shard_mode = "records");
 
 // trainer::ResultToJson's fields plus "ranks", "batch_size_per_rank",
 // "global_batch_size", "shard_mode", "epochs", "fresh_examples_per_rank",

@@ -101,6 +101,13 @@ std::vector<uint64_t> StateReader::U64s(size_t max_size) {
   return v;
 }
 
+std::string StateReader::Rest() {
+  if (!status_.ok()) return {};
+  std::string rest(in_.substr(at_));
+  at_ = in_.size();
+  return rest;
+}
+
 absl::Status StateReader::Finish() {
   if (status_.ok() && at_ != in_.size()) {
     Fail(fmt::format("{} bytes left over (a checkpoint of another layout?)", in_.size() - at_));

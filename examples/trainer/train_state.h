@@ -65,6 +65,8 @@ class StateReader {
   // A vector of exactly `expected` floats (DATA_LOSS otherwise).
   std::vector<float> Floats(size_t expected);
   std::vector<uint64_t> U64s(size_t max_size);
+  // Every byte not read yet.
+  std::string Rest();
   // DATA_LOSS if a read failed or bytes are left over.
   absl::Status Finish();
   const absl::Status& status() const { return status_; }
