@@ -88,6 +88,13 @@ void Tracker::DropBefore(uint64_t epoch) {
   epochs_.erase(epochs_.begin(), epochs_.lower_bound(epoch));
 }
 
+void Tracker::Seed(uint64_t epoch, std::string_view bytes) {
+  if (bytes.size() != offsets_.back()) return;
+  std::vector<uint8_t>& mine = epochs_[epoch];
+  if (mine.empty()) mine.assign(offsets_.back(), 0);
+  for (size_t i = 0; i < bytes.size(); ++i) mine[i] |= bytes[i] != 0 ? 1 : 0;
+}
+
 absl::StatusOr<JobResume> Advance(std::span<const uint64_t> counts,
                                   const dataecho::EpochPlanOptions& plan, const JobResume& start,
                                   int world, const std::vector<std::vector<uint8_t>>& trained) {

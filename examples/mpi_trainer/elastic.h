@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <map>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -83,6 +84,8 @@ class Tracker {
   std::vector<uint8_t> Bytes(uint64_t epoch) const;
   // Forgets the epochs before `epoch`.
   void DropBefore(uint64_t epoch);
+  // Marks every record whose byte is set in `bytes` (a checkpoint's flags).
+  void Seed(uint64_t epoch, std::string_view bytes);
   uint64_t Id(RecordId r) const { return offsets_[r.file] + r.record; }
 
  private:

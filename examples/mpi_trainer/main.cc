@@ -243,10 +243,16 @@ int main(int argc, char** argv) {
       absl::Status s = step::ParseCheckpoint(checkpoint->first, checkpoint->second, job, shard_mode,
                                              &job.start, &*restored);
       if (!s.ok()) Fail(rank, s);
+      // The same world size and every rank's pipeline state: continue the
+      // run exactly; otherwise re-plan the epochs' rest over these ranks.
+      restored->continues_run = restored->has_pipelines && restored->world == world;
+      if (restored->continues_run) job.start = restored->run_start;
       if (rank == 0) {
-        std::fprintf(stderr, "resumed from %s (step %lld, written by %d ranks, now %d)\n",
+        std::fprintf(stderr, "resumed from %s (step %lld, written by %d ranks, now %d; %s)\n",
                      dataecho::TerminalSafe(restored->path).c_str(),
-                     static_cast<long long>(restored->train.steps_total), restored->world, world);
+                     static_cast<long long>(restored->train.steps_total), restored->world, world,
+                     restored->continues_run ? "the ranks' pipelines restored"
+                                             : "the epochs' rest re-planned");
       }
     }
   }

@@ -11,6 +11,7 @@
 #include <memory>
 #include <numbers>
 
+#include "dataecho/augment.h"
 #include "dataecho/text.h"
 #include "fmt/format.h"
 #include "mpi_trainer/rank_data.h"
@@ -107,14 +108,44 @@ bool ModelsIdentical(const trainer::Mlp& model) {
   return lo == hi;
 }
 
+// A rank's running values that go into a checkpoint.
+struct RankRunning {
+  int64_t fresh = 0, rows = 0;
+  uint64_t digest = 0;  // trainer::DigestBatch over this rank's batches
+};
+
+// Gathers each rank's `bytes` on rank 0 (in rank order).
+std::vector<std::string> GatherStrings(int rank, int world, const std::string& bytes) {
+  int size = static_cast<int>(bytes.size());
+  std::vector<int> sizes(static_cast<size_t>(world)), displacements(static_cast<size_t>(world));
+  MPI_Gather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::string all;
+  if (rank == 0) {
+    int at = 0;
+    for (int i = 0; i < world; ++i) {
+      displacements[i] = at;
+      at += sizes[i];
+    }
+    all.resize(static_cast<size_t>(at));
+  }
+  MPI_Gatherv(bytes.data(), size, MPI_CHAR, all.data(), sizes.data(), displacements.data(),
+              MPI_CHAR, 0, MPI_COMM_WORLD);
+  std::vector<std::string> out;
+  if (rank == 0) {
+    for (int i = 0; i < world; ++i) out.push_back(all.substr(displacements[i], sizes[i]));
+  }
+  return out;
+}
+
 // The checkpoint of the step just taken (a collective: every rank calls it).
 // The ranks OR their trained flags of the epochs in flight; rank 0 works out
-// where the epochs stand (elastic::Advance) and writes the file.
+// where the epochs stand (elastic::Advance) and writes the file, with every
+// rank's pipeline state when all could save one.
 absl::Status WriteJobCheckpoint(const JobOptions& job, std::string_view shard_mode, int rank,
                                 int world, trainer::Mlp& model, trainer::Sgd& sgd,
                                 const trainer::TrainResult& r, const trainer::LoopState& loop,
-                                const elastic::Tracker& tracker, int64_t local_fresh,
-                                int64_t local_rows, std::FILE* dump,
+                                const elastic::Tracker& tracker, const RankRunning& running,
+                                trainer::TrainData& data, std::FILE* dump,
                                 const std::vector<uint64_t>& old_dump_sizes) {
   int64_t last = tracker.last_epoch();
   if (!job.start.epochs.empty()) {
@@ -133,9 +164,17 @@ absl::Status WriteJobCheckpoint(const JobOptions& job, std::string_view shard_mo
     if (std::fflush(dump) != 0) return absl::UnavailableError("cannot write the fresh indices");
     dump_size = std::ftell(dump);
   }
-  const int64_t mine[3] = {local_fresh, local_rows, dump_size};
-  std::vector<int64_t> all(3 * static_cast<size_t>(world));
-  MPI_Gather(mine, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  const int64_t mine[4] = {running.fresh, running.rows, dump_size,
+                           static_cast<int64_t>(running.digest)};
+  std::vector<int64_t> all(4 * static_cast<size_t>(world));
+  MPI_Gather(mine, 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  // The pipelines' states, if every rank's pipeline can save one (until then
+  // a resume re-plans the epochs at any world size).
+  absl::StatusOr<std::string> pipeline = data.SaveState();
+  int saved_all = pipeline.ok() ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &saved_all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  std::vector<std::string> pipelines;
+  if (saved_all) pipelines = GatherStrings(rank, world, *pipeline);
   if (rank != 0) return absl::OkStatus();
   absl::StatusOr<elastic::JobResume> next =
       elastic::Advance(job.counts, job.plan, job.start, world, trained);
@@ -145,17 +184,28 @@ absl::Status WriteJobCheckpoint(const JobOptions& job, std::string_view shard_mo
   w.String(JobFingerprint(job, shard_mode));
   elastic::Save(*next, w);
   w.U64(static_cast<uint64_t>(world));
-  std::vector<uint64_t> fresh, rows;
+  std::vector<uint64_t> fresh, rows, digests;
   std::vector<uint64_t> dumps = old_dump_sizes;
   dumps.resize(std::max(dumps.size(), static_cast<size_t>(world)), 0);
   for (int i = 0; i < world; ++i) {
-    fresh.push_back(static_cast<uint64_t>(all[3 * i]));
-    rows.push_back(static_cast<uint64_t>(all[3 * i + 1]));
-    dumps[i] = static_cast<uint64_t>(all[3 * i + 2]);
+    fresh.push_back(static_cast<uint64_t>(all[4 * i]));
+    rows.push_back(static_cast<uint64_t>(all[4 * i + 1]));
+    dumps[i] = static_cast<uint64_t>(all[4 * i + 2]);
+    digests.push_back(static_cast<uint64_t>(all[4 * i + 3]));
   }
   w.U64s(fresh);
   w.U64s(rows);
   w.U64s(dumps);
+  w.U64s(digests);
+  w.U64(saved_all ? 1 : 0);
+  if (saved_all) {
+    elastic::Save(job.start, w);
+    w.U64(trained.size());
+    for (const std::vector<uint8_t>& bytes : trained) {
+      w.String(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    }
+    for (const std::string& state : pipelines) w.String(state);
+  }
   trainer::SaveLoop(r, loop, w);
   trainer::SaveModel(model, sgd, w);
   return trainer::WriteCheckpointFile(job.train.checkpoint_dir, r.steps_total, w.bytes());
@@ -222,6 +272,23 @@ absl::Status ParseCheckpoint(std::string_view payload, const std::string& path,
   restored->fresh_per_rank = r.U64s(world);
   restored->rows_per_rank = r.U64s(world);
   restored->dump_sizes = r.U64s(1u << 20);
+  restored->digests = r.U64s(world);
+  restored->has_pipelines = r.U64() != 0;
+  if (restored->has_pipelines) {
+    restored->run_start = elastic::Restore(r, job.counts);
+    const uint64_t epochs = r.U64();
+    if (r.status().ok() && epochs > 1024) r.Fail(fmt::format("{} epochs of trained flags", epochs));
+    for (uint64_t i = 0; i < epochs && r.status().ok(); ++i)
+      restored->trained.push_back(r.String());
+    for (uint64_t i = 0; i < world && r.status().ok(); ++i) {
+      restored->pipelines.push_back(r.String());
+    }
+  }
+  if (r.status().ok() &&
+      (restored->fresh_per_rank.size() != world || restored->rows_per_rank.size() != world ||
+       restored->digests.size() != world)) {
+    r.Fail("per-rank counts of another world size");
+  }
   trainer::RestoreLoop(r, restored->train, restored->loop);
   restored->model = r.Rest();
   return r.status();
@@ -252,8 +319,9 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
   r.echo = o.echo;
   r.insert = o.insert;
   result.fused_floats = fused.size();
-  int64_t local_fresh = 0, local_rows = 0;
+  RankRunning running;
   trainer::LoopState loop{.next_eval = o.eval_every};
+  elastic::Tracker tracker(job.counts);
   if (restored != nullptr) {
     trainer::StateReader model_state(restored->model, restored->path);
     trainer::RestoreModel(model_state, model, sgd);
@@ -264,11 +332,21 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
     loop = restored->loop;
     // The per-rank counts carry over at the same world size only.
     if (restored->world == world) {
-      local_fresh = static_cast<int64_t>(restored->fresh_per_rank[rank]);
-      local_rows = static_cast<int64_t>(restored->rows_per_rank[rank]);
+      running.fresh = static_cast<int64_t>(restored->fresh_per_rank[rank]);
+      running.rows = static_cast<int64_t>(restored->rows_per_rank[rank]);
+      running.digest = restored->digests[rank];
+    }
+    // Continuing the run: its pipelines where they were, its trained flags.
+    if (restored->continues_run) {
+      if (absl::Status s = data.RestoreState(restored->pipelines[rank]); !s.ok()) {
+        return absl::Status(s.code(), fmt::format("checkpoint {}: restoring rank {}'s pipeline: {}",
+                                                  restored->path, rank, std::string(s.message())));
+      }
+      for (size_t i = 0; i < restored->trained.size(); ++i) {
+        tracker.Seed(job.start.first_epoch + i, restored->trained[i]);
+      }
     }
   }
-  elastic::Tracker tracker(job.counts);
   const bool checkpoints = o.checkpoint_every > 0;
   double& train_seconds = loop.train_seconds;
   Clock::time_point resumed = Clock::now();
@@ -305,6 +383,7 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
         model.ComputeGradients(b.components[0].data<float>().data(),
                                b.labels.data<int64_t>().data(), rows);
         if (dump != nullptr) DumpFresh(b, dump.get());
+        running.digest = trainer::DigestBatch(running.digest, b);
         if (checkpoints) {
           const int64_t* sources = b.source_indices.data<int64_t>().data();
           const int32_t* repeats = b.repeat_indices.data<int32_t>().data();
@@ -325,8 +404,8 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
     if (fused.rows() == 0) break;  // every rank's data ended
     fused.Unpack(model);
     sgd.Step(model, LearningRate(o, r.fresh_examples_total));
-    local_rows += rows;
-    local_fresh += fresh;
+    running.rows += rows;
+    running.fresh += fresh;
     ++r.steps_total;
     r.examples_total += static_cast<int64_t>(fused.rows());
     r.fresh_examples_total += static_cast<int64_t>(fused.fresh());
@@ -340,8 +419,8 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
       trainer::LoopState saved = loop;
       if (rank == 0) saved.train_seconds += Seconds(resumed);
       absl::Status s = WriteJobCheckpoint(
-          job, shard_mode, rank, world, model, sgd, r, saved, tracker, local_fresh, local_rows,
-          dump.get(), restored != nullptr ? restored->dump_sizes : std::vector<uint64_t>{});
+          job, shard_mode, rank, world, model, sgd, r, saved, tracker, running, data, dump.get(),
+          restored != nullptr ? restored->dump_sizes : std::vector<uint64_t>{});
       if (!s.ok()) return s;
     }
   }
@@ -354,10 +433,18 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
   }
   result.fresh_per_rank.resize(static_cast<size_t>(world));
   result.rows_per_rank.resize(static_cast<size_t>(world));
-  MPI_Gather(&local_fresh, 1, MPI_INT64_T, result.fresh_per_rank.data(), 1, MPI_INT64_T, 0,
+  MPI_Gather(&running.fresh, 1, MPI_INT64_T, result.fresh_per_rank.data(), 1, MPI_INT64_T, 0,
              MPI_COMM_WORLD);
-  MPI_Gather(&local_rows, 1, MPI_INT64_T, result.rows_per_rank.data(), 1, MPI_INT64_T, 0,
+  MPI_Gather(&running.rows, 1, MPI_INT64_T, result.rows_per_rank.data(), 1, MPI_INT64_T, 0,
              MPI_COMM_WORLD);
+  // The job's data digest: the ranks' digests folded in rank order (comparable
+  // between jobs of the same world size).
+  std::vector<uint64_t> digests(static_cast<size_t>(world));
+  MPI_Gather(&running.digest, 1, MPI_UINT64_T, digests.data(), 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  r.data_digest = 0;
+  for (int i = 0; rank == 0 && i < world; ++i) {
+    r.data_digest = dataecho::MixSeed(r.data_digest, digests[i], static_cast<uint64_t>(i));
+  }
   result.models_identical = ModelsIdentical(model);
   if (dump != nullptr && std::fflush(dump.get()) != 0) {
     return absl::UnavailableError("cannot write the fresh indices to " + job.dump_dir);

@@ -55,10 +55,21 @@ struct JobOptions {
 struct Restored {
   std::string path;
   int world = 0;  // the world size of the run that wrote it
-  std::vector<uint64_t> fresh_per_rank, rows_per_rank, dump_sizes;
+  std::vector<uint64_t> fresh_per_rank, rows_per_rank, dump_sizes, digests;
   trainer::TrainResult train;
   trainer::LoopState loop;
   std::string model;  // SaveModel's bytes
+  // Set when every rank's pipeline could save its state: the run's starting
+  // point, the job's trained flags of its epochs (elastic::Tracker) and each
+  // rank's pipeline state. A resume at the same world size continues that run
+  // exactly (the same batches as a job never stopped).
+  bool has_pipelines = false;
+  elastic::JobResume run_start;
+  std::vector<std::string> trained;
+  std::vector<std::string> pipelines;
+  // Set by the caller: this resume continues the run (has_pipelines, and the
+  // same world size); otherwise the epochs are re-planned.
+  bool continues_run = false;
 };
 
 // "shard_mode=...;epochs=...": the job's own options that a resumed run must share.

@@ -45,12 +45,12 @@ run 4 "$tmp/a.txt" "${flags[@]}" --stop_after_steps=25
 [ -f "$ck/ckpt-000000000021.dtc" ] || fail "no checkpoint of step 21: $(ls "$ck")"
 [ "$(ls "$ck" | wc -l)" -eq 2 ] || fail "the last two checkpoints kept: $(ls "$ck")"
 run 3 "$tmp/b.txt" "${flags[@]}" --resume --stop_after_steps=45
-grep -q "ckpt-000000000021.dtc (step 21, written by 4 ranks, now 3)" "$tmp/b.txt" ||
+grep -q "ckpt-000000000021.dtc (step 21, written by 4 ranks, now 3; the epochs' rest re-planned)" "$tmp/b.txt" ||
   { cat "$tmp/b.txt" >&2; fail "4 -> 3: not resumed from step 21"; }
 fresh=$(cat "$dump"/rank-*.txt | wc -l)
 [ "$fresh" -lt $records ] || fail "the second stop is not in epoch 0 ($fresh fresh rows)"
 run 5 "$tmp/c.txt" "${flags[@]}" --resume --json="$tmp/c.json"
-grep -q "ckpt-000000000042.dtc (step 42, written by 3 ranks, now 5)" "$tmp/c.txt" ||
+grep -q "ckpt-000000000042.dtc (step 42, written by 3 ranks, now 5; the epochs' rest re-planned)" "$tmp/c.txt" ||
   { cat "$tmp/c.txt" >&2; fail "3 -> 5: not resumed from step 42"; }
 check_once "$dump"
 [ "$(ls "$dump"/rank-*.txt | wc -l)" -eq 5 ] || fail "5 dump files expected"
