@@ -245,7 +245,10 @@ int main(int argc, char** argv) {
       if (!s.ok()) Fail(rank, s);
       // The same world size and every rank's pipeline state: continue the
       // run exactly; otherwise re-plan the epochs' rest over these ranks.
-      restored->continues_run = restored->has_pipelines && restored->world == world;
+      // (Not with --latency_ms: the shards' URIs name the loopback server's
+      // port, a new one each run, so the saved pipelines would not match.)
+      restored->continues_run =
+          restored->has_pipelines && restored->world == world && data.latency_ms == 0;
       if (restored->continues_run) job.start = restored->run_start;
       if (rank == 0) {
         std::fprintf(stderr, "resumed from %s (step %lld, written by %d ranks, now %d; %s)\n",

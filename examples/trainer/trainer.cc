@@ -74,6 +74,13 @@ absl::Status ValidateOptions(const TrainOptions& o) {
   if ((o.checkpoint_every > 0 || o.resume) && o.checkpoint_dir.empty()) {
     return bad("checkpoint_every and resume need checkpoint_dir");
   }
+  if ((o.checkpoint_every > 0 || o.resume) && o.upstream_ratio > 0 && o.upstream_over_http) {
+    // The shards' URIs name the loopback server's port, a new one each run:
+    // a saved pipeline would not match the next run's.
+    return bad(
+        "checkpoints with upstream_ratio > 0 need upstream_http=false (the loopback server's "
+        "port, part of the shards' URIs, changes from run to run)");
+  }
   if (o.lr_schedule != "constant" && o.lr_schedule != "cosine") {
     return bad(fmt::format("lr_schedule must be constant or cosine, got '{}'", o.lr_schedule));
   }

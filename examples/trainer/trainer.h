@@ -109,7 +109,8 @@ struct TrainOptions {
   // is skipped with a warning on stderr), or starts fresh if there is none; the
   // options must be those of the run that wrote it. A run resumed after being
   // killed at any point ends with the same data_digest and final accuracy as
-  // one never interrupted.
+  // one never interrupted. (With upstream_ratio > 0 it needs
+  // upstream_over_http = false: the loopback server's port changes per run.)
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
   bool resume = false;
