@@ -67,7 +67,7 @@ absl::StatusOr<std::vector<dataecho::RecordRange>> RankRanges(
 Tracker::Tracker(std::span<const uint64_t> counts) : offsets_(Offsets(counts)) {}
 
 void Tracker::Trained(uint64_t epoch, uint64_t source_index) {
-  const uint64_t file = (source_index & ((uint64_t{1} << 50) - 1)) >> 40;
+  const uint64_t file = source_index >> 40;
   const uint64_t record = source_index & kRecordMask;
   if (file + 1 >= offsets_.size() || record >= offsets_[file + 1] - offsets_[file]) return;
   std::vector<uint8_t>& bytes = epochs_[epoch];

@@ -76,7 +76,8 @@ absl::StatusOr<std::vector<dataecho::RecordRange>> RankRanges(
 class Tracker {
  public:
   explicit Tracker(std::span<const uint64_t> counts);
-  // Marks the record `source_index` (file << 40 | record) of `epoch`.
+  // Marks the record `source_index` (file << 40 | record, the shard's index
+  // in the list) of `epoch`.
   void Trained(uint64_t epoch, uint64_t source_index);
   // The highest epoch marked, or -1.
   int64_t last_epoch() const;

@@ -264,7 +264,8 @@ int main(int argc, char** argv) {
   // Each rank's echo, augmentation and shuffle draw from their own seed; the
   // model and the plan use t.seed.
   data.train.seed = RankSeed(t.seed, rank);
-  absl::StatusOr<std::unique_ptr<trainer::TrainData>> batches = rank_data::MakeRankData(data);
+  absl::StatusOr<std::unique_ptr<trainer::TrainData>> batches =
+      rank_data::MakeRankData(data, &job.layout);
   if (!batches.ok()) Fail(rank, batches.status());
 
   absl::StatusOr<step::JobResult> result =

@@ -12,6 +12,7 @@
 #include <numbers>
 
 #include "dataecho/augment.h"
+#include "dataecho/formats/record.h"
 #include "dataecho/text.h"
 #include "fmt/format.h"
 #include "mpi_trainer/rank_data.h"
@@ -77,16 +78,22 @@ class FusedGradients {
   std::vector<float> buffer_;
 };
 
-// Appends "<epoch> <source_index>" of the fresh rows of `b` to `out`.
-void DumpFresh(const dataecho::Batch& b, std::FILE* out) {
+// Appends "<epoch> <source_index>" (the shard's index in the list, record.h)
+// of the fresh rows of `b` to `out`, and marks them in `tracker` (if any).
+void NoteFresh(const dataecho::Batch& b, const JobOptions& job, std::FILE* out,
+               elastic::Tracker* tracker) {
   const int64_t* sources = b.source_indices.data<int64_t>().data();
   const int32_t* repeats = b.repeat_indices.data<int32_t>().data();
-  constexpr uint64_t kMask = (uint64_t{1} << rank_data::kEpochShift) - 1;
   for (int64_t i = 0; i < b.num_rows; ++i) {
     if (repeats[i] != 0) continue;
-    const uint64_t s = static_cast<uint64_t>(sources[i]);
-    std::fprintf(out, "%llu %llu\n", static_cast<unsigned long long>(s >> rank_data::kEpochShift),
-                 static_cast<unsigned long long>(s & kMask));
+    const rank_data::RowOrigin row =
+        rank_data::Origin(static_cast<uint64_t>(sources[i]), job.layout);
+    const uint64_t source = dataecho::MakeSourceIndex(row.file, row.record);
+    if (out != nullptr) {
+      std::fprintf(out, "%llu %llu\n", static_cast<unsigned long long>(row.epoch),
+                   static_cast<unsigned long long>(source));
+    }
+    if (tracker != nullptr) tracker->Trained(row.epoch, source);
   }
 }
 
@@ -382,17 +389,10 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
         fresh = static_cast<int>(b.fresh_rows);
         model.ComputeGradients(b.components[0].data<float>().data(),
                                b.labels.data<int64_t>().data(), rows);
-        if (dump != nullptr) DumpFresh(b, dump.get());
-        running.digest = trainer::DigestBatch(running.digest, b);
-        if (checkpoints) {
-          const int64_t* sources = b.source_indices.data<int64_t>().data();
-          const int32_t* repeats = b.repeat_indices.data<int32_t>().data();
-          for (int64_t i = 0; i < b.num_rows; ++i) {
-            if (repeats[i] != 0) continue;
-            const uint64_t s = static_cast<uint64_t>(sources[i]);
-            tracker.Trained(s >> rank_data::kEpochShift, s);
-          }
+        if (dump != nullptr || checkpoints) {
+          NoteFresh(b, job, dump.get(), checkpoints ? &tracker : nullptr);
         }
+        running.digest = trainer::DigestBatch(running.digest, b);
       } else {
         exhausted = true;
       }

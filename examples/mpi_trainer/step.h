@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "dataecho/storage/epoch_plan.h"
 #include "mpi_trainer/elastic.h"
+#include "mpi_trainer/rank_data.h"
 #include "trainer/data.h"
 #include "trainer/train_state.h"
 #include "trainer/trainer.h"
@@ -45,6 +46,8 @@ struct JobOptions {
   std::vector<uint64_t> counts;     // records per shard
   dataecho::EpochPlanOptions plan;  // the job's epoch plan
   elastic::JobResume start;         // where this run starts (empty: fresh)
+  // This rank's ranges (rank_data::MakeRankData): where a row comes from.
+  std::vector<rank_data::RowOrigin> layout;
   // > 0: stop after this many steps (counted over resumes), as a job that is
   // preempted there would; the result is written as usual.
   int64_t stop_after_steps = 0;
