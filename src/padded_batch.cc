@@ -321,8 +321,11 @@ absl::StatusOr<std::optional<Batch>> PaddedBatchStage::Next() {
     return std::nullopt;
   }
   absl::StatusOr<Batch> b = MakeBatch();
-  rows_.clear();
-  if (!b.ok()) return error_ = b.status();
+  if (!b.ok()) {
+    rows_.clear();
+    return error_ = b.status();
+  }
+  KeepLast(*b);
   return std::optional<Batch>(*std::move(b));
 }
 

@@ -35,7 +35,11 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "dataecho/checkpoint.h"
 
 #include "dataecho/echo_options.h"
 #include "dataecho/export.h"
@@ -63,10 +67,33 @@ class AutoEchoStage final : public internal::PooledEchoStage<T> {
  protected:
   // Adaptive until the switch, back to back with the chosen factor after it.
   bool BackToBack() override {
-    if (std::optional<double> e = switch_.Check(this->counts().emitted(), this->core().estimator(),
+    if (std::optional<double> e = switch_.Check(static_cast<int64_t>(this->decisions()), this->core().estimator(),
                                                 this->core().options().max_factor))
       this->FixFactor(*e);
     return switch_.fixed();
+  }
+
+  // Checkpoints: the name, and whether (and at what) the factor was fixed.
+  const std::string& OwnName() const override { return name_; }
+  void HashOptions(OptionsHash& h) const override {
+    internal::PooledEchoStage<T>::HashOptions(h);
+    h.Add(warmup_);
+  }
+  void SavePolicy(StateWriter& w) const override {
+    w.Bool(switch_.fixed());
+    if (switch_.fixed()) w.Double(switch_.chosen_factor());
+  }
+  absl::Status RestorePolicy(StateReader& r) override {
+    if (!r.Bool()) return r.status();
+    const double factor = r.Double();
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    if (!(factor >= 1.0 && factor <= this->core().options().max_factor)) {
+      return absl::DataLossError(
+          absl::StrCat("pipeline state: ", name_, " fixed at factor ", factor));
+    }
+    switch_.RestoreFixed(factor);
+    this->FixFactor(factor);
+    return absl::OkStatus();
   }
 
   StageStats OwnStats() const override {
@@ -79,9 +106,11 @@ class AutoEchoStage final : public internal::PooledEchoStage<T> {
   AutoEchoStage(StagePtr<T> input, AutoEchoOptions options)
       : internal::PooledEchoStage<T>(std::move(input), std::move(options.adaptive)),
         name_(std::move(options.name)),
+        warmup_(options.warmup),
         switch_(options.warmup) {}
 
   const std::string name_;
+  const int64_t warmup_;
   internal::AutoEchoSwitch switch_;
 };
 

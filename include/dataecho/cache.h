@@ -31,6 +31,15 @@
 // fall-back to reading it every epoch. An input error is returned in order
 // (after the elements before it) and stays, as is the cache's failure.
 //
+// Checkpoints (docs/checkpoint.md): the state is the input's (where the
+// filling phase stopped reading), then the cache's: its epoch, the next
+// element to serve, whether the input ended, and *references* to the cached
+// elements (a few bytes each: the state grows with the cache), which a
+// restore has its input read again (a record source groups them by file). An
+// element the cache emitted is referenced as its input's element, stamped
+// with the epoch served: so a stage between the source and the cache must
+// make the same element whatever the epoch stamped on its input.
+//
 // Stats: elements = emitted (all epochs); input_wait = time blocked on an
 // input with nothing ready; extra "cached" (elements kept), "cached_bytes", "replayed"
 // (elements served from memory), "complete" (1 once the input has ended),
@@ -42,12 +51,15 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "dataecho/checkpoint.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/export.h"
 #include "dataecho/formats/record.h"
@@ -136,6 +148,27 @@ class CacheStage final : public UnaryStage<T, T> {
     return absl::OkStatus();
   }
 
+  // State: the input's, then this stage's section (SaveOwn).
+  absl::Status SaveState(StateWriter& w) override {
+    if (!error_.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          options_.name, " cannot save its state after an error: ", error_.message()));
+    }
+    DATAECHO_RETURN_IF_ERROR(this->input().SaveState(w));
+    return SaveOwn(w);
+  }
+  absl::Status RestoreState(StateReader& r) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().RestoreState(r));
+    return RestoreOwn(r);
+  }
+  // An element served is its input's, stamped with the epoch.
+  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
+    return this->input().SaveRefs(items, w);
+  }
+  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
+    return this->input().Reread(r, n, out);
+  }
+
  protected:
   StageStats OwnStats() const override {
     return totals_.Report(options_.name,
@@ -149,6 +182,49 @@ class CacheStage final : public UnaryStage<T, T> {
  private:
   CacheStage(StagePtr<T> input, CacheOptions options)
       : UnaryStage<T, T>(std::move(input)), options_(std::move(options)) {}
+
+  // This stage's section: the epoch, the next element to serve, whether the
+  // input ended, and references to the cached elements.
+  absl::Status SaveOwn(StateWriter& w) {
+    w.BeginStage(options_.name, OptionsHash().Add(options_.max_bytes).value());
+    w.U64(epoch_);
+    w.U64(next_);
+    w.Bool(complete_);
+    w.U64(items_.size());
+    std::vector<const T*> items(items_.size());
+    for (size_t i = 0; i < items_.size(); ++i) items[i] = &items_[i];
+    return this->input().SaveRefs(items, w);
+  }
+  absl::Status RestoreOwn(StateReader& r) {
+    DATAECHO_RETURN_IF_ERROR(r.BeginStage(options_.name));
+    const uint64_t epoch = r.U64();
+    const uint64_t next = r.U64();
+    const bool complete = r.Bool();
+    const uint64_t count = r.Count(1);
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    if (epoch > UINT32_MAX || next > count) {
+      return absl::DataLossError(absl::StrCat("pipeline state: ", options_.name, " serves element ",
+                                              next, " of ", count, " in epoch ", epoch));
+    }
+    std::vector<T> items;
+    DATAECHO_RETURN_IF_ERROR(this->input().Reread(r, count, &items));
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    if (items.size() != count) {
+      return absl::DataLossError(
+          absl::StrCat("pipeline state: ", options_.name, "'s elements not read again"));
+    }
+    int64_t bytes = 0;
+    for (const T& v : items) bytes += static_cast<int64_t>(ElementTraits<T>::ByteSize(v));
+    items_ = std::move(items);
+    next_ = static_cast<size_t>(next);
+    complete_ = complete;
+    epoch_ = static_cast<uint32_t>(epoch);
+    cached_.Add(static_cast<int64_t>(items_.size()));
+    cached_bytes_.Add(bytes);
+    complete_count_.Set(complete_ ? 1 : 0);
+    epoch_stat_.Set(epoch_);
+    return absl::OkStatus();
+  }
 
   // Marks `v` with the epoch being served, where T has epochs.
   void Stamp(T& v) const {

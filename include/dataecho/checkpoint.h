@@ -16,7 +16,7 @@
 //   auto again = BuildSamePipeline();
 //   absl::Status s = again.RestoreState(*state);   // before its first Next()
 //
-// The format (version 2; little-endian, "varint" = LEB128):
+// The format (version 3; little-endian, "varint" = LEB128):
 //
 //   "DEST" | varint version | varint stage count |
 //   per stage, source first: varint name length, name, fixed64 options hash,
@@ -30,8 +30,12 @@
 //
 // Version 2 added the CRC-32C of each referenced record (a record source's
 // references, and the record its position is after), so that a restore
-// checks contents, not only offsets. Version-1 states are still read, their
-// records checked by offset only (a stage asks StateReader::version()).
+// checks contents, not only offsets. Version 3 added each referenced file's
+// fingerprint (its size and the CRC-32C of its first 4 KB, checked once per
+// file at restore) and the offset of the record a record source's position
+// is after (so a restore reopens the file there). Older states are still
+// read, checking what they hold (a stage asks StateReader::version() and
+// reads "version >= N adds ...").
 //
 // For a stage of your own: derive from UnaryStage (stage.h) and override
 // SaveOwn/RestoreOwn, which write and read this stage's section after the
@@ -66,7 +70,7 @@ namespace dataecho {
 
 // The format version SaveState() writes, and the oldest one RestoreState()
 // reads.
-inline constexpr uint32_t kStateVersion = 2;
+inline constexpr uint32_t kStateVersion = 3;
 inline constexpr uint32_t kOldestStateVersion = 1;
 
 // One stage as a state names it.
@@ -196,11 +200,19 @@ concept SelfNamed = requires(const T& v) {
   { v.repeat_index } -> std::convertible_to<uint32_t>;
 };
 
-// The repeat index of `v`, 0 for element types without one.
+// The repeat index of `v`, 0 for element types without one; a pair's (Zip)
+// is its halves' (both are marked alike).
 template <typename T>
 uint32_t RepeatIndexOf(const T& v) {
   if constexpr (requires { v.repeat_index; }) {
     return static_cast<uint32_t>(v.repeat_index);
+  } else if constexpr (requires {
+                         v.first;
+                         v.second;
+                       }) {
+    const uint32_t a = RepeatIndexOf(v.first);
+    const uint32_t b = RepeatIndexOf(v.second);
+    return a > b ? a : b;
   } else {
     return 0;
   }

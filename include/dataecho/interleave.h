@@ -31,6 +31,17 @@
 // sources' own `cycle_length`, record_source.h, is a parallel interleave of
 // files with reader threads.)
 //
+// Epochs and checkpoints (stage.h, docs/checkpoint.md): Restart(e) restarts
+// the input and closes every open pipeline (the next pass opens them again
+// with `fn`). The state is the input's (behind the elements that opened
+// pipelines), then, per slot, the element that opened its pipeline (a string
+// by value, else its input's reference) and that pipeline's own state; a
+// restore calls `fn` again on those elements and restores what it returns,
+// so `fn` must build the same pipeline for the same element. Elements are
+// not referenced: a Shuffle or Echo after an Interleave cannot save its state
+// (FAILED_PRECONDITION naming it; shuffle inside the interleaved pipelines).
+// An input whose elements cannot be copied (pipelines) cannot be saved.
+//
 // Stats: the input's stages, then the interleave row: elements, bytes,
 // input_wait (time blocked on an open pipeline or the input with nothing
 // ready); extra
@@ -45,13 +56,18 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "dataecho/checkpoint.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/stage_accounting.h"
@@ -108,6 +124,45 @@ class InterleaveStage final : public UnaryStage<U, T> {
     return r;
   }
 
+  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
+  // The input starts over as epoch `epoch`; every open pipeline is closed.
+  absl::Status Restart(uint32_t epoch) override {
+    if (!error_.ok()) return error_;
+    DATAECHO_RETURN_IF_ERROR(this->input().Restart(epoch));
+    CloseAll();
+    return absl::OkStatus();
+  }
+
+  // State: the input's, then this stage's section (SaveOwn).
+  absl::Status SaveState(StateWriter& w) override {
+    if (!error_.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          options_.name, " cannot save its state after an error: ", error_.message()));
+    }
+    if constexpr (!kKeepsInputs) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          options_.name, " cannot save its state: its input's elements cannot be copied"));
+    } else {
+      DATAECHO_RETURN_IF_ERROR(this->input().SaveState(w));
+      return SaveOwn(w);
+    }
+  }
+  absl::Status RestoreState(StateReader& r) override {
+    if constexpr (!kKeepsInputs) {
+      return this->CannotCheckpoint();
+    } else {
+      DATAECHO_RETURN_IF_ERROR(this->input().RestoreState(r));
+      return RestoreOwn(r);
+    }
+  }
+  // Elements are not referenced (see the file comment).
+  absl::Status SaveRefs(std::span<const U* const> /*items*/, StateWriter& /*w*/) override {
+    return absl::FailedPreconditionError(absl::StrCat(
+        options_.name,
+        " cannot reference the elements it emitted, so a stage after it that holds elements "
+        "(Shuffle, Echo) cannot save its state; shuffle inside the interleaved pipelines"));
+  }
+
  protected:
   void OnCancel() override {
     absl::MutexLock lock(&mu_);
@@ -158,6 +213,10 @@ class InterleaveStage final : public UnaryStage<U, T> {
           input_done_ = true;
           continue;
         }
+        if constexpr (kKeepsInputs) {
+          slot_inputs_.resize(cycle_.size());
+          slot_inputs_[index_] = **next;
+        }
         absl::StatusOr<StagePtr<U>> opened = fn_(*std::move(*next));
         if (opened.ok() && *opened == nullptr) {
           opened = absl::InvalidArgumentError(options_.name + ": fn returned a null stage");
@@ -170,6 +229,128 @@ class InterleaveStage final : public UnaryStage<U, T> {
       }
     }
     return std::nullopt;
+  }
+
+  // Input elements are kept (to open their pipelines again at restore) when
+  // they can be copied.
+  static constexpr bool kKeepsInputs = std::is_copy_constructible_v<T>;
+
+  // Closes every open pipeline and starts from the first slot.
+  void CloseAll() {
+    for (StagePtr<U>& slot : cycle_) Replace(slot, nullptr);
+    {
+      absl::MutexLock lock(&mu_);
+      cycle_.clear();
+    }
+    slot_inputs_.clear();
+    index_ = 0;
+    in_block_ = 0;
+    input_done_ = false;
+  }
+
+  // The element that opened a slot: a string by value, else its input's reference.
+  absl::Status SaveSlotInputs(std::span<const T* const> items, StateWriter& w) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      for (const T* v : items) w.Bytes(*v);
+      return absl::OkStatus();
+    } else {
+      return this->input().SaveRefs(items, w);
+    }
+  }
+  absl::Status RereadSlotInputs(StateReader& r, size_t n, std::vector<T>* out) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      for (size_t i = 0; i < n && r.status().ok(); ++i) out->push_back(r.Bytes());
+      return r.status();
+    } else {
+      return this->input().Reread(r, n, out);
+    }
+  }
+
+  // This stage's section: the cursor, the slots (open or not), the elements
+  // that opened the open ones, and their pipelines' states.
+  absl::Status SaveOwn(StateWriter& w) {
+    w.BeginStage(options_.name,
+                 OptionsHash().Add(options_.cycle_length).Add(options_.block_length).value());
+    w.U64(index_);
+    w.U64(static_cast<uint64_t>(in_block_));
+    w.Bool(input_done_);
+    w.U64(cycle_.size());
+    std::vector<const T*> inputs;
+    for (size_t i = 0; i < cycle_.size(); ++i) {
+      const bool open = cycle_[i] != nullptr;
+      w.Bool(open);
+      if (!open) continue;
+      if (i >= slot_inputs_.size() || !slot_inputs_[i].has_value()) {
+        return absl::InternalError(absl::StrCat(options_.name, ": slot ", i, " has no input"));
+      }
+      inputs.push_back(&*slot_inputs_[i]);
+    }
+    DATAECHO_RETURN_IF_ERROR(SaveSlotInputs(inputs, w));
+    for (StagePtr<U>& slot : cycle_) {
+      if (slot == nullptr) continue;
+      StateWriter inner;
+      DATAECHO_RETURN_IF_ERROR(slot->SaveState(inner));
+      w.Bytes(inner.Finish());
+    }
+    return absl::OkStatus();
+  }
+  absl::Status RestoreOwn(StateReader& r) {
+    DATAECHO_RETURN_IF_ERROR(r.BeginStage(options_.name));
+    const uint64_t index = r.U64();
+    const uint64_t in_block = r.U64();
+    const bool input_done = r.Bool();
+    const uint64_t slots = r.Count(1);
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    if (slots > static_cast<uint64_t>(options_.cycle_length) || index > slots ||
+        (index == slots && index >= static_cast<uint64_t>(options_.cycle_length)) ||
+        in_block >= static_cast<uint64_t>(options_.block_length)) {
+      return absl::DataLossError(absl::StrCat("pipeline state: ", options_.name, " at slot ",
+                                              index, " of ", slots, ", ", in_block,
+                                              " elements into its block"));
+    }
+    std::vector<bool> open(slots);
+    size_t open_count = 0;
+    for (uint64_t i = 0; i < slots; ++i) open_count += (open[i] = r.Bool()) ? 1 : 0;
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    std::vector<T> inputs;
+    DATAECHO_RETURN_IF_ERROR(RereadSlotInputs(r, open_count, &inputs));
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    if (inputs.size() != open_count) {
+      return absl::DataLossError(
+          absl::StrCat("pipeline state: ", options_.name, "'s inputs not read again"));
+    }
+    CloseAll();
+    {
+      absl::MutexLock lock(&mu_);
+      cycle_.resize(slots);
+    }
+    slot_inputs_.resize(slots);
+    size_t next = 0;
+    for (uint64_t i = 0; i < slots; ++i) {
+      if (!open[i]) continue;
+      const std::string inner_state = r.Bytes();
+      DATAECHO_RETURN_IF_ERROR(r.status());
+      slot_inputs_[i] = inputs[next];
+      absl::StatusOr<StagePtr<U>> opened = fn_(std::move(inputs[next++]));
+      if (opened.ok() && *opened == nullptr) {
+        opened = absl::InvalidArgumentError(options_.name + ": fn returned a null stage");
+      }
+      if (!opened.ok()) return opened.status();
+      absl::StatusOr<StateReader> inner = StateReader::Parse(inner_state);
+      if (!inner.ok()) return inner.status();
+      absl::Status s = (*opened)->RestoreState(*inner);
+      if (s.ok()) s = inner->Finish();
+      if (!s.ok()) {
+        return absl::Status(s.code(), absl::StrCat(options_.name, ": the pipeline of slot ", i,
+                                                   ": ", s.message()));
+      }
+      Replace(cycle_[i], *std::move(opened));
+      opened_.Add(1);
+    }
+    index_ = static_cast<size_t>(index);
+    in_block_ = static_cast<int64_t>(in_block);
+    input_done_ = input_done;
+    return absl::OkStatus();
   }
 
   void Advance() {
@@ -197,6 +378,8 @@ class InterleaveStage final : public UnaryStage<U, T> {
   // Written by the consumer thread under mu_, read by it without the lock;
   // Cancel() reads them under mu_.
   std::vector<StagePtr<U>> cycle_;
+  // The element that opened each slot's pipeline (kKeepsInputs; consumer thread only).
+  std::vector<std::optional<std::conditional_t<kKeepsInputs, T, int>>> slot_inputs_;
   size_t index_ = 0;         // consumer thread only
   int64_t in_block_ = 0;     // consumer thread only
   bool input_done_ = false;  // consumer thread only

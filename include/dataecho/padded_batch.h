@@ -40,6 +40,12 @@
 // sticky. Every product of sizes is overflow-checked (memory.h). batch_size
 // above BatchOptions::kMaxBatchSize is INVALID_ARGUMENT.
 //
+// Epochs and checkpoints (stage.h, docs/checkpoint.md), as BatchStage:
+// Restart(e) restarts the input and forgets its end; the state is whether the
+// input ended (no batch is half-built between Next() calls). The last batch
+// emitted (what a batch echo holds) is referenced by its rows' references:
+// the stage keeps that batch's rows (handles) until the next one.
+//
 // Stats: elements = batches; input_wait = time blocked on an input with
 // nothing ready; extra "rows", "fresh_rows", "padding_fraction" (padding
 // cells / all data cells: the cost of padding), "buffer_allocations".
@@ -51,6 +57,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -104,6 +111,13 @@ class DATAECHO_EXPORT PaddedBatchStage final : public UnaryStage<Batch, Example>
 
   absl::StatusOr<std::optional<Batch>> Next() override;
 
+  absl::Status EnableRestart() override;
+  absl::Status Restart(uint32_t epoch) override;
+  absl::Status SaveState(StateWriter& w) override;
+  absl::Status RestoreState(StateReader& r) override;
+  absl::Status SaveRefs(std::span<const Batch* const> items, StateWriter& w) override;
+  absl::Status Reread(StateReader& r, size_t n, std::vector<Batch>* out) override;
+
  protected:
   StageStats OwnStats() const override;
 
@@ -119,10 +133,17 @@ class DATAECHO_EXPORT PaddedBatchStage final : public UnaryStage<Batch, Example>
   absl::Status CheckBatchBytes(int64_t rows, const std::vector<Shape>& padded, const Example& first,
                                bool first_row) const;
   absl::StatusOr<Batch> MakeBatch();
+  // Keeps the rows of the batch `b` just made (for SaveRefs).
+  void KeepLast(const Batch& b);
+  // The section of this stage (src/padded_batch_state.cc).
+  absl::Status SaveOwn(StateWriter& w);
+  absl::Status RestoreOwn(StateReader& r);
 
   const PaddedBatchOptions options_;
   std::shared_ptr<internal::BufferPool> pool_;
   std::vector<Example> rows_;  // the batch being gathered (handles, not copies)
+  std::vector<Example> last_rows_;         // the rows of the last batch emitted
+  const uint8_t* last_sources_ = nullptr;  // identifies that batch (its source_indices)
   absl::Status error_;         // sticky input or row error
   bool done_ = false;
   internal::Counter batches_, rows_out_, bytes_, fresh_rows_, input_wait_ns_;

@@ -20,6 +20,11 @@
 // its halves', its fresh count the smaller of theirs, and marks both halves
 // as repeats, so Echo, Shuffle and Prefetch can follow a Zip.
 //
+// Epochs and checkpoints (stage.h, docs/checkpoint.md): Restart(e) restarts
+// both inputs; the state is the first input's, the second's, then whether the
+// zip ended; a pair is referenced by its two halves' references, so a Shuffle
+// or Echo after a Zip can save its buffer.
+//
 // Stats: the first input's stages, the second's, then the zip row
 // (elements = pairs; input_wait = time blocked on an input with nothing
 // ready).
@@ -32,12 +37,16 @@
 #include <atomic>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "dataecho/checkpoint.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/stage_accounting.h"
@@ -100,6 +109,60 @@ class ZipStage final : public Stage<std::pair<A, B>> {
     return std::optional<Pair>(std::move(p));
   }
 
+  absl::Status EnableRestart() override {
+    DATAECHO_RETURN_IF_ERROR(first_->EnableRestart());
+    return second_->EnableRestart();
+  }
+  // Both inputs start over as epoch `epoch`; the zip's end is forgotten.
+  absl::Status Restart(uint32_t epoch) override {
+    if (!status_.ok()) return status_;
+    DATAECHO_RETURN_IF_ERROR(first_->Restart(epoch));
+    DATAECHO_RETURN_IF_ERROR(second_->Restart(epoch));
+    done_ = false;
+    return absl::OkStatus();
+  }
+
+  // State: the first input's, the second's, then this stage's: whether it ended.
+  absl::Status SaveState(StateWriter& w) override {
+    if (!status_.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          options_.name, " cannot save its state after an error: ", status_.message()));
+    }
+    DATAECHO_RETURN_IF_ERROR(first_->SaveState(w));
+    DATAECHO_RETURN_IF_ERROR(second_->SaveState(w));
+    return SaveOwn(w);
+  }
+  absl::Status RestoreState(StateReader& r) override {
+    DATAECHO_RETURN_IF_ERROR(first_->RestoreState(r));
+    DATAECHO_RETURN_IF_ERROR(second_->RestoreState(r));
+    return RestoreOwn(r);
+  }
+  // A pair: the references of its first halves, then of its second halves.
+  absl::Status SaveRefs(std::span<const Pair* const> items, StateWriter& w) override {
+    std::vector<const A*> firsts;
+    std::vector<const B*> seconds;
+    firsts.reserve(items.size());
+    seconds.reserve(items.size());
+    for (const Pair* p : items) {
+      firsts.push_back(&p->first);
+      seconds.push_back(&p->second);
+    }
+    DATAECHO_RETURN_IF_ERROR(first_->SaveRefs(firsts, w));
+    return second_->SaveRefs(seconds, w);
+  }
+  absl::Status Reread(StateReader& r, size_t n, std::vector<Pair>* out) override {
+    std::vector<A> firsts;
+    std::vector<B> seconds;
+    DATAECHO_RETURN_IF_ERROR(first_->Reread(r, n, &firsts));
+    DATAECHO_RETURN_IF_ERROR(second_->Reread(r, n, &seconds));
+    if (firsts.size() != n || seconds.size() != n) {
+      return absl::DataLossError(
+          absl::StrCat("pipeline state: ", options_.name, "'s pairs not read again"));
+    }
+    for (size_t i = 0; i < n; ++i) out->emplace_back(std::move(firsts[i]), std::move(seconds[i]));
+    return absl::OkStatus();
+  }
+
   void Cancel() override {
     cancelled_.store(true, std::memory_order_relaxed);
     first_->Cancel();
@@ -115,6 +178,18 @@ class ZipStage final : public Stage<std::pair<A, B>> {
  private:
   ZipStage(StagePtr<A> first, StagePtr<B> second, ZipOptions options)
       : first_(std::move(first)), second_(std::move(second)), options_(std::move(options)) {}
+
+  // This stage's own section (after both inputs').
+  absl::Status SaveOwn(StateWriter& w) {
+    w.BeginStage(options_.name, OptionsHash().Add(std::string_view("zip")).value());
+    w.Bool(done_);
+    return absl::OkStatus();
+  }
+  absl::Status RestoreOwn(StateReader& r) {
+    DATAECHO_RETURN_IF_ERROR(r.BeginStage(options_.name));
+    done_ = r.Bool();
+    return r.status();
+  }
 
   StagePtr<A> first_;
   StagePtr<B> second_;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include "dataecho/formats/crc32c.h"
 #include "dataecho/status_macros.h"
 #include "dataecho/storage/object_store.h"
 #include "fmt/format.h"
@@ -56,7 +57,8 @@ RecordInput::RecordInput(std::unique_ptr<ObjectReader> reader,
       compression_(compression),
       buf_(buffer_size),
       position_(offset),
-      range_end_(range_end) {
+      range_end_(range_end),
+      head_tracked_(offset == 0) {
   if (compressed()) in_.resize(buffer_size);
 }
 
@@ -86,7 +88,7 @@ absl::StatusOr<size_t> RecordInput::Read(uint8_t* dst, size_t n) {
     if (!compressed() && n - total >= buf_.size()) {
       // Large reads go straight into the destination.
       const size_t want = n - total;
-      DATAECHO_ASSIGN_OR_RETURN(size_t got, reader_->Read(absl::MakeSpan(dst + total, want)));
+      DATAECHO_ASSIGN_OR_RETURN(size_t got, ReadStored(absl::MakeSpan(dst + total, want)));
       total += got;
       if (got < want) eof_ = true;
       break;
@@ -97,10 +99,20 @@ absl::StatusOr<size_t> RecordInput::Read(uint8_t* dst, size_t n) {
   return total;
 }
 
+absl::StatusOr<size_t> RecordInput::ReadStored(absl::Span<uint8_t> dst) {
+  DATAECHO_ASSIGN_OR_RETURN(size_t got, reader_->Read(dst));
+  if (head_tracked_ && head_seen_ < kHeadBytes) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(got, kHeadBytes - head_seen_));
+    head_crc_ = Crc32cExtend(head_crc_, dst.data(), n);
+    head_seen_ += n;
+  }
+  return got;
+}
+
 absl::Status RecordInput::Refill() {
   buf_pos_ = buf_len_ = 0;
   if (compressed()) return Inflate();
-  DATAECHO_ASSIGN_OR_RETURN(size_t got, reader_->Read(absl::MakeSpan(buf_)));
+  DATAECHO_ASSIGN_OR_RETURN(size_t got, ReadStored(absl::MakeSpan(buf_)));
   buf_len_ = got;
   if (got < buf_.size()) eof_ = true;
   return absl::OkStatus();
@@ -111,7 +123,7 @@ absl::Status RecordInput::Inflate() {
   z_.avail_out = static_cast<uInt>(buf_.size());
   while (z_.avail_out == buf_.size()) {
     if (z_.avail_in == 0 && !in_eof_) {
-      DATAECHO_ASSIGN_OR_RETURN(size_t got, reader_->Read(absl::MakeSpan(in_)));
+      DATAECHO_ASSIGN_OR_RETURN(size_t got, ReadStored(absl::MakeSpan(in_)));
       if (got < in_.size()) in_eof_ = true;
       z_.next_in = in_.data();
       z_.avail_in = static_cast<uInt>(got);

@@ -7,13 +7,16 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "dataecho/buffer.h"
 #include "dataecho/formats/record.h"
 #include "dataecho/formats/record_source.h"
@@ -66,6 +69,16 @@ class RecordInput {
     return r;
   }
 
+  // The CRC-32C of the object's first min(size, kHeadBytes) stored bytes
+  // (compressed bytes for a compressed stream), once this stream, read from
+  // byte 0, has passed them; std::nullopt before, or for a ranged read that
+  // started later. (A file's fingerprint in a pipeline state.)
+  static constexpr uint64_t kHeadBytes = 4096;
+  std::optional<uint32_t> head_crc() const {
+    if (!head_tracked_ || head_seen_ < std::min(kHeadBytes, object_size())) return std::nullopt;
+    return head_crc_;
+  }
+
   // Thread-safe.
   void Cancel() { reader_->Cancel(); }
 
@@ -74,6 +87,8 @@ class RecordInput {
               Compression compression, size_t buffer_size, uint64_t offset, uint64_t range_end);
   absl::Status Refill();
   absl::Status Inflate();
+  // reader_->Read(), noting the head's CRC (head_crc()).
+  absl::StatusOr<size_t> ReadStored(absl::Span<uint8_t> dst);
 
   std::unique_ptr<ObjectReader> reader_;
   const std::shared_ptr<const std::string> uri_;
@@ -84,6 +99,9 @@ class RecordInput {
   bool eof_ = false;
   uint64_t position_ = 0;
   const uint64_t range_end_;  // offset + length of the ranged read (saturated)
+  const bool head_tracked_;   // the stream starts at the object's byte 0
+  uint64_t head_seen_ = 0;    // stored bytes of the head read so far
+  uint32_t head_crc_ = 0;     // their CRC-32C
   // Compressed streams only.
   std::vector<uint8_t> in_;
   z_stream z_{};

@@ -28,9 +28,11 @@ std::vector<size_t> FileOrder(size_t n, const InterleaveOptions& options, uint32
 class RecordSourceBase : public Stage<Record> {
  public:
   RecordSourceBase(std::vector<std::string> uris, RecordFileOpener open, InterleaveOptions options,
-                   std::string name, std::shared_ptr<const CorruptionBudget> budget)
+                   std::string name, std::shared_ptr<const CorruptionBudget> budget,
+                   RecordRangeOpener open_range = {})
       : uris_(std::move(uris)),
         open_(std::move(open)),
+        open_range_(std::move(open_range)),
         options_(options),
         name_(std::move(name)),
         budget_(std::move(budget)),
@@ -54,14 +56,16 @@ class RecordSourceBase : public Stage<Record> {
 
   absl::Status EnableRestart() override { return status_; }
 
-  // Records are referenced by (source_index, offset, epoch) and read again
-  // from their files (record_source_state.h).
+  // Records are referenced by (source_index, offset, epoch, CRC), after the
+  // fingerprints of their files, and read again from their files
+  // (record_source_state.h).
   absl::Status SaveRefs(std::span<const Record* const> items, StateWriter& w) override {
-    internal::SaveRecordRefs(items, w);
+    NoteOpenFile();
+    internal::SaveRecordRefs(items, fingerprints_, w);
     return absl::OkStatus();
   }
   absl::Status Reread(StateReader& r, size_t n, std::vector<Record>* out) override {
-    return internal::RereadRecords(r, n, uris_, open_, out);
+    return internal::RereadRecords(r, n, uris_, open_, open_range_, out);
   }
 
  protected:
@@ -98,8 +102,20 @@ class RecordSourceBase : public Stage<Record> {
     return open_(uris_[order_[i]], order_[i]);
   }
 
+  // Keeps the fingerprint of file `file`, read by `reader` (if its format
+  // gives one; a failure to get it leaves the file without one). Consumer only.
+  void NoteFingerprint(uint64_t file, RecordFileReader& reader) {
+    if (fingerprints_.contains(file)) return;
+    absl::StatusOr<std::optional<FileFingerprint>> fp = FingerprintOf(reader);
+    if (fp.ok() && fp->has_value()) fingerprints_.emplace(file, **fp);
+  }
+  // The fingerprint of the file being read now, if any (the sequential source).
+  virtual void NoteOpenFile() {}
+
   const std::vector<std::string> uris_;
   const RecordFileOpener open_;
+  const RecordRangeOpener open_range_;  // may be empty
+  Fingerprints fingerprints_;           // of the files read so far (consumer only)
   const InterleaveOptions options_;
   const std::string name_;
   const std::shared_ptr<const CorruptionBudget> budget_;
@@ -114,7 +130,15 @@ class RecordSourceBase : public Stage<Record> {
 // cycle_length > 1 (record_source_interleaved.cc).
 StagePtr<Record> MakeInterleavedSource(std::vector<std::string> uris, RecordFileOpener open,
                                        InterleaveOptions options, std::string name,
-                                       std::shared_ptr<const CorruptionBudget> budget);
+                                       std::shared_ptr<const CorruptionBudget> budget,
+                                       RecordRangeOpener open_range);
+
+// MakeRecordSource() for a format that can also read a file from an offset
+// (TFRecord): a restore reads only the records it needs.
+StagePtr<Record> MakeRangedRecordSource(std::vector<std::string> uris, RecordFileOpener open,
+                                        RecordRangeOpener open_range, InterleaveOptions options,
+                                        std::string name,
+                                        std::shared_ptr<const CorruptionBudget> budget);
 
 }  // namespace dataecho::internal
 

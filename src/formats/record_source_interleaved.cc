@@ -24,9 +24,10 @@ namespace {
 class InterleavedSource final : public RecordSourceBase {
  public:
   InterleavedSource(std::vector<std::string> uris, RecordFileOpener open, InterleaveOptions options,
-                    std::string name, std::shared_ptr<const CorruptionBudget> budget)
+                    std::string name, std::shared_ptr<const CorruptionBudget> budget,
+                    RecordRangeOpener open_range)
       : RecordSourceBase(std::move(uris), std::move(open), options, std::move(name),
-                         std::move(budget)),
+                         std::move(budget), std::move(open_range)),
         // A slot past the last file would only be a finished one: there are
         // never more than the files (so cycle_length = INT_MAX costs nothing).
         slots_(std::min(static_cast<size_t>(options.cycle_length),
@@ -246,9 +247,11 @@ class InterleavedSource final : public RecordSourceBase {
 
 StagePtr<Record> MakeInterleavedSource(std::vector<std::string> uris, RecordFileOpener open,
                                        InterleaveOptions options, std::string name,
-                                       std::shared_ptr<const CorruptionBudget> budget) {
+                                       std::shared_ptr<const CorruptionBudget> budget,
+                                       RecordRangeOpener open_range) {
   return std::make_unique<InterleavedSource>(std::move(uris), std::move(open), options,
-                                             std::move(name), std::move(budget));
+                                             std::move(name), std::move(budget),
+                                             std::move(open_range));
 }
 
 }  // namespace dataecho::internal

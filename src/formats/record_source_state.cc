@@ -2,9 +2,9 @@
 #include "formats/record_source_state.h"
 
 #include <algorithm>
-#include <map>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "dataecho/status_macros.h"
@@ -12,10 +12,7 @@
 #include "fmt/format.h"
 
 namespace dataecho::internal {
-namespace {
 
-// DATA_LOSS: record `index` of `uri` is where the state says, but its bytes
-// are not those the state was saved with.
 absl::Status ContentsChanged(const std::string& uri, uint64_t index, const Record& rec,
                              uint32_t saved_crc) {
   return absl::DataLossError(fmt::format(
@@ -24,75 +21,67 @@ absl::Status ContentsChanged(const std::string& uri, uint64_t index, const Recor
       index, RedactUri(uri), rec.offset, rec.PayloadCrc32c(), saved_crc));
 }
 
-}  // namespace
+absl::StatusOr<std::optional<FileFingerprint>> FingerprintOf(RecordFileReader& reader) {
+  auto* f = dynamic_cast<FingerprintedReader*>(&reader);
+  if (f == nullptr) return std::optional<FileFingerprint>();
+  DATAECHO_ASSIGN_OR_RETURN(FileFingerprint fp, f->Fingerprint());
+  return std::optional<FileFingerprint>(fp);
+}
 
-void SaveRecordRefs(std::span<const Record* const> items, StateWriter& w) {
+void SaveFingerprint(const std::optional<FileFingerprint>& fp, StateWriter& w) {
+  w.Bool(fp.has_value());
+  if (!fp.has_value()) return;
+  w.U64(fp->size);
+  w.Fixed32(fp->head_crc);
+}
+
+std::optional<FileFingerprint> RestoreFingerprint(StateReader& r) {
+  if (!r.Bool()) return std::nullopt;
+  FileFingerprint fp;
+  fp.size = r.U64();
+  fp.head_crc = r.Fixed32();
+  return fp;
+}
+
+absl::Status CheckFingerprint(RecordFileReader& reader, const std::optional<FileFingerprint>& saved,
+                              const std::string& uri) {
+  if (!saved.has_value()) return absl::OkStatus();
+  DATAECHO_ASSIGN_OR_RETURN(std::optional<FileFingerprint> now, FingerprintOf(reader));
+  if (!now.has_value()) return absl::OkStatus();
+  if (now->size != saved->size) {
+    return absl::DataLossError(
+        fmt::format("pipeline state: {} has {} bytes, {} when the state was saved: the file changed",
+                    RedactUri(uri), now->size, saved->size));
+  }
+  if (now->head_crc != saved->head_crc) {
+    return absl::DataLossError(fmt::format(
+        "pipeline state: the first {} bytes of {} have other contents than when the state was "
+        "saved (CRC-32C {:08x}, the state says {:08x}): the file changed",
+        std::min<uint64_t>(now->size, 4096), RedactUri(uri), now->head_crc, saved->head_crc));
+  }
+  return absl::OkStatus();
+}
+
+void SaveRecordRefs(std::span<const Record* const> items, const Fingerprints& known,
+                    StateWriter& w) {
+  // The files first, each once, with what the source knows of them.
+  std::vector<uint64_t> files;
+  for (const Record* r : items) files.push_back(r->source_index >> kRecordIndexBits);
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  w.U64(files.size());
+  for (uint64_t file : files) {
+    w.U64(file);
+    auto it = known.find(file);
+    SaveFingerprint(it == known.end() ? std::nullopt : std::optional<FileFingerprint>(it->second),
+                    w);
+  }
   for (const Record* r : items) {
     w.U64(r->source_index);
     w.U64(r->offset);
     w.U64(r->epoch);
     w.Fixed32(r->PayloadCrc32c());
   }
-}
-
-absl::Status RereadRecords(StateReader& r, size_t n, const std::vector<std::string>& uris,
-                           const RecordFileOpener& open, std::vector<Record>* out) {
-  struct Ref {
-    uint64_t source_index = 0;
-    uint64_t offset = 0;
-    uint32_t epoch = 0;
-    std::optional<uint32_t> crc;  // of the payload (states of version 2 on)
-  };
-  const bool with_crc = r.version() >= 2;
-  std::vector<Ref> refs(n);
-  // file -> (source_index -> the positions in `refs` that want it)
-  std::map<uint64_t, std::map<uint64_t, std::vector<size_t>>> by_file;
-  for (size_t i = 0; i < n; ++i) {
-    refs[i].source_index = r.U64();
-    refs[i].offset = r.U64();
-    refs[i].epoch = static_cast<uint32_t>(r.U64());
-    if (with_crc) refs[i].crc = r.Fixed32();
-    DATAECHO_RETURN_IF_ERROR(r.status());
-    by_file[refs[i].source_index >> kRecordIndexBits][refs[i].source_index].push_back(i);
-  }
-  std::vector<Record> got(n);
-  for (auto& [file, wanted] : by_file) {
-    if (file >= uris.size()) {
-      return absl::DataLossError(absl::StrCat("pipeline state: a record of file ", file,
-                                              ", the source has ", uris.size()));
-    }
-    DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<RecordFileReader> reader, open(uris[file], file));
-    size_t found = 0;
-    while (found < wanted.size()) {
-      DATAECHO_ASSIGN_OR_RETURN(std::optional<Record> rec, reader->Next());
-      if (!rec.has_value()) break;
-      auto it = wanted.find(rec->source_index);
-      if (it == wanted.end()) continue;
-      ++found;
-      const uint64_t index = rec->source_index & ((uint64_t{1} << kRecordIndexBits) - 1);
-      std::optional<uint32_t> crc;  // computed once, if a reference has one to compare
-      for (size_t i : it->second) {
-        if (refs[i].offset != rec->offset) {
-          return absl::DataLossError(absl::StrCat(
-              "pipeline state: record ", index, " of ", RedactUri(uris[file]), " is at offset ",
-              rec->offset, ", the state says ", refs[i].offset, " (the file changed?)"));
-        }
-        if (refs[i].crc.has_value()) {
-          if (!crc.has_value()) crc = rec->PayloadCrc32c();
-          if (*crc != *refs[i].crc) return ContentsChanged(uris[file], index, *rec, *refs[i].crc);
-        }
-        got[i] = *rec;
-        got[i].epoch = refs[i].epoch;
-      }
-    }
-    if (found < wanted.size()) {
-      return absl::DataLossError(absl::StrCat("pipeline state: ", wanted.size() - found,
-                                              " records not found again in ", RedactUri(uris[file]),
-                                              " (the file changed?)"));
-    }
-  }
-  for (Record& rec : got) out->push_back(std::move(rec));
-  return absl::OkStatus();
 }
 
 absl::Status SkipRecords(RecordFileReader& reader, uint64_t n, const std::string& uri,
@@ -105,8 +94,7 @@ absl::Status SkipRecords(RecordFileReader& reader, uint64_t n, const std::string
     }
     if (i + 1 < n) continue;
     if (last_crc.has_value() && rec->PayloadCrc32c() != *last_crc) {
-      return ContentsChanged(uri, rec->source_index & ((uint64_t{1} << kRecordIndexBits) - 1), *rec,
-                             *last_crc);
+      return ContentsChanged(uri, IndexInFile(rec->source_index), *rec, *last_crc);
     }
     if (last != nullptr) *last = *std::move(rec);
   }

@@ -14,6 +14,8 @@
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
 #include "formats/record_input.h"
+#include "formats/record_source_base.h"
+#include "formats/record_source_state.h"
 
 namespace dataecho {
 namespace {
@@ -51,7 +53,7 @@ std::string FormatHint(const uint8_t* p) {
   return "";
 }
 
-class TFRecordFileReader final : public RecordFileReader {
+class TFRecordFileReader final : public RecordFileReader, public internal::FingerprintedReader {
  public:
   // Reads the records [skip_until, end_record) of a stream whose first record
   // is number `first_record` of its file (records before skip_until are read
@@ -119,6 +121,35 @@ class TFRecordFileReader final : public RecordFileReader {
 
   void Cancel() override { in_->Cancel(); }
 
+  // Where the file's head can be read if this stream did not read it.
+  void SetStore(std::shared_ptr<ObjectStore> store, std::string uri) {
+    store_ = std::move(store);
+    uri_ = std::move(uri);
+  }
+
+  // The size and the head's CRC: free once a stream from byte 0 passed it,
+  // else one ranged read of the head (once).
+  absl::StatusOr<internal::FileFingerprint> Fingerprint() override {
+    internal::FileFingerprint fp;
+    fp.size = in_->object_size();
+    if (std::optional<uint32_t> head = in_->head_crc(); head.has_value()) {
+      fp.head_crc = *head;
+      return fp;
+    }
+    if (!head_crc_.has_value()) {
+      if (store_ == nullptr) {
+        return absl::FailedPreconditionError(
+            fmt::format("{}: no store to read its head from", *in_->uri()));
+      }
+      DATAECHO_ASSIGN_OR_RETURN(
+          Buffer head,
+          store_->ReadRange(uri_, 0, std::min(fp.size, internal::RecordInput::kHeadBytes)));
+      head_crc_ = Crc32c(head.data(), head.size());
+    }
+    fp.head_crc = *head_crc_;
+    return fp;
+  }
+
  private:
   absl::Status Truncated(uint64_t offset, std::string_view what) {
     done_ = true;
@@ -159,6 +190,9 @@ class TFRecordFileReader final : public RecordFileReader {
   const uint64_t end_record_;
   uint64_t record_index_;
   bool done_ = false;
+  std::shared_ptr<ObjectStore> store_;  // (Fingerprint())
+  std::string uri_;
+  std::optional<uint32_t> head_crc_;  // read by Fingerprint()
 };
 
 class FileWriter final : public TFRecordWriter {
@@ -260,8 +294,10 @@ absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenTFRecordFile(
   DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<internal::RecordInput> in,
                             internal::RecordInput::Open(*store, uri, options.compression,
                                                         options.buffer_size, options.read_ahead));
-  return std::make_unique<TFRecordFileReader>(std::move(in), file_index, options,
-                                              std::move(budget));
+  auto reader =
+      std::make_unique<TFRecordFileReader>(std::move(in), file_index, options, std::move(budget));
+  reader->SetStore(std::move(store), uri);
+  return reader;
 }
 
 absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenTFRecordRange(
@@ -291,8 +327,11 @@ absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenTFRecordRange(
       std::unique_ptr<internal::RecordInput> in,
       internal::RecordInput::Open(*store, uri, options.compression, options.buffer_size,
                                   options.read_ahead, offset, length));
-  return std::make_unique<TFRecordFileReader>(std::move(in), range.file, options, std::move(budget),
-                                              first, range.begin, range.end);
+  auto reader = std::make_unique<TFRecordFileReader>(std::move(in), range.file, options,
+                                                     std::move(budget), first, range.begin,
+                                                     range.end);
+  reader->SetStore(std::move(store), uri);
+  return reader;
 }
 
 StagePtr<Record> MakeTFRecordSource(std::shared_ptr<ObjectStore> store,
@@ -303,7 +342,27 @@ StagePtr<Record> MakeTFRecordSource(std::shared_ptr<ObjectStore> store,
   RecordFileOpener open = [store, options, budget](const std::string& uri, uint64_t file_index) {
     return OpenTFRecordFile(store, uri, file_index, options, budget);
   };
-  return MakeRecordSource(std::move(uris), std::move(open), interleave, "tfrecord_source", budget);
+  // A restore reads the records it needs with ranged reads (not in a
+  // compressed file: that one inflates from its start).
+  internal::RecordRangeOpener open_range;
+  open_range.ranged = [options](const std::string& uri) {
+    return internal::ResolveCompression(options.compression, uri) == Compression::kNone;
+  };
+  open_range.open = [store, options, budget](const std::string& uri, uint64_t file_index,
+                                             uint64_t offset, uint64_t first_record,
+                                             size_t read_ahead)
+      -> absl::StatusOr<std::unique_ptr<RecordFileReader>> {
+    DATAECHO_ASSIGN_OR_RETURN(
+        std::unique_ptr<internal::RecordInput> in,
+        internal::RecordInput::Open(*store, uri, options.compression, options.buffer_size,
+                                    read_ahead > 0 ? read_ahead : options.read_ahead, offset));
+    auto reader = std::make_unique<TFRecordFileReader>(std::move(in), file_index, options, budget,
+                                                       first_record);
+    reader->SetStore(store, uri);
+    return reader;
+  };
+  return internal::MakeRangedRecordSource(std::move(uris), std::move(open), std::move(open_range),
+                                          interleave, "tfrecord_source", budget);
 }
 
 void AppendTFRecord(std::string* out, std::string_view payload) {

@@ -139,6 +139,12 @@ class DATAECHO_EXPORT AdaptiveEchoCore {
   bool replaying() const { return replay_pos_ < options_.replay_decisions.size(); }
   bool ReplayWantsFresh() const { return options_.replay_decisions[replay_pos_] == 'F'; }
   void ReplayStep() { ++replay_pos_; }
+  // A restored stage (checkpoints): `decisions` were taken before its state
+  // was saved, so a replay goes on after them.
+  void SeekReplay(uint64_t decisions) {
+    replay_pos_ = static_cast<size_t>(
+        decisions < options_.replay_decisions.size() ? decisions : options_.replay_decisions.size());
+  }
   // FAILED_PRECONDITION: the next decision is a repeat and nothing is eligible.
   absl::Status ReplayMismatch() const;
 
@@ -187,6 +193,12 @@ class DATAECHO_EXPORT AutoEchoSwitch {
   explicit AutoEchoSwitch(int64_t warmup) : warmup_(warmup) {}
 
   bool fixed() const { return fixed_; }
+  double chosen_factor() const { return chosen_factor_.load(std::memory_order_relaxed); }
+  // A restored stage (checkpoints): the factor was fixed at `factor` before.
+  void RestoreFixed(double factor) {
+    fixed_ = true;
+    chosen_factor_.store(factor, std::memory_order_relaxed);
+  }
   // The factor to fix now, once; std::nullopt before and after that.
   std::optional<double> Check(int64_t emitted, const RateRatioEstimator& estimator,
                               double max_factor);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <utility>
+#include <vector>
 
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
@@ -65,6 +66,26 @@ class EchoPool {
   // REQUIRES: !empty(). Emits a repeat of the newest entry (fixed echo:
   // copies back to back).
   T TakeNewest() { return Take(entries_.size() - 1); }
+
+  // Checkpoints: the items, oldest first, and each one's emissions so far
+  // and budget; Restore() puts such entries back (REQUIRES: at most
+  // capacity(), each 1 <= emitted < budget).
+  std::vector<const T*> items() const {
+    std::vector<const T*> out;
+    for (const Entry& e : entries_) out.push_back(&e.item);
+    return out;
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> counts() const {
+    std::vector<std::pair<uint32_t, uint32_t>> out;
+    for (const Entry& e : entries_) out.emplace_back(e.emitted, e.budget);
+    return out;
+  }
+  void Restore(std::vector<T> items, const std::vector<std::pair<uint32_t, uint32_t>>& counts) {
+    entries_.clear();
+    for (size_t i = 0; i < items.size() && i < counts.size(); ++i) {
+      entries_.push_back(Entry{std::move(items[i]), counts[i].first, counts[i].second});
+    }
+  }
 
  private:
   struct Entry {

@@ -15,15 +15,28 @@
 // (internal/echo_core.h, src/internal/echo_core.cc); this template holds what
 // touches elements: the input, the pool, the sticky end.
 //
+// Checkpoints (docs/checkpoint.md): the state is the decisions taken so far
+// (their count: a replay of recorded decisions goes on after them), the
+// draws, whether the input ended, the policy's own part (auto echo's fixed
+// factor) and the pool: each entry's emissions and budget and a reference to
+// its item. Timing is not state: a restored stage decides from its own
+// timing, so "the same output" after a restore needs the decisions replayed.
+//
 // Thread safety: as every stage (stage.h).
 #ifndef DATAECHO_INTERNAL_POOLED_ECHO_STAGE_H_
 #define DATAECHO_INTERNAL_POOLED_ECHO_STAGE_H_
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "dataecho/checkpoint.h"
 #include "dataecho/echo_options.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
@@ -62,6 +75,36 @@ class PooledEchoStage : public EchoStageBase<T> {
     return absl::OkStatus();
   }
 
+  // State: the input's, then this stage's section (SaveOwn, see the file comment).
+  absl::Status SaveState(StateWriter& w) override {
+    if (terminal_.has_value() && !terminal_->ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          OwnName(), " cannot save its state after an error: ", terminal_->status().message()));
+    }
+    DATAECHO_RETURN_IF_ERROR(this->input().SaveState(w));
+    return SaveOwn(w);
+  }
+  absl::Status RestoreState(StateReader& r) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().RestoreState(r));
+    return RestoreOwn(r);
+  }
+  // A copy is its input's element with a repeat index (as EchoStage's).
+  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
+    for (const T* v : items) w.U64(RepeatIndexOf(*v));
+    return this->input().SaveRefs(items, w);
+  }
+  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
+    std::vector<uint32_t> repeats(n);
+    for (uint32_t& k : repeats) k = static_cast<uint32_t>(r.U64());
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    const size_t first = out->size();
+    DATAECHO_RETURN_IF_ERROR(this->input().Reread(r, n, out));
+    for (size_t i = 0; i < n && first + i < out->size(); ++i) {
+      if (repeats[i] > 0) ElementTraits<T>::MarkRepeat((*out)[first + i], repeats[i]);
+    }
+    return absl::OkStatus();
+  }
+
  protected:
   // REQUIRES: options.Validate() is OK. Budgets are drawn for max_factor.
   PooledEchoStage(StagePtr<T> input, AdaptiveEchoOptions options)
@@ -82,8 +125,77 @@ class PooledEchoStage : public EchoStageBase<T> {
   }
 
   const AdaptiveEchoCore& core() const { return core_; }
+  // Elements emitted so far, all epochs, restored with the state.
+  uint64_t decisions() const { return decisions_; }
+
+  // The stage's name in states and stats.
+  virtual const std::string& OwnName() const { return core_.options().name; }
+  // The options that change the output, for the state's shape.
+  virtual void HashOptions(OptionsHash& h) const {
+    const AdaptiveEchoOptions& o = core_.options();
+    h.Add(o.max_factor).Add(o.pool_size).Add(o.seed).Add(o.min_fresh_fraction);
+  }
+  // The policy's own part of the state (auto echo: its fixed factor).
+  virtual void SavePolicy(StateWriter& /*w*/) const {}
+  virtual absl::Status RestorePolicy(StateReader& r) { return r.status(); }
 
  private:
+  absl::Status SaveOwn(StateWriter& w) {
+    OptionsHash h;
+    HashOptions(h);
+    w.BeginStage(OwnName(), h.value());
+    SavePolicy(w);
+    this->SaveDraws(w);
+    w.U64(decisions_);
+    w.Bool(terminal_.has_value());
+    const std::vector<std::pair<uint32_t, uint32_t>> counts = pool_.counts();
+    w.U64(counts.size());
+    for (auto [emitted, budget] : counts) {
+      w.U64(emitted);
+      w.U64(budget);
+    }
+    return this->input().SaveRefs(pool_.items(), w);
+  }
+  absl::Status RestoreOwn(StateReader& r) {
+    DATAECHO_RETURN_IF_ERROR(r.BeginStage(OwnName()));
+    DATAECHO_RETURN_IF_ERROR(RestorePolicy(r));  // may fix the factor (and shrink the pool)
+    this->RestoreDraws(r);
+    const uint64_t decisions = r.U64();
+    const bool ended = r.Bool();
+    const uint64_t pooled = r.Count(2);
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    const auto most = static_cast<uint64_t>(std::ceil(core_.options().max_factor));
+    if (pooled > pool_.capacity()) {
+      return absl::DataLossError(absl::StrCat("pipeline state: ", OwnName(), " has ", pooled,
+                                              " items pooled, at most ", pool_.capacity()));
+    }
+    std::vector<std::pair<uint32_t, uint32_t>> counts;
+    for (uint64_t i = 0; i < pooled; ++i) {
+      const uint64_t emitted = r.U64();
+      const uint64_t budget = r.U64();
+      DATAECHO_RETURN_IF_ERROR(r.status());
+      if (emitted < 1 || emitted >= budget || budget > most) {
+        return absl::DataLossError(absl::StrCat("pipeline state: ", OwnName(),
+                                                " has an item emitted ", emitted, " times of ",
+                                                budget, " (max_factor ", most, ")"));
+      }
+      counts.emplace_back(static_cast<uint32_t>(emitted), static_cast<uint32_t>(budget));
+    }
+    std::vector<T> items;
+    DATAECHO_RETURN_IF_ERROR(this->input().Reread(r, pooled, &items));
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    if (items.size() != pooled) {
+      return absl::DataLossError(
+          absl::StrCat("pipeline state: ", OwnName(), "'s pool not read again"));
+    }
+    pool_.Restore(std::move(items), counts);
+    core_.OnPooled(false, pool_.size());
+    decisions_ = decisions;
+    core_.SeekReplay(decisions_);
+    if (ended) terminal_ = Result(std::nullopt);
+    return absl::OkStatus();
+  }
+
   bool Step(bool may_block, Result* out) {
     return Begin(out) || Serve(may_block, BackToBack(), out);
   }
@@ -188,6 +300,7 @@ class PooledEchoStage : public EchoStageBase<T> {
       if (!this->cancelled()) terminal_ = r;
       return r;
     }
+    ++decisions_;
     core_.OnFresh(static_cast<int64_t>(ElementTraits<T>::ByteSize(**r)), this->counts());
     const bool evicted = pool_.Add(**r, this->DrawCopies(**r));
     core_.OnPooled(evicted, pool_.size());
@@ -195,6 +308,7 @@ class PooledEchoStage : public EchoStageBase<T> {
   }
 
   Result EmitRepeat(T out) {
+    ++decisions_;
     core_.OnRepeat(static_cast<int64_t>(ElementTraits<T>::ByteSize(out)), pool_.size(),
                    this->counts());
     return Result(std::move(out));
@@ -203,6 +317,7 @@ class PooledEchoStage : public EchoStageBase<T> {
   EchoPool<T> pool_;
   AdaptiveEchoCore core_;
   std::optional<Result> terminal_;  // end of stream or the input's error (sticky)
+  uint64_t decisions_ = 0;          // elements emitted (fresh or repeat), all epochs
 };
 
 }  // namespace dataecho::internal
