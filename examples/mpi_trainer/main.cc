@@ -41,6 +41,7 @@
 #include "dataecho/storage/glob.h"
 #include "dataecho/storage/object_store.h"
 #include "dataecho/text.h"
+#include "mpi_trainer/job_checkpoint.h"
 #include "mpi_trainer/rank_data.h"
 #include "mpi_trainer/step.h"
 #include "trainer/checkpoint_file.h"

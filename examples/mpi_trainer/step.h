@@ -9,7 +9,9 @@
 // gradient = sum / job rows. A rank whose data ended contributes zero rows; the
 // loop ends when no rank has rows (finite epochs) or when the job's fresh rows
 // reach the budget (the same decision on every rank: it is taken on reduced
-// counts). Rank 0 evaluates test accuracy.
+// counts). Rank 0 evaluates test accuracy. With checkpoints, every
+// checkpoint_every steps the ranks write one together (job_checkpoint.h); a
+// resumed job starts from what Restored holds.
 //
 //   absl::StatusOr<step::JobResult> r = step::Train(job, rank, world, *batches);
 //
@@ -53,36 +55,7 @@ struct JobOptions {
   int64_t stop_after_steps = 0;
 };
 
-// What a checkpoint of the job holds after its fingerprints and JobResume
-// (read by main.cc to build the ranks' data), read by Train().
-struct Restored {
-  std::string path;
-  int world = 0;  // the world size of the run that wrote it
-  std::vector<uint64_t> fresh_per_rank, rows_per_rank, dump_sizes, digests;
-  trainer::TrainResult train;
-  trainer::LoopState loop;
-  std::string model;  // SaveModel's bytes
-  // Set when every rank's pipeline could save its state: the run's starting
-  // point, the job's trained flags of its epochs (elastic::Tracker) and each
-  // rank's pipeline state. A resume at the same world size continues that run
-  // exactly (the same batches as a job never stopped).
-  bool has_pipelines = false;
-  elastic::JobResume run_start;
-  std::vector<std::string> trained;
-  std::vector<std::string> pipelines;
-  // Set by the caller: this resume continues the run (has_pipelines, and the
-  // same world size); otherwise the epochs are re-planned.
-  bool continues_run = false;
-};
-
-// "shard_mode=...;epochs=...": the job's own options that a resumed run must share.
-std::string JobFingerprint(const JobOptions& job, std::string_view shard_mode);
-
-// Parses a checkpoint payload (all ranks get the same): checks both
-// fingerprints, then fills `start` and `restored`.
-absl::Status ParseCheckpoint(std::string_view payload, const std::string& path,
-                             const JobOptions& job, std::string_view shard_mode,
-                             elastic::JobResume* start, Restored* restored);
+struct Restored;  // job_checkpoint.h
 
 struct JobResult {
   trainer::TrainResult train;           // job-wide counts; accuracy and curve from rank 0
