@@ -110,6 +110,17 @@ TEST(CheckpointFileTest, DamagedNewestFallsBackToThePreviousOne) {
   }
 }
 
+// After a resume from the checkpoint before a damaged one, the next write
+// keeps two good checkpoints: the damaged later one goes.
+TEST(CheckpointFileTest, WritingAfterAFallbackRemovesTheDamagedLaterOne) {
+  TempDir tmp;
+  ASSERT_TRUE(WriteCheckpointFile(tmp.path(), 4, "a").ok());
+  WriteFileOrDie(CheckpointPath(tmp.path(), 8), "damaged");
+  ASSERT_TRUE(WriteCheckpointFile(tmp.path(), 6, "b").ok());
+  EXPECT_EQ(Names(tmp.path()),
+            (std::vector<std::string>{"ckpt-000000000004.dtc", "ckpt-000000000006.dtc"}));
+}
+
 TEST(CheckpointFileTest, EveryCheckpointDamagedIsDataLoss) {
   TempDir tmp;
   ASSERT_TRUE(WriteCheckpointFile(tmp.path(), 1, "a").ok());

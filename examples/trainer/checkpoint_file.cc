@@ -178,12 +178,18 @@ absl::Status WriteCheckpointFile(const std::string& dir, int64_t step, std::stri
     return s;
   }
   if (absl::Status s = SyncDirectory(dir); !s.ok()) return s;
-  // The newest `keep` stay; older ones and temporary files of earlier
-  // (killed) writers go.
+  // The newest `keep` up to this step stay; older ones go, and so do those of
+  // later steps (damaged ones a resume skipped: the run went on from before
+  // them), and temporary files of earlier (killed) writers.
   absl::StatusOr<Listing> listing = List(dir);
   if (!listing.ok()) return listing.status();
-  for (size_t i = static_cast<size_t>(std::max(keep, 1)); i < listing->checkpoints.size(); ++i) {
-    ::unlink(fmt::format("{}/{}", dir, listing->checkpoints[i].second).c_str());
+  int kept = 0;
+  for (const auto& [other, name] : listing->checkpoints) {
+    if (other <= step && kept < std::max(keep, 1)) {
+      ++kept;
+      continue;
+    }
+    ::unlink(fmt::format("{}/{}", dir, name).c_str());
   }
   for (const std::string& name : listing->temporaries) {
     ::unlink(fmt::format("{}/{}", dir, name).c_str());

@@ -11,7 +11,8 @@
 //
 // WriteCheckpointFile writes a temporary file in DIR, fsyncs it, renames it to
 // its name, fsyncs DIR, then removes all but the newest `keep` checkpoints
-// (and temporary files a killed writer left). A process killed at any moment
+// (and temporary files a killed writer left, and checkpoints of later steps: a
+// resume skipped them as damaged). A process killed at any moment
 // leaves the previous checkpoints intact and at most one stray temporary file.
 // ReadNewestCheckpoint returns the newest checkpoint whose magic, version,
 // size and CRC check; a damaged one is reported through `warn` and the one
@@ -48,7 +49,8 @@ struct CheckpointFile {
 std::string CheckpointPath(const std::string& dir, int64_t step);
 
 // Writes `payload` as the checkpoint of `step` (creating DIR if needed) and
-// keeps the newest `keep` checkpoints. UNAVAILABLE naming the file and the
+// keeps the newest `keep` checkpoints up to `step` (later ones are what a
+// resume skipped as damaged: removed). UNAVAILABLE naming the file and the
 // failed call (open, write, fsync, rename) on an I/O error; nothing half
 // written is ever left under a checkpoint's name.
 absl::Status WriteCheckpointFile(const std::string& dir, int64_t step, std::string_view payload,
