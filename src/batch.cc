@@ -8,6 +8,7 @@
 #include "buffer_pool.h"
 #include "dataecho/float16.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/input_snapshots.h"
 #include "dataecho/memory.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
@@ -141,7 +142,8 @@ struct BatchStage::Layout {
   MutableBuffer labels, sources, repeats;
   int64_t rows = 0;
   int64_t fresh = 0;
-  uint32_t epoch = 0;  // newest of the rows
+  uint32_t epoch = 0;        // newest of the rows
+  uint32_t rows_crc32c = 0;  // Batch::rows_crc32c
 };
 
 BatchStage::BatchStage(StagePtr<Example> input, BatchOptions options)
@@ -170,6 +172,7 @@ absl::Status BatchStage::StartBatch(const Example& first) {
   Layout& l = *layout_;
   l.rows = 0;
   l.fresh = 0;
+  l.rows_crc32c = 0;
   l.epoch = 0;
   row_refs_.clear();
   const size_t n = static_cast<size_t>(options_.batch_size);
@@ -250,6 +253,7 @@ absl::Status BatchStage::AddRow(const Example& row) {
   ++l.rows;
   if (row.fresh()) ++l.fresh;
   l.epoch = std::max(l.epoch, row.epoch);
+  l.rows_crc32c = internal::FoldFingerprint(l.rows_crc32c, row.record_crc32c);
   row_refs_.push_back({row.record_offset, row.epoch, row.record_crc32c});
   return absl::OkStatus();
 }
@@ -302,6 +306,7 @@ absl::StatusOr<Batch> BatchStage::FinishBatch() {
   b.num_rows = l.rows;
   b.fresh_rows = l.fresh;
   b.epoch = l.epoch;
+  b.rows_crc32c = l.rows_crc32c;
   for (Layout::Component& c : l.components) {
     Shape shape;
     shape.push_back(l.rows);

@@ -66,7 +66,10 @@ Pipeline<Record> Records(const std::vector<std::string>& paths) {
 }
 
 BatchOptions Fp16(int64_t rows) {
-  return {.batch_size = rows, .cast = DType::kFloat16, .scale = 1.0f / 255, .mean = {0.286f},
+  return {.batch_size = rows,
+          .cast = DType::kFloat16,
+          .scale = 1.0f / 255,
+          .mean = {0.286f},
           .stddev = {0.353f}};
 }
 
@@ -113,6 +116,19 @@ TEST_F(CheckpointPipelineTest, BatchEchoAfterBatch) {
         .Batch(Fp16(8))
         .Echo({.factor = 2.5, .seed = 5, .name = "batch_echo"})
         .Prefetch({.depth = 2});
+  });
+}
+
+// A batch Echo behind a Prefetch of batches: the Batch references one of
+// the last batches it emitted, not only the last.
+TEST_F(CheckpointPipelineTest, BatchEchoBehindPrefetchOfBatches) {
+  CheckResumes<Batch>([&] {
+    return Records(paths_)
+        .Map(DecodeImageRecord, {.parallelism = 2})
+        .Map(RandomCropAndFlip)
+        .Batch(Fp16(4))
+        .Prefetch({.depth = 8})
+        .Echo({.factor = 2.0, .seed = 17, .name = "batch_echo"});
   });
 }
 
@@ -232,6 +248,62 @@ TEST_F(CheckpointPipelineTest, DestroyRightAfterSave) {
     for (int i = 0; i < steps; ++i) ASSERT_TRUE(p.Next().ok());
     ASSERT_TRUE(p.SaveState().ok());
   }
+}
+
+Pipeline<Batch> SmallReadme(const std::vector<std::string>& paths, std::string map_name = "map") {
+  return Records(paths)
+      .Map(DecodeImageRecord, {.parallelism = 2, .name = std::move(map_name)})
+      .Prefetch({.depth = 8})
+      .Echo({.factor = 2.0, .seed = 1})
+      .Map(RandomCropAndFlip, {.name = "augment"})
+      .Shuffle({.buffer_size = 12, .seed = 2})
+      .Batch(Fp16(4))
+      .Prefetch({.depth = 2});
+}
+
+// Bad states of the README pipeline: cut or flipped (DATA_LOSS), of another
+// shape (INVALID_ARGUMENT naming the stage), or over files that changed
+// (DATA_LOSS naming the file).
+TEST_F(CheckpointPipelineTest, BadStatesAreClearErrors) {
+  absl::StatusOr<std::string> state;
+  {
+    Pipeline<Batch> p = SmallReadme(paths_);
+    for (int i = 0; i < 7; ++i) ASSERT_TRUE(p.Next().ok());
+    state = p.SaveState();
+    ASSERT_TRUE(state.ok()) << state.status();
+  }
+  for (size_t n = 0; n < state->size(); n += 7) {
+    Pipeline<Batch> p = SmallReadme(paths_);
+    EXPECT_EQ(p.RestoreState(state->substr(0, n)).code(), absl::StatusCode::kDataLoss) << n;
+  }
+  for (size_t i = 0; i < state->size(); i += 5) {
+    std::string bad = *state;
+    bad[i] = static_cast<char>(bad[i] ^ 0x10);
+    Pipeline<Batch> p = SmallReadme(paths_);
+    EXPECT_EQ(p.RestoreState(bad).code(), absl::StatusCode::kDataLoss) << i;
+  }
+  Pipeline<Batch> other = SmallReadme(paths_, "decode");
+  absl::Status s = other.RestoreState(*state);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("'decode'"), std::string::npos) << s;
+  // The files rewritten with other images of the same sizes.
+  for (size_t f = 0; f < paths_.size(); ++f) {
+    std::string bytes;
+    for (int i = 0; i < 40; ++i) {
+      MutableBuffer pixels(28 * 28);
+      for (int p = 0; p < 28 * 28; ++p) pixels.data()[p] = static_cast<uint8_t>(p + i + 1);
+      auto image = Tensor::Make(DType::kUInt8, {28, 28, 1}, std::move(pixels).Freeze());
+      AppendTFRecord(&bytes, *EncodeImageRecord(*image, i % 10));
+    }
+    testing::WriteFileOrDie(paths_[f], bytes);
+  }
+  Pipeline<Batch> over_changed = SmallReadme(paths_);
+  s = over_changed.RestoreState(*state);
+  // (Named by the record source if the state references a changed record, by
+  // the Prefetch or Map if only the elements they make again changed.)
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_NE(s.message().find("other contents than when the state was saved"), std::string::npos)
+      << s;
 }
 
 // State sizes, deterministic: with Shuffle(10,000) at most 16 bytes per

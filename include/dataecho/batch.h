@@ -157,7 +157,7 @@ class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
   static constexpr size_t kReferencedBatches = 16;
   std::vector<RowRef> row_refs_;  // of the rows of the batch being built
   std::deque<Emitted> emitted_;   // the last kReferencedBatches emitted, oldest first
-  absl::Status error_;                     // sticky input error
+  absl::Status error_;            // sticky input error
   bool done_ = false;
   internal::Counter batches_, rows_, bytes_, fresh_rows_, input_wait_ns_;
 };

@@ -11,10 +11,10 @@
 // repeat indices, and how many of its rows are fresh.
 //
 // (source_index, repeat_index, epoch) name an element independently of
-// timing (record_offset and record_crc32c, set by a Map from records, name the
-// record it was made from, for checkpoints): seeded stages (augment.h, Echo, Shuffle) derive their randomness
+// timing: seeded stages (augment.h, Echo, Shuffle) derive their randomness
 // from them, so each epoch gets its own crops and draws, and the same seed
-// and epoch give the same ones.
+// and epoch give the same ones. (record_offset and record_crc32c, set by a
+// Map from records, name the record an Example was made from: checkpoints.)
 //
 //   dataecho::Example ex;
 //   ex.components.push_back(*image_tensor);
@@ -76,6 +76,10 @@ struct Batch {
   // The newest epoch among its rows (a Shuffle may mix the end of one epoch
   // with the start of the next).
   uint32_t epoch = 0;
+  // A fold of the rows' Example::record_crc32c, in row order: what a
+  // checkpoint checks batches made again at restore against (0 for rows
+  // not made from records).
+  uint32_t rows_crc32c = 0;
 
   bool fresh() const { return repeat_index == 0; }
   size_t ByteSize() const {

@@ -96,7 +96,9 @@ class FilterStage final : public PassThroughStage<T> {
     if (!error_.ok()) return AfterError();
     return PassThroughStage<T>::SaveOwn(w);
   }
-  absl::Status OnRestart(uint32_t /*epoch*/) override { return error_.ok() ? absl::OkStatus() : error_; }
+  absl::Status OnRestart(uint32_t /*epoch*/) override {
+    return error_.ok() ? absl::OkStatus() : error_;
+  }
   StageStats OwnStats() const override {
     return totals_.Report(options_.name, {{"dropped", static_cast<double>(dropped_.Get())}});
   }
@@ -108,8 +110,8 @@ class FilterStage final : public PassThroughStage<T> {
         options_(std::move(options)) {}
 
   absl::Status AfterError() const {
-    return absl::FailedPreconditionError(absl::StrCat(
-        options_.name, " cannot save its state after an error: ", error_.message()));
+    return absl::FailedPreconditionError(
+        absl::StrCat(options_.name, " cannot save its state after an error: ", error_.message()));
   }
 
   Predicate pred_;

@@ -173,6 +173,7 @@ class MapStage final : public UnaryStage<Out, In> {
       next_seq_ = next_out_ = 0;
       terminal_seq_ = kNone;
       terminal_.reset();
+      taken_fps_.Reset();
     }
     snapshots_.Reset();
     return this->input().Restart(epoch);
@@ -264,28 +265,40 @@ class MapStage final : public UnaryStage<Out, In> {
     }
     if (workers_.empty()) {
       save_skip_ = 0;
+      save_fold_ = 0;
       return this->input().SaveState(w);
     }
     absl::StatusOr<int64_t> skip = snapshots_.WriteBase(consumed, w);
     if (!skip.ok()) return skip.status();
     save_skip_ = *skip;
+    absl::MutexLock lock(&mu_);  // taken_fps_ is the consumer's, kept under mu_
+    taken_fps_.DropBefore(consumed - *skip);
+    save_fold_ = taken_fps_.Fold(consumed - *skip);
     return absl::OkStatus();
   }
   absl::Status SaveOwn(StateWriter& w) override {
     w.U64(static_cast<uint64_t>(save_skip_));
+    w.Fixed32(save_fold_);
     return absl::OkStatus();
   }
   // Pulls again the inputs of the results taken after the snapshot, and
   // drops them (fn is not applied).
   absl::Status RestoreOwn(StateReader& r) override {
     const uint64_t skip = r.U64();
+    const uint32_t fold = r.Fixed32();
     if (!r.status().ok()) return r.status();
     if (skip > kMaxSkip) {
       return absl::DataLossError(
           absl::StrCat("pipeline state: ", options_.name, " skips ", skip, " inputs"));
     }
     snapshots_.Reset();
-    return internal::SkipInputs(this->input(), static_cast<int64_t>(skip), options_.name);
+    {
+      absl::MutexLock lock(&mu_);
+      taken_fps_.Reset();
+    }
+    return internal::SkipInputs(
+        this->input(), static_cast<int64_t>(skip), fold,
+        [](const In& v) { return InputFingerprint(v); }, options_.name);
   }
 
   StageStats OwnStats() const override {
@@ -300,10 +313,36 @@ class MapStage final : public UnaryStage<Out, In> {
   static constexpr int64_t kNone = INT64_MAX;
   // A state's skip count above this is corrupt (and would spin over a Repeat).
   static constexpr uint64_t kMaxSkip = uint64_t{1} << 32;
+  // Fingerprints kept before older ones are dropped (those before the base snapshot).
+  static constexpr size_t kFingerprintsKept = 4096;
 
   absl::Status AfterError(const absl::Status& s) const {
     return absl::FailedPreconditionError(
         absl::StrCat(options_.name, " cannot save its state after an error: ", s.message()));
+  }
+
+  // What a restore checks the inputs it skips against (see
+  // internal/input_snapshots.h): the fingerprint its result will have.
+  static constexpr bool kChecksContents =
+      (std::is_same_v<In, Out> && (std::is_same_v<In, Record> || std::is_same_v<In, Example>)) ||
+      (std::is_same_v<In, Record> && std::is_same_v<Out, Example>);
+  static uint32_t InputFingerprint(const In& in) {
+    if constexpr (std::is_same_v<In, Record> && std::is_same_v<Out, Example>) {
+      return in.PayloadCrc32c();
+    } else if constexpr (kChecksContents) {
+      return internal::ContentFingerprint(in);
+    } else {
+      (void)in;
+      return 0;
+    }
+  }
+  static uint32_t OutputFingerprint(const Out& out) {
+    if constexpr (kChecksContents) {
+      return internal::ContentFingerprint(out);
+    } else {
+      (void)out;
+      return 0;
+    }
   }
 
   // fn, and what a checkpoint needs of its result (see the file comment).
@@ -414,6 +453,10 @@ class MapStage final : public UnaryStage<Out, In> {
       return failed_;
     }
     if (room_waiting_ && RoomLocked() >= RoomWantedLocked()) room_cv_.Signal();
+    taken_fps_.Add(OutputFingerprint(**item));
+    if (taken_fps_.size() > kFingerprintsKept) {
+      taken_fps_.DropBefore(snapshots_.BasePulled(next_out_));
+    }
     totals_.elements.Add(1);
     totals_.bytes.Add(static_cast<int64_t>(ElementTraits<Out>::ByteSize(**item)));
     return item;
@@ -506,8 +549,7 @@ class MapStage final : public UnaryStage<Out, In> {
       }
     }
     // A snapshot of the input after next_seq_ pulls (still holding the pull lock).
-    if (!ended && options_.deterministic && !batch.empty() &&
-        snapshots_.Due(consumed)) {
+    if (!ended && options_.deterministic && !batch.empty() && snapshots_.Due(consumed)) {
       const int64_t pulled = first_seq + static_cast<int64_t>(batch.size());
       snapshots_.Take(pulled, [this](StateWriter& w) { return this->input().SaveState(w); });
     }
@@ -583,6 +625,7 @@ class MapStage final : public UnaryStage<Out, In> {
   absl::Mutex input_mu_;  // one worker pulls from the input at a time (SaveRefs/Reread too)
   internal::InputSnapshots snapshots_;  // checkpoints: the input's state after j pulls
   int64_t save_skip_ = 0;               // consumer thread: between SaveInput and SaveOwn
+  uint32_t save_fold_ = 0;
   mutable absl::Mutex mu_;
   absl::CondVar consumer_cv_;  // a result is ready (signalled while consumer_waiting_)
   absl::CondVar room_cv_;      // room for a batch (signalled while room_waiting_)
@@ -590,7 +633,9 @@ class MapStage final : public UnaryStage<Out, In> {
   bool room_waiting_ ABSL_GUARDED_BY(mu_) = false;
   // Deterministic: results of [next_out_, next_seq_), filled as they finish.
   std::deque<std::optional<Item>> slots_ ABSL_GUARDED_BY(mu_);
-  std::deque<Item> done_ ABSL_GUARDED_BY(mu_);         // not deterministic: in completion order
+  std::deque<Item> done_ ABSL_GUARDED_BY(mu_);  // not deterministic: in completion order
+  // Of the results taken since the base snapshot (checkpoints).
+  internal::TakenFingerprints taken_fps_ ABSL_GUARDED_BY(mu_);
   int64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;          // sequence number of the next input
   int64_t next_out_ ABSL_GUARDED_BY(mu_) = 0;          // results returned so far
   int64_t terminal_seq_ ABSL_GUARDED_BY(mu_) = kNone;  // position of end of stream or the error

@@ -179,34 +179,42 @@ class PrefetchStage final : public UnaryStage<T, T> {
     {
       absl::MutexLock lock(&mu_);
       if (terminal_.has_value() && !terminal_->ok() && queue_.empty() && taken_.empty()) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            options_.name, " cannot save its state after an error: ", terminal_->status().message()));
+        return absl::FailedPreconditionError(
+            absl::StrCat(options_.name,
+                         " cannot save its state after an error: ", terminal_->status().message()));
       }
     }
     if (!started_) {
       save_skip_ = 0;
+      save_fold_ = 0;
       return this->input().SaveState(w);
     }
-    absl::StatusOr<int64_t> skip =
-        snapshots_.WriteBase(consumed_.load(std::memory_order_relaxed), w);
+    const int64_t consumed = consumed_.load(std::memory_order_relaxed);
+    absl::StatusOr<int64_t> skip = snapshots_.WriteBase(consumed, w);
     if (!skip.ok()) return skip.status();
     save_skip_ = *skip;
+    taken_fps_.DropBefore(consumed - *skip);
+    save_fold_ = taken_fps_.Fold(consumed - *skip);
     return absl::OkStatus();
   }
   absl::Status SaveOwn(StateWriter& w) override {
     w.U64(static_cast<uint64_t>(save_skip_));
+    w.Fixed32(save_fold_);
     return absl::OkStatus();
   }
   // Pulls again what the consumer had taken after the snapshot, and drops it.
   absl::Status RestoreOwn(StateReader& r) override {
     const uint64_t skip = r.U64();
+    const uint32_t fold = r.Fixed32();
     if (!r.status().ok()) return r.status();
     if (skip > kMaxSkip) {
       return absl::DataLossError(
           absl::StrCat("pipeline state: ", options_.name, " skips ", skip, " elements"));
     }
     ResetCounts();
-    return internal::SkipInputs(this->input(), static_cast<int64_t>(skip), options_.name);
+    return internal::SkipInputs(
+        this->input(), static_cast<int64_t>(skip), fold,
+        [](const T& v) { return internal::ContentFingerprint(v); }, options_.name);
   }
 
   StageStats OwnStats() const override {
@@ -226,6 +234,8 @@ class PrefetchStage final : public UnaryStage<T, T> {
 
   // A state's skip count above this is corrupt (and would spin over a Repeat).
   static constexpr uint64_t kMaxSkip = uint64_t{1} << 32;
+  // Fingerprints kept before older ones are dropped (those before the base snapshot).
+  static constexpr size_t kFingerprintsKept = 4096;
 
   void StartOnce() {
     if (!started_) {
@@ -241,6 +251,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
     snapshots_.Reset();
     consumed_.store(0, std::memory_order_relaxed);
     pulled_ = 0;
+    taken_fps_.Reset();
   }
 
   // The producer stops: a cancel or a Restart().
@@ -357,7 +368,12 @@ class PrefetchStage final : public UnaryStage<T, T> {
     if (this->cancelled()) return CancelledError();
     Item item = std::move(taken_.front());
     taken_.pop_front();
-    consumed_.store(consumed_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    const int64_t consumed = consumed_.load(std::memory_order_relaxed);
+    consumed_.store(consumed + 1, std::memory_order_relaxed);
+    taken_fps_.Add(internal::ContentFingerprint(**item));
+    if (taken_fps_.size() > kFingerprintsKept) {
+      taken_fps_.DropBefore(snapshots_.BasePulled(consumed + 1));
+    }
     totals_.elements.Add(1);
     totals_.bytes.Add(static_cast<int64_t>(ElementTraits<T>::ByteSize(**item)));
     return item;
@@ -491,7 +507,9 @@ class PrefetchStage final : public UnaryStage<T, T> {
   int64_t pulled_ = 0;
   std::atomic<int64_t> consumed_{0};
   internal::InputSnapshots snapshots_;
-  int64_t save_skip_ = 0;  // consumer thread: between SaveInput and SaveOwn
+  internal::TakenFingerprints taken_fps_;  // consumer thread
+  int64_t save_skip_ = 0;                  // consumer thread: between SaveInput and SaveOwn
+  uint32_t save_fold_ = 0;
   std::thread producer_;  // last: joined (in the destructor) before anything above goes
 };
 

@@ -175,6 +175,16 @@ inline Pipeline<Batch> StateFuzzBatches() {
       .Batch({.batch_size = 5})
       .Echo({.factor = 1.5, .seed = 3, .name = "batch_echo"});
 }
+// A parallel Map and Prefetches (symbolic state: snapshots and skip counts).
+inline Pipeline<int64_t> StateFuzzMapped() {
+  return FromRange(0, 30)
+      .Repeat(2)
+      .Map([](int64_t v) { return v * 3; }, {.parallelism = 2, .name = "triple"})
+      .Prefetch({.depth = 4})
+      .Echo({.factor = 1.5})
+      .Shuffle({.buffer_size = 7})
+      .Prefetch({.depth = 2, .name = "prefetch_out"});
+}
 inline Pipeline<int64_t> StateFuzzNumbers() {
   return FromRange(0, 30).Repeat(2).Echo({.factor = 1.5}).Shuffle({.buffer_size = 7}).Take(70);
 }
@@ -195,6 +205,7 @@ inline void StateTarget(const uint8_t* data, size_t size) {
   for (std::string_view state : {input, std::string_view(fixed)}) {
     RestoreAndDrain(StateFuzzBatches(), state);
     RestoreAndDrain(StateFuzzNumbers(), state);
+    RestoreAndDrain(StateFuzzMapped(), state);
   }
 }
 

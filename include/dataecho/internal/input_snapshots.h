@@ -26,13 +26,22 @@
 // snapshot (an input that cannot be saved) is kept as the error SaveState()
 // returns, and no more are taken.
 //
+// So that a restore never yields other data silently, the consumer also
+// keeps a fingerprint of each element it took since the base snapshot
+// (TakenFingerprints: the CRC-32C of the record it comes from, free for
+// TFRecords); the state stores their fold and a restore checks the elements
+// it makes again against it (DATA_LOSS if the input's files changed).
+//
 // Thread safety: thread-safe (an internal mutex); Take() runs the input's
 // SaveState outside it.
 #ifndef DATAECHO_INTERNAL_INPUT_SNAPSHOTS_H_
 #define DATAECHO_INTERNAL_INPUT_SNAPSHOTS_H_
 
+#include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -41,7 +50,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "dataecho/checkpoint.h"
+#include "dataecho/example.h"
+#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/random.h"
 
 namespace dataecho::internal {
 
@@ -95,6 +107,13 @@ class InputSnapshots {
     }
   }
 
+  // j of the newest snapshot the consumer has passed (0 if none).
+  int64_t BasePulled(int64_t consumed) {
+    absl::MutexLock lock(&mu_);
+    PromoteLocked(consumed);
+    return base_.has_value() ? base_->pulled : 0;
+  }
+
   // Writes the newest snapshot with j <= `consumed` into `w` and returns
   // consumed - j; NOT_FOUND if there is none (no producer ran since the
   // last Reset(): the caller saves its input directly), or the error of a
@@ -133,11 +152,69 @@ class InputSnapshots {
   absl::Status error_ ABSL_GUARDED_BY(mu_);  // a failed snapshot
 };
 
+// What an element's contents are checked by when it is made again at
+// restore: the CRC-32C of the record it comes from (a Record's crc32c if its
+// reader has it, an Example's record_crc32c, a Batch's rows_crc32c), 0 for
+// elements that do not come from files.
+template <typename T>
+uint32_t ContentFingerprint(const T& v) {
+  if constexpr (std::is_same_v<T, Record>) {
+    return v.crc32c.value_or(0);
+  } else if constexpr (std::is_same_v<T, Example>) {
+    return v.record_crc32c;
+  } else if constexpr (std::is_same_v<T, Batch>) {
+    return v.rows_crc32c;
+  } else {
+    (void)v;
+    return 0;
+  }
+}
+inline uint32_t FoldFingerprint(uint32_t fold, uint32_t fp) {
+  return static_cast<uint32_t>(MixSeed(fold, fp));
+}
+
+// The fingerprints of the elements the consumer took, from the base
+// snapshot's position on (consumer thread only): a state stores their fold,
+// and a restore checks the elements it makes again against it.
+class TakenFingerprints {
+ public:
+  void Add(uint32_t fp) { fps_.push_back(fp); }
+  // Elements [0, taken) were taken since the last Reset(); forgets those before `from`.
+  void DropBefore(int64_t from) {
+    while (first_ < from && !fps_.empty()) {
+      fps_.pop_front();
+      ++first_;
+    }
+  }
+  // The fold of the fingerprints of elements [from, end).
+  uint32_t Fold(int64_t from) const {
+    uint32_t fold = 0;
+    for (size_t i = static_cast<size_t>(std::max<int64_t>(0, from - first_)); i < fps_.size();
+         ++i) {
+      fold = FoldFingerprint(fold, fps_[i]);
+    }
+    return fold;
+  }
+  size_t size() const { return fps_.size(); }
+  void Reset() {
+    fps_.clear();
+    first_ = 0;
+  }
+
+ private:
+  std::deque<uint32_t> fps_;
+  int64_t first_ = 0;  // the element fps_.front() is the fingerprint of
+};
+
 // Pulls and drops `n` elements of `input` (a restore redoing the work that
-// was in flight when the state was saved). DATA_LOSS naming `stage` if the
-// input ends first; its error if it fails.
-template <typename S>
-absl::Status SkipInputs(S& input, int64_t n, absl::string_view stage) {
+// was in flight when the state was saved), checking the fold of their
+// fingerprints (`fingerprint(element)`) against `fold`. DATA_LOSS naming
+// `stage` if the input ends first or made other elements (its files
+// changed); the input's error if it fails.
+template <typename S, typename F>
+absl::Status SkipInputs(S& input, int64_t n, uint32_t fold, F fingerprint,
+                        absl::string_view stage) {
+  uint32_t got = 0;
   for (int64_t i = 0; i < n; ++i) {
     auto next = input.Next();
     if (!next.ok()) return next.status();
@@ -145,6 +222,13 @@ absl::Status SkipInputs(S& input, int64_t n, absl::string_view stage) {
       return absl::DataLossError(absl::StrCat("pipeline state: ", stage, " must skip ", n,
                                               " input elements, the input ended after ", i));
     }
+    got = FoldFingerprint(got, fingerprint(**next));
+  }
+  if (got != fold) {
+    return absl::DataLossError(absl::StrCat(
+        "pipeline state: ", stage, ": the ", n,
+        " elements made again at restore have other contents than when the state was saved "
+        "(their records' CRC-32C differ): the input's files changed"));
   }
   return absl::OkStatus();
 }
