@@ -1,13 +1,19 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
-// SaveState / RestoreState of Zip, Interleave, Cache and PaddedBatch, and
-// their epochs (Restart under a Repeat): a pipeline saved at a random
-// position, destroyed, rebuilt and restored yields exactly the rest of an
-// uninterrupted run.
+// SaveState / RestoreState of Zip, Interleave, Cache, PaddedBatch, adaptive
+// and auto echo, and their epochs (Restart under a Repeat): a pipeline saved
+// at a random position, destroyed, rebuilt and restored yields exactly the
+// rest of an uninterrupted run; bad states end, never crash or spin. (Record
+// sources: checkpoint_records_test.cc.)
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <random>
 #include <string>
@@ -22,120 +28,19 @@
 #include "dataecho/storage/object_store.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
+#include "support/checkpoint_check.h"
 #include "support/examples.h"
 #include "support/temp_files.h"
+#include "fuzz/state_stages_target.h"
 
 namespace dataecho {
 namespace {
 
-// An element as comparable text: every index and every payload byte.
-std::string Key(int64_t v) { return std::to_string(v); }
-std::string Key(const Example& e) {
-  std::string s =
-      fmt::format("ex {} r{} e{} l{}:", e.source_index, e.repeat_index, e.epoch, e.label);
-  for (const Tensor& t : e.components) {
-    s.append(fmt::format("[{}]", t.num_elements()));
-    s.append(t.buffer().view());
-  }
-  return s;
-}
-std::string Key(const Record& r) {
-  return fmt::format("rec {} r{} e{} @{} {}:{}", r.source_index, r.repeat_index, r.epoch, r.offset,
-                     r.uri(), r.data.view());
-}
-std::string Key(const Batch& b) {
-  std::string s =
-      fmt::format("batch n{} f{} r{} e{}:", b.num_rows, b.fresh_rows, b.repeat_index, b.epoch);
-  s.append(b.labels.buffer().view());
-  s.append(b.source_indices.buffer().view());
-  s.append(b.repeat_indices.buffer().view());
-  for (const Tensor& t : b.components) {
-    s.append(fmt::format("[{}]", t.num_elements()));
-    s.append(t.buffer().view());
-  }
-  return s;
-}
-template <typename A, typename B>
-std::string Key(const std::pair<A, B>& p) {
-  return Key(p.first) + " | " + Key(p.second);
-}
-
-template <typename T>
-std::vector<std::string> Rest(Pipeline<T>& p) {
-  std::vector<std::string> out;
-  while (true) {
-    absl::StatusOr<std::optional<T>> next = p.Next();
-    EXPECT_TRUE(next.ok()) << next.status();
-    if (!next.ok() || !next->has_value()) break;
-    out.push_back(Key(**next));
-  }
-  return out;
-}
-
-std::vector<std::string> Tail(const std::vector<std::string>& v, size_t from) {
-  return std::vector<std::string>(v.begin() + static_cast<std::ptrdiff_t>(from), v.end());
-}
-
-// Saves `make()` at `positions` random positions (always 0 and the end too),
-// restores a rebuilt pipeline from each state (and, once, saves the restored
-// one again at once and restores that) and compares what follows with an
-// uninterrupted run. Returns the number of elements of a whole run.
-template <typename T>
-size_t CheckResumes(const std::function<Pipeline<T>()>& make, int positions = 16,
-                    uint32_t seed = 1, size_t min_position = 0) {
-  Pipeline<T> whole = make();
-  EXPECT_TRUE(whole.status().ok()) << whole.status();
-  const std::vector<std::string> expected = Rest(whole);
-  EXPECT_FALSE(expected.empty());
-  std::mt19937 rng(seed);
-  std::vector<size_t> at = {min_position, expected.size()};
-  for (int i = 2; i < positions; ++i) {
-    at.push_back(std::uniform_int_distribution<size_t>(min_position, expected.size())(rng));
-  }
-  for (size_t k : at) {
-    std::string state;
-    {
-      Pipeline<T> first = make();
-      for (size_t i = 0; i < k; ++i) {
-        absl::StatusOr<std::optional<T>> next = first.Next();
-        EXPECT_TRUE(next.ok() && next->has_value()) << "at " << i;
-      }
-      absl::StatusOr<std::string> saved = first.SaveState();
-      EXPECT_TRUE(saved.ok()) << saved.status() << " at " << k;
-      if (!saved.ok()) return 0;
-      state = *saved;
-      EXPECT_EQ(Rest(first), Tail(expected, k)) << "the saved pipeline, read on, at " << k;
-    }
-    Pipeline<T> second = make();
-    absl::Status restored = second.RestoreState(state);
-    EXPECT_TRUE(restored.ok()) << restored << " at " << k;
-    // A restored pipeline saves the same position again.
-    absl::StatusOr<std::string> again = second.SaveState();
-    EXPECT_TRUE(again.ok()) << again.status() << " at " << k;
-    if (!again.ok()) return 0;
-    Pipeline<T> third = make();
-    EXPECT_TRUE(third.RestoreState(*again).ok()) << " at " << k;
-    EXPECT_EQ(Rest(second), Tail(expected, k)) << "restored at " << k << " of " << expected.size();
-    EXPECT_EQ(Rest(third), Tail(expected, k)) << "restored twice at " << k;
-  }
-  return expected.size();
-}
-
-std::vector<std::string> WriteTFRecordFiles(const testing::TempDir& dir, int files, int records) {
-  std::vector<std::string> paths;
-  for (int f = 0; f < files; ++f) {
-    std::string bytes;
-    for (int r = 0; r < records; ++r) {
-      AppendTFRecord(&bytes, fmt::format("file {} record {} {}", f, r, std::string(r % 7, 'x')));
-    }
-    const std::string path = dir.File(fmt::format("part-{}.tfrecord", f));
-    testing::WriteFileOrDie(path, bytes);
-    paths.push_back(path);
-  }
-  return paths;
-}
-
-std::shared_ptr<ObjectStore> Store() { return OpenObjectStore(); }
+using testing::CheckResumes;
+using testing::Key;
+using testing::Rest;
+using testing::Store;
+using testing::WriteTFRecordFiles;
 
 // Examples whose single int32 component has 1 + i % 5 elements.
 std::vector<Example> Sequences(int64_t n) {
@@ -336,143 +241,6 @@ TEST(CheckpointStagesTest, BadStatesOfTheseStagesAreErrorsNeverCrashes) {
 }
 
 
-// --- record sources: ranged restore, file fingerprints, older states ---
-
-// One file of `records` TFRecords of `bytes` bytes each (distinct contents).
-std::string WriteBigFile(const testing::TempDir& dir, const std::string& name, int records,
-                         size_t bytes) {
-  std::string out;
-  for (int r = 0; r < records; ++r) {
-    std::string payload = fmt::format("{} record {} ", name, r);
-    payload.resize(bytes, static_cast<char>('a' + r % 26));
-    AppendTFRecord(&out, payload);
-  }
-  const std::string path = dir.File(name);
-  testing::WriteFileOrDie(path, out);
-  return path;
-}
-
-TEST(CheckpointStagesTest, RestoreReadsFarApartRecordsOfLargeFiles) {
-  // 2 files of 3 MB: a shuffle buffer of 300 records spread over them, read
-  // again with several ranged reads (records 256 KB apart are not coalesced).
-  testing::TempDir dir;
-  const std::vector<std::string> paths = {WriteBigFile(dir, "a.tfrecord", 400, 7000),
-                                          WriteBigFile(dir, "b.tfrecord", 400, 7000)};
-  EXPECT_EQ(CheckResumes<Record>([&] {
-              return From(MakeTFRecordSource(Store(), paths))
-                  .Echo({.factor = 1.0})
-                  .Shuffle({.buffer_size = 300, .seed = 9})
-                  .Take(500);
-            },
-                                 6),
-            500u);
-  // One record in 40 (280 KB apart): each buffered record is its own read.
-  EXPECT_EQ(CheckResumes<Record>([&] {
-              return From(MakeTFRecordSource(Store(), paths))
-                  .Filter([](const Record& r) { return (r.source_index & 0xffff) % 40 == 0; })
-                  .Shuffle({.buffer_size = 12, .seed = 9});
-            },
-                                 8),
-            20u);
-}
-
-std::string ReadAll(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  std::string out;
-  char buf[4096];
-  size_t n = 0;
-  while (f != nullptr && (n = std::fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
-  if (f != nullptr) std::fclose(f);
-  return out;
-}
-
-TEST(CheckpointStagesTest, FileThatChangedSizeIsDataLossNamingIt) {
-  testing::TempDir dir;
-  const std::vector<std::string> paths = WriteTFRecordFiles(dir, 2, 30);
-  auto make = [&] { return From(MakeTFRecordSource(Store(), paths)).Shuffle({.buffer_size = 5}); };
-  Pipeline<Record> p = make();
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(p.Next().ok());
-  absl::StatusOr<std::string> state = p.SaveState();
-  ASSERT_TRUE(state.ok()) << state.status();
-  // The same records, and one more at the end.
-  std::string bytes = ReadAll(paths[0]);
-  AppendTFRecord(&bytes, "appended");
-  testing::WriteFileOrDie(paths[0], bytes);
-  Pipeline<Record> q = make();
-  absl::Status s = q.RestoreState(*state);
-  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
-  EXPECT_NE(s.message().find("part-0.tfrecord"), std::string::npos) << s;
-  EXPECT_NE(s.message().find("bytes"), std::string::npos) << s;
-}
-
-TEST(CheckpointStagesTest, FileWhoseHeadChangedIsDataLossNamingIt) {
-  testing::TempDir dir;
-  const std::vector<std::string> paths = WriteTFRecordFiles(dir, 1, 40);
-  auto make = [&] { return From(MakeTFRecordSource(Store(), paths)); };
-  Pipeline<Record> p = make();
-  for (int i = 0; i < 25; ++i) ASSERT_TRUE(p.Next().ok());
-  absl::StatusOr<std::string> state = p.SaveState();
-  ASSERT_TRUE(state.ok()) << state.status();
-  {
-    Pipeline<Record> q = make();
-    ASSERT_TRUE(q.RestoreState(*state).ok());
-  }
-  // Record 0 rewritten with other bytes of the same length: the records the
-  // position needs (24, then 25 on) are unchanged, the head is not.
-  std::string bytes = ReadAll(paths[0]);
-  std::string other;
-  AppendTFRecord(&other, "FILE 0 RECORD 0 ");
-  ASSERT_EQ(bytes.substr(0, 8), other.substr(0, 8));  // same length
-  bytes.replace(0, other.size(), other);
-  testing::WriteFileOrDie(paths[0], bytes);
-  Pipeline<Record> q = make();
-  absl::Status s = q.RestoreState(*state);
-  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
-  EXPECT_NE(s.message().find("part-0.tfrecord"), std::string::npos) << s;
-  EXPECT_NE(s.message().find("first"), std::string::npos) << s;
-}
-
-// A state of format version 2 (before fingerprints and the position's
-// offset), written by hand for a record source alone: still read.
-TEST(CheckpointStagesTest, Version2StateOfARecordSourceIsRead) {
-  testing::TempDir dir;
-  const std::vector<std::string> paths = WriteTFRecordFiles(dir, 3, 10);
-  auto make = [&] { return From(MakeTFRecordSource(Store(), paths)); };
-  Pipeline<Record> p = make();
-  Record last;
-  for (int i = 0; i < 14; ++i) {
-    absl::StatusOr<std::optional<Record>> next = p.Next();
-    ASSERT_TRUE(next.ok() && next->has_value());
-    last = **next;
-  }
-  absl::StatusOr<std::string> v3 = p.SaveState();
-  ASSERT_TRUE(v3.ok()) << v3.status();
-  absl::StatusOr<StateReader> parsed = StateReader::Parse(*v3);
-  ASSERT_TRUE(parsed.ok());
-  ASSERT_EQ(parsed->shape().size(), 1u);
-  // "DEST" 2 | 1 stage | name, hash | payload: epoch 0, next file 2, open,
-  // 4 records taken, the last one's CRC.
-  std::string payload = {0, 2, 1, 4};
-  const uint32_t crc = last.PayloadCrc32c();
-  for (int i = 0; i < 4; ++i) payload.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
-  std::string v2 = "DEST";
-  v2.push_back(2);
-  v2.push_back(1);
-  const StageShape& shape = parsed->shape()[0];
-  v2.push_back(static_cast<char>(shape.name.size()));
-  v2 += shape.name;
-  for (int i = 0; i < 8; ++i) v2.push_back(static_cast<char>((shape.options_hash >> (8 * i)) & 0xff));
-  v2.push_back(static_cast<char>(payload.size()));
-  v2 += payload;
-  const uint32_t state_crc = MaskCrc32c(Crc32c(v2));
-  for (int i = 0; i < 4; ++i) v2.push_back(static_cast<char>((state_crc >> (8 * i)) & 0xff));
-  Pipeline<Record> old = make();
-  absl::Status s = old.RestoreState(v2);
-  ASSERT_TRUE(s.ok()) << s;
-  EXPECT_EQ(Rest(old), Rest(p));
-}
-
-
 // --- adaptive and auto echo ---
 
 // Adaptive echo's decisions depend on timing; replayed, they do not: a state
@@ -549,6 +317,54 @@ TEST(CheckpointStagesTest, BadPoolInAStateIsDataLoss) {
     }
     EXPECT_LT(n, 1000);
   }
+}
+
+
+// --- the fuzz target's pipelines (tests/fuzz/state_stages_target.h) ---
+
+// Their states saved at a few positions resume; cut or bit-flipped (with a
+// valid checksum) they end, never crash or spin; and the committed corpus
+// (tests/fuzz/corpus/state/stages-*) replays. DATAECHO_WRITE_STATE_CORPUS=dir
+// writes the corpus inputs there.
+template <typename T>
+void FuzzPipelineStates(const std::function<Pipeline<T>()>& make, const std::string& name) {
+  EXPECT_GT(CheckResumes<T>(make, 8), 0u) << name;
+  const char* corpus = std::getenv("DATAECHO_WRITE_STATE_CORPUS");
+  std::mt19937 rng(11);
+  for (size_t k : {size_t{0}, size_t{3}, size_t{9}}) {
+    Pipeline<T> p = make();
+    for (size_t i = 0; i < k; ++i) ASSERT_TRUE(p.Next().ok());
+    absl::StatusOr<std::string> state = p.SaveState();
+    ASSERT_TRUE(state.ok()) << name << " " << state.status();
+    if (corpus != nullptr) {
+      testing::WriteFileOrDie(fmt::format("{}/stages-{}-{}", corpus, name, k), *state);
+    }
+    for (int trial = 0; trial < 60; ++trial) {
+      std::string body = state->substr(0, state->size() - 4);
+      if (trial % 3 == 0) {
+        body.resize(std::uniform_int_distribution<size_t>(0, body.size())(rng));
+      } else {
+        const size_t at = std::uniform_int_distribution<size_t>(4, body.size() - 1)(rng);
+        body[at] = static_cast<char>(body[at] ^ (1 << (trial % 8)));
+      }
+      fuzz::StateStagesTarget(reinterpret_cast<const uint8_t*>(body.data()), body.size());
+    }
+  }
+}
+
+TEST(CheckpointStagesTest, FuzzTargetPipelines) {
+  FuzzPipelineStates<Batch>(fuzz::StateFuzzPaddedBatches, "padded");
+  FuzzPipelineStates<std::pair<int64_t, int64_t>>(fuzz::StateFuzzPairs, "pairs");
+  FuzzPipelineStates<Example>(fuzz::StateFuzzAutoEcho, "auto");
+  int replayed = 0;
+  const std::string dir = std::string(DATAECHO_FUZZ_CORPUS_DIR) + "/state";
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    fuzz::StateStagesTarget(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    ++replayed;
+  }
+  EXPECT_GT(replayed, 0);
 }
 
 }  // namespace

@@ -77,6 +77,13 @@
 // a fresh item because the demand gate was closed; input_wait = time blocked
 // on the input.
 //
+// CHECKPOINTS (docs/checkpoint.md). The state holds the decisions taken so
+// far (their count), the draws and the pool (each item's emissions, budget
+// and a reference to it), not the timing: a restored stage emits the same
+// elements for the same decisions. Restored with the recorded decisions as
+// `replay_decisions`, it goes on after the ones already taken, exactly as
+// the original run did; otherwise it decides from its own timing.
+//
 // AutoEchoStage (auto_echo.h) echoes like this stage for a warm-up, then fixes
 // the factor at clamp(R̂, 1, m). Both are PooledEchoStages
 // (internal/pooled_echo_stage.h); the options are in echo_options.h.

@@ -25,6 +25,11 @@
 //       .AutoEcho({.adaptive = {.max_factor = 8, .seed = 1}, .warmup = 200})
 //       .Shuffle({.buffer_size = 1000});
 //
+// Checkpoints (docs/checkpoint.md): the state holds what adaptive echo's
+// does (adaptive_echo.h) and the factor once fixed; a state saved after the
+// switch restores the exact continuation. One saved during the warm-up keeps
+// its progress (elements emitted), but the factor is measured again.
+//
 // Stats: those of AdaptiveEchoStage plus "warmup" and "chosen_factor" (0
 // until the switch). AdaptiveEchoStage and AutoEchoStage are siblings over
 // internal::PooledEchoStage; the switch itself is internal::AutoEchoSwitch.

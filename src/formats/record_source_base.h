@@ -102,12 +102,14 @@ class RecordSourceBase : public Stage<Record> {
     return open_(uris_[order_[i]], order_[i]);
   }
 
-  // Keeps the fingerprint of file `file`, read by `reader` (if its format
-  // gives one; a failure to get it leaves the file without one). Consumer only.
-  void NoteFingerprint(uint64_t file, RecordFileReader& reader) {
+  // Keeps the fingerprint of file `file`, read by `reader`, if it costs no
+  // I/O (its format gives one and the reader passed the file's head; else the
+  // file has none in a state). Consumer only.
+  void NoteFingerprint(uint64_t file, const RecordFileReader& reader) {
     if (fingerprints_.contains(file)) return;
-    absl::StatusOr<std::optional<FileFingerprint>> fp = FingerprintOf(reader);
-    if (fp.ok() && fp->has_value()) fingerprints_.emplace(file, **fp);
+    if (std::optional<FileFingerprint> fp = KnownFingerprintOf(reader)) {
+      fingerprints_.emplace(file, *fp);
+    }
   }
   // The fingerprint of the file being read now, if any (the sequential source).
   virtual void NoteOpenFile() {}

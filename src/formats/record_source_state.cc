@@ -28,6 +28,11 @@ absl::StatusOr<std::optional<FileFingerprint>> FingerprintOf(RecordFileReader& r
   return std::optional<FileFingerprint>(fp);
 }
 
+std::optional<FileFingerprint> KnownFingerprintOf(const RecordFileReader& reader) {
+  const auto* f = dynamic_cast<const FingerprintedReader*>(&reader);
+  return f == nullptr ? std::nullopt : f->KnownFingerprint();
+}
+
 void SaveFingerprint(const std::optional<FileFingerprint>& fp, StateWriter& w) {
   w.Bool(fp.has_value());
   if (!fp.has_value()) return;

@@ -36,10 +36,16 @@ class FingerprintedReader {
   virtual ~FingerprintedReader() = default;
   // May read the file's head (one small ranged read) if the reader has not.
   virtual absl::StatusOr<FileFingerprint> Fingerprint() = 0;
+  // The fingerprint if it costs no I/O (the reader passed the head), else
+  // std::nullopt. What a source keeps while it reads, and what a save writes.
+  virtual std::optional<FileFingerprint> KnownFingerprint() const = 0;
 };
 
-// `reader`'s fingerprint, std::nullopt if its format gives none.
+// `reader`'s fingerprint, std::nullopt if its format gives none (may read the
+// head: at restore).
 absl::StatusOr<std::optional<FileFingerprint>> FingerprintOf(RecordFileReader& reader);
+// `reader`'s fingerprint if it costs no I/O, else std::nullopt.
+std::optional<FileFingerprint> KnownFingerprintOf(const RecordFileReader& reader);
 
 // How a format reads a file from an offset (the restore of a state reads
 // only the records it needs). Empty: the files are read from their starts.

@@ -127,6 +127,13 @@ class TFRecordFileReader final : public RecordFileReader, public internal::Finge
     uri_ = std::move(uri);
   }
 
+  std::optional<internal::FileFingerprint> KnownFingerprint() const override {
+    std::optional<uint32_t> head = in_->head_crc();
+    if (!head.has_value()) head = head_crc_;
+    if (!head.has_value()) return std::nullopt;
+    return internal::FileFingerprint{.size = in_->object_size(), .head_crc = *head};
+  }
+
   // The size and the head's CRC: free once a stream from byte 0 passed it,
   // else one ranged read of the head (once).
   absl::StatusOr<internal::FileFingerprint> Fingerprint() override {

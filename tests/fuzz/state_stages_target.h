@@ -1,0 +1,88 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// The pipeline-state fuzz target's second half (state_fuzz.cc): arbitrary
+// bytes restored into small in-memory pipelines with Zip, Interleave, Cache,
+// PaddedBatch, AdaptiveEcho and AutoEcho (as they are, and with a valid
+// checksum appended so that the stages' own parsers see them); a restored
+// pipeline must end (an error or end of stream), never crash or spin.
+#ifndef DATAECHO_TESTS_FUZZ_STATE_STAGES_TARGET_H_
+#define DATAECHO_TESTS_FUZZ_STATE_STAGES_TARGET_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "dataecho/formats/crc32c.h"
+#include "dataecho/pipeline.h"
+
+namespace dataecho::fuzz {
+
+// Examples of 1 + i % 4 uint8 cells (PaddedBatch pads them).
+inline std::vector<Example> StateStagesExamples(uint64_t n) {
+  std::vector<Example> out;
+  for (uint64_t i = 0; i < n; ++i) {
+    const auto len = static_cast<int64_t>(1 + i % 4);
+    MutableBuffer mb(static_cast<size_t>(len));
+    for (int64_t j = 0; j < len; ++j) mb.data()[j] = static_cast<uint8_t>(i + j);
+    Example e;
+    e.components.push_back(*Tensor::Make(DType::kUInt8, {len}, std::move(mb).Freeze()));
+    e.source_index = i;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+inline Pipeline<Batch> StateFuzzPaddedBatches() {
+  return FromVector(StateStagesExamples(30))
+      .Cache()
+      .Repeat(2)
+      .AdaptiveEcho({.max_factor = 3, .pool_size = 3, .seed = 1, .replay_decisions = "FRFRRF"})
+      .Shuffle({.buffer_size = 6, .seed = 2})
+      .PaddedBatch({.batch_size = 4})
+      .Echo({.factor = 1.5, .seed = 3, .name = "batch_echo"});
+}
+
+inline Pipeline<std::pair<int64_t, int64_t>> StateFuzzPairs() {
+  return FromRange(0, 6)
+      .Interleave([](int64_t i) { return FromRange(i * 10, i * 10 + i); },
+                  {.cycle_length = 3, .block_length = 2})
+      .Zip(FromRange(100, 140).Cache())
+      .Repeat(2);
+}
+
+inline Pipeline<Example> StateFuzzAutoEcho() {
+  AutoEchoOptions options;
+  options.adaptive = {.max_factor = 3, .pool_size = 2, .seed = 4, .replay_decisions = "FRFF"};
+  options.warmup = 4;
+  return FromVector(StateStagesExamples(20)).AutoEcho(std::move(options)).Take(40);
+}
+
+template <typename T>
+void RestoreAndDrainStages(Pipeline<T> p, std::string_view state) {
+  if (!p.RestoreState(state).ok()) return;
+  for (int i = 0; i < 100000; ++i) {
+    auto next = p.Next();
+    if (!next.ok() || !next->has_value()) return;
+  }
+  std::abort();  // more elements than the pipeline holds: a restored state spins
+}
+
+inline void StateStagesTarget(const uint8_t* data, size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  std::string fixed(input);
+  const uint32_t crc = MaskCrc32c(Crc32c(fixed));
+  for (int i = 0; i < 4; ++i) fixed.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
+  for (std::string_view state : {input, std::string_view(fixed)}) {
+    RestoreAndDrainStages(StateFuzzPaddedBatches(), state);
+    RestoreAndDrainStages(StateFuzzPairs(), state);
+    RestoreAndDrainStages(StateFuzzAutoEcho(), state);
+  }
+}
+
+}  // namespace dataecho::fuzz
+
+#endif  // DATAECHO_TESTS_FUZZ_STATE_STAGES_TARGET_H_
