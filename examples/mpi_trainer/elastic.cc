@@ -84,10 +84,6 @@ std::vector<uint8_t> Tracker::Bytes(uint64_t epoch) const {
   return it == epochs_.end() ? std::vector<uint8_t>(offsets_.back(), 0) : it->second;
 }
 
-void Tracker::DropBefore(uint64_t epoch) {
-  epochs_.erase(epochs_.begin(), epochs_.lower_bound(epoch));
-}
-
 void Tracker::Seed(uint64_t epoch, std::string_view bytes) {
   if (bytes.size() != offsets_.back()) return;
   std::vector<uint8_t>& mine = epochs_[epoch];

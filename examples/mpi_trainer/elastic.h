@@ -9,8 +9,8 @@
 // trains them shuffled (a Shuffle buffer, echo, prefetch queues sit between
 // the source and the step), so what a rank trained is not a prefix of its
 // slice. At a checkpoint the ranks OR together which records each trained
-// fresh in this run (a byte per record of each epoch in flight),
-// and every epoch's progress becomes:
+// fresh in this run (a byte per record of each epoch in flight), and every
+// epoch's progress becomes:
 //
 //   - per rank of this run, consumed = 1 + the position in its planned slice
 //     of the last record it trained (an EpochRestart with this world size):
@@ -26,9 +26,10 @@
 //   elastic::JobResume resume;                      // or decoded from a checkpoint
 //   auto mine = elastic::RankRanges(counts, plan, resume, epoch, rank, world);
 //   elastic::Tracker tracker(counts);  tracker.Trained(epoch, source_index);
-//   ... at a checkpoint, with `trained` the job's union of the trackers' bits:
+//   ... at a checkpoint, with `trained` the job's union of the trackers' bytes
+//   //  of the epochs from resume.first_epoch on (MPI_BOR):
 //   absl::StatusOr<elastic::JobResume> next =
-//       elastic::Advance(counts, plan, resume, world, first, trained);
+//       elastic::Advance(counts, plan, resume, world, trained);
 //
 // Thread safety: plain values and pure functions.
 #ifndef DATAECHO_EXAMPLES_MPI_TRAINER_ELASTIC_H_
@@ -83,8 +84,6 @@ class Tracker {
   int64_t last_epoch() const;
   // The bytes of `epoch` (all zero if none marked), to be OR-ed over ranks.
   std::vector<uint8_t> Bytes(uint64_t epoch) const;
-  // Forgets the epochs before `epoch`.
-  void DropBefore(uint64_t epoch);
   // Marks every record whose byte is set in `bytes` (a checkpoint's flags).
   void Seed(uint64_t epoch, std::string_view bytes);
   uint64_t Id(RecordId r) const { return offsets_[r.file] + r.record; }
