@@ -13,6 +13,9 @@
 //   # adaptive: repeat only while the upstream has nothing ready, at most 4x
 //   fashion_mnist_trainer --train_shards='/tmp/fmnist/train-*.tfrecord' \
 //       --upstream_ratio=4 --insert=adaptive --max_echo=4 --stop_at_target
+//   # survives being killed: checkpoints every 50 steps; run the same line
+//   # again after a crash and it continues where the last checkpoint left off
+//   fashion_mnist_trainer --checkpoint_dir=/tmp/ckpt --checkpoint_every=50 --resume
 //
 // See docs/results.md for the measurements made with it.
 #include <unistd.h>
@@ -68,6 +71,13 @@ ABSL_FLAG(double, momentum, 0.9, "SGD momentum");
 ABSL_FLAG(std::string, lr_schedule, "constant", "constant, or cosine (to 0 at --fresh_budget)");
 ABSL_FLAG(uint64_t, seed, 1, "Seed of the model and of every random stage");
 ABSL_FLAG(std::string, json, "", "Write the result as JSON to this file");
+ABSL_FLAG(std::string, checkpoint_dir, "",
+          "Directory of the checkpoints (model, optimizer, loop and pipeline state; the last two "
+          "kept)");
+ABSL_FLAG(int64_t, checkpoint_every, 0, "Write a checkpoint every N steps (0 = never)");
+ABSL_FLAG(bool, resume, false,
+          "Continue from the newest complete checkpoint in --checkpoint_dir (start fresh if it "
+          "holds none); the other flags must be those of the run that wrote it");
 ABSL_FLAG(bool, no_progress, false,
           "No progress bar (none is drawn when stderr is not a terminal)");
 
@@ -158,6 +168,9 @@ int main(int argc, char** argv) {
   o.momentum = static_cast<float>(absl::GetFlag(FLAGS_momentum));
   o.lr_schedule = absl::GetFlag(FLAGS_lr_schedule);
   o.seed = absl::GetFlag(FLAGS_seed);
+  o.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  o.checkpoint_every = absl::GetFlag(FLAGS_checkpoint_every);
+  o.resume = absl::GetFlag(FLAGS_resume);
   if (positional.size() > 1)
     return UsageError(fmt::format("unexpected argument '{}'", positional[1]));
   if (absl::Status s = trainer::ValidateOptions(o); !s.ok())
@@ -179,6 +192,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   const trainer::TrainResult& r = *result;
+  if (r.resumed_from_step) {
+    std::fprintf(stderr, "resumed from %s (step %lld)\n",
+                 dataecho::TerminalSafe(r.resumed_from).c_str(),
+                 static_cast<long long>(*r.resumed_from_step));
+  }
   const std::string echo =
       r.max_echo ? fmt::format("max_echo {:g}", *r.max_echo) : fmt::format("echo {:g}", r.echo);
   std::printf(

@@ -15,6 +15,10 @@
 //       --train_shards='/tmp/fmnist/train-*' --batch_size=32 --echo=2 --json=/tmp/r.json
 //   # check from outside that every record of each epoch was trained on once:
 //   mpirun ... mpi_trainer --train_shards=... --epochs=2 --dump_fresh_indices=/tmp/dump
+//   # checkpoints every 20 steps; resumed on 3 ranks, every record of the
+//   # interrupted epoch is still trained on exactly once
+//   mpirun ... -np 4 mpi_trainer ... --checkpoint_dir=/tmp/ck --checkpoint_every=20
+//   mpirun ... -np 3 mpi_trainer ... --checkpoint_dir=/tmp/ck --checkpoint_every=20 --resume
 //
 // The gradient of a step is the mean over the rows of all ranks (each rank's
 // mean gradient weighted by its rows), so 4 ranks x 32 rows train like one
@@ -24,6 +28,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,8 +41,10 @@
 #include "dataecho/storage/glob.h"
 #include "dataecho/storage/object_store.h"
 #include "dataecho/text.h"
+#include "mpi_trainer/job_checkpoint.h"
 #include "mpi_trainer/rank_data.h"
 #include "mpi_trainer/step.h"
+#include "trainer/checkpoint_file.h"
 #include "trainer/trainer.h"
 
 ABSL_FLAG(std::string, train_shards, "",
@@ -65,6 +72,14 @@ ABSL_FLAG(uint64_t, seed, 1, "Seed of the model, the epoch plan and every random
 ABSL_FLAG(double, latency_ms, 0,
           "Serve the shards over loopback HTTP with this latency per request (0: local files)");
 ABSL_FLAG(std::string, json, "", "Rank 0 writes the result as JSON to this file");
+ABSL_FLAG(std::string, checkpoint_dir, "",
+          "Directory of the job's checkpoints (rank 0 writes them; the last two kept)");
+ABSL_FLAG(int64_t, checkpoint_every, 0, "Write a checkpoint every N steps (0 = never)");
+ABSL_FLAG(bool, resume, false,
+          "Continue from the newest complete checkpoint in --checkpoint_dir, on any number of "
+          "ranks (start fresh if it holds none)");
+ABSL_FLAG(int64_t, stop_after_steps, 0,
+          "Stop after N steps (counted over resumes), as a preempted job would (0 = never)");
 ABSL_FLAG(std::string, dump_fresh_indices, "",
           "Directory: rank r writes DIR/rank-<r>.txt, one '<epoch> <source_index>' line per "
           "fresh row it trained on");
@@ -118,6 +133,35 @@ std::vector<dataecho::TFRecordIndex> SharedIndexes(int rank, const std::vector<s
   return *std::move(indexes);
 }
 
+// Rank 0 reads the newest checkpoint of `dir` and sends it to every rank:
+// {payload, path}, or nullopt when there is none.
+std::optional<std::pair<std::string, std::string>> SharedCheckpoint(int rank,
+                                                                    const std::string& dir) {
+  std::string payload, path;
+  uint64_t sizes[2] = {UINT64_MAX, 0};
+  if (rank == 0) {
+    absl::StatusOr<std::optional<trainer::CheckpointFile>> newest =
+        trainer::ReadNewestCheckpoint(dir, [](std::string_view warning) {
+          std::fprintf(stderr, "mpi_trainer warning: %s\n",
+                       dataecho::TerminalSafe(warning).c_str());
+        });
+    if (!newest.ok()) Fail(rank, newest.status());
+    if (newest->has_value()) {
+      payload = std::move((*newest)->payload);
+      path = std::move((*newest)->path);
+      sizes[0] = payload.size();
+      sizes[1] = path.size();
+    }
+  }
+  MPI_Bcast(sizes, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  if (sizes[0] == UINT64_MAX) return std::nullopt;
+  payload.resize(sizes[0]);
+  path.resize(sizes[1]);
+  MPI_Bcast(payload.data(), static_cast<int>(sizes[0]), MPI_CHAR, 0, MPI_COMM_WORLD);
+  MPI_Bcast(path.data(), static_cast<int>(sizes[1]), MPI_CHAR, 0, MPI_COMM_WORLD);
+  return std::make_pair(std::move(payload), std::move(path));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -158,14 +202,23 @@ int main(int argc, char** argv) {
   t.lr_schedule = absl::GetFlag(FLAGS_lr_schedule);
   t.seed = absl::GetFlag(FLAGS_seed);
   job.epochs = absl::GetFlag(FLAGS_epochs);
+  t.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  t.checkpoint_every = absl::GetFlag(FLAGS_checkpoint_every);
+  t.resume = absl::GetFlag(FLAGS_resume);
+  job.stop_after_steps = absl::GetFlag(FLAGS_stop_after_steps);
   job.dump_dir = absl::GetFlag(FLAGS_dump_fresh_indices);
   absl::StatusOr<dataecho::ShardMode> mode =
       dataecho::ParseShardMode(absl::GetFlag(FLAGS_shard_mode));
   if (!mode.ok()) Fail(rank, mode.status());
   if (t.train_shards.empty()) Fail(rank, absl::InvalidArgumentError("--train_shards is required"));
-  if (t.batch_size < 1 || t.fresh_budget < 1 || t.eval_every < 1 || job.epochs < 0) {
+  if (t.batch_size < 1 || t.fresh_budget < 1 || t.eval_every < 1 || job.epochs < 0 ||
+      t.checkpoint_every < 0 || job.stop_after_steps < 0) {
     Fail(rank, absl::InvalidArgumentError(
-                   "--batch_size, --fresh_budget and --eval_every must be >= 1, --epochs >= 0"));
+                   "--batch_size, --fresh_budget and --eval_every must be >= 1, --epochs, "
+                   "--checkpoint_every and --stop_after_steps >= 0"));
+  }
+  if ((t.checkpoint_every > 0 || t.resume) && t.checkpoint_dir.empty()) {
+    Fail(rank, absl::InvalidArgumentError("--checkpoint_every and --resume need --checkpoint_dir"));
   }
 
   std::unique_ptr<dataecho::ObjectStore> local = dataecho::OpenObjectStore();
@@ -181,14 +234,43 @@ int main(int argc, char** argv) {
   data.world_size = world;
   data.epochs = job.epochs;
   data.latency_ms = absl::GetFlag(FLAGS_latency_ms);
+  job.counts = data.counts;
+  job.plan = data.plan;
+  const std::string_view shard_mode = dataecho::ShardModeName(*mode);
+  std::optional<step::Restored> restored;
+  if (t.resume) {
+    if (auto checkpoint = SharedCheckpoint(rank, t.checkpoint_dir)) {
+      restored.emplace();
+      absl::Status s = step::ParseCheckpoint(checkpoint->first, checkpoint->second, job, shard_mode,
+                                             &job.start, &*restored);
+      if (!s.ok()) Fail(rank, s);
+      // The same world size and every rank's pipeline state: continue the
+      // run exactly; otherwise re-plan the epochs' rest over these ranks.
+      // (Not with --latency_ms: the shards' URIs name the loopback server's
+      // port, a new one each run, so the saved pipelines would not match.)
+      restored->continues_run =
+          restored->has_pipelines && restored->world == world && data.latency_ms == 0;
+      if (restored->continues_run) job.start = restored->run_start;
+      if (rank == 0) {
+        std::fprintf(stderr, "resumed from %s (step %lld, written by %d ranks, now %d; %s)\n",
+                     dataecho::TerminalSafe(restored->path).c_str(),
+                     static_cast<long long>(restored->train.steps_total), restored->world, world,
+                     restored->continues_run ? "the ranks' pipelines restored"
+                                             : "the epochs' rest re-planned");
+      }
+    }
+  }
+  data.resume = job.start;
   data.train = t;
   // Each rank's echo, augmentation and shuffle draw from their own seed; the
   // model and the plan use t.seed.
   data.train.seed = RankSeed(t.seed, rank);
-  absl::StatusOr<std::unique_ptr<trainer::TrainData>> batches = rank_data::MakeRankData(data);
+  absl::StatusOr<std::unique_ptr<trainer::TrainData>> batches =
+      rank_data::MakeRankData(data, &job.layout);
   if (!batches.ok()) Fail(rank, batches.status());
 
-  absl::StatusOr<step::JobResult> result = step::Train(job, rank, world, **batches);
+  absl::StatusOr<step::JobResult> result =
+      step::Train(job, rank, world, **batches, restored ? &*restored : nullptr, shard_mode);
   if (!result.ok()) Fail(rank, result.status());
   if (rank == 0) {
     const trainer::TrainResult& r = result->train;

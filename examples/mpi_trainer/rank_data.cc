@@ -1,6 +1,7 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "mpi_trainer/rank_data.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "dataecho/formats/image_record.h"
@@ -19,6 +20,10 @@ class RankData final : public trainer::TrainData {
       : server_(std::move(server)), pipeline_(std::move(p)) {}
   absl::StatusOr<std::optional<dataecho::Batch>> Next() override { return pipeline_.Next(); }
   std::vector<dataecho::StageStats> Stats() const override { return pipeline_.Stats(); }
+  absl::StatusOr<std::string> SaveState() override { return pipeline_.SaveState(); }
+  absl::Status RestoreState(std::string_view state) override {
+    return pipeline_.RestoreState(state);
+  }
 
  private:
   // Declared first: destroyed after the pipeline that reads from it.
@@ -35,7 +40,8 @@ std::pair<std::string, std::string> SplitPath(const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<trainer::TrainData>> MakeRankData(const RankDataOptions& o) {
+absl::StatusOr<std::unique_ptr<trainer::TrainData>> MakeRankData(const RankDataOptions& o,
+                                                                 std::vector<RowOrigin>* layout) {
   if (o.uris.size() != o.counts.size() || o.indexes == nullptr ||
       o.indexes->size() != o.uris.size()) {
     return absl::InvalidArgumentError("rank data: one count and one index per shard expected");
@@ -59,32 +65,67 @@ absl::StatusOr<std::unique_ptr<trainer::TrainData>> MakeRankData(const RankDataO
       uri = server->url() + "/" + name;
     }
   }
-  // Epoch k: this rank's slice of the job's order of epoch k, its records
-  // tagged with k. In order (cycle_length 1), as the plan's resume rule needs.
-  auto epoch = std::make_shared<uint64_t>(0);
-  auto factory = [o, store, uris, epoch]() -> absl::StatusOr<dataecho::StagePtr<dataecho::Record>> {
-    const uint64_t k = (*epoch)++;
+  // Every epoch this run reads, in one range source whose "files" are the
+  // ranges themselves: entry p of its list is range p's shard, with the part
+  // of the shard's index that covers the range, so that the range's records
+  // are numbered from 0 and their source index names the range (p << 40 |
+  // i). The source's options (and so the shape of a checkpoint of the rank's
+  // pipeline) stay the same all run long, no factory has to know an epoch,
+  // and a record referenced by a Shuffle or Echo buffer is read again from
+  // its range. `layout` maps p back to the epoch, the shard and the record.
+  // Epoch k: this rank's slice of the job's order of epoch k (after a resume:
+  // its share of the leftover, then of the plan's rest), read in order
+  // (cycle_length 1) as the plan's resume rule needs.
+  const uint64_t first = o.resume.first_epoch;
+  uint64_t total = 0;
+  for (uint64_t c : o.counts) total += c;
+  uint64_t end = first;
+  if (o.epochs > 0) {
+    end = std::max<uint64_t>(first, static_cast<uint64_t>(o.epochs));
+  } else if (total > 0) {
+    // Enough epochs for the fresh budget (the job stops at it), one to spare.
+    end = first + (static_cast<uint64_t>(o.train.fresh_budget) + total - 1) / total + 1;
+  }
+  std::vector<std::string> range_uris;
+  auto range_indexes = std::make_shared<std::vector<dataecho::TFRecordIndex>>();
+  std::vector<dataecho::RecordRange> ranges;
+  layout->clear();
+  for (uint64_t k = first; k < end; ++k) {
     absl::StatusOr<std::vector<dataecho::RecordRange>> mine =
-        dataecho::PlanRank(o.counts, o.plan, {.epoch = k, .runs = {}}, o.rank, o.world_size);
+        elastic::RankRanges(o.counts, o.plan, o.resume, k, o.rank, o.world_size);
     if (!mine.ok()) return mine.status();
-    auto tag = [k](dataecho::Record r) {
-      r.source_index += k << kEpochShift;
-      return r;
-    };
-    return dataecho::From(
-               dataecho::MakeTFRecordRangeSource(store, uris, *std::move(mine), o.indexes))
-        .Map(std::move(tag), {.parallelism = 0, .name = "epoch_tag"})
-        .Release();
-  };
+    for (const dataecho::RecordRange& range : *mine) {
+      const std::vector<uint64_t>& offsets = (*o.indexes)[range.file].offsets;
+      if (range.end >= offsets.size()) {
+        return absl::InvalidArgumentError(
+            fmt::format("rank data: records [{}, {}) of {}: its index has {} records", range.begin,
+                        range.end, uris[range.file], offsets.empty() ? 0 : offsets.size() - 1));
+      }
+      const uint64_t p = ranges.size();
+      ranges.push_back({.file = p, .begin = 0, .end = range.size()});
+      range_uris.push_back(uris[range.file]);
+      range_indexes->push_back({.offsets = std::vector<uint64_t>(
+                                    offsets.begin() + static_cast<std::ptrdiff_t>(range.begin),
+                                    offsets.begin() + static_cast<std::ptrdiff_t>(range.end) + 1)});
+      layout->push_back({.epoch = k, .file = range.file, .record = range.begin});
+    }
+  }
   dataecho::Pipeline<dataecho::Example> upstream =
-      dataecho::From(dataecho::RepeatSource<dataecho::Record>(std::move(factory),
-                                                              o.epochs > 0 ? o.epochs : -1))
+      dataecho::From(dataecho::MakeTFRecordRangeSource(store, std::move(range_uris),
+                                                       std::move(ranges), std::move(range_indexes)))
           .Map([](const dataecho::Record& r) { return dataecho::DecodeImageRecord(r); },
                {.parallelism = o.train.decode_parallelism, .name = "decode"});
   dataecho::Pipeline<dataecho::Batch> batches =
       trainer::EchoedTrainBatches(std::move(upstream), o.train, /*drop_remainder=*/false);
   if (!batches.status().ok()) return batches.status();
   return std::unique_ptr<trainer::TrainData>(new RankData(std::move(server), std::move(batches)));
+}
+
+RowOrigin Origin(uint64_t source_index, const std::vector<RowOrigin>& layout) {
+  const uint64_t p = source_index >> dataecho::kRecordIndexBits;
+  const uint64_t i = source_index & ((uint64_t{1} << dataecho::kRecordIndexBits) - 1);
+  if (p >= layout.size()) return {UINT64_MAX, UINT64_MAX, i};
+  return {layout[p].epoch, layout[p].file, layout[p].record + i};
 }
 
 absl::StatusOr<std::vector<dataecho::TFRecordIndex>> IndexShards(

@@ -10,8 +10,11 @@
 #include <memory>
 #include <numbers>
 
+#include "dataecho/augment.h"
+#include "dataecho/formats/record.h"
 #include "dataecho/text.h"
 #include "fmt/format.h"
+#include "mpi_trainer/job_checkpoint.h"
 #include "mpi_trainer/rank_data.h"
 #include "trainer/mlp.h"
 
@@ -74,16 +77,22 @@ class FusedGradients {
   std::vector<float> buffer_;
 };
 
-// Appends "<epoch> <source_index>" of the fresh rows of `b` to `out`.
-void DumpFresh(const dataecho::Batch& b, std::FILE* out) {
+// Appends "<epoch> <source_index>" (the shard's index in the list, record.h)
+// of the fresh rows of `b` to `out`, and marks them in `tracker` (if any).
+void NoteFresh(const dataecho::Batch& b, const JobOptions& job, std::FILE* out,
+               elastic::Tracker* tracker) {
   const int64_t* sources = b.source_indices.data<int64_t>().data();
   const int32_t* repeats = b.repeat_indices.data<int32_t>().data();
-  constexpr uint64_t kMask = (uint64_t{1} << rank_data::kEpochShift) - 1;
   for (int64_t i = 0; i < b.num_rows; ++i) {
     if (repeats[i] != 0) continue;
-    const uint64_t s = static_cast<uint64_t>(sources[i]);
-    std::fprintf(out, "%llu %llu\n", static_cast<unsigned long long>(s >> rank_data::kEpochShift),
-                 static_cast<unsigned long long>(s & kMask));
+    const rank_data::RowOrigin row =
+        rank_data::Origin(static_cast<uint64_t>(sources[i]), job.layout);
+    const uint64_t source = dataecho::MakeSourceIndex(row.file, row.record);
+    if (out != nullptr) {
+      std::fprintf(out, "%llu %llu\n", static_cast<unsigned long long>(row.epoch),
+                   static_cast<unsigned long long>(source));
+    }
+    if (tracker != nullptr) tracker->Trained(row.epoch, source);
   }
 }
 
@@ -108,7 +117,8 @@ bool ModelsIdentical(const trainer::Mlp& model) {
 }  // namespace
 
 absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
-                                trainer::TrainData& data) {
+                                trainer::TrainData& data, const Restored* restored,
+                                std::string_view shard_mode) {
   const trainer::TrainOptions& o = job.train;
   std::optional<trainer::TestSet> test;
   if (rank == 0) {
@@ -118,9 +128,9 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
   }
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> dump(nullptr, &std::fclose);
   if (!job.dump_dir.empty()) {
-    const std::string path = fmt::format("{}/rank-{}.txt", job.dump_dir, rank);
-    dump.reset(std::fopen(path.c_str(), "w"));
-    if (dump == nullptr) return absl::UnavailableError("cannot write " + path);
+    absl::StatusOr<std::FILE*> opened = OpenDump(job, rank, world, restored);
+    if (!opened.ok()) return opened.status();
+    dump.reset(*opened);
   }
 
   trainer::Mlp model(trainer::kLayerSizes, o.seed);  // the same initial weights on every rank
@@ -131,8 +141,36 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
   r.echo = o.echo;
   r.insert = o.insert;
   result.fused_floats = fused.size();
-  int64_t local_fresh = 0, local_rows = 0;
-  double train_seconds = 0;
+  RankRunning running;
+  trainer::LoopState loop{.next_eval = o.eval_every};
+  elastic::Tracker tracker(job.counts);
+  if (restored != nullptr) {
+    trainer::StateReader model_state(restored->model, restored->path);
+    trainer::RestoreModel(model_state, model, sgd);
+    if (absl::Status s = model_state.Finish(); !s.ok()) return s;
+    r = restored->train;
+    r.echo = o.echo;
+    r.insert = o.insert;
+    loop = restored->loop;
+    // The per-rank counts carry over at the same world size only.
+    if (restored->world == world) {
+      running.fresh = static_cast<int64_t>(restored->fresh_per_rank[rank]);
+      running.rows = static_cast<int64_t>(restored->rows_per_rank[rank]);
+      running.digest = restored->digests[rank];
+    }
+    // Continuing the run: its pipelines where they were, its trained flags.
+    if (restored->continues_run) {
+      if (absl::Status s = data.RestoreState(restored->pipelines[rank]); !s.ok()) {
+        return absl::Status(s.code(), fmt::format("checkpoint {}: restoring rank {}'s pipeline: {}",
+                                                  restored->path, rank, std::string(s.message())));
+      }
+      for (size_t i = 0; i < restored->trained.size(); ++i) {
+        tracker.Seed(job.start.first_epoch + i, restored->trained[i]);
+      }
+    }
+  }
+  const bool checkpoints = o.checkpoint_every > 0;
+  double& train_seconds = loop.train_seconds;
   Clock::time_point resumed = Clock::now();
   auto evaluate = [&] {
     if (rank != 0) return;
@@ -151,7 +189,7 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
     resumed = Clock::now();
   };
 
-  int64_t next_eval = o.eval_every;
+  int64_t& next_eval = loop.next_eval;
   bool exhausted = false;
   while (true) {
     int rows = 0, fresh = 0;
@@ -166,7 +204,10 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
         fresh = static_cast<int>(b.fresh_rows);
         model.ComputeGradients(b.components[0].data<float>().data(),
                                b.labels.data<int64_t>().data(), rows);
-        if (dump != nullptr) DumpFresh(b, dump.get());
+        if (dump != nullptr || checkpoints) {
+          NoteFresh(b, job, dump.get(), checkpoints ? &tracker : nullptr);
+        }
+        running.digest = trainer::DigestBatch(running.digest, b);
       } else {
         exhausted = true;
       }
@@ -178,8 +219,8 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
     if (fused.rows() == 0) break;  // every rank's data ended
     fused.Unpack(model);
     sgd.Step(model, LearningRate(o, r.fresh_examples_total));
-    local_rows += rows;
-    local_fresh += fresh;
+    running.rows += rows;
+    running.fresh += fresh;
     ++r.steps_total;
     r.examples_total += static_cast<int64_t>(fused.rows());
     r.fresh_examples_total += static_cast<int64_t>(fused.fresh());
@@ -188,6 +229,15 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
       while (next_eval <= r.fresh_examples_total) next_eval += o.eval_every;
     }
     if (job.epochs == 0 && r.fresh_examples_total >= o.fresh_budget) break;
+    if (job.stop_after_steps > 0 && r.steps_total >= job.stop_after_steps) break;
+    if (checkpoints && r.steps_total % o.checkpoint_every == 0) {
+      trainer::LoopState saved = loop;
+      if (rank == 0) saved.train_seconds += Seconds(resumed);
+      absl::Status s = WriteJobCheckpoint(
+          job, shard_mode, rank, world, model, sgd, r, saved, tracker, running, data, dump.get(),
+          restored != nullptr ? restored->dump_sizes : std::vector<uint64_t>{});
+      if (!s.ok()) return s;
+    }
   }
   if (r.curve.empty() || r.curve.back().fresh_examples != r.fresh_examples_total) evaluate();
   if (rank == 0) train_seconds += Seconds(resumed);
@@ -198,10 +248,18 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
   }
   result.fresh_per_rank.resize(static_cast<size_t>(world));
   result.rows_per_rank.resize(static_cast<size_t>(world));
-  MPI_Gather(&local_fresh, 1, MPI_INT64_T, result.fresh_per_rank.data(), 1, MPI_INT64_T, 0,
+  MPI_Gather(&running.fresh, 1, MPI_INT64_T, result.fresh_per_rank.data(), 1, MPI_INT64_T, 0,
              MPI_COMM_WORLD);
-  MPI_Gather(&local_rows, 1, MPI_INT64_T, result.rows_per_rank.data(), 1, MPI_INT64_T, 0,
+  MPI_Gather(&running.rows, 1, MPI_INT64_T, result.rows_per_rank.data(), 1, MPI_INT64_T, 0,
              MPI_COMM_WORLD);
+  // The job's data digest: the ranks' digests folded in rank order (comparable
+  // between jobs of the same world size).
+  std::vector<uint64_t> digests(static_cast<size_t>(world));
+  MPI_Gather(&running.digest, 1, MPI_UINT64_T, digests.data(), 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  r.data_digest = 0;
+  for (int i = 0; rank == 0 && i < world; ++i) {
+    r.data_digest = dataecho::MixSeed(r.data_digest, digests[i], static_cast<uint64_t>(i));
+  }
   result.models_identical = ModelsIdentical(model);
   if (dump != nullptr && std::fflush(dump.get()) != 0) {
     return absl::UnavailableError("cannot write the fresh indices to " + job.dump_dir);

@@ -9,7 +9,9 @@
 // gradient = sum / job rows. A rank whose data ended contributes zero rows; the
 // loop ends when no rank has rows (finite epochs) or when the job's fresh rows
 // reach the budget (the same decision on every rank: it is taken on reduced
-// counts). Rank 0 evaluates test accuracy.
+// counts). Rank 0 evaluates test accuracy. With checkpoints, every
+// checkpoint_every steps the ranks write one together (job_checkpoint.h); a
+// resumed job starts from what Restored holds.
 //
 //   absl::StatusOr<step::JobResult> r = step::Train(job, rank, world, *batches);
 //
@@ -23,7 +25,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "dataecho/storage/epoch_plan.h"
+#include "mpi_trainer/elastic.h"
+#include "mpi_trainer/rank_data.h"
 #include "trainer/data.h"
+#include "trainer/train_state.h"
 #include "trainer/trainer.h"
 
 namespace step {
@@ -33,7 +39,23 @@ struct JobOptions {
   int64_t epochs = 0;           // > 0: train on exactly this many epochs
   std::string dump_dir;         // non-empty: write DIR/rank-<r>.txt (see main.cc)
   double index_seconds = 0;     // time to index the shards and share the indexes
+
+  // Checkpoints (train.checkpoint_dir, train.checkpoint_every): every that
+  // many steps rank 0 writes the model, the optimizer, the loop's values, the
+  // per-rank counts and dump sizes, and where the epochs stand (elastic.h:
+  // gathered from every rank), so that a job resumed on any number of ranks
+  // trains each record of an epoch exactly once.
+  std::vector<uint64_t> counts;     // records per shard
+  dataecho::EpochPlanOptions plan;  // the job's epoch plan
+  elastic::JobResume start;         // where this run starts (empty: fresh)
+  // This rank's ranges (rank_data::MakeRankData): where a row comes from.
+  std::vector<rank_data::RowOrigin> layout;
+  // > 0: stop after this many steps (counted over resumes), as a job that is
+  // preempted there would; the result is written as usual.
+  int64_t stop_after_steps = 0;
 };
+
+struct Restored;  // job_checkpoint.h
 
 struct JobResult {
   trainer::TrainResult train;           // job-wide counts; accuracy and curve from rank 0
@@ -45,8 +67,10 @@ struct JobResult {
 };
 
 // Runs the loop on this rank (every rank must call it).
+// `restored`: the checkpoint the job resumes from, or null.
 absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
-                                trainer::TrainData& data);
+                                trainer::TrainData& data, const Restored* restored = nullptr,
+                                std::string_view shard_mode = "records");
 
 // trainer::ResultToJson's fields plus "ranks", "batch_size_per_rank",
 // "global_batch_size", "shard_mode", "epochs", "fresh_examples_per_rank",

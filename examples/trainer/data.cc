@@ -76,6 +76,10 @@ class PipelineData final : public TrainData {
       : server_(std::move(server)), pipeline_(std::move(p)) {}
   absl::StatusOr<std::optional<dataecho::Batch>> Next() override { return pipeline_.Next(); }
   std::vector<dataecho::StageStats> Stats() const override { return pipeline_.Stats(); }
+  absl::StatusOr<std::string> SaveState() override { return pipeline_.SaveState(); }
+  absl::Status RestoreState(std::string_view state) override {
+    return pipeline_.RestoreState(state);
+  }
 
  private:
   // Declared first: destroyed after the pipeline that reads from it.

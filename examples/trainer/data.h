@@ -39,6 +39,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -71,6 +72,10 @@ class TrainData {
   virtual ~TrainData() = default;
   virtual absl::StatusOr<std::optional<dataecho::Batch>> Next() = 0;
   virtual std::vector<dataecho::StageStats> Stats() const = 0;
+  // The pipeline's state between two Next() calls (Pipeline::SaveState), and
+  // its restore, before the first Next() (Pipeline::RestoreState).
+  virtual absl::StatusOr<std::string> SaveState() = 0;
+  virtual absl::Status RestoreState(std::string_view state) = 0;
 };
 
 // Everything after the upstream's Prefetch boundary as described above (echo

@@ -91,6 +91,10 @@ class Sgd {
   void Step(Mlp& model) { Step(model, options_.learning_rate); }
   void Step(Mlp& model, float learning_rate);
 
+  // The momentum buffers, one per layer (what a checkpoint saves with the model).
+  std::vector<std::vector<float>>& velocity_weights() { return velocity_weights_; }
+  std::vector<std::vector<float>>& velocity_bias() { return velocity_bias_; }
+
  private:
   SgdOptions options_;
   std::vector<std::vector<float>> velocity_weights_, velocity_bias_;

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <numbers>
 #include <utility>
 
@@ -11,8 +12,10 @@
 #include "dataecho/storage/object_store.h"
 #include "dataecho/text.h"
 #include "fmt/format.h"
+#include "trainer/checkpoint_file.h"
 #include "trainer/data.h"
 #include "trainer/mlp.h"
+#include "trainer/train_state.h"
 
 namespace trainer {
 
@@ -68,6 +71,19 @@ absl::Status ValidateOptions(const TrainOptions& o) {
   if (!(o.weight_decay >= 0 && std::isfinite(o.weight_decay))) {
     return bad(fmt::format("weight_decay must be a finite number >= 0, got {}", o.weight_decay));
   }
+  if (o.checkpoint_every < 0) {
+    return bad(fmt::format("checkpoint_every must be >= 0, got {}", o.checkpoint_every));
+  }
+  if ((o.checkpoint_every > 0 || o.resume) && o.checkpoint_dir.empty()) {
+    return bad("checkpoint_every and resume need checkpoint_dir");
+  }
+  if ((o.checkpoint_every > 0 || o.resume) && o.upstream_ratio > 0 && o.upstream_over_http) {
+    // The shards' URIs name the loopback server's port, a new one each run:
+    // a saved pipeline would not match the next run's.
+    return bad(
+        "checkpoints with upstream_ratio > 0 need upstream_http=false (the loopback server's "
+        "port, part of the shards' URIs, changes from run to run)");
+  }
   if (o.lr_schedule != "constant" && o.lr_schedule != "cosine") {
     return bad(fmt::format("lr_schedule must be constant or cosine, got '{}'", o.lr_schedule));
   }
@@ -109,40 +125,100 @@ absl::Status NoTrainingData(const TrainOptions& o) {
       fmt::format("no records in {}: not one batch to train on", dataecho::RedactUri(where)));
 }
 
+// Writes the checkpoint of the step just taken: options fingerprint, loop,
+// model and optimizer, pipeline (train_state.h for the layout).
+absl::Status WriteTrainCheckpoint(const TrainOptions& o, Mlp& model, Sgd& sgd,
+                                  const TrainResult& result, const LoopState& loop,
+                                  TrainData& data) {
+  absl::StatusOr<std::string> pipeline = data.SaveState();
+  if (!pipeline.ok()) {
+    return absl::Status(pipeline.status().code(),
+                        fmt::format("checkpoint of step {}: the pipeline cannot save its state: {}",
+                                    result.steps_total, std::string(pipeline.status().message())));
+  }
+  StateWriter w;
+  w.String(OptionsFingerprint(o));
+  SaveLoop(result, loop, w);
+  SaveModel(model, sgd, w);
+  w.String(*pipeline);
+  return WriteCheckpointFile(o.checkpoint_dir, result.steps_total, w.bytes());
+}
+
 }  // namespace
 
 absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progress) {
   if (absl::Status s = ValidateOptions(o); !s.ok()) return s;
+  std::optional<CheckpointFile> checkpoint;
+  if (o.resume) {
+    absl::StatusOr<std::optional<CheckpointFile>> newest =
+        ReadNewestCheckpoint(o.checkpoint_dir, [](std::string_view warning) {
+          std::fprintf(stderr, "warning: %s\n", dataecho::TerminalSafe(warning).c_str());
+        });
+    if (!newest.ok()) return newest.status();
+    checkpoint = *std::move(newest);
+  }
   absl::StatusOr<TestSet> test = LoadTestSet(o);
   if (!test.ok()) return test.status();
-
-  // The upstream rate: R times slower than a step means one batch of fresh
-  // examples every R step times.
-  double step_seconds = 0;
-  double upstream_examples_per_second = 0;
-  if (o.upstream_ratio > 0) {
-    step_seconds = o.step_seconds > 0 ? o.step_seconds : MeasureStepSeconds(o, *test);
-    upstream_examples_per_second = o.batch_size / (o.upstream_ratio * step_seconds);
-  }
-  absl::StatusOr<std::unique_ptr<TrainData>> data = MakeTrainData(o, upstream_examples_per_second);
-  if (!data.ok()) return data.status();
 
   Mlp model(kLayerSizes, o.seed);
   Sgd sgd(
       model,
       {.learning_rate = o.learning_rate, .momentum = o.momentum, .weight_decay = o.weight_decay});
   TrainResult result;
+  LoopState loop{.next_eval = o.eval_every};
+  // A checkpoint's payload: options, loop, model, then the pipeline's state
+  // (restored once the pipeline is built).
+  std::optional<StateReader> reader;
+  if (checkpoint) {
+    reader.emplace(checkpoint->payload, checkpoint->path);
+    if (absl::Status s = CheckFingerprint(*reader, o, checkpoint->path); !s.ok()) return s;
+    RestoreLoop(*reader, result, loop);
+    RestoreModel(*reader, model, sgd);
+    if (!reader->status().ok()) return reader->status();
+    result.resumed_from_step = checkpoint->step;
+    result.resumed_from = checkpoint->path;
+  }
   result.echo = o.echo;
   result.insert = o.insert;
   if (o.insert == EchoInsert::kAdaptive || o.insert == EchoInsert::kAuto)
     result.max_echo = o.max_echo;
+
+  // The upstream rate: R times slower than a step means one batch of fresh
+  // examples every R step times (a resumed run keeps the step time measured
+  // at its start).
+  double step_seconds = 0;
+  double upstream_examples_per_second = 0;
+  if (o.upstream_ratio > 0) {
+    step_seconds = o.step_seconds > 0                      ? o.step_seconds
+                   : checkpoint && result.step_seconds > 0 ? result.step_seconds
+                                                           : MeasureStepSeconds(o, *test);
+    upstream_examples_per_second = o.batch_size / (o.upstream_ratio * step_seconds);
+  }
+  absl::StatusOr<std::unique_ptr<TrainData>> data = MakeTrainData(o, upstream_examples_per_second);
+  if (!data.ok()) return data.status();
+  if (reader) {
+    const std::string pipeline = reader->String();
+    if (absl::Status s = reader->Finish(); !s.ok()) return s;
+    if (absl::Status s = (*data)->RestoreState(pipeline); !s.ok()) {
+      return absl::Status(s.code(), fmt::format("checkpoint {}: restoring the pipeline: {}",
+                                                checkpoint->path, std::string(s.message())));
+    }
+  }
+  // A pipeline that cannot be saved fails now, not at the first checkpoint.
+  if (o.checkpoint_every > 0) {
+    if (absl::StatusOr<std::string> probe = (*data)->SaveState(); !probe.ok()) {
+      return absl::Status(probe.status().code(),
+                          fmt::format("checkpoint_every: this pipeline cannot save its state: {}",
+                                      std::string(probe.status().message())));
+    }
+  }
   result.step_seconds = step_seconds;
   result.upstream_examples_per_second = upstream_examples_per_second;
 
   using Clock = std::chrono::steady_clock;
-  double train_seconds = 0;  // excludes evaluations
+  double& train_seconds = loop.train_seconds;  // excludes evaluations
   Clock::time_point resumed = Clock::now();
-  double accuracy = -1;
+  double& accuracy = loop.accuracy;
   auto evaluate = [&] {
     train_seconds += std::chrono::duration<double>(Clock::now() - resumed).count();
     const auto t0 = Clock::now();
@@ -158,7 +234,7 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
     resumed = Clock::now();
   };
 
-  int64_t next_eval = o.eval_every;
+  int64_t& next_eval = loop.next_eval;
   while (result.fresh_examples_total < o.fresh_budget) {
     const auto asked = Clock::now();
     absl::StatusOr<std::optional<dataecho::Batch>> batch = (*data)->Next();
@@ -186,6 +262,14 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
       if (o.stop_at_target && result.fresh_examples_to_target) break;
     }
     if (progress) progress(result.fresh_examples_total, o.fresh_budget, accuracy);
+    if (o.checkpoint_every > 0 && result.steps_total % o.checkpoint_every == 0 && !done) {
+      const double elapsed = std::chrono::duration<double>(Clock::now() - resumed).count();
+      LoopState saved = loop;
+      saved.train_seconds += elapsed;
+      if (absl::Status s = WriteTrainCheckpoint(o, model, sgd, result, saved, **data); !s.ok()) {
+        return s;
+      }
+    }
   }
   if (result.curve.empty() || result.curve.back().fresh_examples != result.fresh_examples_total) {
     evaluate();

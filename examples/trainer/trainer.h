@@ -103,6 +103,20 @@ struct TrainOptions {
 
   // Seeds the model's initialization and every random stage.
   uint64_t seed = 1;
+
+  // Checkpoints (checkpoint_file.h, train_state.h): with checkpoint_every > 0,
+  // after every that many steps the model, the optimizer's momentum, the
+  // loop's running values and the pipeline's state are written to
+  // checkpoint_dir (atomically; the last two kept). With `resume`, training
+  // continues from the newest complete checkpoint there (a damaged newest one
+  // is skipped with a warning on stderr), or starts fresh if there is none; the
+  // options must be those of the run that wrote it. A run resumed after being
+  // killed at any point ends with the same data_digest and final accuracy as
+  // one never interrupted. (With upstream_ratio > 0 it needs
+  // upstream_over_http = false: the loopback server's port changes per run.)
+  std::string checkpoint_dir;
+  int64_t checkpoint_every = 0;
+  bool resume = false;
 };
 
 // One evaluation: fresh examples seen so far and test accuracy.
@@ -139,6 +153,10 @@ struct TrainResult {
   double step_seconds = 0.0;
   double upstream_examples_per_second = 0.0;
   std::vector<CurvePoint> curve;
+  // With TrainOptions::resume: the checkpoint the run continued from (its path
+  // and step); nullopt when it started fresh. Not part of the JSON.
+  std::optional<int64_t> resumed_from_step;
+  std::string resumed_from;
 };
 
 // Progress reports: called after every step with fresh examples so far, the

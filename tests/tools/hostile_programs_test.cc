@@ -149,10 +149,11 @@ TEST(TrainerHostileTest, MeaninglessNumbersAreUsageErrors) {
   WriteEmptyData(dir, 64);
   const std::string base = fmt::format(
       "--no_progress --idx_dir={} --fresh_budget=128 --eval_every=128 --batch_size=32", dir.path());
-  for (const char* args : {"--learning_rate=inf", "--learning_rate=nan", "--learning_rate=0",
-                           "--learning_rate=-1", "--learning_rate=1e39", "--target_accuracy=5",
-                           "--target_accuracy=0", "--target_accuracy=-0.5", "--step_ms=1e308",
-                           "--echo=1e300", "--momentum=1", "--upstream_ratio=inf"}) {
+  for (const char* args :
+       {"--learning_rate=inf", "--learning_rate=nan", "--learning_rate=0", "--learning_rate=-1",
+        "--learning_rate=1e39", "--target_accuracy=5", "--target_accuracy=0",
+        "--target_accuracy=-0.5", "--step_ms=1e308", "--echo=1e300", "--momentum=1",
+        "--upstream_ratio=inf", "--checkpoint_every=-1", "--checkpoint_every=5"}) {
     ProgramRun r = Program(TRAINER_PATH, base + " " + args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
     // The message names the option (step_ms as step_seconds).
@@ -164,6 +165,17 @@ TEST(TrainerHostileTest, MeaninglessNumbersAreUsageErrors) {
   EXPECT_NE(json.output.find("cannot write it"), std::string::npos) << json.output;
   ProgramRun stray = Program(TRAINER_PATH, base + " stray");
   EXPECT_EQ(stray.exit_code, 2) << stray.output;
+  // --resume without a directory; checkpoints of a pipeline read over the
+  // loopback server, whose port changes from run to run.
+  ProgramRun resume = Program(TRAINER_PATH, base + " --resume");
+  EXPECT_EQ(resume.exit_code, 2) << resume.output;
+  EXPECT_NE(resume.output.find("checkpoint_dir"), std::string::npos) << resume.output;
+  ProgramRun http = Program(
+      TRAINER_PATH, base + fmt::format(" --train_shards={} --upstream_ratio=2 --checkpoint_dir={} "
+                                       "--checkpoint_every=5",
+                                       dir.File("*.tfrecord"), dir.File("ck")));
+  EXPECT_EQ(http.exit_code, 2) << http.output;
+  EXPECT_NE(http.output.find("upstream_http=false"), std::string::npos) << http.output;
 }
 
 TEST(TrainerHostileTest, EmptyTrainingDataFailsInsteadOfSpinning) {

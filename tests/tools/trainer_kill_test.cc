@@ -1,0 +1,218 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// fashion_mnist_trainer survives SIGKILL: a run with --checkpoint_dir,
+// --checkpoint_every and --resume, killed at random moments (each time soon
+// after a new checkpoint appears: during a step, a checkpoint write, an
+// evaluation) and started again with the same command line, several times in
+// one test, ends with the same data_digest, final_test_accuracy, step and
+// fresh counts and accuracy curve in its --json as a run never interrupted.
+// Also: --resume with an empty directory starts fresh, and a damaged newest
+// checkpoint is skipped (with a warning) for the one before. Real processes,
+// real files; the kill moments are drawn from a seed printed on failure.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <random>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+#include "support/temp_files.h"
+
+namespace dataecho {
+namespace {
+
+using ::dataecho::testing::ReadFileOrDie;
+using ::dataecho::testing::TempDir;
+using ::dataecho::testing::WriteFileOrDie;
+
+// Starts the trainer with `args`, its stdout and stderr appended to `log`.
+pid_t Start(const std::vector<std::string>& args, const std::string& log) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    FILE* out = std::fopen(log.c_str(), "a");
+    if (out == nullptr) _exit(127);
+    dup2(fileno(out), STDOUT_FILENO);
+    dup2(fileno(out), STDERR_FILENO);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(TRAINER_PATH));
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(TRAINER_PATH, argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// Its exit status, or 128 + the signal that ended it.
+int Wait(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Exits by itself (true, status in *status) or not yet.
+bool Exited(pid_t pid, int* status) {
+  int raw = 0;
+  if (waitpid(pid, &raw, WNOHANG) != pid) return false;
+  *status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  return true;
+}
+
+// The checkpoint files in `dir`, oldest first.
+std::vector<std::string> Checkpoints(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with("ckpt-")) out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// What must not change across kills: the JSON's data and model fields.
+struct Outcome {
+  std::string digest, accuracy, steps, fresh, curve;
+  bool operator==(const Outcome&) const = default;
+};
+std::ostream& operator<<(std::ostream& os, const Outcome& o) {
+  return os << "digest " << o.digest << ", accuracy " << o.accuracy << ", steps " << o.steps
+            << ", fresh " << o.fresh << ", curve [" << o.curve << "]";
+}
+Outcome Parse(const std::string& json) {
+  auto field = [&](const char* pattern) {
+    std::smatch m;
+    return std::regex_search(json, m, std::regex(pattern)) ? m[1].str() : "(missing)";
+  };
+  return {field(R"re("data_digest": "([0-9a-f]+)")re"),
+          field(R"re("final_test_accuracy": ([^,]+),)re"), field(R"re("steps_total": (\d+))re"),
+          field(R"re("fresh_examples_total": (\d+))re"), field(R"re("curve": \[(.*)\])re")};
+}
+
+struct Config {
+  const char* name;
+  std::vector<std::string> flags;
+};
+
+class TrainerKillTest : public ::testing::TestWithParam<Config> {
+ protected:
+  std::vector<std::string> Flags(const std::string& json) const {
+    std::vector<std::string> f = {
+        "--train_limit=3000", "--test_limit=1000",    "--fresh_budget=4000",  "--eval_every=1500",
+        "--batch_size=64",    "--shuffle_buffer=512", "--learning_rate=0.05", "--seed=3",
+        "--no_progress",      "--json=" + json};
+    f.insert(f.end(), GetParam().flags.begin(), GetParam().flags.end());
+    return f;
+  }
+  std::vector<std::string> Checkpointed(const std::string& json, const std::string& dir) const {
+    std::vector<std::string> f = Flags(json);
+    f.insert(f.end(), {"--checkpoint_dir=" + dir, "--checkpoint_every=4", "--resume"});
+    return f;
+  }
+  // The uninterrupted run's outcome.
+  Outcome Reference(const TempDir& tmp) const {
+    const std::string json = tmp.File("reference.json"), log = tmp.File("reference.log");
+    const int status = Wait(Start(Flags(json), log));
+    EXPECT_EQ(status, 0) << ReadFileOrDie(log);
+    return Parse(ReadFileOrDie(json));
+  }
+  // Starts a checkpointed run and kills it (SIGKILL) `delay` after `dir`
+  // holds a checkpoint newer than its newest at the start, and at least
+  // `wanted_files` of them. False if the run ended first.
+  bool RunAndKill(const std::vector<std::string>& args, const std::string& log,
+                  const std::string& dir, std::chrono::microseconds delay, size_t wanted_files) {
+    const std::vector<std::string> before = Checkpoints(dir);
+    const std::string newest_before = before.empty() ? "" : before.back();
+    const pid_t pid = Start(args, log);
+    int status = 0;
+    while (true) {
+      if (Exited(pid, &status)) {
+        EXPECT_EQ(status, 0) << ReadFileOrDie(log);
+        return false;
+      }
+      const std::vector<std::string> now = Checkpoints(dir);
+      if (!now.empty() && now.back() > newest_before && now.size() >= wanted_files) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    std::this_thread::sleep_for(delay);
+    kill(pid, SIGKILL);
+    Wait(pid);
+    return true;
+  }
+};
+
+TEST_P(TrainerKillTest, KilledAtRandomMomentsEndsAsAnUninterruptedRun) {
+  TempDir tmp;
+  const Outcome reference = Reference(tmp);
+  ASSERT_NE(reference.digest, "(missing)");
+
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE(fmt::format("kill moments drawn with seed {}", seed));
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> delay_us(0, 10000);
+  const std::string dir = tmp.File("ck"), json = tmp.File("killed.json"),
+                    log = tmp.File("killed.log");
+  constexpr int kKills = 4;
+  int kills = 0;
+  while (kills < kKills && RunAndKill(Checkpointed(json, dir), log, dir,
+                                      std::chrono::microseconds(delay_us(rng)), 1)) {
+    ++kills;
+  }
+  // (On a fast machine the run may end before the last kill: at least two.)
+  EXPECT_GE(kills, 2) << "the run ended before it was killed twice";
+  // The last start runs to the end.
+  const std::string last_log = tmp.File("last.log");
+  ASSERT_EQ(Wait(Start(Checkpointed(json, dir), last_log)), 0) << ReadFileOrDie(last_log);
+  EXPECT_NE(ReadFileOrDie(last_log).find("resumed from " + dir), std::string::npos)
+      << ReadFileOrDie(last_log);
+  EXPECT_EQ(Parse(ReadFileOrDie(json)), reference) << ReadFileOrDie(log);
+  EXPECT_LE(Checkpoints(dir).size(), 2u);
+}
+
+TEST_P(TrainerKillTest, ResumeWithAnEmptyDirectoryStartsFresh) {
+  TempDir tmp;
+  const Outcome reference = Reference(tmp);
+  const std::string dir = tmp.File("empty"), json = tmp.File("fresh.json"),
+                    log = tmp.File("fresh.log");
+  std::filesystem::create_directory(dir);
+  ASSERT_EQ(Wait(Start(Checkpointed(json, dir), log)), 0) << ReadFileOrDie(log);
+  EXPECT_EQ(ReadFileOrDie(log).find("resumed from"), std::string::npos) << ReadFileOrDie(log);
+  EXPECT_EQ(Parse(ReadFileOrDie(json)), reference);
+  EXPECT_EQ(Checkpoints(dir).size(), 2u);  // it wrote checkpoints, the last two kept
+}
+
+TEST_P(TrainerKillTest, DamagedNewestCheckpointFallsBackToThePreviousOne) {
+  TempDir tmp;
+  const Outcome reference = Reference(tmp);
+  const std::string dir = tmp.File("ck"), json = tmp.File("out.json"), log = tmp.File("out.log");
+  ASSERT_TRUE(RunAndKill(Checkpointed(json, dir), log, dir, std::chrono::microseconds(0), 2))
+      << "the run ended before two checkpoints were written";
+  const std::vector<std::string> files = Checkpoints(dir);
+  ASSERT_EQ(files.size(), 2u);
+  std::string bytes = ReadFileOrDie(files[1]);
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x40);
+  WriteFileOrDie(files[1], bytes);
+  const std::string resumed_log = tmp.File("resumed.log");
+  ASSERT_EQ(Wait(Start(Checkpointed(json, dir), resumed_log)), 0) << ReadFileOrDie(resumed_log);
+  const std::string out = ReadFileOrDie(resumed_log);
+  EXPECT_NE(out.find("warning: checkpoint " + files[1] + ": CRC-32C"), std::string::npos) << out;
+  EXPECT_NE(out.find("resumed from " + files[0]), std::string::npos) << out;
+  EXPECT_EQ(Parse(ReadFileOrDie(json)), reference);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Placements, TrainerKillTest,
+    ::testing::Values(Config{"echo2_before_augment", {"--echo=2", "--insert=before_augment"}},
+                      Config{"echo1_5_batch", {"--echo=1.5", "--insert=batch"}}),
+    [](const ::testing::TestParamInfo<Config>& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace dataecho
