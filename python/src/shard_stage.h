@@ -11,15 +11,23 @@
 //
 //   auto mine = ShardStage<Example>::Make(std::move(examples), {.rank = 1, .world_size = 4});
 //
+// It starts over with its input (Restart: epochs) and saves its position in
+// the stream (checkpoints); it passes elements through unchanged, so a later
+// stage's references to them are its input's.
+//
 // Thread safety: as every stage (stage.h).
 #ifndef DATAECHO_PYTHON_SRC_SHARD_STAGE_H_
 #define DATAECHO_PYTHON_SRC_SHARD_STAGE_H_
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "dataecho/checkpoint.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
@@ -53,6 +61,38 @@ class ShardStage final : public UnaryStage<T, T> {
         return r;
       }
     }
+  }
+
+  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
+  absl::Status Restart(uint32_t epoch) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().Restart(epoch));
+    position_ = 0;
+    return absl::OkStatus();
+  }
+
+  // State: the position in the input's stream (the next element's).
+  absl::Status SaveState(StateWriter& w) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().SaveState(w));
+    w.BeginStage("shard", OptionsHash().Add(int64_t{shard_.rank}).Add(int64_t{shard_.world_size}).value());
+    w.I64(position_);
+    return absl::OkStatus();
+  }
+  absl::Status RestoreState(StateReader& r) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().RestoreState(r));
+    DATAECHO_RETURN_IF_ERROR(r.BeginStage("shard"));
+    const int64_t position = r.I64();
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    if (position < 0) {
+      return absl::DataLossError(absl::StrCat("pipeline state: shard at position ", position));
+    }
+    position_ = position;
+    return absl::OkStatus();
+  }
+  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
+    return this->input().SaveRefs(items, w);
+  }
+  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
+    return this->input().Reread(r, n, out);
   }
 
  protected:
