@@ -1,0 +1,209 @@
+# Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+"""dataecho.torch.PipelineDataset: epochs, state_dict()/load_state_dict(), stats().
+
+torchdata's StatefulDataLoader is not a Debian package, so the checkpoint tests
+drive the dataset exactly as it does (torchdata/stateful_dataloader/worker.py
+and stateful_dataloader.py): iter(dataset) through torch's own
+_IterableDatasetFetcher, dataset.state_dict() after a fetch, and on resume
+dataset.load_state_dict(state) *before* the fetcher calls iter(dataset); with
+workers, one dataset copy and one state per worker.
+"""
+
+import pickle
+import warnings
+
+import pytest
+import torch
+import torch.utils.data
+from torch.utils.data._utils.collate import default_convert
+from torch.utils.data._utils.fetch import _IterableDatasetFetcher
+
+import dataecho
+import dataecho.torch as det
+
+
+def make_build(images, labels, augment=True):
+    def build(shard):
+        p = (dataecho.from_arrays(images, labels)
+             .shard(rank=shard.rank, world_size=shard.world_size)
+             .echo(factor=2, seed=1))
+        if augment:
+            p = p.map(dataecho.RandomFlip(seed=4))
+        return p.shuffle(buffer_size=16, seed=2).batch(batch_size=8)
+    return build
+
+
+def fetcher(dataset):
+    """What StatefulDataLoader makes for an IterableDataset with batch_size=None."""
+    return _IterableDatasetFetcher(dataset, False, default_convert, False)
+
+
+def key(batch):
+    """A batch as comparable values: source and repeat indices, pixels (the flips)."""
+    x, _, source, repeat = batch[:4]
+    return source.tolist(), repeat.tolist(), x.flatten().tolist()
+
+
+def drain(f):
+    out = []
+    while True:
+        try:
+            out.append(key(f.fetch(None)))
+        except StopIteration:
+            return out
+
+
+@pytest.mark.parametrize("k", [0, 1, 5, 15, 16])
+def test_state_dict_after_k_batches_resumes_at_batch_k_plus_1(small_arrays, k):
+    build = make_build(*small_arrays, augment=False)
+    whole = drain(fetcher(det.PipelineDataset(build, with_indices=True)))
+    assert len(whole) == 16
+    ds = det.PipelineDataset(build, with_indices=True)
+    f = fetcher(ds)
+    first = [key(f.fetch(None)) for _ in range(k)]
+    state = ds.state_dict()
+    state = pickle.loads(pickle.dumps(state))  # it travels with the model's checkpoint
+    again = det.PipelineDataset(build, with_indices=True)
+    again.load_state_dict(state)  # 1. the dataset's state, 2. iter(dataset)
+    assert first + drain(fetcher(again)) == whole
+    # The epoch after it is epoch 1, as it is for the uninterrupted dataset.
+    ds_next = drain(fetcher(ds))  # its next iter(): epoch 1
+    assert drain(fetcher(again)) == ds_next != whole
+
+
+def test_one_state_per_worker_resumes_every_worker(small_arrays, monkeypatch):
+    """Two workers, as StatefulDataLoader runs them: a dataset copy and a state each."""
+    build = make_build(*small_arrays, augment=False)
+    n = 2
+
+    class Info:
+        num_workers = n
+        id = 0
+
+    monkeypatch.setattr(torch.utils.data, "get_worker_info", lambda: Info)
+
+    def start(datasets):
+        fetchers = []
+        for w, ds in enumerate(datasets):
+            Info.id = w
+            fetchers.append(fetcher(ds))
+        return fetchers
+
+    def fetch(fetchers, w):
+        Info.id = w
+        return key(fetchers[w].fetch(None))
+
+    def copies():  # each worker process has its own copy of the dataset
+        return [det.PipelineDataset(build, with_indices=True) for _ in range(n)]
+
+    fs = start(copies())
+    whole = [[fetch(fs, w) for _ in range(8)] for w in range(n)]
+    datasets = copies()
+    fs = start(datasets)
+    first = [[fetch(fs, w) for _ in range(3 + w)] for w in range(n)]  # worker 1 one ahead
+    states = []
+    for w, ds in enumerate(datasets):
+        Info.id = w
+        states.append(ds.state_dict())
+    assert [s["rank"] for s in states] == [0, 1]
+    resumed = copies()
+    for w, ds in enumerate(resumed):
+        Info.id = w
+        ds.load_state_dict(states[w])
+    fs = start(resumed)
+    for w in range(n):
+        rest = [fetch(fs, w) for _ in range(8 - 3 - w)]
+        assert first[w] + rest == whole[w]
+    # A state of worker 0 does not resume worker 1.
+    wrong = copies()[1]
+    wrong.load_state_dict(states[0])
+    Info.id = 1
+    with pytest.raises(dataecho.InvalidArgumentError, match="shard 0 of 2"):
+        fetcher(wrong).fetch(None)
+
+
+def test_load_state_dict_rejects_what_is_not_its_state(small_arrays):
+    ds = det.PipelineDataset(make_build(*small_arrays))
+    with pytest.raises(dataecho.InvalidArgumentError):
+        ds.load_state_dict({"epoch": 1})
+
+
+def epochs_of(loader, count):
+    return [[(x.flatten().tolist(), e) for x, _, e in loader] for _ in range(count)]
+
+
+@pytest.mark.parametrize("persistent", [False, True])
+def test_a_second_dataloader_epoch_draws_anew(small_arrays, persistent):
+    build = make_build(*small_arrays)
+    ds = det.PipelineDataset(build, with_epoch=True)
+    loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2,
+                                         persistent_workers=persistent)
+    e0, e1, e2 = epochs_of(loader, 3)
+    assert {e for _, e in e0} == {0} and {e for _, e in e1} == {1} and {e for _, e in e2} == {2}
+    pixels = [[x for x, _ in e] for e in (e0, e1, e2)]
+    assert pixels[0] != pixels[1] != pixels[2]
+    same = sum(a == b for a, b in zip(pixels[0], pixels[1]))
+    assert same < len(pixels[0]) // 2  # not a replay: most batches differ
+    # The same seeds and epoch give the same draws: a new dataset told epoch 1.
+    again = det.PipelineDataset(build, with_epoch=True)
+    again.set_epoch(1)
+    loader = torch.utils.data.DataLoader(again, batch_size=None, num_workers=2,
+                                         persistent_workers=persistent)
+    assert epochs_of(loader, 1)[0] == e1
+    # set_epoch() reaches the workers, persistent ones included.
+    ds.set_epoch(0)
+    loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2,
+                                         persistent_workers=persistent)
+    assert epochs_of(loader, 1)[0] == e0
+
+
+def test_build_may_take_the_epoch(small_arrays):
+    seen = []
+
+    def build(shard, epoch):
+        seen.append(epoch)
+        return dataecho.from_arrays(*small_arrays).batch(batch_size=32)
+
+    def build_kw(shard, seed=1, epoch=None):
+        seen.append(("kw", epoch))
+        return dataecho.from_arrays(*small_arrays).batch(batch_size=32)
+
+    def build_defaults(shard, echo=2.0, seed=1):  # no epoch: its defaults stay
+        seen.append((echo, seed))
+        return dataecho.from_arrays(*small_arrays).batch(batch_size=32)
+
+    ds = det.PipelineDataset(build, with_epoch=True)
+    assert [e for _, _, e in ds] == [0, 0]
+    assert [e for _, _, e in ds] == [1, 1]
+    list(det.PipelineDataset(build_kw))
+    list(det.PipelineDataset(build_defaults))
+    assert seen == [0, 1, ("kw", 0), (2.0, 1)]
+
+
+def test_stats_are_gathered_from_the_workers(small_arrays):
+    ds = det.PipelineDataset(make_build(*small_arrays))
+    loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2)
+    assert len(list(loader)) == 16
+    stats = ds.stats()
+    assert [s["worker"] for s in stats] == [0, 1]
+    assert [(s["rank"], s["world_size"], s["epoch"]) for s in stats] == [(0, 2, 0), (1, 2, 0)]
+    for s in stats:
+        names = [row["stage"] for row in s["stages"]]
+        assert names[0] == "vector" and names[-1] == "python", names
+        assert s["stages"][-1]["elements"] == 8  # each worker's batches
+    # In the main process (num_workers=0): its own pipeline, worker None.
+    ds = det.PipelineDataset(make_build(*small_arrays))
+    it = iter(ds)
+    next(it)
+    [s] = ds.stats()
+    assert s["worker"] is None and s["stages"][-1]["elements"] == 1
+
+
+def test_a_batch_pipeline_under_a_batching_dataloader_warns(small_arrays):
+    ds = det.PipelineDataset(make_build(*small_arrays))
+    with pytest.warns(UserWarning, match="batch_size=None"):
+        x, _ = next(iter(torch.utils.data.DataLoader(ds)))  # the default batch_size=1
+    assert tuple(x.shape) == (1, 8, 4, 4, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        list(torch.utils.data.DataLoader(ds, batch_size=None))
