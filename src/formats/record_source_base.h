@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/formats/record_source.h"
 #include "dataecho/internal/counter.h"
@@ -34,7 +35,19 @@ class RecordSourceBase : public Stage<Record> {
         options_(options),
         name_(std::move(name)),
         budget_(std::move(budget)),
-        order_(FileOrder(uris_.size(), options_, 0)) {}
+        order_(FileOrder(uris_.size(), options_, 0)) {
+    // File numbers must fit above the record bits (record.h) and differ.
+    const uint64_t max_file = (uint64_t{1} << (64 - kRecordIndexBits)) - 1;
+    if (options_.file_index_stride == 0 ||
+        (!uris_.empty() && (options_.first_file_index > max_file ||
+                            (max_file - options_.first_file_index) / options_.file_index_stride <
+                                uris_.size() - 1))) {
+      status_ = absl::InvalidArgumentError(absl::StrCat(
+          name_, ": files numbered from ", options_.first_file_index, " by ",
+          options_.file_index_stride, " (InterleaveOptions::first_file_index, file_index_stride)",
+          " must be distinct and at most ", max_file));
+    }
+  }
 
   void AppendStats(std::vector<StageStats>* out) const override {
     StageStats s;
@@ -61,7 +74,7 @@ class RecordSourceBase : public Stage<Record> {
     return absl::OkStatus();
   }
   absl::Status Reread(StateReader& r, size_t n, std::vector<Record>* out) override {
-    return internal::RereadRecords(r, n, uris_, open_, out);
+    return internal::RereadRecords(r, n, uris_, options_, open_, out);
   }
 
  protected:
@@ -69,6 +82,9 @@ class RecordSourceBase : public Stage<Record> {
     OptionsHash h;
     h.Add(static_cast<uint64_t>(uris_.size())).Add(options_.file_order_seed);
     h.Add(static_cast<uint64_t>(options_.shuffle_files_each_epoch));
+    if (options_.first_file_index != 0 || options_.file_index_stride != 1) {
+      h.Add(options_.first_file_index).Add(options_.file_index_stride);
+    }
     for (const std::string& uri : uris_) h.Add(std::string_view(uri));
     return h.value();
   }
@@ -95,7 +111,7 @@ class RecordSourceBase : public Stage<Record> {
 
   // Opens the i-th file of the epoch's order.
   absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenNth(size_t i) const {
-    return open_(uris_[order_[i]], order_[i]);
+    return open_(uris_[order_[i]], FileNumber(options_, order_[i]));
   }
 
   const std::vector<std::string> uris_;

@@ -12,6 +12,7 @@ workers, one dataset copy and one state per worker.
 import pickle
 import warnings
 
+import numpy as np
 import pytest
 import torch
 import torch.utils.data
@@ -207,3 +208,34 @@ def test_a_batch_pipeline_under_a_batching_dataloader_warns(small_arrays):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         list(torch.utils.data.DataLoader(ds, batch_size=None))
+
+
+def test_source_indices_are_global_and_workers_draw_different_crops(tmp_path):
+    """Two DataLoader workers over 4 TFRecord files: indices name records job-wide (file =
+    index >> 40, the file's position in the whole sorted list), so the crops, keyed by
+    them, differ between workers even for identical images."""
+    image = (np.arange(12 * 12, dtype=np.uint8) % 251).reshape(12, 12, 1)
+    for f in range(4):
+        dataecho.write_tfrecord(str(tmp_path / f"train-{f}.tfrecord"),
+                                [dataecho.encode_image_record(image, label=f) for _ in range(8)])
+
+    def build(shard):
+        return (dataecho.from_tfrecord(str(tmp_path / "train-*.tfrecord"), rank=shard.rank,
+                                       world_size=shard.world_size)
+                .map([dataecho.decode_image_record,
+                      dataecho.RandomCrop(height=6, width=6, seed=3)])
+                .batch(batch_size=8))
+
+    loader = torch.utils.data.DataLoader(det.PipelineDataset(build, with_indices=True),
+                                         batch_size=None, num_workers=2)
+    batches = list(loader)  # alternate: worker 0, worker 1, worker 0, worker 1
+    assert len(batches) == 4
+    sources = torch.cat([b[2] for b in batches]).tolist()
+    assert len(set(sources)) == 32  # unique across the workers
+    files = sorted({s >> 40 for s in sources})
+    assert files == [0, 1, 2, 3]  # positions in the whole list, not in a worker's share
+    for b in batches:  # every record's label is its file: the index names the right one
+        assert (b[2] >> 40).tolist() == b[1].tolist()
+    worker0, worker1 = batches[0][0], batches[1][0]  # same position in each worker's stream
+    alike = sum(torch.equal(a, b) for a, b in zip(worker0, worker1))
+    assert alike <= 2, f"{alike} of 8 crops alike between the workers"
