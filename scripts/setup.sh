@@ -10,6 +10,7 @@ PACKAGES=(build-essential cmake pkg-config git
   clang-tidy clang-format libclang-rt-14-dev
   libopenmpi-dev openmpi-bin
   python3-dev pybind11-dev python3-numpy python3-torch python3-torchvision python3-pytest
+  python3-pip python3-venv
   libopenblas0-pthread)
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -29,8 +29,12 @@ pipeline to torch.utils.data. docs/python.md has the whole story.
 
 import atexit as _atexit
 
-from dataecho import _dataecho
-from dataecho._dataecho import (  # noqa: F401
+from dataecho import _build_info, _interpreter
+
+_interpreter.check(_build_info)  # ImportError naming the Python it was built for
+
+from dataecho import _dataecho  # noqa: E402
+from dataecho._dataecho import (  # noqa: F401,E402
     AdaptiveEchoOptions, AutoEchoOptions, Batch, BatchOptions, Cast, DecodeJpeg, EchoOptions,
     EchoedBatchesOptions, EncodedImageRecord, Example, FixedImageDecoder, GcsOptions,
     HttpOptions, ImageRecordDecoder, JpegCropOptions, MapOptions, Normalize, ObjectStore,
@@ -38,8 +42,9 @@ from dataecho._dataecho import (  # noqa: F401
     S3Options, Shard, ShuffleOptions, ThrottleOptions, Transform, crc32c, decode_image_record,
     encode_image_record, encoded_image_record, from_arrays, from_examples, from_fixed_length,
     from_idx, from_tfrecord, resolve_shard, shard_uris, write_tfrecord)
-from dataecho.errors import *  # noqa: F401,F403
-from dataecho.errors import StatusError  # noqa: F401
+from dataecho._dataecho import AUTOTUNE, from_generator, interleave, zip  # noqa: F401,E402
+from dataecho.errors import *  # noqa: F401,F403,E402
+from dataecho.errors import StatusError  # noqa: F401,E402
 
 __version__ = _dataecho.__version__
 

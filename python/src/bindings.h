@@ -3,13 +3,16 @@
 // python/src/bindings.h: the parts of the dataecho._dataecho extension module,
 // one function per area, called in this order by module.cc.
 //
-//   options.cc, options_sources.cc  option structs as classes (EchoOptions, ...)
+//   options.cc, options_sources.cc, options_steps.cc
+//                                   option specs; classes (EchoOptions, ...); AUTOTUNE
 //   elements.cc                     Record, Example, Batch (zero-copy arrays, DLPack)
 //   formats.cc                      crc32c, encode_image_record, write_tfrecord
 //   sources.cc                      ObjectStore, sharding, from_* sources
 //   py_pipeline.cc                  Pipeline: iteration, stats, cancellation, close
 //   pipeline_stages.cc              prefetch, echo, adaptive/auto echo, shuffle, batch, ...
 //   transforms.cc                   map, echoed_batches, decoders and augmenters
+//   pipeline_steps.cc               filter, cache, zip, interleave, padded_batch
+//   generator.cc                    from_generator (a Python iterator as a source)
 //
 // A new area (a C++ header's worth of API) gets a file and a function here.
 #ifndef DATAECHO_PYTHON_SRC_BINDINGS_H_
@@ -28,6 +31,8 @@ void RegisterSources(pybind11::module_& m);
 PipelineClass RegisterPipeline(pybind11::module_& m);
 void RegisterStages(PipelineClass& cls);
 void RegisterTransforms(pybind11::module_& m, PipelineClass& cls);
+void RegisterSteps(pybind11::module_& m, PipelineClass& cls);
+void RegisterGenerator(pybind11::module_& m);
 
 }  // namespace dataecho::python
 

@@ -16,7 +16,9 @@ PYBIND11_MODULE(_dataecho, m) {
   de::RegisterElements(m);
   de::RegisterFormats(m);
   de::RegisterSources(m);
+  de::RegisterGenerator(m);
   de::PipelineClass pipeline = de::RegisterPipeline(m);
   de::RegisterStages(pipeline);
   de::RegisterTransforms(m, pipeline);
+  de::RegisterSteps(m, pipeline);
 }

@@ -4,13 +4,16 @@
 // docs are the C++ headers' comments, shortened.
 #include "options.h"
 
+#include <pybind11/eval.h>
+
 #include "bindings.h"
 #include "status.h"
 
+#include <cmath>
 #include <deque>
+#include <limits>
+#include <stdexcept>
 #include <string>
-#include <tuple>
-#include <type_traits>
 #include <utility>
 
 namespace dataecho::python {
@@ -37,6 +40,46 @@ void ThrowOptionOutOfRange(std::string_view caller, std::string_view field, py::
       std::string(caller) + "(): option '" + std::string(field) +
       "' = " + py::repr(value).cast<std::string>() + " is out of range: it takes an integer in " +
       std::string(range) + "; " + std::string(field) + ": " + std::string(doc)));
+}
+
+py::object Autotune() {
+  static py::object* autotune = [] {
+    py::dict scope;
+    py::exec(R"(
+class Autotune(int):
+    """dataecho.AUTOTUNE: let the stage choose (MapOptions' kAutotune)."""
+    __slots__ = ()
+    def __repr__(self):
+        return "AUTOTUNE"
+    __str__ = __repr__
+)",
+             scope);
+    return new py::object(scope["Autotune"](std::numeric_limits<int>::min()));
+  }();
+  return *autotune;
+}
+
+std::string DefaultLiteral(py::handle value) {
+  if (PyFloat_Check(value.ptr()) != 0 && !std::isfinite(PyFloat_AsDouble(value.ptr()))) {
+    // A signature default must be a literal; no option defaults to one of these.
+    throw std::logic_error("option default without a Python literal: " +
+                           py::repr(value).cast<std::string>());
+  }
+  return py::repr(value).cast<std::string>();
+}
+
+std::string Signature::Text() const {
+  std::string params;
+  for (const std::string& a : args_) params += (params.empty() ? "" : ", ") + a;
+  if (!keywords_.empty()) {
+    params += params.empty() ? "*" : ", *";
+    for (const std::string& k : keywords_) params += ", " + k;
+  }
+  return name_ + "(" + params + ")";
+}
+
+const char* Signature::Doc(const std::string& summary) const {
+  return KeepDoc(Text() + "\n--\n\n" + summary + sections_);
 }
 
 const char* KeepDoc(std::string doc) {
@@ -67,12 +110,14 @@ template <>
 const OptionsSpec<MapOptions>& Spec<MapOptions>() {
   static const auto* spec =
       &(*new OptionsSpec<MapOptions>("MapOptions"))
-           .Add("parallelism", &MapOptions::parallelism,
-                "Worker threads; 0 = call the function inline in the consumer's thread.")
+           .AddAutotune("parallelism", &MapOptions::parallelism,
+                        "Worker threads; 0 = call the function inline in the consumer's "
+                        "thread; AUTOTUNE = measure the function, then inline or workers.")
            .Add("deterministic", &MapOptions::deterministic,
                 "True: results in input order; False: in completion order.")
-           .Add("buffer", &MapOptions::buffer,
-                "Results buffered ahead of the consumer beyond the calls in flight.")
+           .AddAutotune("buffer", &MapOptions::buffer,
+                        "Results buffered ahead of the consumer beyond the calls in flight; "
+                        "AUTOTUNE = two batches of work per worker.")
            .Add("name", &MapOptions::name, "Name shown in stats.");
   return *spec;
 }
@@ -120,14 +165,9 @@ const OptionsSpec<AutoEchoOptions>& Spec<AutoEchoOptions>() {
   using O = AutoEchoOptions;
   static const auto* spec =
       &(*new OptionsSpec<O>("AutoEchoOptions"))
-           .AddCustom(
-               "adaptive", "AdaptiveEchoOptions | dict",
-               [](O& o, py::handle v) {
-                 o.adaptive = Spec<AdaptiveEchoOptions>().FromValue(v, "AutoEchoOptions");
-               },
-               [](const O& o) { return py::cast(o.adaptive); },
-               "The warm-up's adaptive echo; adaptive.max_factor is also the largest factor "
-               "that may be chosen.")
+           .AddNested("adaptive", &O::adaptive,
+                      "The warm-up's adaptive echo; adaptive.max_factor is also the largest "
+                      "factor that may be chosen.")
            .Add("warmup", &O::warmup, "Elements emitted (adaptively) before the factor is fixed.")
            .Add("name", &O::name, "Name shown in stats.");
   return *spec;
@@ -194,42 +234,26 @@ const OptionsSpec<ThrottleOptions>& Spec<ThrottleOptions>() {
 template <>
 const OptionsSpec<EchoedBatchesOptions>& Spec<EchoedBatchesOptions>() {
   using O = EchoedBatchesOptions;
-  // A nested option struct: a dict or an instance of its class.
-  auto nested = [](auto O::*member, const char* type, const char* doc) {
-    using M = std::remove_reference_t<decltype(std::declval<O&>().*member)>;
-    return std::make_tuple(
-        std::string(type), typename OptionsSpec<O>::Setter([member](O& o, py::handle v) {
-          o.*member = Spec<M>().FromValue(v, "echoed_batches");
-        }),
-        typename OptionsSpec<O>::Getter([member](const O& o) { return py::cast(o.*member); }),
-        std::string(doc));
-  };
-  static const auto* spec = [&] {
-    auto* s = new OptionsSpec<O>("EchoedBatchesOptions");
-    s->Add("placement", &O::placement,
-           "Where echo goes: 'before_augment' (example echoing, then augmentation), "
-           "'after_augment', 'batch' (whole batches after Batch) or 'adaptive'.");
-    auto add = [s](const char* name, auto parts) {
-      auto [type, set, get, doc] = std::move(parts);
-      s->AddCustom(name, type, std::move(set), std::move(get), doc);
-    };
-    add("echo", nested(&O::echo, "EchoOptions | dict", "The fixed placements' echo."));
-    add("adaptive", nested(&O::adaptive, "AdaptiveEchoOptions | dict",
-                           "Placement 'adaptive': its echo (max_factor, pool_size, seed, ...)."));
-    s->Add("gate_below", &O::gate_below,
-           "Placement 'adaptive': repeat only while fewer than this many batches wait in the "
-           "final prefetch; 0 = no gate.");
-    add("augment", nested(&O::augment, "MapOptions | dict", "The Map that runs the augmentation."));
-    add("shuffle", nested(&O::shuffle, "ShuffleOptions | dict", "The shuffle after echo."));
-    add("batch", nested(&O::batch, "BatchOptions | dict", "The batch stage."));
-    add("prefetch", nested(&O::prefetch, "PrefetchOptions | dict",
-                           "The final prefetch (the consumer's queue)."));
-    return s;
-  }();
+  static const auto* spec =
+      &(*new OptionsSpec<O>("EchoedBatchesOptions"))
+           .Add("placement", &O::placement,
+                "Where echo goes: 'before_augment' (example echoing, then augmentation), "
+                "'after_augment', 'batch' (whole batches after Batch) or 'adaptive'.")
+           .AddNested("echo", &O::echo, "The fixed placements' echo.")
+           .AddNested("adaptive", &O::adaptive,
+                      "Placement 'adaptive': its echo (max_factor, pool_size, seed, ...).")
+           .Add("gate_below", &O::gate_below,
+                "Placement 'adaptive': repeat only while fewer than this many batches wait in "
+                "the final prefetch; 0 = no gate.")
+           .AddNested("augment", &O::augment, "The Map that runs the augmentation.")
+           .AddNested("shuffle", &O::shuffle, "The shuffle after echo.")
+           .AddNested("batch", &O::batch, "The batch stage.")
+           .AddNested("prefetch", &O::prefetch, "The final prefetch (the consumer's queue).");
   return *spec;
 }
 
 void RegisterOptionClasses(py::module_& m) {
+  m.attr("AUTOTUNE") = Autotune();
   // Nested options first: the docs of the others show their defaults.
   Spec<EchoOptions>().BindClass(m, "EchoOptions", "Options of Pipeline.echo().");
   Spec<AdaptiveEchoOptions>().BindClass(m, "AdaptiveEchoOptions",

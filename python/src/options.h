@@ -8,6 +8,9 @@
 //     struct (a default-constructed T), so they cannot drift apart:
 //       EchoOptions o = Spec<EchoOptions>().FromKwargs(kwargs, "echo");
 //   - the docstring lines "factor: float = 2.0 -- ..." (Doc());
+//   - the text signature Python shows, with those names and defaults
+//     (Signature below: inspect.signature(Pipeline.echo) is
+//     "(self, *, factor=2.0, seed=0, name='echo')", help() shows it too);
 //   - a Python class with the same fields, for nested options
 //     (dataecho.EchoOptions(factor=2, seed=1), or a dict in its place).
 // An unknown keyword raises TypeError naming the valid ones; a value of the
@@ -34,13 +37,17 @@
 #include "casters.h"
 #include "dataecho/augment.h"
 #include "dataecho/batch.h"
+#include "dataecho/cache.h"
 #include "dataecho/echo_options.h"
 #include "dataecho/echo_placement.h"
+#include "dataecho/filter.h"
 #include "dataecho/formats/fixed_length.h"
 #include "dataecho/formats/idx.h"
 #include "dataecho/formats/jpeg.h"
 #include "dataecho/formats/tfrecord.h"
+#include "dataecho/interleave.h"
 #include "dataecho/map.h"
+#include "dataecho/padded_batch.h"
 #include "dataecho/prefetch.h"
 #include "dataecho/random_resized_crop.h"
 #include "dataecho/shuffle.h"
@@ -48,6 +55,7 @@
 #include "dataecho/storage/store_options.h"
 #include "dataecho/storage/throttled_store.h"
 #include "dataecho/throttle.h"
+#include "dataecho/zip.h"
 
 namespace dataecho::python {
 
@@ -66,10 +74,26 @@ namespace py = pybind11;
                                         std::string_view doc);
 
 template <typename T>
+class OptionsSpec;
+// The spec of each option struct the binding uses (declared below).
+template <typename T>
+const OptionsSpec<T>& Spec();
+
+// dataecho.AUTOTUNE: an int (MapOptions' kAutotune) whose repr is "AUTOTUNE",
+// so signatures and docs show the name. Made on first use. REQUIRES: the GIL.
+py::object Autotune();
+// `value` as Python source for a signature default: its repr, which for the
+// values options hold (numbers, strings, None, lists, AUTOTUNE) is a literal
+// that inspect.signature() can read back. inf and nan have none: raises.
+std::string DefaultLiteral(py::handle value);
+
+template <typename T>
 class OptionsSpec {
  public:
   using Setter = std::function<void(T&, py::handle)>;
   using Getter = std::function<py::object(const T&)>;
+  // The field's value as signature text (nested structs: a dict literal).
+  using Literal = std::function<std::string(const T&)>;
   struct Field {
     std::string name;
     std::string type;  // shown in docs: "float", "int", "str", ...
@@ -77,6 +101,7 @@ class OptionsSpec {
     Getter get;
     std::string doc;
     std::string range;  // integer fields: the C++ type's "[min, max]", else empty
+    Literal literal;    // empty: DefaultLiteral(get(t))
   };
 
   // `cpp_name`: the C++ struct ("EchoOptions"), named in docs.
@@ -94,10 +119,32 @@ class OptionsSpec {
     }
     return *this;
   }
+  // An int field whose value kAutotune (map.h) reads and shows as AUTOTUNE.
+  OptionsSpec& AddAutotune(std::string name, int T::*member, std::string doc) {
+    Add(std::move(name), member, std::move(doc));
+    fields_.back().type = "int | AUTOTUNE";
+    fields_.back().get = [member](const T& t) -> py::object {
+      if (t.*member == std::numeric_limits<int>::min()) return Autotune();
+      return py::int_(t.*member);
+    };
+    return *this;
+  }
+  // A nested option struct: set from None (defaults), a dict of its fields or
+  // an instance of its class; shown as a dict of its fields.
+  template <typename M>
+  OptionsSpec& AddNested(std::string name, M T::*member, std::string doc) {
+    const std::string caller = cpp_name_;
+    AddCustom(
+        std::move(name), Spec<M>().cpp_name() + " | dict",
+        [member, caller](T& t, py::handle v) { t.*member = Spec<M>().FromValue(v, caller); },
+        [member](const T& t) { return py::cast(t.*member); }, std::move(doc));
+    fields_.back().literal = [member](const T& t) { return Spec<M>().DictLiteral(t.*member); };
+    return *this;
+  }
   OptionsSpec& AddCustom(std::string name, std::string type, Setter set, Getter get,
                          std::string doc) {
     fields_.push_back({std::move(name), std::move(type), std::move(set), std::move(get),
-                       std::move(doc), /*range=*/""});
+                       std::move(doc), /*range=*/"", /*literal=*/nullptr});
     return *this;
   }
 
@@ -150,34 +197,41 @@ class OptionsSpec {
     return value.cast<T>();
   }
 
+  // The value of `f` in `t` as Python source ("2.0", "'echo'", "AUTOTUNE", "{...}").
+  std::string LiteralOf(const Field& f, const T& t) const {
+    return f.literal ? f.literal(t) : DefaultLiteral(f.get(t));
+  }
+  // "{'factor': 2.0, 'seed': 0, ...}".
+  std::string DictLiteral(const T& t) const {
+    std::string out = "{";
+    for (const Field& f : fields_) {
+      out += (out.size() > 1 ? ", '" : "'") + f.name + "': " + LiteralOf(f, t);
+    }
+    return out + "}";
+  }
+  // "factor=2.0", ... for a signature, with the defaults of T.
+  std::vector<std::string> Parameters() const {
+    const T defaults;
+    std::vector<std::string> out;
+    for (const Field& f : fields_) out.push_back(f.name + "=" + LiteralOf(f, defaults));
+    return out;
+  }
+
   // One line per field: "  name: type = default\n      doc".
   std::string Doc() const {
     const T defaults;
     std::string out;
     for (const Field& f : fields_) {
-      out += "  " + f.name + ": " + f.type + " = " +
-             py::repr(f.get(defaults)).template cast<std::string>() + "\n      " + f.doc + "\n";
+      out += "  " + f.name + ": " + f.type + " = " + LiteralOf(f, defaults) + "\n      " + f.doc +
+             "\n";
     }
     return out;
   }
 
   // Binds T as the Python class `py_name`: a keyword constructor, the fields
-  // as attributes, __repr__ and equality-free value semantics (copies).
-  void BindClass(py::module_& m, const char* py_name, const std::string& summary) const {
-    const OptionsSpec* spec = this;  // specs live for the life of the module
-    const std::string doc = summary + "\n\nFields (C++ " + cpp_name_ + "):\n" + Doc();
-    py::class_<T> cls(m, py_name, doc.c_str());
-    cls.def(
-        py::init([spec, py_name](const py::kwargs& kw) { return spec->FromKwargs(kw, py_name); }));
-    for (const Field& f : fields_) {
-      const Field* field = &f;
-      cls.def_property(
-          f.name.c_str(), [field](const T& t) { return field->get(t); },
-          [spec, field, py_name](T& t, py::handle v) { spec->Set(*field, &t, v, py_name); },
-          f.doc.c_str());
-    }
-    cls.def("__repr__", [spec, py_name](const T& t) { return spec->Repr(py_name, t); });
-  }
+  // as attributes, __repr__ and equality-free value semantics (copies). Its
+  // signature is the fields with their defaults.
+  void BindClass(py::module_& m, const char* py_name, const std::string& summary) const;
 
   // "name(field=value, ...)".
   std::string Repr(const std::string& name, const T& t) const {
@@ -195,11 +249,93 @@ class OptionsSpec {
   std::vector<Field> fields_;
 };
 
-// The spec of each option struct the binding uses. Built on first use; never
-// destroyed. A new option struct: declare it here, define it in options.cc
-// (stages) or options_sources.cc (stores, formats, decoders, augmenters).
+// A docstring that opens with a text signature in CPython's convention
+// ("name(params)\n--\n\n"), from which inspect.signature() and help() show
+// the real parameters of a function that takes **kwargs in C++:
+//
+//   Signature sig("echo");
+//   sig.Arg("self").Options<EchoOptions>();      // (self, *, factor=2.0, seed=0, name='echo')
+//   DefSigned(cls, sig, "Data echoing ...", [](PipelineHandle& self, const py::kwargs& kw) {...});
+//
+// Options<O>() adds O's fields as keyword-only parameters with the struct's
+// defaults and O's "Keyword arguments" section to the doc; Keyword() adds one
+// more (store=None). Arg() adds a positional parameter ("fn", "labels=None").
+class Signature {
+ public:
+  explicit Signature(std::string name) : name_(std::move(name)) {}
+  const std::string& name() const { return name_; }
+
+  Signature& Arg(std::string param) {
+    args_.push_back(std::move(param));
+    return *this;
+  }
+  Signature& Keyword(std::string param) {
+    keywords_.push_back(std::move(param));
+    return *this;
+  }
+  template <typename O>
+  Signature& Options() {
+    const OptionsSpec<O>& spec = Spec<O>();
+    for (std::string& p : spec.Parameters()) keywords_.push_back(std::move(p));
+    sections_ += "\n\nKeyword arguments (C++ " + spec.cpp_name() + ", same names and defaults):\n" +
+                 spec.Doc();
+    return *this;
+  }
+  // "name(args, *, keywords)".
+  std::string Text() const;
+  // The whole docstring: the text signature, `summary`, the options' sections.
+  // Kept for the life of the module.
+  const char* Doc(const std::string& summary) const;
+
+ private:
+  std::string name_;
+  std::vector<std::string> args_, keywords_;
+  std::string sections_;
+};
+
+// Defines `sig.name()` on `scope` (a module or a class) with the docstring
+// sig.Doc(summary), without pybind11's own signature line (which would hide
+// the text signature).
+template <typename Scope, typename F, typename... Extra>
+void DefSigned(Scope& scope, const Signature& sig, const std::string& summary, F&& f,
+               const Extra&... extra) {
+  py::options options;
+  options.disable_function_signatures();
+  scope.def(sig.name().c_str(), std::forward<F>(f), extra..., sig.Doc(summary));
+}
+// The same for a constructor: `init` is a py::init(...); sig.name() is "__init__".
+template <typename Class, typename Init>
+void DefSignedInit(Class& cls, const Signature& sig, const std::string& summary, Init&& init) {
+  py::options options;
+  options.disable_function_signatures();
+  cls.def(std::forward<Init>(init), sig.Doc(summary));
+}
+
 template <typename T>
-const OptionsSpec<T>& Spec();
+void OptionsSpec<T>::BindClass(py::module_& m, const char* py_name,
+                               const std::string& summary) const {
+  const OptionsSpec* spec = this;  // specs live for the life of the module
+  Signature sig(py_name);
+  sig.Options<T>();
+  // The text signature is in the class's docstring (tp_doc; Python shows the
+  // rest as __doc__) and in __init__'s (which some Python versions read).
+  py::class_<T> cls(m, py_name, sig.Doc(summary));
+  DefSignedInit(cls, Signature("__init__").Arg("self").Options<T>(), summary,
+            py::init([spec, py_name](const py::kwargs& kw) { return spec->FromKwargs(kw, py_name); }));
+  for (const Field& f : fields_) {
+    const Field* field = &f;
+    cls.def_property(
+        f.name.c_str(), [field](const T& t) { return field->get(t); },
+        [spec, field, py_name](T& t, py::handle v) { spec->Set(*field, &t, v, py_name); },
+        f.doc.c_str());
+  }
+  cls.def("__repr__", [spec, py_name](const T& t) { return spec->Repr(py_name, t); });
+}
+
+// The specs: built on first use; never destroyed. A new option struct: declare
+// it here, define it in options.cc (stages), options_steps.cc (filter, cache,
+// zip, interleave, padded_batch) or options_sources.cc (stores, formats,
+// decoders, augmenters).
 #define DATAECHO_PYTHON_DECLARE_SPEC(T) \
   template <>                           \
   const OptionsSpec<T>& Spec<T>()
@@ -231,6 +367,11 @@ DATAECHO_PYTHON_DECLARE_SPEC(GcsOptions);
 DATAECHO_PYTHON_DECLARE_SPEC(S3Options);
 DATAECHO_PYTHON_DECLARE_SPEC(ObjectStoreOptions);
 DATAECHO_PYTHON_DECLARE_SPEC(ThrottledStoreOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(FilterOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(CacheOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(ZipOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(InterleaveStageOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(PaddedBatchOptions);
 #undef DATAECHO_PYTHON_DECLARE_SPEC
 
 // Splits `kwargs` between several option structs whose field names differ:
@@ -277,14 +418,6 @@ class KwargsSplit {
 
 // A docstring kept for the life of the module (pybind11 keeps the pointer).
 const char* KeepDoc(std::string doc);
-
-// "<summary>\n\nKeyword arguments (C++ <struct>, same names and defaults): ..."
-template <typename O>
-const char* OptionsDoc(const std::string& summary) {
-  const OptionsSpec<O>& spec = Spec<O>();
-  return KeepDoc(summary + "\n\nKeyword arguments (C++ " + spec.cpp_name() +
-                 ", same names and defaults):\n" + spec.Doc());
-}
 
 }  // namespace dataecho::python
 

@@ -254,13 +254,9 @@ const OptionsSpec<RandomResizedCropOptions>& Spec<RandomResizedCropOptions>() {
         .Add("stddev", &O::stddev, "One value for all channels or one per channel.")
         .Add("scale", &O::scale, "See mean.")
         .Add("channels_first", &O::channels_first, "[C, H, W] (PyTorch's layout).")
-        .AddCustom(
-            "jpeg", "JpegCropOptions | dict",
-            [](O& o, py::handle v) {
-              o.jpeg = Spec<JpegCropOptions>().FromValue(v, "RandomResizedCrop");
-            },
-            [](const O& o) { return py::cast(o.jpeg); },
-            "JPEG input: channels, IDCT, upsampling, size limit (min_height/min_width ignored).")
+        .AddNested("jpeg", &O::jpeg,
+                   "JPEG input: channels, IDCT, upsampling, size limit (min_height/min_width "
+                   "ignored).")
         .Add("dct_scaling", &O::dct_scaling,
              "JPEG input: decode at the smallest DCT scale that covers the output.")
         .Add("seed", &O::seed, "Seed; draws depend on (seed, source_index, repeat_index, epoch).")
@@ -273,26 +269,12 @@ const OptionsSpec<RandomResizedCropOptions>& Spec<RandomResizedCropOptions>() {
 template <>
 const OptionsSpec<ObjectStoreOptions>& Spec<ObjectStoreOptions>() {
   using O = ObjectStoreOptions;
-  static const auto* spec = [] {
-    auto* s = new OptionsSpec<O>("ObjectStoreOptions");
-    s->AddCustom(
-        "retry", "RetryOptions | dict",
-        [](O& o, py::handle v) { o.retry = Spec<RetryOptions>().FromValue(v, "ObjectStore"); },
-        [](const O& o) { return py::cast(o.retry); }, "When and how often requests are retried.");
-    s->AddCustom(
-        "http", "HttpOptions | dict",
-        [](O& o, py::handle v) { o.http = Spec<HttpOptions>().FromValue(v, "ObjectStore"); },
-        [](const O& o) { return py::cast(o.http); }, "Concurrency, chunks, timeouts.");
-    s->AddCustom(
-        "gcs", "GcsOptions | dict",
-        [](O& o, py::handle v) { o.gcs = Spec<GcsOptions>().FromValue(v, "ObjectStore"); },
-        [](const O& o) { return py::cast(o.gcs); }, "gs:// endpoint and token.");
-    s->AddCustom(
-        "s3", "S3Options | dict",
-        [](O& o, py::handle v) { o.s3 = Spec<S3Options>().FromValue(v, "ObjectStore"); },
-        [](const O& o) { return py::cast(o.s3); }, "s3:// endpoint, region and keys.");
-    return s;
-  }();
+  static const auto* spec =
+      &(*new OptionsSpec<O>("ObjectStoreOptions"))
+           .AddNested("retry", &O::retry, "When and how often requests are retried.")
+           .AddNested("http", &O::http, "Concurrency, chunks, timeouts.")
+           .AddNested("gcs", &O::gcs, "gs:// endpoint and token.")
+           .AddNested("s3", &O::s3, "s3:// endpoint, region and keys.");
   return *spec;
 }
 

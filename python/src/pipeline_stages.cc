@@ -21,13 +21,12 @@ namespace {
 // applying `f(pipeline, options)` to a Pipeline<T> of any element type.
 template <typename O, typename F>
 void BindGeneric(PipelineClass& cls, const char* name, const char* summary, F f) {
-  cls.def(
-      name,
-      [name, f](PipelineHandle& self, const py::kwargs& kwargs) {
-        const O options = Spec<O>().FromKwargs(kwargs, name);
-        return Then(self, name, [&](auto p) -> AnyPipeline { return f(std::move(p), options); });
-      },
-      OptionsDoc<O>(summary));
+  DefSigned(cls, Signature(name).Arg("self").Options<O>(), summary,
+            [name, f](PipelineHandle& self, const py::kwargs& kwargs) {
+              const O options = Spec<O>().FromKwargs(kwargs, name);
+              return Then(self, name,
+                          [&](auto p) -> AnyPipeline { return f(std::move(p), options); });
+            });
 }
 
 }  // namespace
@@ -66,29 +65,34 @@ void RegisterStages(PipelineClass& cls) {
       "slow on purpose (benchmarks, tests).",
       [](auto p, const ThrottleOptions& o) { return std::move(p).Throttle(o); });
 
-  cls.def(
-      "repeat",
-      [](PipelineHandle& self, int64_t epochs) {
-        return Then(self, "repeat",
-                    [&](auto p) -> AnyPipeline { return std::move(p).Repeat(epochs); });
-      },
-      py::arg("epochs") = -1,
+  DefSigned(
+      cls, Signature("repeat").Arg("self").Arg("epochs=-1"),
       "Runs the pipeline so far `epochs` times (forever if -1), numbering the passes: "
       "elements carry their `epoch` (0, 1, ...), and the seeded stages (augmenters, echo, "
       "shuffle) and file sources (file order) give each epoch its own draws; the same seed "
       "and epoch give the same ones. The stages below it must be able to start over: put it "
       "right after the source or after a shuffle, before a parallel map or a prefetch "
-      "(else UnimplementedError naming the stage). An empty pass ends it. (C++ Repeat.)");
+      "(else UnimplementedError naming the stage). An empty pass ends it. (C++ Repeat.)",
+      [](PipelineHandle& self, int64_t epochs) {
+        return Then(self, "repeat",
+                    [&](auto p) -> AnyPipeline { return std::move(p).Repeat(epochs); });
+      },
+      py::arg("epochs") = -1);
 
-  cls.def(
-      "take",
+  DefSigned(
+      cls, Signature("take").Arg("self").Arg("n"),
+      "The first `n` elements (all of them if n < 0); the input is not read further.",
       [](PipelineHandle& self, int64_t n) {
         return Then(self, "take", [&](auto p) -> AnyPipeline { return std::move(p).Take(n); });
       },
-      py::arg("n"), "The first `n` elements (all of them if n < 0).");
+      py::arg("n"));
 
-  cls.def(
-      "shard",
+  DefSigned(
+      cls, Signature("shard").Arg("self").Options<ShardOptions>(),
+      "Keeps elements rank, rank + world_size, ... of the stream: splits it between the "
+      "workers of a job (each still reads the whole stream; file sources split their "
+      "files instead, see from_tfrecord). Rank and world size default to the launcher's "
+      "environment (RANK/WORLD_SIZE, ...), as dataecho.resolve_shard().",
       [](PipelineHandle& self, const py::kwargs& kwargs) {
         const Shard shard =
             ValueOrThrow(ResolveShard(Spec<ShardOptions>().FromKwargs(kwargs, "shard")));
@@ -97,15 +101,13 @@ void RegisterStages(PipelineClass& cls) {
           return std::move(p).Apply(
               [&](StagePtr<T> in) { return ShardStage<T>::Make(std::move(in), shard); });
         });
-      },
-      OptionsDoc<ShardOptions>(
-          "Keeps elements rank, rank + world_size, ... of the stream: splits it between the "
-          "workers of a job (each still reads the whole stream; file sources split their "
-          "files instead, see from_tfrecord). Rank and world size default to the launcher's "
-          "environment (RANK/WORLD_SIZE, ...), as dataecho.resolve_shard()."));
+      });
 
-  cls.def(
-      "batch",
+  DefSigned(
+      cls, Signature("batch").Arg("self").Options<BatchOptions>(),
+      "Examples to fused Batches: each component's rows copied once into one aligned "
+      "buffer, optionally cast to float32/float16/bfloat16 and normalized in the same "
+      "pass. Buffers are pooled and reused once no batch or view holds them.",
       [](PipelineHandle& self, const py::kwargs& kwargs) {
         const BatchOptions options = Spec<BatchOptions>().FromKwargs(kwargs, "batch");
         return Then(self, "batch", [&](auto p) -> AnyPipeline {
@@ -119,11 +121,7 @@ void RegisterStages(PipelineClass& cls) {
                                   : "");
           }
         });
-      },
-      OptionsDoc<BatchOptions>(
-          "Examples to fused Batches: each component's rows copied once into one aligned "
-          "buffer, optionally cast to float32/float16/bfloat16 and normalized in the same "
-          "pass. Buffers are pooled and reused once no batch or view holds them."));
+      });
 }
 
 }  // namespace dataecho::python

@@ -70,29 +70,31 @@ py::dict InfoDict(const ObjectInfo& info) {
 }
 
 void BindStore(py::module_& m) {
-  py::class_<StoreHandle>(m, "ObjectStore",
-                          OptionsDoc<ObjectStoreOptions>(
-                              "Where bytes come from: local paths, file://, http(s)://, "
-                              "gs://bucket/key, s3://bucket/key (endpoints and credentials from "
-                              "the usual environment variables unless given). Pass it to a "
-                              "source as store=; by default each source opens its own."))
-      .def(py::init([](const py::kwargs& kwargs) {
-        const ObjectStoreOptions options =
-            Spec<ObjectStoreOptions>().FromKwargs(kwargs, "ObjectStore");
-        return StoreHandle{std::shared_ptr<ObjectStore>(OpenObjectStore(options)), "ObjectStore()"};
-      }))
-      .def(
-          "throttled",
-          [](const StoreHandle& self, const py::kwargs& kwargs) {
-            const ThrottledStoreOptions options =
-                Spec<ThrottledStoreOptions>().FromKwargs(kwargs, "throttled");
-            return StoreHandle{
-                NewThrottledStore(self.store, options),
-                Spec<ThrottledStoreOptions>().Repr(self.repr + ".throttled", options)};
-          },
-          OptionsDoc<ThrottledStoreOptions>(
-              "This store with added latency and a bandwidth cap (emulates a remote store)."))
-      .def(
+  py::class_<StoreHandle> cls(
+      m, "ObjectStore",
+      Signature("ObjectStore")
+          .Options<ObjectStoreOptions>()
+          .Doc("Where bytes come from: local paths, file://, http(s)://, gs://bucket/key, "
+               "s3://bucket/key (endpoints and credentials from the usual environment "
+               "variables unless given). Pass it to a source as store=; by default each source "
+               "opens its own."));
+  DefSignedInit(cls, Signature("__init__").Arg("self").Options<ObjectStoreOptions>(),
+            "A store with these options.", py::init([](const py::kwargs& kwargs) {
+              const ObjectStoreOptions options =
+                  Spec<ObjectStoreOptions>().FromKwargs(kwargs, "ObjectStore");
+              return StoreHandle{std::shared_ptr<ObjectStore>(OpenObjectStore(options)),
+                                 "ObjectStore()"};
+            }));
+  DefSigned(cls, Signature("throttled").Arg("self").Options<ThrottledStoreOptions>(),
+            "This store with added latency and a bandwidth cap (emulates a remote store).",
+            [](const StoreHandle& self, const py::kwargs& kwargs) {
+              const ThrottledStoreOptions options =
+                  Spec<ThrottledStoreOptions>().FromKwargs(kwargs, "throttled");
+              return StoreHandle{
+                  NewThrottledStore(self.store, options),
+                  Spec<ThrottledStoreOptions>().Repr(self.repr + ".throttled", options)};
+            });
+  cls.def(
           "stat",
           [](const StoreHandle& self, const std::string& uri) {
             absl::StatusOr<ObjectInfo> info;
@@ -161,14 +163,13 @@ void BindSharding(py::module_& m) {
         return absl::StrCat("Shard(rank=", s.rank, ", world_size=", s.world_size, ", source='",
                             s.source, "')");
       });
-  m.def(
-      "resolve_shard",
-      [](const py::kwargs& kwargs) {
-        return ValueOrThrow(ResolveShard(Spec<ShardOptions>().FromKwargs(kwargs, "resolve_shard")));
-      },
-      OptionsDoc<ShardOptions>("This worker's Shard: from the arguments, else from the "
-                               "launcher's environment (RANK/WORLD_SIZE of torchrun, Open MPI, "
-                               "Slurm), else rank 0 of 1."));
+  DefSigned(m, Signature("resolve_shard").Options<ShardOptions>(),
+            "This worker's Shard: from the arguments, else from the launcher's environment "
+            "(RANK/WORLD_SIZE of torchrun, Open MPI, Slurm), else rank 0 of 1.",
+            [](const py::kwargs& kwargs) {
+              return ValueOrThrow(
+                  ResolveShard(Spec<ShardOptions>().FromKwargs(kwargs, "resolve_shard")));
+            });
   m.def(
       "shard_uris",
       [](const std::vector<std::string>& uris, int rank, int world_size, bool allow_empty) {
@@ -180,15 +181,27 @@ void BindSharding(py::module_& m) {
       "first).");
 }
 
-// Keyword arguments of the file sources besides the format's own.
-constexpr char kFileSourceDoc[] =
-    "\n\nAlso: store (a dataecho.ObjectStore; default: a new one for every scheme), the "
-    "InterleaveOptions (cycle_length, buffered_records, deterministic) and the ShardOptions "
-    "(rank, world_size: this worker's share of the files, from the environment by default).";
+// The signature of a file source: patterns, the format's options, the
+// reading threads', this worker's share, the store.
+template <typename Format>
+Signature FileSource(const char* name) {
+  Signature sig(name);
+  sig.Arg("patterns");
+  sig.Options<Format>();
+  sig.Options<InterleaveOptions>();
+  sig.Options<ShardOptions>();
+  return sig.Keyword("store=None");
+}
+constexpr char kStoreDoc[] =
+    " store: a dataecho.ObjectStore (None: a new one for every scheme). rank, world_size: "
+    "this worker's share of the files (from the environment by default).";
 
 void BindFileSources(py::module_& m) {
-  m.def(
-      "from_tfrecord",
+  DefSigned(
+      m, FileSource<TFRecordReaderOptions>("from_tfrecord"),
+      "A pipeline of the Records in the TFRecord files `patterns` names (a URI, a glob or a "
+      "prefix ending in '/', or a list of them), CRC-checked. Errors name uri:offset." +
+          std::string(kStoreDoc),
       [](const py::object& patterns, const py::kwargs& kwargs) {
         KwargsSplit split(kwargs, "from_tfrecord");
         const std::shared_ptr<ObjectStore> store = StoreOf(split.Pop("store"));
@@ -200,13 +213,12 @@ void BindFileSources(py::module_& m) {
         return MakeHandle(
             Pipeline<Record>(MakeTFRecordSource(store, std::move(uris), reader, interleave)));
       },
-      py::arg("patterns"),
-      OptionsDoc<TFRecordReaderOptions>(
-          "A pipeline of the Records in the TFRecord files `patterns` names (a URI, a glob or a "
-          "prefix ending in '/', or a list of them), CRC-checked. Errors name uri:offset." +
-          std::string(kFileSourceDoc)));
-  m.def(
-      "from_fixed_length",
+      py::arg("patterns"));
+  DefSigned(
+      m, FileSource<FixedLengthOptions>("from_fixed_length"),
+      "A pipeline of the fixed-length Records of the files `patterns` names (e.g. CIFAR-10 "
+      "binary: record_bytes=3073; decode with dataecho.FixedImageDecoder())." +
+          std::string(kStoreDoc),
       [](const py::object& patterns, const py::kwargs& kwargs) {
         KwargsSplit split(kwargs, "from_fixed_length");
         const std::shared_ptr<ObjectStore> store = StoreOf(split.Pop("store"));
@@ -218,13 +230,12 @@ void BindFileSources(py::module_& m) {
         return MakeHandle(
             Pipeline<Record>(MakeFixedLengthSource(store, std::move(uris), format, interleave)));
       },
-      py::arg("patterns"),
-      OptionsDoc<FixedLengthOptions>("A pipeline of the fixed-length Records of the files "
-                                     "`patterns` names (e.g. CIFAR-10 binary: record_bytes=3073; "
-                                     "decode with dataecho.FixedImageDecoder())." +
-                                     std::string(kFileSourceDoc)));
-  m.def(
-      "from_idx",
+      py::arg("patterns"));
+  DefSigned(
+      m, Signature("from_idx").Arg("images").Arg("labels").Options<IdxOptions>().Keyword("store=None"),
+      "A pipeline of Examples from an IDX image file and its label file (MNIST, "
+      "Fashion-MNIST; plain or .gz): uint8 [28, 28, 1] images, labels, source_index = row. "
+      "store: a dataecho.ObjectStore (None: a new one).",
       [](const std::string& images, const std::string& labels, const py::kwargs& kwargs) {
         KwargsSplit split(kwargs, "from_idx");
         const std::shared_ptr<ObjectStore> store = StoreOf(split.Pop("store"));
@@ -232,10 +243,7 @@ void BindFileSources(py::module_& m) {
         split.CheckAllUsed();
         return MakeHandle(Pipeline<Example>(MakeIdxSource(store, images, labels, options)));
       },
-      py::arg("images"), py::arg("labels"),
-      OptionsDoc<IdxOptions>("A pipeline of Examples from an IDX image file and its label file "
-                             "(MNIST, Fashion-MNIST; plain or .gz): uint8 [28, 28, 1] images, "
-                             "labels, source_index = row. Also: store."));
+      py::arg("images"), py::arg("labels"));
 }
 
 // from_arrays()'s labels as int64, one per row (0s without labels). Integer

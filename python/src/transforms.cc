@@ -138,14 +138,16 @@ Chain BuildChain(const py::handle& fn, const char* method, const std::string& in
 
 template <typename T, typename O, typename F>
 void BindTransform(py::module_& m, const char* name, const char* summary, F make) {
-  py::class_<T, Transform>(m, name, OptionsDoc<O>(summary))
-      .def(py::init([name, make](const py::kwargs& kwargs) {
-        const O options = Spec<O>().FromKwargs(kwargs, name);
-        T t;
-        make(options, &t);
-        t.repr = Spec<O>().Repr(name, options);
-        return t;
-      }));
+  // The class's text signature (its docstring's first line) lists O's fields.
+  py::class_<T, Transform> cls(m, name, Signature(name).Options<O>().Doc(summary));
+  DefSignedInit(cls, Signature("__init__").Arg("self").Options<O>(), summary,
+            py::init([name, make](const py::kwargs& kwargs) {
+              const O options = Spec<O>().FromKwargs(kwargs, name);
+              T t;
+              make(options, &t);
+              t.repr = Spec<O>().Repr(name, options);
+              return t;
+            }));
 }
 
 void BindTransforms(py::module_& m) {
@@ -246,8 +248,16 @@ or an Example to try it: `dataecho.RandomFlip(seed=1)(example)`.)")
 
 void RegisterTransforms(py::module_& m, PipelineClass& cls) {
   BindTransforms(m);
-  cls.def(
-      "map",
+  DefSigned(
+      cls, Signature("map").Arg("self").Arg("fn").Options<MapOptions>(),
+      "Applies `fn` to every element on `parallelism` threads, results in input order "
+      "unless deterministic=False. `fn` is a dataecho transform (decode_image_record, "
+      "encoded_image_record, DecodeJpeg, FixedImageDecoder, RandomCrop, RandomResizedCrop, "
+      "RandomFlip, Normalize, Cast: C++, no GIL), a Python callable, or a list of them applied "
+      "in order. On Records the first must decode (return an Example); on Examples each "
+      "returns an Example. A Python callable takes the GIL for every call, so its calls run "
+      "one at a time whatever the parallelism; its exception is raised by next() as it was "
+      "raised.",
       [](PipelineHandle& self, const py::object& fn, const py::kwargs& kwargs) {
         const MapOptions options = Spec<MapOptions>().FromKwargs(kwargs, "map");
         const std::string in = self.element_type();
@@ -266,19 +276,13 @@ void RegisterTransforms(py::module_& m, PipelineClass& cls) {
           }
         });
       },
-      py::arg("fn"),
-      OptionsDoc<MapOptions>(
-          "Applies `fn` to every element on `parallelism` threads, results in input order "
-          "unless deterministic=False. `fn` is a dataecho transform (decode_image_record, "
-          "encoded_image_record, DecodeJpeg, FixedImageDecoder, RandomCrop, RandomResizedCrop, "
-          "RandomFlip, Normalize, Cast: C++, no "
-          "GIL), a Python callable, or a list of them applied in order. On Records the first "
-          "must decode (return an Example); on Examples each returns an Example. A Python "
-          "callable takes the GIL for every call, so its calls run one at a time whatever "
-          "the parallelism; its exception is raised by next() as it was raised."));
+      py::arg("fn"));
 
-  cls.def(
-      "echoed_batches",
+  DefSigned(
+      cls, Signature("echoed_batches").Arg("self").Arg("fn=None").Options<EchoedBatchesOptions>(),
+      "The rest of a training input after the decoded upstream's prefetch, with echo where "
+      "`placement` says (C++ EchoedBatches): augmentation `fn` (a transform, a callable or a "
+      "list; None = none), shuffle, batch, the final prefetch.",
       [](PipelineHandle& self, const py::object& fn, const py::kwargs& kwargs) {
         const EchoedBatchesOptions options =
             Spec<EchoedBatchesOptions>().FromKwargs(kwargs, "echoed_batches");
@@ -296,11 +300,7 @@ void RegisterTransforms(py::module_& m, PipelineClass& cls) {
           }
         });
       },
-      py::arg("fn") = py::none(),
-      OptionsDoc<EchoedBatchesOptions>(
-          "The rest of a training input after the decoded upstream's prefetch, with echo "
-          "where `placement` says (C++ EchoedBatches): augmentation `fn` (a transform, a "
-          "callable or a list; None = none), shuffle, batch, the final prefetch."));
+      py::arg("fn") = py::none());
 }
 
 }  // namespace dataecho::python

@@ -1,8 +1,10 @@
 # Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
-"""`cmake --install` puts a working package into the prefix's Python site folder."""
+"""`cmake --install` and `pip install .` put a working package into a Python site folder."""
 
 import os
+import pathlib
 import re
+import shutil
 import subprocess
 import sys
 
@@ -22,3 +24,59 @@ def test_installed_package_imports(build_dir, tmp_path):
                             env=dict(os.environ, PYTHONPATH=str(tmp_path / site)))
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"{installed / '__init__.py'} 4\n"
+
+
+def _clean_env():
+    """The environment without the build tree on PYTHONPATH (scripts/pytest.sh sets it)."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+
+
+def test_pip_install_into_a_fresh_venv(build_dir, tmp_path):
+    """`pip install --no-build-isolation .` (PEP 517, pyproject.toml) into a fresh venv, reusing
+    the configured build directory (config setting build-dir): then `import dataecho` works
+    from any directory, and an interpreter that cannot load it gets an ImportError saying
+    which Python the package was built for. (About 10 s: the venv, pip, no compilation.)"""
+    root = pathlib.Path(__file__).resolve().parents[2]
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
+                   check=True, capture_output=True, timeout=120)
+    python = venv / "bin" / "python"
+    pip = subprocess.run(
+        [str(python), "-m", "pip", "install", "--no-build-isolation", "--no-index",
+         "--no-cache-dir", f"--config-settings=build-dir={build_dir}", str(root)],
+        capture_output=True, text=True, timeout=600, env=_clean_env())
+    assert pip.returncode == 0, pip.stdout + pip.stderr
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    code = ("import dataecho, numpy as np; "
+            "b = next(dataecho.from_arrays(np.zeros((4, 2), np.uint8)).batch(batch_size=4)); "
+            "print(dataecho.__file__, b.num_rows, dataecho.AUTOTUNE)")
+    run = subprocess.run([str(python), "-c", code], cwd=elsewhere, capture_output=True,
+                         text=True, timeout=60, env=_clean_env())
+    assert run.returncode == 0, run.stderr
+    installed = pathlib.Path(run.stdout.split()[0]).parent
+    assert installed.is_relative_to(venv) and run.stdout.split()[1:] == ["4", "AUTOTUNE"]
+
+    # Without NumPy (-S: no site-packages, so no Debian NumPy): ImportError at import.
+    no_numpy = subprocess.run(
+        [str(python), "-S", "-c", f"import sys; sys.path.insert(0, {str(installed.parent)!r}); "
+                                  "import dataecho"],
+        cwd=elsewhere, capture_output=True, text=True, timeout=60, env=_clean_env())
+    assert no_numpy.returncode != 0
+    built_for = re.search(r'PYTHON_EXECUTABLE = "(.*)"',
+                          (installed / "_build_info.py").read_text()).group(1)
+    assert "ImportError: dataecho needs NumPy" in no_numpy.stderr
+    assert f"built for Python {'.'.join(map(str, sys.version_info[:2]))}" in no_numpy.stderr
+    assert f"({built_for})" in no_numpy.stderr
+
+    # Built for another Python: the copy's build info says 3.99.
+    other = tmp_path / "other" / "dataecho"
+    shutil.copytree(installed, other)
+    info = other / "_build_info.py"
+    text = re.sub(r'PYTHON_VERSION = ".*"', 'PYTHON_VERSION = "3.99.0"', info.read_text())
+    info.write_text(re.sub(r'EXT_SUFFIX = ".*"', 'EXT_SUFFIX = ".cpython-399-x86_64-linux-gnu.so"',
+                           text))
+    wrong = subprocess.run([str(python), "-c", "import dataecho"], cwd=other.parent,
+                           capture_output=True, text=True, timeout=60, env=_clean_env())
+    assert "ImportError: dataecho was built for Python 3.99.0" in wrong.stderr, wrong.stderr
+    assert f"this is Python {sys.version.split()[0]}" in wrong.stderr

@@ -1,0 +1,99 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// The specs of the options of the builder steps beyond echoing: filter,
+// cache, zip, interleave and padded_batch (docs/builder.md). Field docs are
+// the C++ headers' comments, shortened.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "options.h"
+
+namespace dataecho::python {
+
+template <>
+const OptionsSpec<FilterOptions>& Spec<FilterOptions>() {
+  static const auto* spec = &(*new OptionsSpec<FilterOptions>("FilterOptions"))
+                                 .Add("name", &FilterOptions::name, "Name shown in stats.");
+  return *spec;
+}
+
+template <>
+const OptionsSpec<CacheOptions>& Spec<CacheOptions>() {
+  static const auto* spec =
+      &(*new OptionsSpec<CacheOptions>("CacheOptions"))
+           .Add("max_bytes", &CacheOptions::max_bytes,
+                "Cap on the payload bytes kept (ResourceExhaustedError beyond it); 0 = no cap.")
+           .Add("name", &CacheOptions::name, "Name shown in stats.");
+  return *spec;
+}
+
+template <>
+const OptionsSpec<ZipOptions>& Spec<ZipOptions>() {
+  static const auto* spec = &(*new OptionsSpec<ZipOptions>("ZipOptions"))
+                                 .Add("name", &ZipOptions::name, "Name shown in stats.");
+  return *spec;
+}
+
+template <>
+const OptionsSpec<InterleaveStageOptions>& Spec<InterleaveStageOptions>() {
+  using O = InterleaveStageOptions;
+  static const auto* spec =
+      &(*new OptionsSpec<O>("InterleaveStageOptions"))
+           .Add("cycle_length", &O::cycle_length, "Pipelines open at a time. >= 1.")
+           .Add("block_length", &O::block_length,
+                "Consecutive elements taken from one pipeline before moving to the next. >= 1.")
+           .Add("name", &O::name, "Name shown in stats.");
+  return *spec;
+}
+
+template <>
+const OptionsSpec<PaddedBatchOptions>& Spec<PaddedBatchOptions>() {
+  using O = PaddedBatchOptions;
+  static const auto* spec =
+      &(*new OptionsSpec<O>("PaddedBatchOptions"))
+           .Add("batch_size", &O::batch_size, "Rows per batch, in [1, 2**31 - 1].")
+           .Add("drop_remainder", &O::drop_remainder,
+                "Drop a final batch with fewer than batch_size rows.")
+           .AddCustom(
+               "padded_shapes", "list[list[int] | None]",
+               [](O& o, py::handle v) {
+                 if (!py::isinstance<py::sequence>(v) || py::isinstance<py::str>(v)) {
+                   throw py::cast_error();  // TypeError naming the field
+                 }
+                 o.padded_shapes.clear();
+                 for (const py::handle entry : py::reinterpret_borrow<py::sequence>(v)) {
+                   Shape shape;
+                   if (!entry.is_none()) {
+                     for (const int64_t d : entry.cast<std::vector<int64_t>>()) shape.push_back(d);
+                   }
+                   o.padded_shapes.push_back(std::move(shape));
+                 }
+               },
+               [](const O& o) {
+                 py::list out;
+                 for (const Shape& s : o.padded_shapes) {
+                   out.append(py::cast(std::vector<int64_t>(s.begin(), s.end())));
+                 }
+                 return py::object(std::move(out));
+               },
+               "Per component: the shape to pad to (its rank must be the rows'), -1 = the "
+               "longest in the batch. Components past the end, or with None or [], pad every "
+               "dimension to the longest.")
+           .Add("padding_values", &O::padding_values,
+                "Per component: the value of padding cells (converted to its dtype); 0 past "
+                "the end.")
+           .Add("masks", &O::masks,
+                "Append a uint8 mask per component: components[n + i], 1 where a row has data.")
+           .Add("lengths", &O::lengths,
+                "Append each row's unpadded shape per component: int64 [rows, rank], after "
+                "the masks.")
+           .Add("alignment", &O::alignment, "Alignment of every buffer, bytes.")
+           .Add("max_bytes", &O::max_bytes,
+                "Cap on one batch's buffers (ResourceExhaustedError above it); 0 = "
+                "DefaultMemoryCap(), half of the memory the process may use.")
+           .Add("name", &O::name, "Name shown in stats.");
+  return *spec;
+}
+
+}  // namespace dataecho::python
