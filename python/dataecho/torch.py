@@ -215,6 +215,7 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         self._with_indices = with_indices
         self._with_epoch = with_epoch
         self._epochs = _SharedEpochs()
+        self._length = None  # len(), once computed
         self._stats_dir = tempfile.mkdtemp(prefix="dataecho-stats-")
         weakref.finalize(self, _remove_dir, self._stats_dir, os.getpid())
         self._init_local()
@@ -247,6 +248,23 @@ class PipelineDataset(torch.utils.data.IterableDataset):
             raise ValueError(f"dataecho.torch.PipelineDataset serves at most {MAX_WORKERS} "
                              f"DataLoader workers, got worker {info.id}")
         return info.id
+
+    def __len__(self):
+        """Batches (or examples) per epoch of this process's share, where the pipeline
+        knows it (Pipeline.__len__: a sized source, no filter); TypeError otherwise.
+
+        Built once for this process's shard (and cached). With DataLoader workers each
+        worker takes a part of that share, and its last batch may be partial: the
+        epoch can then hold up to one more batch per worker than len() says.
+        """
+        if self._length is None:
+            shard = current_shard()
+            pipeline = self._make(shard, int(self._epochs.array[self._worker() or 0]))
+            try:
+                self._length = len(pipeline)
+            finally:
+                pipeline.close()
+        return self._length
 
     def set_epoch(self, epoch):
         """Makes the next iter() epoch ``epoch`` (in every worker, persistent or not);

@@ -323,10 +323,22 @@ std::optional<uint32_t> PipelineHandle::epoch() const {
   return epoch_;
 }
 
-void PipelineHandle::InheritFrom(const PipelineHandle& from) {
+void PipelineHandle::InheritFrom(const PipelineHandle& from, const char* method) {
   const std::optional<uint32_t> e = from.epoch();
+  Length length = LengthAfter(method, from.length());
   absl::MutexLock lock(&mu_);
   epoch_ = e;
+  length_ = std::move(length);
+}
+
+Length PipelineHandle::length() const {
+  absl::MutexLock lock(&mu_);
+  return length_;
+}
+
+void PipelineHandle::set_length(Length length) {
+  absl::MutexLock lock(&mu_);
+  length_ = std::move(length);
 }
 
 py::object PipelineHandle::Next() {
@@ -540,6 +552,24 @@ interpreter exit) cancels it and joins its threads.)");
            "the first next() and before restore_state(); the pipelines later builder calls "
            "return keep it. Starting a pipeline at an epoch > 0 needs stages that can start "
            "over (else next() raises UnimplementedError naming the stage).")
+      .def(
+          "__len__",
+          [](const PipelineHandle& self) -> int64_t {
+            const Length n = self.length();
+            if (n.known()) return n.n;
+            if (n.kind == Length::Kind::kInfinite) {
+              throw py::type_error("len() of a pipeline that repeats forever (.repeat(-1))");
+            }
+            throw py::type_error("len() of a pipeline whose length is not known: " + n.why);
+          },
+          "Elements per pass where the pipeline knows it: a source of known size "
+          "(from_arrays, from_examples) and builder calls whose count follows from their "
+          "options (prefetch, shuffle, map, cache keep it; echo with a whole factor, batch, "
+          "take, shard, repeat(k) compute it). TypeError otherwise (after filter, "
+          "adaptive or auto echo, a fractional echo factor, a file source, repeat(-1)), "
+          "naming the call.")
+      .def("__bool__", [](const PipelineHandle&) { return true; },
+           "Always true (a pipeline is not a container, whatever its len()).")
       .def_property_readonly(
           "epoch", &PipelineHandle::epoch,
           "The epoch set_epoch() gave (None if it was not called).")

@@ -61,6 +61,7 @@
 #include "dataecho/example.h"
 #include "dataecho/formats/record.h"
 #include "dataecho/pipeline.h"
+#include "length.h"
 #include "puller.h"
 
 namespace dataecho::python {
@@ -112,8 +113,14 @@ class PipelineHandle {
   void SetEpoch(int64_t epoch);
   // The epoch set_epoch() gave (this handle's or the one it was built from).
   std::optional<uint32_t> epoch() const;
-  // A builder call made this handle from `from`: takes its epoch.
-  void InheritFrom(const PipelineHandle& from);
+  // The builder call `method` made this handle from `from`: takes its epoch
+  // and its length as LengthAfter(method) carries it (call sites whose count
+  // depends on their options set it after: set_length()).
+  void InheritFrom(const PipelineHandle& from, const char* method);
+
+  // Elements per pass where known (length.h); len() raises TypeError else.
+  Length length() const;
+  void set_length(Length length);
 
   // Closes every live handle: the atexit hook.
   static void CloseAll();
@@ -149,6 +156,7 @@ class PipelineHandle {
   bool epoch_applied_ ABSL_GUARDED_BY(mu_) = false;
   bool restored_ ABSL_GUARDED_BY(mu_) = false;
   AnyElement ahead_ ABSL_GUARDED_BY(mu_);
+  Length length_ ABSL_GUARDED_BY(mu_) = Length::Unknown("from this source (its size is not read)");
 };
 
 // A new registered handle for `pipeline`; raises its build error, if any.
@@ -162,7 +170,7 @@ std::shared_ptr<PipelineHandle> Then(PipelineHandle& self, const char* method, F
   AnyPipeline out =
       std::visit([&](auto&& p) -> AnyPipeline { return f(std::move(p)); }, std::move(in));
   std::shared_ptr<PipelineHandle> handle = MakeHandle(std::move(out));
-  handle->InheritFrom(self);
+  handle->InheritFrom(self, method);
   return handle;
 }
 

@@ -322,7 +322,9 @@ void BindMemorySources(py::module_& m) {
           e.label = label_values[static_cast<size_t>(i)];
           e.source_index = static_cast<uint64_t>(i);
         }
-        return MakeHandle(FromVector(std::move(examples)));
+        auto out = MakeHandle(FromVector(std::move(examples)));
+        out->set_length(Length::Known(rows));
+        return out;
       },
       py::arg("images"), py::arg("labels") = py::none(),
       "A pipeline of Examples from in-memory arrays: row i of `images` (copied once, then "
@@ -332,7 +334,11 @@ void BindMemorySources(py::module_& m) {
       "InvalidArgumentError naming its index.");
   m.def(
       "from_examples",
-      [](const std::vector<Example>& examples) { return MakeHandle(FromVector(examples)); },
+      [](const std::vector<Example>& examples) {
+        auto out = MakeHandle(FromVector(examples));
+        out->set_length(Length::Known(static_cast<int64_t>(examples.size())));
+        return out;
+      },
       py::arg("examples"), "A pipeline of the given dataecho.Example objects, in order.");
 }
 

@@ -176,8 +176,8 @@ def test_build_may_take_the_epoch(small_arrays):
     ds = det.PipelineDataset(build, with_epoch=True)
     assert [e for _, _, e in ds] == [0, 0]
     assert [e for _, _, e in ds] == [1, 1]
-    list(det.PipelineDataset(build_kw))
-    list(det.PipelineDataset(build_defaults))
+    [_ for _ in det.PipelineDataset(build_kw)]
+    [_ for _ in det.PipelineDataset(build_defaults)]
     assert seen == [0, 1, ("kw", 0), (2.0, 1)]
 
 
