@@ -6,7 +6,16 @@
 // against reading 10,000 records sequentially, from local files and over the
 // loopback HTTP server with 5 ms latency per request.
 //
+// The README pipeline (TFRecord files of 28x28 images -> Map(decode, 4
+// workers) -> Prefetch(256) -> Echo(2) -> Map(crop and flip, inline) ->
+// Shuffle(10,000) -> Batch(256, fp16) -> Prefetch(2); arg 0: without the
+// Shuffle): its state's size (bytes per buffered element with the Shuffle,
+// the total without), SaveState()'s time, and the cost of saving after every
+// step (steps/s with and without, run alternately in one process).
+//
 //   build/benchmarks/checkpoint_benchmark --benchmark_min_time=0.2
+//   build/benchmarks/checkpoint_benchmark --benchmark_filter=Readme
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -14,6 +23,8 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "dataecho/augment.h"
+#include "dataecho/formats/image_record.h"
 #include "dataecho/formats/tfrecord.h"
 #include "dataecho/pipeline.h"
 #include "dataecho/storage/object_store.h"
@@ -152,6 +163,110 @@ void BM_Read10000Sequential(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Read10000Sequential)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// ---- The README pipeline ----
+
+constexpr int kImageFiles = 4;
+constexpr int kImagesPerFile = 10000;
+
+// 4 TFRecord files of 10,000 Fashion-MNIST-sized images (uint8 [28, 28, 1]), written once.
+const std::vector<std::string>& ImagePaths() {
+  static const auto* paths = [] {
+    auto* out = new std::vector<std::string>;
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / fmt::format("checkpoint_bench_img_{}", getpid());
+    std::filesystem::create_directories(dir);
+    for (int f = 0; f < kImageFiles; ++f) {
+      const std::string path = (dir / fmt::format("fmnist-{}.tfrecord", f)).string();
+      auto writer = TFRecordWriter::Create(path);
+      for (int i = 0; i < kImagesPerFile; ++i) {
+        MutableBuffer pixels(28 * 28);
+        for (int p = 0; p < 28 * 28; ++p)
+          pixels.data()[p] = static_cast<uint8_t>((p * 7 + i) % 251);
+        auto image = Tensor::Make(DType::kUInt8, {28, 28, 1}, std::move(pixels).Freeze());
+        (void)(*writer)->Write(*EncodeImageRecord(*image, i % 10));
+      }
+      (void)(*writer)->Close();
+      out->push_back(path);
+    }
+    return out;
+  }();
+  return *paths;
+}
+
+absl::StatusOr<Example> RandomCropAndFlip(Example ex) {
+  static const RandomCrop crop({.height = 28, .width = 28, .padding = 2, .seed = 11});
+  static const RandomFlip flip({.seed = 12});
+  absl::StatusOr<Example> cropped = crop(std::move(ex));
+  if (!cropped.ok()) return cropped.status();
+  return flip(*std::move(cropped));
+}
+
+// The README pipeline, over the files forever (Repeat), with or without its Shuffle(10,000).
+Pipeline<Batch> Readme(bool shuffle) {
+  auto examples = From(MakeTFRecordSource(OpenObjectStore(), ImagePaths()))
+                      .Repeat(-1)
+                      .Map(DecodeImageRecord, {.parallelism = 4})
+                      .Prefetch({.depth = 256})
+                      .Echo({.factor = 2.0, .seed = 1})
+                      .Map(RandomCropAndFlip);
+  if (shuffle) examples = std::move(examples).Shuffle({.buffer_size = kBuffer, .seed = 2});
+  return std::move(examples)
+      .Batch({.batch_size = 256, .cast = DType::kFloat16, .scale = 1.0f / 255})
+      .Prefetch({.depth = 2});
+}
+
+// State size and SaveState() time of the README pipeline (arg: 1 with the
+// Shuffle, 0 without), 100 batches in. bytes_per_buffered is meaningful with
+// the Shuffle only; without it, "bytes" is the figure (goal: <= 4 KB).
+void BM_SaveState_Readme(benchmark::State& state) {
+  Pipeline<Batch> p = Readme(state.range(0) != 0);
+  Advance(p, 100);
+  MeasureSave(state, p);
+}
+BENCHMARK(BM_SaveState_Readme)->Arg(1)->Arg(0)->Unit(benchmark::kMicrosecond);
+
+// Saving after every step: blocks of 50 steps of two README pipelines, one
+// that saves its state after every Next() and one that does not, run
+// alternately (so both see the same machine); reports both rates and the
+// loss in percent (goal: < 1 %). arg: 1 with the Shuffle, 0 without.
+void BM_SaveEveryStep_Readme(benchmark::State& state) {
+  const bool shuffle = state.range(0) != 0;
+  Pipeline<Batch> plain = Readme(shuffle);
+  Pipeline<Batch> saving = Readme(shuffle);
+  Advance(plain, 50);  // both past the shuffle buffer's filling
+  Advance(saving, 50);
+  constexpr int kBlock = 50;
+  double plain_s = 0, saving_s = 0;
+  int64_t steps = 0;
+  size_t state_bytes = 0;
+  using Clock = std::chrono::steady_clock;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    for (int i = 0; i < kBlock; ++i) benchmark::DoNotOptimize(plain.Next());
+    auto t1 = Clock::now();
+    for (int i = 0; i < kBlock; ++i) {
+      benchmark::DoNotOptimize(saving.Next());
+      absl::StatusOr<std::string> s = saving.SaveState();
+      if (!s.ok()) {
+        state.SkipWithError(s.status().ToString().c_str());
+        return;
+      }
+      state_bytes = s->size();
+    }
+    auto t2 = Clock::now();
+    plain_s += std::chrono::duration<double>(t1 - t0).count();
+    saving_s += std::chrono::duration<double>(t2 - t1).count();
+    steps += kBlock;
+  }
+  const double plain_rate = static_cast<double>(steps) / plain_s;
+  const double saving_rate = static_cast<double>(steps) / saving_s;
+  state.counters["steps_per_s"] = plain_rate;
+  state.counters["steps_per_s_saving"] = saving_rate;
+  state.counters["loss_pct"] = 100.0 * (1.0 - saving_rate / plain_rate);
+  state.counters["state_bytes"] = static_cast<double>(state_bytes);
+}
+BENCHMARK(BM_SaveEveryStep_Readme)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 }  // namespace
 }  // namespace dataecho

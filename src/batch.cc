@@ -171,7 +171,7 @@ absl::Status BatchStage::StartBatch(const Example& first) {
   l.rows = 0;
   l.fresh = 0;
   l.epoch = 0;
-  row_epochs_.clear();
+  row_refs_.clear();
   const size_t n = static_cast<size_t>(options_.batch_size);
   // The whole batch against the cap, before any buffer is taken.
   int64_t row_bytes = BatchOptions::kIndexBytesPerRow;
@@ -250,7 +250,7 @@ absl::Status BatchStage::AddRow(const Example& row) {
   ++l.rows;
   if (row.fresh()) ++l.fresh;
   l.epoch = std::max(l.epoch, row.epoch);
-  row_epochs_.push_back(row.epoch);
+  row_refs_.push_back({row.record_offset, row.epoch, row.record_crc32c});
   return absl::OkStatus();
 }
 
@@ -319,8 +319,14 @@ absl::StatusOr<Batch> BatchStage::FinishBatch() {
   DATAECHO_ASSIGN_OR_RETURN(b.source_indices, column(l.sources, DType::kInt64));
   DATAECHO_ASSIGN_OR_RETURN(b.repeat_indices, column(l.repeats, DType::kInt32));
   l.rows = 0;
-  last_epochs_.swap(row_epochs_);
-  last_sources_ = b.source_indices.buffer().data();
+  std::vector<RowRef> spare;
+  if (emitted_.size() == kReferencedBatches) {
+    spare = std::move(emitted_.front().rows);  // reused for the next batch
+    emitted_.pop_front();
+  }
+  emitted_.push_back({b.source_indices.buffer().data(), std::move(row_refs_)});
+  row_refs_ = std::move(spare);
+  row_refs_.clear();
   batches_.Add(1);
   rows_.Add(b.num_rows);
   fresh_rows_.Add(b.fresh_rows);

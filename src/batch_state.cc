@@ -12,23 +12,27 @@
 
 namespace dataecho {
 
-absl::Status BatchStage::SaveState(StateWriter& w) {
+uint64_t BatchStage::StateOptionsHash() const {
+  return OptionsHash()
+      .Add(options_.batch_size)
+      .Add(static_cast<uint64_t>(options_.drop_remainder))
+      .value();
+}
+
+absl::Status BatchStage::SaveInput(StateWriter& w) {
   if (!error_.ok()) {
     return absl::FailedPreconditionError(
         absl::StrCat(options_.name, " cannot save its state after an error: ", error_.message()));
   }
-  DATAECHO_RETURN_IF_ERROR(input().SaveState(w));
-  w.BeginStage(options_.name, OptionsHash()
-                                  .Add(options_.batch_size)
-                                  .Add(static_cast<uint64_t>(options_.drop_remainder))
-                                  .value());
+  return input().SaveState(w);
+}
+
+absl::Status BatchStage::SaveOwn(StateWriter& w) {
   w.Bool(done_);
   return absl::OkStatus();
 }
 
-absl::Status BatchStage::RestoreState(StateReader& r) {
-  DATAECHO_RETURN_IF_ERROR(input().RestoreState(r));
-  DATAECHO_RETURN_IF_ERROR(r.BeginStage(options_.name));
+absl::Status BatchStage::RestoreOwn(StateReader& r) {
   done_ = r.Bool();
   return r.status();
 }
@@ -36,12 +40,19 @@ absl::Status BatchStage::RestoreState(StateReader& r) {
 absl::Status BatchStage::SaveRefs(std::span<const Batch* const> items, StateWriter& w) {
   std::vector<Example> rows;
   for (const Batch* b : items) {
-    if (b->source_indices.buffer().data() != last_sources_ ||
-        static_cast<size_t>(b->num_rows) != last_epochs_.size()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(options_.name,
-                       " can reference only the last batch it emitted (a batch echo's); a "
-                       "Shuffle of batches cannot save its state"));
+    // The newest emitted batch with this buffer is b (an older one with the
+    // same buffer is gone: b reuses its buffer).
+    const Emitted* found = nullptr;
+    for (auto it = emitted_.rbegin(); it != emitted_.rend(); ++it) {
+      if (it->sources == b->source_indices.buffer().data()) {
+        found = &*it;
+        break;
+      }
+    }
+    if (found == nullptr || static_cast<size_t>(b->num_rows) != found->rows.size()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          options_.name, " can reference only the last ", kReferencedBatches,
+          " batches it emitted (a batch echo's); a Shuffle of batches cannot save its state"));
     }
     w.U64(static_cast<uint64_t>(b->num_rows));
     // Rows that name themselves: what the input's references need.
@@ -55,7 +66,10 @@ absl::Status BatchStage::SaveRefs(std::span<const Batch* const> items, StateWrit
       std::memcpy(&repeat, repeats + i * sizeof(int32_t), sizeof(repeat));
       row.source_index = static_cast<uint64_t>(source);
       row.repeat_index = static_cast<uint32_t>(repeat);
-      row.epoch = last_epochs_[static_cast<size_t>(i)];
+      const RowRef& ref = found->rows[static_cast<size_t>(i)];
+      row.epoch = ref.epoch;
+      row.record_offset = ref.record_offset;
+      row.record_crc32c = ref.record_crc32c;
       rows.push_back(std::move(row));
     }
   }

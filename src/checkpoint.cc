@@ -86,6 +86,15 @@ void StateWriter::Bytes(std::string_view s) {
   (payloads_.empty() ? loose_ : payloads_.back()).append(s);
 }
 
+void StateWriter::Append(const StateWriter& sections) {
+  if (!sections.loose_.empty()) {  // keep a bug loud: an unnamed section
+    shape_.push_back({std::string(), 0});
+    payloads_.push_back(sections.loose_);
+  }
+  shape_.insert(shape_.end(), sections.shape_.begin(), sections.shape_.end());
+  payloads_.insert(payloads_.end(), sections.payloads_.begin(), sections.payloads_.end());
+}
+
 size_t StateWriter::payload_bytes() const {
   size_t n = loose_.size();
   for (const std::string& p : payloads_) n += p.size();

@@ -16,5 +16,8 @@ template class UnaryStage<Example, Example>;
 template class UnaryStage<Batch, Batch>;
 template class UnaryStage<Example, Record>;
 template class UnaryStage<Batch, Example>;
+template class PassThroughStage<Record>;
+template class PassThroughStage<Example>;
+template class PassThroughStage<Batch>;
 
 }  // namespace dataecho

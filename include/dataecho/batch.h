@@ -42,6 +42,7 @@
 #define DATAECHO_BATCH_H_
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -108,15 +109,21 @@ class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
   absl::Status EnableRestart() override;
   absl::Status Restart(uint32_t epoch) override;
   // Checkpoints (src/batch_state.cc): no batch is half-built between Next()
-  // calls, so the state is the input's. A batch is referenced by its rows;
-  // only the last batch emitted can be (what a batch Echo holds).
-  absl::Status SaveState(StateWriter& w) override;
-  absl::Status RestoreState(StateReader& r) override;
+  // calls, so the state is the input's and whether it ended. A batch is
+  // referenced by its rows (each row's identity: source and repeat index,
+  // epoch and, for rows made from records, the record's offset and CRC-32C);
+  // only the last 16 batches emitted can be (what a batch Echo holds, also
+  // behind a Prefetch of batches).
   absl::Status SaveRefs(std::span<const Batch* const> items, StateWriter& w) override;
   absl::Status Reread(StateReader& r, size_t n, std::vector<Batch>* out) override;
 
  protected:
   StageStats OwnStats() const override;
+  std::string StateName() const override { return options_.name; }
+  uint64_t StateOptionsHash() const override;
+  absl::Status SaveInput(StateWriter& w) override;
+  absl::Status SaveOwn(StateWriter& w) override;
+  absl::Status RestoreOwn(StateReader& r) override;
 
  private:
   struct Layout;  // per-component shapes and conversion of the current batch
@@ -134,10 +141,23 @@ class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
   // With a row pool: the rows of the current batch, copied in FinishBatch().
   std::unique_ptr<internal::ForkJoin> row_pool_;
   std::vector<Example> pending_;
-  std::vector<uint32_t> row_epochs_;       // of the rows of the batch being built
-  std::vector<uint32_t> last_epochs_;      // of the rows of the last batch emitted
-  const uint8_t* last_sources_ = nullptr;  // identifies that batch (its source_indices)
-  absl::Status error_;                     // sticky input error
+  // What a reference to a row needs besides its source and repeat index.
+  struct RowRef {
+    uint64_t record_offset = 0;
+    uint32_t epoch = 0;
+    uint32_t record_crc32c = 0;
+  };
+  // The rows of one of the last batches emitted, and what identifies it (its
+  // source_indices buffer: no two live batches share one).
+  struct Emitted {
+    const uint8_t* sources = nullptr;
+    std::vector<RowRef> rows;
+  };
+  // Batches that can be referenced: enough for a batch Echo behind a Prefetch.
+  static constexpr size_t kReferencedBatches = 16;
+  std::vector<RowRef> row_refs_;  // of the rows of the batch being built
+  std::deque<Emitted> emitted_;   // the last kReferencedBatches emitted, oldest first
+  absl::Status error_;            // sticky input error
   bool done_ = false;
   internal::Counter batches_, rows_, bytes_, fresh_rows_, input_wait_ns_;
 };

@@ -33,10 +33,18 @@
 // checks contents, not only offsets. Version-1 states are still read, their
 // records checked by offset only (a stage asks StateReader::version()).
 //
-// For a stage of your own: override Stage::SaveState/RestoreState (and, if it
-// can be buffered by a later stage, SaveRefs/Reread); call
+// For a stage of your own: derive from UnaryStage (stage.h) and override
+// SaveOwn/RestoreOwn, which write and read this stage's section after the
+// input's (and, if it can be buffered by a later stage, SaveRefs/Reread);
+// or override Stage::SaveState/RestoreState and call
 // `w.BeginStage(name, hash)` after the input wrote its part, and
 // `r.BeginStage(name)` after the input read its part.
+//
+// A stage with threads that run ahead of the consumer (Prefetch, a parallel
+// Map) stores no read-ahead: its producer keeps a snapshot of its input's
+// state (a StateWriter of its own) taken after j pulls, and SaveState()
+// writes that snapshot (StateWriter::Append) and the count of elements the
+// consumer took since (internal/input_snapshots.h).
 //
 // Thread safety: StateWriter and StateReader are thread-compatible.
 #ifndef DATAECHO_CHECKPOINT_H_
@@ -92,6 +100,11 @@ class DATAECHO_EXPORT StateWriter {
   void Double(double v);     // 8 bytes
   void Fixed32(uint32_t v);  // 4 bytes (a checksum: varints would take 5)
   void Bytes(std::string_view s);
+
+  // Appends the finished sections of `sections` (a chain's state written
+  // earlier into a writer of its own: a Prefetch's or a parallel Map's
+  // snapshot of its input) as the next stages' sections.
+  void Append(const StateWriter& sections);
 
   const std::vector<StageShape>& shape() const { return shape_; }
   // Bytes written into the stages' sections so far.

@@ -92,41 +92,6 @@ class EchoStage final : public internal::EchoStageBase<T> {
     return absl::OkStatus();
   }
 
-  // State: the draws, the repeats left of the current item and a reference
-  // to it (read again at restore).
-  absl::Status SaveState(StateWriter& w) override {
-    DATAECHO_RETURN_IF_ERROR(this->input().SaveState(w));
-    w.BeginStage(options_.name, Hash());
-    this->SaveDraws(w);
-    w.U64(remaining_);
-    w.U64(repeat_);
-    if (remaining_ == 0) return absl::OkStatus();
-    // The input's reference to the item, in this stage's section.
-    const T* item = &*current_;
-    return this->input().SaveRefs(std::span<const T* const>(&item, 1), w);
-  }
-  absl::Status RestoreState(StateReader& r) override {
-    DATAECHO_RETURN_IF_ERROR(this->input().RestoreState(r));
-    DATAECHO_RETURN_IF_ERROR(r.BeginStage(options_.name));
-    this->RestoreDraws(r);
-    remaining_ = static_cast<uint32_t>(r.U64());
-    repeat_ = static_cast<uint32_t>(r.U64());
-    current_.reset();
-    DATAECHO_RETURN_IF_ERROR(r.status());
-    if (uint64_t{remaining_} + repeat_ >= this->max_copies()) {
-      return absl::DataLossError(absl::StrCat("pipeline state: ", options_.name, " has ",
-                                              remaining_, " copies left after ", repeat_));
-    }
-    if (remaining_ == 0) return absl::OkStatus();
-    std::vector<T> item;
-    DATAECHO_RETURN_IF_ERROR(this->input().Reread(r, 1, &item));
-    DATAECHO_RETURN_IF_ERROR(r.status());
-    if (item.size() != 1) return absl::DataLossError("pipeline state: echo's item not read again");
-    current_.emplace(std::move(item[0]));
-    ElementTraits<T>::MarkRepeat(*current_, repeat_);
-    current_bytes_ = static_cast<int64_t>(ElementTraits<T>::ByteSize(*current_));
-    return absl::OkStatus();
-  }
   // A copy is its input's element with a repeat index.
   absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
     for (const T* v : items) w.U64(internal::RepeatIndexOf(*v));
@@ -158,6 +123,40 @@ class EchoStage final : public internal::EchoStageBase<T> {
   }
 
  protected:
+  // State (the shape of stage.h): the draws, the repeats left of the current
+  // item and a reference to it (read again at restore).
+  std::string StateName() const override { return options_.name; }
+  uint64_t StateOptionsHash() const override { return Hash(); }
+  absl::Status SaveOwn(StateWriter& w) override {
+    this->SaveDraws(w);
+    w.U64(remaining_);
+    w.U64(repeat_);
+    if (remaining_ == 0) return absl::OkStatus();
+    // The input's reference to the item, in this stage's section.
+    const T* item = &*current_;
+    return this->input().SaveRefs(std::span<const T* const>(&item, 1), w);
+  }
+  absl::Status RestoreOwn(StateReader& r) override {
+    this->RestoreDraws(r);
+    remaining_ = static_cast<uint32_t>(r.U64());
+    repeat_ = static_cast<uint32_t>(r.U64());
+    current_.reset();
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    if (uint64_t{remaining_} + repeat_ >= this->max_copies()) {
+      return absl::DataLossError(absl::StrCat("pipeline state: ", options_.name, " has ",
+                                              remaining_, " copies left after ", repeat_));
+    }
+    if (remaining_ == 0) return absl::OkStatus();
+    std::vector<T> item;
+    DATAECHO_RETURN_IF_ERROR(this->input().Reread(r, 1, &item));
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    if (item.size() != 1) return absl::DataLossError("pipeline state: echo's item not read again");
+    current_.emplace(std::move(item[0]));
+    ElementTraits<T>::MarkRepeat(*current_, repeat_);
+    current_bytes_ = static_cast<int64_t>(ElementTraits<T>::ByteSize(*current_));
+    return absl::OkStatus();
+  }
+
   StageStats OwnStats() const override {
     StageStats s = this->counts().ToStats(options_.name, {{"factor", options_.factor}});
     s.extra.emplace_back("rate_ratio", rate_ratio_.load(std::memory_order_relaxed));

@@ -13,7 +13,8 @@
 // (source_index, repeat_index, epoch) name an element independently of
 // timing: seeded stages (augment.h, Echo, Shuffle) derive their randomness
 // from them, so each epoch gets its own crops and draws, and the same seed
-// and epoch give the same ones.
+// and epoch give the same ones. (record_offset and record_crc32c, set by a
+// Map from records, name the record an Example was made from: checkpoints.)
 //
 //   dataecho::Example ex;
 //   ex.components.push_back(*image_tensor);
@@ -43,6 +44,14 @@ struct Example {
   uint64_t source_index = 0;  // stable position of the item in its source
   uint32_t repeat_index = 0;  // 0 = fresh, k = k-th repeat
   uint32_t epoch = 0;         // pass over the source: 0 = the first
+  // Provenance, for checkpoints (docs/checkpoint.md): the record this example
+  // was made from, set by a Map from Record to Example after its function
+  // returned: the record's byte offset in its file and the CRC-32C of its
+  // payload (Record::PayloadCrc32c). A state references the example by them
+  // (with source_index and epoch), and a restore reads the record again and
+  // applies the Map's function to it. 0 for examples not made from a record.
+  uint64_t record_offset = 0;
+  uint32_t record_crc32c = 0;
 
   bool fresh() const { return repeat_index == 0; }
   // Payload bytes of all components.

@@ -18,6 +18,11 @@
 // predicate inside a parallel Map instead (return the verdict with the
 // element, then filter on it).
 //
+// Epochs and checkpoints (stage.h): a pass-through stage. It starts over
+// with its input under a Repeat, and has no state of its own (a predicate
+// with a state of its own is not saved: it must be a function of the
+// element).
+//
 // Stats: elements = kept; input_wait = time blocked on an input with nothing
 // ready; extra "dropped" = elements the predicate rejected.
 //
@@ -36,6 +41,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/export.h"
 #include "dataecho/formats/record.h"
@@ -52,7 +58,7 @@ struct FilterOptions {
 };
 
 template <typename T>
-class FilterStage final : public UnaryStage<T, T> {
+class FilterStage final : public PassThroughStage<T> {
  public:
   using Predicate = std::function<absl::StatusOr<bool>(const T&)>;
 
@@ -62,23 +68,6 @@ class FilterStage final : public UnaryStage<T, T> {
     DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
     if (!pred) return absl::InvalidArgumentError(options.name + ": empty predicate");
     return StagePtr<T>(new FilterStage(std::move(input), std::move(pred), std::move(options)));
-  }
-
-  // No state of its own (a predicate with a state of its own is not saved).
-  absl::Status SaveState(StateWriter& w) override {
-    DATAECHO_RETURN_IF_ERROR(this->input().SaveState(w));
-    w.BeginStage(options_.name, 0);
-    return absl::OkStatus();
-  }
-  absl::Status RestoreState(StateReader& r) override {
-    DATAECHO_RETURN_IF_ERROR(this->input().RestoreState(r));
-    return r.BeginStage(options_.name);
-  }
-  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
-    return this->input().SaveRefs(items, w);
-  }
-  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
-    return this->input().Reread(r, n, out);
   }
 
   absl::StatusOr<std::optional<T>> Next() override {
@@ -100,13 +89,30 @@ class FilterStage final : public UnaryStage<T, T> {
   }
 
  protected:
+  // A pass-through stage (stage.h): no state of its own (a predicate's own
+  // state is not saved), references and epochs are its input's.
+  std::string StateName() const override { return options_.name; }
+  absl::Status SaveOwn(StateWriter& w) override {
+    if (!error_.ok()) return AfterError();
+    return PassThroughStage<T>::SaveOwn(w);
+  }
+  absl::Status OnRestart(uint32_t /*epoch*/) override {
+    return error_.ok() ? absl::OkStatus() : error_;
+  }
   StageStats OwnStats() const override {
     return totals_.Report(options_.name, {{"dropped", static_cast<double>(dropped_.Get())}});
   }
 
  private:
   FilterStage(StagePtr<T> input, Predicate pred, FilterOptions options)
-      : UnaryStage<T, T>(std::move(input)), pred_(std::move(pred)), options_(std::move(options)) {}
+      : PassThroughStage<T>(std::move(input)),
+        pred_(std::move(pred)),
+        options_(std::move(options)) {}
+
+  absl::Status AfterError() const {
+    return absl::FailedPreconditionError(
+        absl::StrCat(options_.name, " cannot save its state after an error: ", error_.message()));
+  }
 
   Predicate pred_;
   const FilterOptions options_;

@@ -31,6 +31,25 @@
 // flight and drops their results (the epoch is over), then starts them anew
 // on the next Next().
 //
+// Checkpoints (stage.h, docs/checkpoint.md). `fn` must be deterministic per
+// element (the seeded augmenters are): a restore applies it again.
+//  - State: an inline Map has none of its own; a parallel one stores no
+//    results. Its workers keep a snapshot of the input's state taken after j
+//    pulls (internal/input_snapshots.h); SaveState() writes the newest one
+//    the consumer has passed and the count c - j of results it took since,
+//    and a restore pulls those c - j inputs again and drops them (fn is not
+//    applied). deterministic = false cannot be saved (FAILED_PRECONDITION:
+//    its results come in completion order).
+//  - References (a Shuffle or Echo after the Map holding its elements): the
+//    Map references its input's elements and applies fn again on Reread().
+//    Map<T, T> passes its elements to its input as they are, so fn must keep
+//    source_index, repeat_index and epoch (and a Record's offset and crc32c);
+//    Map<Record, Example> sets the Example's source_index, repeat_index and
+//    epoch from the record, and its provenance fields (record_offset,
+//    record_crc32c: example.h) after fn returns, and references the record
+//    by them. A Map to numbers writes their values (a number is its own
+//    reference); other type pairs cannot be referenced (FAILED_PRECONDITION).
+//
 // Stats (stats.h): input_wait = time blocked on an input that had nothing
 // ready (the workers', or the consumer's when inline); consumer_wait =
 // consumer time waiting for the next result; threads = the workers (0 =
@@ -48,17 +67,21 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/export.h"
 #include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/input_snapshots.h"
 #include "dataecho/internal/map_tuning.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
@@ -151,7 +174,51 @@ class MapStage final : public UnaryStage<Out, In> {
       terminal_seq_ = kNone;
       terminal_.reset();
     }
+    snapshots_.Reset();
     return this->input().Restart(epoch);
+  }
+
+  // References (see the file comment): the input's, under the pull lock.
+  absl::Status SaveRefs(std::span<const Out* const> items, StateWriter& w) override {
+    if constexpr (std::is_same_v<In, Out>) {
+      absl::MutexLock lock(&input_mu_);
+      return this->input().SaveRefs(items, w);
+    } else if constexpr (std::is_same_v<In, Record> && std::is_same_v<Out, Example>) {
+      std::vector<Record> records(items.size());
+      std::vector<const Record*> refs(items.size());
+      for (size_t i = 0; i < items.size(); ++i) {
+        const Example& ex = *items[i];
+        Record& rec = records[i];
+        rec.source_index = ex.source_index;
+        rec.repeat_index = ex.repeat_index;
+        rec.epoch = ex.epoch;
+        rec.offset = ex.record_offset;
+        rec.crc32c = ex.record_crc32c;
+        refs[i] = &rec;
+      }
+      absl::MutexLock lock(&input_mu_);
+      return this->input().SaveRefs(refs, w);
+    } else {
+      return Stage<Out>::SaveRefs(items, w);  // numbers: their values; else FAILED_PRECONDITION
+    }
+  }
+  absl::Status Reread(StateReader& r, size_t n, std::vector<Out>* out) override {
+    if constexpr (std::is_same_v<In, Out> ||
+                  (std::is_same_v<In, Record> && std::is_same_v<Out, Example>)) {
+      std::vector<In> inputs;
+      {
+        absl::MutexLock lock(&input_mu_);
+        DATAECHO_RETURN_IF_ERROR(this->input().Reread(r, n, &inputs));
+      }
+      for (In& in : inputs) {
+        absl::StatusOr<Out> o = Apply(std::move(in));
+        if (!o.ok()) return o.status();
+        out->push_back(*std::move(o));
+      }
+      return absl::OkStatus();
+    } else {
+      return Stage<Out>::Reread(r, n, out);
+    }
   }
 
   bool TryNext(absl::StatusOr<std::optional<Out>>* out) override {
@@ -174,6 +241,53 @@ class MapStage final : public UnaryStage<Out, In> {
     room_cv_.SignalAll();
   }
 
+  std::string StateName() const override { return options_.name; }
+  // The input's state: inline (or before the workers start) the input's
+  // own; with workers, the newest snapshot the consumer has passed, and the
+  // results taken since (SaveOwn).
+  absl::Status SaveInput(StateWriter& w) override {
+    if (!options_.deterministic && options_.parallelism != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          options_.name,
+          " (deterministic = false) cannot save its state: results in completion order"));
+    }
+    DATAECHO_RETURN_IF_ERROR(inline_status_.ok() ? absl::OkStatus() : AfterError(inline_status_));
+    int64_t consumed = 0;
+    {
+      absl::MutexLock lock(&mu_);
+      if (cancel_) return CancelledError();
+      if (!failed_.ok()) return AfterError(failed_);
+      if (terminal_.has_value() && !terminal_->ok() && next_out_ == terminal_seq_) {
+        return AfterError(terminal_->status());
+      }
+      consumed = next_out_;
+    }
+    if (workers_.empty()) {
+      save_skip_ = 0;
+      return this->input().SaveState(w);
+    }
+    absl::StatusOr<int64_t> skip = snapshots_.WriteBase(consumed, w);
+    if (!skip.ok()) return skip.status();
+    save_skip_ = *skip;
+    return absl::OkStatus();
+  }
+  absl::Status SaveOwn(StateWriter& w) override {
+    w.U64(static_cast<uint64_t>(save_skip_));
+    return absl::OkStatus();
+  }
+  // Pulls again the inputs of the results taken after the snapshot, and
+  // drops them (fn is not applied).
+  absl::Status RestoreOwn(StateReader& r) override {
+    const uint64_t skip = r.U64();
+    if (!r.status().ok()) return r.status();
+    if (skip > kMaxSkip) {
+      return absl::DataLossError(
+          absl::StrCat("pipeline state: ", options_.name, " skips ", skip, " inputs"));
+    }
+    snapshots_.Reset();
+    return internal::SkipInputs(this->input(), static_cast<int64_t>(skip), options_.name);
+  }
+
   StageStats OwnStats() const override {
     const int threads = static_cast<int>(reported_parallelism_.Get());
     return totals_.Report(
@@ -184,6 +298,42 @@ class MapStage final : public UnaryStage<Out, In> {
  private:
   using Item = absl::StatusOr<std::optional<Out>>;
   static constexpr int64_t kNone = INT64_MAX;
+  // A state's skip count above this is corrupt (and would spin over a Repeat).
+  static constexpr uint64_t kMaxSkip = uint64_t{1} << 32;
+
+  absl::Status AfterError(const absl::Status& s) const {
+    return absl::FailedPreconditionError(
+        absl::StrCat(options_.name, " cannot save its state after an error: ", s.message()));
+  }
+
+  // fn, and what a checkpoint needs of its result (see the file comment).
+  absl::StatusOr<Out> Apply(In in) const {
+    if constexpr (std::is_same_v<In, Record> && std::is_same_v<Out, Example>) {
+      const uint64_t source_index = in.source_index, offset = in.offset;
+      const uint32_t repeat_index = in.repeat_index, epoch = in.epoch;
+      const uint32_t crc = in.PayloadCrc32c();
+      absl::StatusOr<Out> out = fn_(std::move(in));
+      if (out.ok()) {
+        out->source_index = source_index;
+        out->repeat_index = repeat_index;
+        out->epoch = epoch;
+        out->record_offset = offset;
+        out->record_crc32c = crc;
+      }
+      return out;
+    } else if constexpr (std::is_same_v<In, Example> && std::is_same_v<Out, Example>) {
+      const uint64_t offset = in.record_offset;
+      const uint32_t crc = in.record_crc32c;
+      absl::StatusOr<Out> out = fn_(std::move(in));
+      if (out.ok()) {
+        out->record_offset = offset;
+        out->record_crc32c = crc;
+      }
+      return out;
+    } else {
+      return fn_(std::move(in));
+    }
+  }
 
   MapStage(StagePtr<In> input, Fn fn, MapOptions options)
       : UnaryStage<Out, In>(std::move(input)),
@@ -205,7 +355,7 @@ class MapStage final : public UnaryStage<Out, In> {
     if (!in.ok()) return inline_status_ = in.status();
     if (!in->has_value()) return std::nullopt;
     const int64_t t0 = internal::NowNanos();
-    absl::StatusOr<Out> out = fn_(std::move(**in));
+    absl::StatusOr<Out> out = Apply(std::move(**in));
     const int64_t busy = internal::NowNanos() - t0;
     busy_ns_.Add(busy);
     if (!out.ok()) return inline_status_ = out.status();
@@ -222,6 +372,8 @@ class MapStage final : public UnaryStage<Out, In> {
 
   void StartWorkers() {
     if (!workers_.empty()) return;
+    // The base snapshot: the input as the workers find it (no pull yet).
+    snapshots_.Take(0, [this](StateWriter& w) { return this->input().SaveState(w); });
     for (int i = 0; i < parallelism_; ++i) workers_.emplace_back([this] { Work(); });
   }
 
@@ -291,18 +443,35 @@ class MapStage final : public UnaryStage<Out, In> {
   // Takes a batch of inputs (one worker at a time, in sequence order): false
   // when there is nothing more to take.
   bool Claim(std::vector<In>& batch, int64_t& first_seq, int64_t& cost_ns) {
-    absl::MutexLock input_lock(&input_mu_);
-    int64_t want;
-    {
-      absl::MutexLock lock(&mu_);
-      if (!StoppedLocked() && terminal_seq_ == kNone && RoomLocked() < RoomWantedLocked()) {
-        room_waiting_ = true;
-        while (!StoppedLocked() && RoomLocked() < RoomWantedLocked()) room_cv_.Wait(&mu_);
-        room_waiting_ = false;
+    // Waits for room without the pull lock (the consumer may need it for
+    // SaveRefs while it has not yet made room), then takes the lock and
+    // looks again (another worker may have claimed the room meanwhile).
+    int64_t want = 0;
+    while (true) {
+      {
+        absl::MutexLock lock(&mu_);
+        if (!StoppedLocked() && terminal_seq_ == kNone && RoomLocked() < RoomWantedLocked()) {
+          room_waiting_ = true;
+          while (!StoppedLocked() && terminal_seq_ == kNone && RoomLocked() < RoomWantedLocked()) {
+            room_cv_.Wait(&mu_);
+          }
+          room_waiting_ = false;
+        }
+        if (StoppedLocked() || terminal_seq_ != kNone) return false;
       }
-      if (StoppedLocked() || terminal_seq_ != kNone) return false;
+      input_mu_.Lock();
+      absl::MutexLock lock(&mu_);
+      if (StoppedLocked() || terminal_seq_ != kNone) {
+        input_mu_.Unlock();
+        return false;
+      }
+      if (RoomLocked() < RoomWantedLocked()) {
+        input_mu_.Unlock();
+        continue;
+      }
       first_seq = next_seq_;
       want = std::min<int64_t>(batch_, RoomLocked());
+      break;
     }
     std::optional<Item> terminal;
     int64_t blocked = 0;
@@ -321,16 +490,27 @@ class MapStage final : public UnaryStage<Out, In> {
     }
     totals_.input_wait_ns.Add(blocked);  // one writer at a time: input_mu_
     cost_ns = now - start;               // pulling, blocked or not
-    absl::MutexLock lock(&mu_);
-    next_seq_ = first_seq + static_cast<int64_t>(batch.size());
-    if (!StoppedLocked() && options_.deterministic) {
-      slots_.resize(static_cast<size_t>(next_seq_ - next_out_));
+    int64_t consumed = 0;
+    const bool ended = terminal.has_value();
+    {
+      absl::MutexLock lock(&mu_);
+      next_seq_ = first_seq + static_cast<int64_t>(batch.size());
+      consumed = next_out_;
+      if (!StoppedLocked() && options_.deterministic) {
+        slots_.resize(static_cast<size_t>(next_seq_ - next_out_));
+      }
+      if (terminal.has_value()) {
+        terminal_ = std::move(terminal);
+        terminal_seq_ = next_seq_;
+        if (consumer_waiting_ && ReadyLocked()) consumer_cv_.Signal();
+      }
     }
-    if (terminal.has_value()) {
-      terminal_ = std::move(terminal);
-      terminal_seq_ = next_seq_;
-      if (consumer_waiting_ && ReadyLocked()) consumer_cv_.Signal();
+    // A snapshot of the input after next_seq_ pulls (still holding the pull lock).
+    if (!ended && options_.deterministic && !batch.empty() && snapshots_.Due(consumed)) {
+      const int64_t pulled = first_seq + static_cast<int64_t>(batch.size());
+      snapshots_.Take(pulled, [this](StateWriter& w) { return this->input().SaveState(w); });
     }
+    input_mu_.Unlock();
     return !batch.empty();
   }
 
@@ -372,7 +552,7 @@ class MapStage final : public UnaryStage<Out, In> {
       int64_t busy = 0, published = 0;
       int64_t t = internal::NowNanos(), flushed = t;
       for (size_t i = 0; i < batch.size(); ++i) {
-        absl::StatusOr<Out> result = fn_(std::move(batch[i]));
+        absl::StatusOr<Out> result = Apply(std::move(batch[i]));
         const int64_t now = internal::NowNanos();
         busy += now - t;
         t = now;
@@ -399,7 +579,9 @@ class MapStage final : public UnaryStage<Out, In> {
   internal::StageTotals<internal::Counter> totals_;  // one writer each (input_wait: input_mu_)
   internal::SharedCounter busy_ns_;
   internal::Counter reported_parallelism_;
-  absl::Mutex input_mu_;  // one worker pulls from the input at a time
+  absl::Mutex input_mu_;  // one worker pulls from the input at a time (SaveRefs/Reread too)
+  internal::InputSnapshots snapshots_;  // checkpoints: the input's state after j pulls
+  int64_t save_skip_ = 0;               // consumer thread: between SaveInput and SaveOwn
   mutable absl::Mutex mu_;
   absl::CondVar consumer_cv_;  // a result is ready (signalled while consumer_waiting_)
   absl::CondVar room_cv_;      // room for a batch (signalled while room_waiting_)

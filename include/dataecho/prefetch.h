@@ -26,6 +26,15 @@
 // the pull in flight), drops what is queued (the rest of the epoch), restarts
 // the input, and the next Next() starts the producer again.
 //
+// Checkpoints (stage.h, docs/checkpoint.md): the queue is not stored. The
+// producer keeps a snapshot of its input's state taken after j pulls (at
+// most one ahead of the consumer, and one per 100 times its cost:
+// internal/input_snapshots.h); SaveState() writes the newest snapshot the
+// consumer has passed and the count of elements it took since, which a
+// restore pulls again from the input and drops. SaveRefs()/Reread() reach
+// the input under the lock the producer holds while pulling (the consumer
+// waits for at most one pull).
+//
 // Stats (stats.h): input_wait = time the producer was blocked on an input
 // that had nothing ready; consumer_wait = consumer time blocked on an empty
 // queue; threads = 1; extra "producer_blocked_s" = time the producer waited on
@@ -41,17 +50,20 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/export.h"
 #include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/input_snapshots.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
@@ -119,11 +131,22 @@ class PrefetchStage final : public UnaryStage<T, T> {
       queue_.clear();  // the rest of the epoch
       taken_.clear();
       held_ = 0;
+      ResetCounts();
       terminal_.reset();
       last_wait_ = ProducerWait::kLowWater;
       if (options_.level) options_.level->store(0, std::memory_order_relaxed);
     }
     return this->input().Restart(epoch);
+  }
+
+  // References are the input's: taken under the pull lock (the producer may be pulling).
+  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
+    absl::MutexLock lock(&input_mu_);
+    return this->input().SaveRefs(items, w);
+  }
+  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
+    absl::MutexLock lock(&input_mu_);
+    return this->input().Reread(r, n, out);
   }
 
   bool TryNext(absl::StatusOr<std::optional<T>>* out) override {
@@ -149,6 +172,44 @@ class PrefetchStage final : public UnaryStage<T, T> {
     room_cv_.SignalAll();
   }
 
+  std::string StateName() const override { return options_.name; }
+  // The input's state: the newest snapshot the consumer has passed (or, with
+  // no producer running, the input's own), and the elements taken since.
+  absl::Status SaveInput(StateWriter& w) override {
+    {
+      absl::MutexLock lock(&mu_);
+      if (terminal_.has_value() && !terminal_->ok() && queue_.empty() && taken_.empty()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(options_.name,
+                         " cannot save its state after an error: ", terminal_->status().message()));
+      }
+    }
+    if (!started_) {
+      save_skip_ = 0;
+      return this->input().SaveState(w);
+    }
+    absl::StatusOr<int64_t> skip =
+        snapshots_.WriteBase(consumed_.load(std::memory_order_relaxed), w);
+    if (!skip.ok()) return skip.status();
+    save_skip_ = *skip;
+    return absl::OkStatus();
+  }
+  absl::Status SaveOwn(StateWriter& w) override {
+    w.U64(static_cast<uint64_t>(save_skip_));
+    return absl::OkStatus();
+  }
+  // Pulls again what the consumer had taken after the snapshot, and drops it.
+  absl::Status RestoreOwn(StateReader& r) override {
+    const uint64_t skip = r.U64();
+    if (!r.status().ok()) return r.status();
+    if (skip > kMaxSkip) {
+      return absl::DataLossError(
+          absl::StrCat("pipeline state: ", options_.name, " skips ", skip, " elements"));
+    }
+    ResetCounts();
+    return internal::SkipInputs(this->input(), static_cast<int64_t>(skip), options_.name);
+  }
+
   StageStats OwnStats() const override {
     absl::MutexLock lock(&mu_);
     return totals_.Report(
@@ -164,11 +225,23 @@ class PrefetchStage final : public UnaryStage<T, T> {
   PrefetchStage(StagePtr<T> input, PrefetchOptions options)
       : UnaryStage<T, T>(std::move(input)), options_(std::move(options)) {}
 
+  // A state's skip count above this is corrupt (and would spin over a Repeat).
+  static constexpr uint64_t kMaxSkip = uint64_t{1} << 32;
+
   void StartOnce() {
     if (!started_) {
       started_ = true;
+      // The base snapshot: the input as the producer finds it (no pull yet).
+      snapshots_.Take(0, [this](StateWriter& w) { return this->input().SaveState(w); });
       producer_ = std::thread([this] { Produce(); });
     }
+  }
+
+  // REQUIRES: no producer runs.
+  void ResetCounts() {
+    snapshots_.Reset();
+    consumed_.store(0, std::memory_order_relaxed);
+    pulled_ = 0;
   }
 
   // The producer stops: a cancel or a Restart().
@@ -285,6 +358,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
     if (this->cancelled()) return CancelledError();
     Item item = std::move(taken_.front());
     taken_.pop_front();
+    consumed_.store(consumed_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     totals_.elements.Add(1);
     totals_.bytes.Add(static_cast<int64_t>(ElementTraits<T>::ByteSize(**item)));
     return item;
@@ -322,7 +396,11 @@ class PrefetchStage final : public UnaryStage<T, T> {
       bool end = false;
       while (run.size() < want) {
         Item item;
-        blocked += internal::PullTimed(this->input(), &item);
+        {
+          absl::MutexLock pull_lock(&input_mu_);
+          blocked += internal::PullTimed(this->input(), &item);
+          if (item.ok() && item->has_value()) ++pulled_;
+        }
         run.push_back(std::move(item));
         const int64_t now = internal::NowNanos();
         const int64_t waited = now - t;  // the pull, blocked or not
@@ -332,6 +410,10 @@ class PrefetchStage final : public UnaryStage<T, T> {
           break;
         }
         if (waited >= kFastPullNanos || now - start >= kRunNanos) break;
+      }
+      if (!end && snapshots_.Due(consumed_.load(std::memory_order_relaxed))) {
+        absl::MutexLock pull_lock(&input_mu_);
+        snapshots_.Take(pulled_, [this](StateWriter& w) { return this->input().SaveState(w); });
       }
       absl::MutexLock lock(&mu_);
       totals_.input_wait_ns.Add(blocked);
@@ -402,7 +484,16 @@ class PrefetchStage final : public UnaryStage<T, T> {
   // what a spinning producer watches.
   std::atomic<uint64_t> pushes_{0};
   std::atomic<uint64_t> takes_{0};
-  std::thread producer_;  // last: joined (in the destructor) before anything above goes
+  // Checkpoints: the producer pulls under input_mu_ (SaveRefs/Reread take it
+  // too); pulled_ (producer only) counts the input elements pulled, consumed_
+  // (written by the consumer) the elements returned, both since the producer
+  // last started from a known position (a restore, a Restart, the start).
+  absl::Mutex input_mu_;
+  int64_t pulled_ = 0;
+  std::atomic<int64_t> consumed_{0};
+  internal::InputSnapshots snapshots_;
+  int64_t save_skip_ = 0;  // consumer thread: between SaveInput and SaveOwn
+  std::thread producer_;   // last: joined (in the destructor) before anything above goes
 };
 
 // PrefetchStage for the library's element types are compiled once, in

@@ -78,7 +78,7 @@ struct ShuffleOptions {
 };
 
 template <typename T>
-class ShuffleStage final : public UnaryStage<T, T> {
+class ShuffleStage final : public PassThroughStage<T> {
  public:
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, ShuffleOptions options) {
     DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
@@ -87,69 +87,6 @@ class ShuffleStage final : public UnaryStage<T, T> {
                                                  sizeof(T), options.max_bytes,
                                                  "ShuffleOptions::max_bytes"));
     return StagePtr<T>(new ShuffleStage(std::move(input), std::move(options)));
-  }
-
-  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
-  absl::Status Restart(uint32_t epoch) override {
-    DATAECHO_RETURN_IF_ERROR(this->input().Restart(epoch));
-    for (const T& v : buffer_)
-      bytes_held_.Add(-static_cast<int64_t>(ElementTraits<T>::ByteSize(v)));
-    buffer_.clear();
-    buffered_.Set(0);
-    input_done_ = false;
-    next_size_ = 0;
-    Reseed(epoch);
-    return absl::OkStatus();
-  }
-
-  // State: the generator, the drawn slot and references to the buffered
-  // elements (read again at restore, grouped by file by a record source).
-  absl::Status SaveState(StateWriter& w) override {
-    if (!error_.ok()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(options_.name, " cannot save its state after an error: ", error_.message()));
-    }
-    DATAECHO_RETURN_IF_ERROR(this->input().SaveState(w));
-    w.BeginStage(options_.name, Hash());
-    w.U64(epoch_);
-    internal::SaveRng(rng_, w);
-    w.U64(next_);
-    w.U64(next_size_);
-    w.Bool(input_done_);
-    w.U64(buffer_.size());
-    std::vector<const T*> items(buffer_.size());
-    for (size_t i = 0; i < buffer_.size(); ++i) items[i] = &buffer_[i];
-    return this->input().SaveRefs(items, w);
-  }
-  absl::Status RestoreState(StateReader& r) override {
-    DATAECHO_RETURN_IF_ERROR(this->input().RestoreState(r));
-    DATAECHO_RETURN_IF_ERROR(r.BeginStage(options_.name));
-    epoch_ = static_cast<uint32_t>(r.U64());
-    rng_ = internal::RestoreRng(r);
-    next_ = r.U64();
-    next_size_ = r.U64();
-    input_done_ = r.Bool();
-    const uint64_t n = r.Count();
-    DATAECHO_RETURN_IF_ERROR(r.status());
-    if (n > static_cast<uint64_t>(options_.buffer_size) ||
-        (next_size_ > 0 && next_ >= next_size_)) {
-      return absl::DataLossError(absl::StrCat("pipeline state: ", options_.name, " holds ", n,
-                                              " elements, slot ", next_, " of ", next_size_));
-    }
-    buffer_.clear();
-    DATAECHO_RETURN_IF_ERROR(this->input().Reread(r, n, &buffer_));
-    if (buffer_.size() != n) return absl::DataLossError("pipeline state: shuffle buffer not read");
-    int64_t held = 0;
-    for (const T& v : buffer_) held += static_cast<int64_t>(ElementTraits<T>::ByteSize(v));
-    bytes_held_.Set(held);
-    buffered_.Set(static_cast<int64_t>(buffer_.size()));
-    return absl::OkStatus();
-  }
-  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
-    return this->input().SaveRefs(items, w);
-  }
-  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
-    return this->input().Reread(r, n, out);
   }
 
   absl::StatusOr<std::optional<T>> Next() override {
@@ -199,6 +136,65 @@ class ShuffleStage final : public UnaryStage<T, T> {
   }
 
  protected:
+  // Epochs: a pass-through stage (stage.h) that drops its buffer when its
+  // input starts over.
+  absl::Status OnRestart(uint32_t epoch) override {
+    for (const T& v : buffer_)
+      bytes_held_.Add(-static_cast<int64_t>(ElementTraits<T>::ByteSize(v)));
+    buffer_.clear();
+    buffered_.Set(0);
+    input_done_ = false;
+    next_size_ = 0;
+    Reseed(epoch);
+    return absl::OkStatus();
+  }
+
+  // State: the generator, the drawn slot and references to the buffered
+  // elements (read again at restore, grouped by file by a record source).
+  // References and re-reads of its own elements are its input's.
+  std::string StateName() const override { return options_.name; }
+  uint64_t StateOptionsHash() const override { return Hash(); }
+  absl::Status SaveInput(StateWriter& w) override {
+    if (!error_.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(options_.name, " cannot save its state after an error: ", error_.message()));
+    }
+    return this->input().SaveState(w);
+  }
+  absl::Status SaveOwn(StateWriter& w) override {
+    w.U64(epoch_);
+    internal::SaveRng(rng_, w);
+    w.U64(next_);
+    w.U64(next_size_);
+    w.Bool(input_done_);
+    w.U64(buffer_.size());
+    std::vector<const T*> items(buffer_.size());
+    for (size_t i = 0; i < buffer_.size(); ++i) items[i] = &buffer_[i];
+    return this->input().SaveRefs(items, w);
+  }
+  absl::Status RestoreOwn(StateReader& r) override {
+    epoch_ = static_cast<uint32_t>(r.U64());
+    rng_ = internal::RestoreRng(r);
+    next_ = r.U64();
+    next_size_ = r.U64();
+    input_done_ = r.Bool();
+    const uint64_t n = r.Count();
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    if (n > static_cast<uint64_t>(options_.buffer_size) ||
+        (next_size_ > 0 && next_ >= next_size_)) {
+      return absl::DataLossError(absl::StrCat("pipeline state: ", options_.name, " holds ", n,
+                                              " elements, slot ", next_, " of ", next_size_));
+    }
+    buffer_.clear();
+    DATAECHO_RETURN_IF_ERROR(this->input().Reread(r, n, &buffer_));
+    if (buffer_.size() != n) return absl::DataLossError("pipeline state: shuffle buffer not read");
+    int64_t held = 0;
+    for (const T& v : buffer_) held += static_cast<int64_t>(ElementTraits<T>::ByteSize(v));
+    bytes_held_.Set(held);
+    buffered_.Set(static_cast<int64_t>(buffer_.size()));
+    return absl::OkStatus();
+  }
+
   StageStats OwnStats() const override {
     return totals_.Report(options_.name,
                           {{"buffer_size", static_cast<double>(options_.buffer_size)},
@@ -209,7 +205,7 @@ class ShuffleStage final : public UnaryStage<T, T> {
 
  private:
   ShuffleStage(StagePtr<T> input, ShuffleOptions options)
-      : UnaryStage<T, T>(std::move(input)),
+      : PassThroughStage<T>(std::move(input)),
         options_(std::move(options)),
         max_bytes_(EffectiveMemoryCap(options_.max_bytes)),
         rng_(options_.seed) {

@@ -238,7 +238,18 @@ class GeneratorSourceStage final : public internal::SourceStage<T> {
     return r;
   }
 
+  // A generator's position is its function's own state: it cannot be saved
+  // (UNIMPLEMENTED naming it, as soon as a state is built).
+  absl::Status SaveState(StateWriter& /*w*/) override { return CannotSave(); }
+  absl::Status RestoreState(StateReader& /*r*/) override { return CannotSave(); }
+
  private:
+  static absl::Status CannotSave() {
+    return absl::UnimplementedError(
+        "generator cannot save or restore its state (its function's state is the caller's): use "
+        "a vector, a range or a record source");
+  }
+
   explicit GeneratorSourceStage(Fn fn)
       : internal::SourceStage<T>("generator"), fn_(std::move(fn)) {}
 
@@ -286,7 +297,7 @@ inline absl::StatusOr<StagePtr<int64_t>> RangeSource(int64_t begin, int64_t end,
 // The first `n` elements of its input (all of them if n < 0); the first `n`
 // of every epoch when repeated.
 template <typename T>
-class TakeStage final : public UnaryStage<T, T> {
+class TakeStage final : public PassThroughStage<T> {
  public:
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, int64_t n) {
     DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, "take"));
@@ -312,36 +323,26 @@ class TakeStage final : public UnaryStage<T, T> {
     return true;
   }
 
-  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
-  absl::Status Restart(uint32_t epoch) override {
-    DATAECHO_RETURN_IF_ERROR(this->input().Restart(epoch));
+ protected:
+  // A pass-through stage (stage.h); its state is the count of this epoch.
+  absl::Status OnRestart(uint32_t /*epoch*/) override {
     pass_taken_ = 0;
     return absl::OkStatus();
   }
-
-  absl::Status SaveState(StateWriter& w) override {
-    DATAECHO_RETURN_IF_ERROR(this->input().SaveState(w));
-    w.BeginStage("take", OptionsHash().Add(limit_).value());
+  std::string StateName() const override { return "take"; }
+  uint64_t StateOptionsHash() const override { return OptionsHash().Add(limit_).value(); }
+  absl::Status SaveOwn(StateWriter& w) override {
     w.I64(pass_taken_);
     return absl::OkStatus();
   }
-  absl::Status RestoreState(StateReader& r) override {
-    DATAECHO_RETURN_IF_ERROR(this->input().RestoreState(r));
-    DATAECHO_RETURN_IF_ERROR(r.BeginStage("take"));
+  absl::Status RestoreOwn(StateReader& r) override {
     pass_taken_ = r.I64();
     if (r.status().ok() && pass_taken_ < 0) {
       return absl::DataLossError(absl::StrCat("pipeline state: take at ", pass_taken_));
     }
     return r.status();
   }
-  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
-    return this->input().SaveRefs(items, w);
-  }
-  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
-    return this->input().Reread(r, n, out);
-  }
 
- protected:
   StageStats OwnStats() const override {
     StageStats s;
     s.name = "take";
@@ -352,7 +353,7 @@ class TakeStage final : public UnaryStage<T, T> {
   }
 
  private:
-  TakeStage(StagePtr<T> input, int64_t n) : UnaryStage<T, T>(std::move(input)), limit_(n) {}
+  TakeStage(StagePtr<T> input, int64_t n) : PassThroughStage<T>(std::move(input)), limit_(n) {}
 
   void Count(const absl::StatusOr<std::optional<T>>& r) {
     if (!r.ok() || !r->has_value()) return;

@@ -46,7 +46,10 @@
 // buffers elements writes references to them (its input's SaveRefs()) and has
 // them made again at restore (its input's Reread()). The defaults fail with
 // FAILED_PRECONDITION naming the stage (arithmetic elements are their own
-// reference).
+// reference); a stage that can never be saved (a generator's hidden state)
+// returns UNIMPLEMENTED naming it. Unary stages share one shape (UnaryStage:
+// the input's part, then SaveOwn/RestoreOwn), and stages that pass elements
+// on unchanged derive from PassThroughStage.
 //
 // Thread safety: Next(), EnableRestart(), Restart() and the checkpoint calls
 // are made by one consumer thread at a time; Cancel() and AppendStats() are
@@ -207,11 +210,31 @@ int64_t PullTimed(Stage<T>& input, absl::StatusOr<std::optional<T>>* out) {
 }  // namespace internal
 
 // Base class for a stage with one input: holds the input, forwards Cancel()
-// and stats. Subclasses implement Next() and OwnStats().
+// and stats, and gives every unary stage the same checkpoint shape:
+//
+//   SaveState(w)    = SaveInput(w) [the input's SaveState], then
+//                     w.BeginStage(StateName(), StateOptionsHash()), then SaveOwn(w)
+//   RestoreState(r) = RestoreInput(r), then r.BeginStage(StateName()), then RestoreOwn(r)
+//
+// A stage that can be saved overrides SaveOwn/RestoreOwn (default: FAILED_PRECONDITION
+// naming it), StateName() (default: the name in its stats) and StateOptionsHash()
+// (the options that change its output; default 0). Subclasses implement Next() and
+// OwnStats().
 template <typename Out, typename In>
 class UnaryStage : public Stage<Out> {
  public:
   explicit UnaryStage(StagePtr<In> input) : input_(std::move(input)) {}
+
+  absl::Status SaveState(StateWriter& w) override {
+    if (absl::Status s = SaveInput(w); !s.ok()) return s;
+    w.BeginStage(StateName(), StateOptionsHash());
+    return SaveOwn(w);
+  }
+  absl::Status RestoreState(StateReader& r) override {
+    if (absl::Status s = RestoreInput(r); !s.ok()) return s;
+    if (absl::Status s = r.BeginStage(StateName()); !s.ok()) return s;
+    return RestoreOwn(r);
+  }
 
   void Cancel() override {
     cancelled_.store(true, std::memory_order_relaxed);
@@ -229,6 +252,14 @@ class UnaryStage : public Stage<Out> {
   // Hook for stages that must wake their own waiters; runs before the input is cancelled.
   virtual void OnCancel() {}
 
+  // The checkpoint shape (see the class comment).
+  virtual absl::Status SaveInput(StateWriter& w) { return input_->SaveState(w); }
+  virtual absl::Status RestoreInput(StateReader& r) { return input_->RestoreState(r); }
+  virtual absl::Status SaveOwn(StateWriter& /*w*/) { return this->CannotCheckpoint(); }
+  virtual absl::Status RestoreOwn(StateReader& /*r*/) { return this->CannotCheckpoint(); }
+  virtual std::string StateName() const { return OwnStats().name; }
+  virtual uint64_t StateOptionsHash() const { return 0; }
+
   bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
   Stage<In>& input() { return *input_; }
   const Stage<In>& input() const { return *input_; }
@@ -236,6 +267,35 @@ class UnaryStage : public Stage<Out> {
  private:
   StagePtr<In> input_;
   std::atomic<bool> cancelled_{false};
+};
+
+// Base class for a stage that never changes the elements it passes on (it
+// drops, delays or reorders them: Filter, Throttle, Shuffle): an empty state
+// section of its own (override SaveOwn/RestoreOwn to add one), references
+// and re-reads are its input's (SaveRefs/Reread forwarded), and it starts
+// over with its input (EnableRestart/Restart forwarded; OnRestart(epoch) runs
+// after the input restarted, for a stage that must drop what it holds).
+template <typename T>
+class PassThroughStage : public UnaryStage<T, T> {
+ public:
+  using UnaryStage<T, T>::UnaryStage;
+
+  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
+  absl::Status Restart(uint32_t epoch) override {
+    if (absl::Status s = this->input().Restart(epoch); !s.ok()) return s;
+    return OnRestart(epoch);
+  }
+  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
+    return this->input().SaveRefs(items, w);
+  }
+  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
+    return this->input().Reread(r, n, out);
+  }
+
+ protected:
+  virtual absl::Status OnRestart(uint32_t /*epoch*/) { return absl::OkStatus(); }
+  absl::Status SaveOwn(StateWriter& /*w*/) override { return absl::OkStatus(); }
+  absl::Status RestoreOwn(StateReader& /*r*/) override { return absl::OkStatus(); }
 };
 
 // Stage, UnaryStage for the library's element types are compiled once, in
@@ -249,6 +309,9 @@ extern template class DATAECHO_EXPORT UnaryStage<Example, Example>;
 extern template class DATAECHO_EXPORT UnaryStage<Batch, Batch>;
 extern template class DATAECHO_EXPORT UnaryStage<Example, Record>;
 extern template class DATAECHO_EXPORT UnaryStage<Batch, Example>;
+extern template class DATAECHO_EXPORT PassThroughStage<Record>;
+extern template class DATAECHO_EXPORT PassThroughStage<Example>;
+extern template class DATAECHO_EXPORT PassThroughStage<Batch>;
 
 }  // namespace dataecho
 

@@ -105,7 +105,7 @@ inline bool WaitUntil(absl::Mutex& mu, const bool& cancelled, int64_t deadline_n
 }  // namespace internal
 
 template <typename T>
-class ThrottleStage final : public UnaryStage<T, T> {
+class ThrottleStage final : public PassThroughStage<T> {
  public:
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, ThrottleOptions options) {
     DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
@@ -142,26 +142,10 @@ class ThrottleStage final : public UnaryStage<T, T> {
     return r;
   }
 
-  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
-  absl::Status Restart(uint32_t epoch) override { return this->input().Restart(epoch); }
-  // No state of its own: its timing does not change what it emits.
-  absl::Status SaveState(StateWriter& w) override {
-    DATAECHO_RETURN_IF_ERROR(this->input().SaveState(w));
-    w.BeginStage(options_.name, 0);
-    return absl::OkStatus();
-  }
-  absl::Status RestoreState(StateReader& r) override {
-    DATAECHO_RETURN_IF_ERROR(this->input().RestoreState(r));
-    return r.BeginStage(options_.name);
-  }
-  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
-    return this->input().SaveRefs(items, w);
-  }
-  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
-    return this->input().Reread(r, n, out);
-  }
-
  protected:
+  // A pass-through stage (stage.h): no state of its own (its timing does not
+  // change what it emits); references and epochs are its input's.
+  std::string StateName() const override { return options_.name; }
   void OnCancel() override {
     absl::MutexLock lock(&mu_);
     cancel_ = true;
@@ -174,7 +158,7 @@ class ThrottleStage final : public UnaryStage<T, T> {
 
  private:
   ThrottleStage(StagePtr<T> input, ThrottleOptions options)
-      : UnaryStage<T, T>(std::move(input)), options_(std::move(options)) {}
+      : PassThroughStage<T>(std::move(input)), options_(std::move(options)) {}
 
   const ThrottleOptions options_;
   // Releases on the NowNanos clock, as absl::Time since the Unix epoch.
