@@ -21,9 +21,8 @@
 
 #include <cstdint>
 #include <optional>
-#include <span>
+#include <string>
 #include <utility>
-#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -37,7 +36,7 @@
 namespace dataecho::python {
 
 template <typename T>
-class ShardStage final : public UnaryStage<T, T> {
+class ShardStage final : public PassThroughStage<T> {
  public:
   // `shard` as ResolveShard() returns it.
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, const Shard& shard) {
@@ -63,23 +62,17 @@ class ShardStage final : public UnaryStage<T, T> {
     }
   }
 
-  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
-  absl::Status Restart(uint32_t epoch) override {
-    DATAECHO_RETURN_IF_ERROR(this->input().Restart(epoch));
-    position_ = 0;
-    return absl::OkStatus();
+ protected:
+  // State (stage.h's shape): the position in the input's stream.
+  std::string StateName() const override { return "shard"; }
+  uint64_t StateOptionsHash() const override {
+    return OptionsHash().Add(int64_t{shard_.rank}).Add(int64_t{shard_.world_size}).value();
   }
-
-  // State: the position in the input's stream (the next element's).
-  absl::Status SaveState(StateWriter& w) override {
-    DATAECHO_RETURN_IF_ERROR(this->input().SaveState(w));
-    w.BeginStage("shard", OptionsHash().Add(int64_t{shard_.rank}).Add(int64_t{shard_.world_size}).value());
+  absl::Status SaveOwn(StateWriter& w) override {
     w.I64(position_);
     return absl::OkStatus();
   }
-  absl::Status RestoreState(StateReader& r) override {
-    DATAECHO_RETURN_IF_ERROR(this->input().RestoreState(r));
-    DATAECHO_RETURN_IF_ERROR(r.BeginStage("shard"));
+  absl::Status RestoreOwn(StateReader& r) override {
     const int64_t position = r.I64();
     DATAECHO_RETURN_IF_ERROR(r.status());
     if (position < 0) {
@@ -88,14 +81,11 @@ class ShardStage final : public UnaryStage<T, T> {
     position_ = position;
     return absl::OkStatus();
   }
-  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
-    return this->input().SaveRefs(items, w);
-  }
-  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
-    return this->input().Reread(r, n, out);
+  absl::Status OnRestart(uint32_t /*epoch*/) override {
+    position_ = 0;
+    return absl::OkStatus();
   }
 
- protected:
   StageStats OwnStats() const override {
     StageStats s;
     s.name = "shard";
@@ -106,7 +96,7 @@ class ShardStage final : public UnaryStage<T, T> {
 
  private:
   ShardStage(StagePtr<T> input, Shard shard)
-      : UnaryStage<T, T>(std::move(input)), shard_(std::move(shard)) {}
+      : PassThroughStage<T>(std::move(input)), shard_(std::move(shard)) {}
 
   const Shard shard_;
   int64_t position_ = 0;  // consumer thread only

@@ -69,12 +69,30 @@ class RecordSourceBase : public Stage<Record> {
 
   // Records are referenced by (source_index, offset, epoch) and read again
   // from their files (record_source_state.h).
+  // References name files by their positions in uris_ (the records carry
+  // job-wide numbers: ToJobWide).
   absl::Status SaveRefs(std::span<const Record* const> items, StateWriter& w) override {
-    internal::SaveRecordRefs(items, w);
+    if (!Renumbered()) {
+      internal::SaveRecordRefs(items, w);
+      return absl::OkStatus();
+    }
+    std::vector<Record> local;
+    local.reserve(items.size());
+    std::vector<const Record*> ptrs;
+    ptrs.reserve(items.size());
+    for (const Record* item : items) {
+      local.push_back(*item);
+      DATAECHO_RETURN_IF_ERROR(ToPosition(local.back()));
+    }
+    for (const Record& rec : local) ptrs.push_back(&rec);
+    internal::SaveRecordRefs(ptrs, w);
     return absl::OkStatus();
   }
   absl::Status Reread(StateReader& r, size_t n, std::vector<Record>* out) override {
-    return internal::RereadRecords(r, n, uris_, options_, open_, out);
+    const size_t first = out->size();
+    DATAECHO_RETURN_IF_ERROR(internal::RereadRecords(r, n, uris_, open_, out));
+    for (size_t i = first; i < out->size(); ++i) ToJobWide((*out)[i]);
+    return absl::OkStatus();
   }
 
  protected:
@@ -97,6 +115,7 @@ class RecordSourceBase : public Stage<Record> {
     if (!result.ok() && status_.ok()) status_ = result.status();
     if (result.ok() && result->has_value()) {
       (*result)->epoch = epoch_;
+      ToJobWide(**result);
       elements_.Add(1);
       bytes_.Add(static_cast<int64_t>((*result)->data.size()));
     }
@@ -111,7 +130,36 @@ class RecordSourceBase : public Stage<Record> {
 
   // Opens the i-th file of the epoch's order.
   absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenNth(size_t i) const {
-    return open_(uris_[order_[i]], FileNumber(options_, order_[i]));
+    return open_(uris_[order_[i]], order_[i]);
+  }
+
+  // Whether files are numbered other than by their positions in uris_.
+  bool Renumbered() const {
+    return options_.first_file_index != 0 || options_.file_index_stride != 1;
+  }
+  // Readers number a record's file by its position in uris_; the records
+  // leave the source with the file's job-wide number, first_file_index +
+  // position * file_index_stride (InterleaveOptions), and references come
+  // back with it.
+  void ToJobWide(Record& rec) const {
+    if (!Renumbered()) return;
+    const uint64_t position = rec.source_index >> kRecordIndexBits;
+    rec.source_index = MakeSourceIndex(
+        options_.first_file_index + position * options_.file_index_stride,
+        rec.source_index & ((uint64_t{1} << kRecordIndexBits) - 1));
+  }
+  absl::Status ToPosition(Record& rec) const {
+    const uint64_t number = rec.source_index >> kRecordIndexBits;
+    const uint64_t stride = options_.file_index_stride;
+    if (number < options_.first_file_index || (number - options_.first_file_index) % stride != 0 ||
+        (number - options_.first_file_index) / stride >= uris_.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name_, ": a record of file number ", number, " is not one of this source's ",
+          uris_.size(), " files (numbered from ", options_.first_file_index, " by ", stride, ")"));
+    }
+    rec.source_index = MakeSourceIndex((number - options_.first_file_index) / stride,
+                                       rec.source_index & ((uint64_t{1} << kRecordIndexBits) - 1));
+    return absl::OkStatus();
   }
 
   const std::vector<std::string> uris_;

@@ -36,8 +36,7 @@ void SaveRecordRefs(std::span<const Record* const> items, StateWriter& w) {
 }
 
 absl::Status RereadRecords(StateReader& r, size_t n, const std::vector<std::string>& uris,
-                           const InterleaveOptions& numbering, const RecordFileOpener& open,
-                           std::vector<Record>* out) {
+                           const RecordFileOpener& open, std::vector<Record>* out) {
   struct Ref {
     uint64_t source_index = 0;
     uint64_t offset = 0;
@@ -57,19 +56,12 @@ absl::Status RereadRecords(StateReader& r, size_t n, const std::vector<std::stri
     by_file[refs[i].source_index >> kRecordIndexBits][refs[i].source_index].push_back(i);
   }
   std::vector<Record> got(n);
-  for (auto& [number, wanted] : by_file) {
-    // The file's position in `uris` from its number (FileNumber).
-    const uint64_t stride = numbering.file_index_stride;
-    const uint64_t file = number >= numbering.first_file_index && stride > 0 &&
-                                  (number - numbering.first_file_index) % stride == 0
-                              ? (number - numbering.first_file_index) / stride
-                              : uris.size();
+  for (auto& [file, wanted] : by_file) {
     if (file >= uris.size()) {
-      return absl::DataLossError(absl::StrCat("pipeline state: a record of file number ", number,
-                                              ", not one of the source's ", uris.size(),
-                                              " files"));
+      return absl::DataLossError(absl::StrCat("pipeline state: a record of file ", file,
+                                              ", the source has ", uris.size()));
     }
-    DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<RecordFileReader> reader, open(uris[file], number));
+    DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<RecordFileReader> reader, open(uris[file], file));
     size_t found = 0;
     while (found < wanted.size()) {
       DATAECHO_ASSIGN_OR_RETURN(std::optional<Record> rec, reader->Next());

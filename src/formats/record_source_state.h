@@ -26,16 +26,8 @@ void SaveRecordRefs(std::span<const Record* const> items, StateWriter& w);
 // DATA_LOSS (naming the file and offset) if a record is not where it was or,
 // for a state of version 2 on, does not have the same payload CRC-32C (a file
 // rewritten with other records of the same lengths).
-// `uris` are numbered as `numbering` says (FileNumber).
 absl::Status RereadRecords(StateReader& r, size_t n, const std::vector<std::string>& uris,
-                           const InterleaveOptions& numbering, const RecordFileOpener& open,
-                           std::vector<Record>* out);
-
-// The number of the file at `position` in a source's list (its records'
-// source_index >> kRecordIndexBits): InterleaveOptions::first_file_index.
-inline uint64_t FileNumber(const InterleaveOptions& options, size_t position) {
-  return options.first_file_index + options.file_index_stride * position;
-}
+                           const RecordFileOpener& open, std::vector<Record>* out);
 
 // Reads and drops the first `n` records of `reader` (the records the consumer
 // had of a file when its state was saved). DATA_LOSS if the file has fewer,

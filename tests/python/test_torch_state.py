@@ -56,7 +56,7 @@ def drain(f):
 
 @pytest.mark.parametrize("k", [0, 1, 5, 15, 16])
 def test_state_dict_after_k_batches_resumes_at_batch_k_plus_1(small_arrays, k):
-    build = make_build(*small_arrays, augment=False)
+    build = make_build(*small_arrays)
     whole = drain(fetcher(det.PipelineDataset(build, with_indices=True)))
     assert len(whole) == 16
     ds = det.PipelineDataset(build, with_indices=True)
@@ -74,7 +74,7 @@ def test_state_dict_after_k_batches_resumes_at_batch_k_plus_1(small_arrays, k):
 
 def test_one_state_per_worker_resumes_every_worker(small_arrays, monkeypatch):
     """Two workers, as StatefulDataLoader runs them: a dataset copy and a state each."""
-    build = make_build(*small_arrays, augment=False)
+    build = make_build(*small_arrays)
     n = 2
 
     class Info:
@@ -121,6 +121,48 @@ def test_one_state_per_worker_resumes_every_worker(small_arrays, monkeypatch):
     Info.id = 1
     with pytest.raises(dataecho.InvalidArgumentError, match="shard 0 of 2"):
         fetcher(wrong).fetch(None)
+
+
+def write_shards(tmp_path, files=4, per_file=24):
+    rng = np.random.default_rng(0)
+    for f in range(files):
+        images = rng.integers(0, 255, (per_file, 10, 10, 1), dtype=np.uint8)
+        dataecho.write_tfrecord(str(tmp_path / f"train-{f}.tfrecord"),
+                                [dataecho.encode_image_record(im, label=f) for im in images])
+    return str(tmp_path / "train-*.tfrecord")
+
+
+def readme_build(pattern):
+    """The README's pipeline: TFRecord source, parallel decode Map, Prefetch, Echo, augment,
+    Shuffle, Batch, Prefetch."""
+    def build(shard, epoch):
+        # cycle_length=1: a source reading files on threads saves its state on branch h30stages.
+        return (dataecho.from_tfrecord(pattern, rank=shard.rank, world_size=shard.world_size,
+                                       cycle_length=1)
+                .map(dataecho.decode_image_record, parallelism=2)
+                .prefetch(depth=16)
+                .echo(factor=2, seed=1)
+                .map(dataecho.RandomCrop(height=8, width=8, padding=1, seed=3))
+                .shuffle(buffer_size=32, seed=2)
+                .batch(batch_size=8, cast="float32")
+                .prefetch(depth=2))
+    return build
+
+
+@pytest.mark.parametrize("k", [1, 7, 23])
+def test_the_readme_pipeline_resumes_through_state_dict(tmp_path, k):
+    build = readme_build(write_shards(tmp_path))
+    ds = det.PipelineDataset(build, with_indices=True)
+    whole = drain(fetcher(ds))
+    assert len(whole) == 24  # 96 records, echo 2, batches of 8
+    again = det.PipelineDataset(build, with_indices=True)
+    f = fetcher(again)
+    first = [key(f.fetch(None)) for _ in range(k)]
+    state = pickle.loads(pickle.dumps(again.state_dict()))
+    resumed = det.PipelineDataset(build, with_indices=True)
+    resumed.load_state_dict(state)
+    assert first + drain(fetcher(resumed)) == whole
+    assert len(state["state"]) < 4096  # positions and references, not payloads
 
 
 def test_load_state_dict_rejects_what_is_not_its_state(small_arrays):

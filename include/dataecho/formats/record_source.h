@@ -86,8 +86,7 @@ class DATAECHO_EXPORT RecordFileReader {
   virtual void Cancel() = 0;
 };
 
-// Opens file number `file_index` (by default its position in the source's
-// list; InterleaveOptions::first_file_index) at `uri`.
+// Opens file number `file_index` (its position in the source's list) at `uri`.
 using RecordFileOpener = std::function<absl::StatusOr<std::unique_ptr<RecordFileReader>>(
     const std::string& uri, uint64_t file_index)>;
 
@@ -104,14 +103,14 @@ struct InterleaveOptions {
   // 0 reads them as given. false: as given in every epoch.
   bool shuffle_files_each_epoch = true;
   uint64_t file_order_seed = 0;
-  // How the files are numbered in their records' source_index (file =
-  // source_index >> kRecordIndexBits, record.h): file i of the list is number
-  // first_file_index + i * file_index_stride. A worker's share of a longer
-  // list sets them so that its records keep the numbers they have in the
-  // whole list, unique across the job (ShardUris gives rank, rank +
-  // world_size, ...: first_file_index = rank, file_index_stride =
-  // world_size; FileNumbering in storage/sharding.h). Default: the position
-  // in this list.
+  // How the files are numbered in the source_index of the records the
+  // source emits (file = source_index >> kRecordIndexBits, record.h): file i
+  // of the list is number first_file_index + i * file_index_stride (its
+  // reader still gets i; the source renumbers, and maps references back). A
+  // worker's share of a longer list sets them so that its records keep the
+  // numbers they have in the whole list, unique across the job (ShardUris
+  // gives files rank, rank + world_size, ...: SetShardFileNumbering in
+  // storage/sharding.h). Default: the position in this list.
   uint64_t first_file_index = 0;
   uint64_t file_index_stride = 1;
 };
