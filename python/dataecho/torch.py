@@ -343,11 +343,10 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         if pipeline is None:
             return
         if self._current is not None and not self._current.get("done"):
-            # Left early (break, an error): keep the position for state_dict().
-            try:
-                self._current["state"] = pipeline.save_state()
-            except Exception as e:  # noqa: BLE001: raised by state_dict(), if it is called
-                self._current["state_error"] = e
+            # Left early (break, an error, the DataLoader shutting down). Saving now
+            # could wait for an element a stalled upstream never makes: the position
+            # is dropped, and state_dict() says so instead of restarting the epoch.
+            self._current["left_after"] = self._current["batches"]
         pipeline.close()
         if self._current is not None:
             self._last_stats = self._entry(pipeline, self._current)
@@ -404,8 +403,11 @@ class PipelineDataset(torch.utils.data.IterableDataset):
                        "world_size": shard.world_size, "state": None}
         if self._pipeline is not None:
             state = self._pipeline.save_state()
-        elif "state_error" in current:
-            raise current["state_error"]
+        elif "left_after" in current:
+            raise dataecho.FailedPreconditionError(
+                f"state_dict(): the iteration of epoch {current['epoch']} was left after "
+                f"{current['left_after']} batches and its position dropped; take the state "
+                "while iterating (before leaving the loop)")
         else:
             state = current.get("state")  # not started yet (what it will restore) or left
         return {"version": STATE_VERSION, "epoch": current["epoch"], "rank": current["rank"],

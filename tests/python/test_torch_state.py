@@ -281,3 +281,14 @@ def test_source_indices_are_global_and_workers_draw_different_crops(tmp_path):
     worker0, worker1 = batches[0][0], batches[1][0]  # same position in each worker's stream
     alike = sum(torch.equal(a, b) for a, b in zip(worker0, worker1))
     assert alike <= 2, f"{alike} of 8 crops alike between the workers"
+
+
+def test_a_state_after_leaving_the_loop_early_is_an_error_not_a_restart(small_arrays):
+    ds = det.PipelineDataset(make_build(*small_arrays))
+    for i, _ in enumerate(ds):
+        if i == 2:
+            break  # the generator is closed: the position is gone
+    with pytest.raises(dataecho.FailedPreconditionError, match="left after 3 batches"):
+        ds.state_dict()
+    assert len(list(ds)) == 16  # the next epoch runs as usual
+    assert ds.state_dict()["epoch"] == 2 and ds.state_dict()["state"] is None
