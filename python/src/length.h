@@ -32,8 +32,8 @@ namespace dataecho::python {
 struct Length {
   enum class Kind { kUnknown, kKnown, kInfinite };
   Kind kind = Kind::kUnknown;
-  int64_t n = 0;     // kKnown: the count
-  std::string why;   // kUnknown: what made it so (for the TypeError)
+  int64_t n = 0;    // kKnown: the count
+  std::string why;  // kUnknown: what made it so (for the TypeError)
 
   static Length Known(int64_t n) { return {Kind::kKnown, n, ""}; }
   static Length Infinite() { return {Kind::kInfinite, 0, ""}; }

@@ -207,7 +207,6 @@ class Puller {
   // The pulling thread is not inside Next() (and will not enter it while pause_).
   bool IdleOrCancelled() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return cancel_ || !in_next_; }
 
-
   void Run() {
     while (true) {
       {

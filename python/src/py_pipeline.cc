@@ -155,7 +155,8 @@ template <typename T>
 absl::Status PipelineHandle::ApplyEpochLocked(Stage<T>& stage) {
   if (!epoch_.has_value() || epoch_applied_) return absl::OkStatus();
   epoch_applied_ = true;
-  if (*epoch_ == 0) return absl::OkStatus();  // a fresh chain is epoch 0 (a generator cannot restart)
+  if (*epoch_ == 0)
+    return absl::OkStatus();  // a fresh chain is epoch 0 (a generator cannot restart)
   DATAECHO_RETURN_IF_ERROR(stage.EnableRestart());
   return stage.Restart(*epoch_);
 }
@@ -171,8 +172,8 @@ absl::Status PipelineHandle::CheckBuildingLocked(const char* method) const {
           absl::StrCat(method, "() on a pipeline consumed by .", consumed_by_,
                        "(): call it on the pipeline that call returned"));
     case State::kIterating:
-      return absl::FailedPreconditionError(absl::StrCat(
-          method, "() after the first next(): call it on a freshly built pipeline"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(method, "() after the first next(): call it on a freshly built pipeline"));
     case State::kClosed:
       return absl::FailedPreconditionError(absl::StrCat(method, "() on a closed pipeline"));
   }
@@ -568,11 +569,11 @@ interpreter exit) cancels it and joins its threads.)");
           "take, shard, repeat(k) compute it). TypeError otherwise (after filter, "
           "adaptive or auto echo, a fractional echo factor, a file source, repeat(-1)), "
           "naming the call.")
-      .def("__bool__", [](const PipelineHandle&) { return true; },
-           "Always true (a pipeline is not a container, whatever its len()).")
-      .def_property_readonly(
-          "epoch", &PipelineHandle::epoch,
-          "The epoch set_epoch() gave (None if it was not called).")
+      .def(
+          "__bool__", [](const PipelineHandle&) { return true; },
+          "Always true (a pipeline is not a container, whatever its len()).")
+      .def_property_readonly("epoch", &PipelineHandle::epoch,
+                             "The epoch set_epoch() gave (None if it was not called).")
       .def("__repr__", [](const PipelineHandle& self) {
         return std::string("<dataecho.Pipeline of ") + self.element_type() + "s>";
       });

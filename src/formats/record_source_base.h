@@ -144,9 +144,9 @@ class RecordSourceBase : public Stage<Record> {
   void ToJobWide(Record& rec) const {
     if (!Renumbered()) return;
     const uint64_t position = rec.source_index >> kRecordIndexBits;
-    rec.source_index = MakeSourceIndex(
-        options_.first_file_index + position * options_.file_index_stride,
-        rec.source_index & ((uint64_t{1} << kRecordIndexBits) - 1));
+    rec.source_index =
+        MakeSourceIndex(options_.first_file_index + position * options_.file_index_stride,
+                        rec.source_index & ((uint64_t{1} << kRecordIndexBits) - 1));
   }
   absl::Status ToPosition(Record& rec) const {
     const uint64_t number = rec.source_index >> kRecordIndexBits;
