@@ -292,3 +292,26 @@ def test_a_state_after_leaving_the_loop_early_is_an_error_not_a_restart(small_ar
         ds.state_dict()
     assert len(list(ds)) == 16  # the next epoch runs as usual
     assert ds.state_dict()["epoch"] == 2 and ds.state_dict()["state"] is None
+
+
+SPAWN_IMAGES = np.repeat(np.arange(64, dtype=np.uint8), 16).reshape(64, 4, 4, 1)
+
+
+def spawn_build(shard):
+    """Module-level (picklable) for workers started with spawn."""
+    return (dataecho.from_arrays(SPAWN_IMAGES, np.arange(64) % 10)
+            .shard(rank=shard.rank, world_size=shard.world_size)
+            .echo(factor=2, seed=1).map(dataecho.RandomFlip(seed=4))
+            .shuffle(buffer_size=16, seed=2).batch(batch_size=8))
+
+
+def test_epochs_and_stats_reach_spawned_workers():
+    # The epoch count is shared memory handed to the workers as they start, with fork
+    # (the tests above) and with spawn.
+    ds = det.PipelineDataset(spawn_build, with_epoch=True)
+    loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2,
+                                         multiprocessing_context="spawn")
+    e0, e1 = epochs_of(loader, 2)
+    assert {e for _, e in e0} == {0} and {e for _, e in e1} == {1}
+    assert [x for x, _ in e0] != [x for x, _ in e1]
+    assert [(s["worker"], s["epoch"]) for s in ds.stats()] == [(0, 1), (1, 1)]
