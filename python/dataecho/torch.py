@@ -62,24 +62,18 @@ with its model and resumes at the exact next batch::
     next(iter(again))                        # batch k + 1 of the same epoch
 """
 
-import ctypes
 import inspect
-import json
-import multiprocessing
-import multiprocessing.context
 import os
-import shutil
 import sys
-import tempfile
 import time
 import warnings
-import weakref
 
 import torch
 import torch.utils.data
 from torch.utils.dlpack import from_dlpack
 
 import dataecho
+from dataecho._worker_shared import MAX_WORKERS, STATS_INTERVAL, SharedEpochs, WorkerReports
 
 
 def current_shard():
@@ -117,10 +111,6 @@ def to_tensors(element, with_indices=False):
     return inputs, element.label
 
 
-# How many DataLoader workers the shared epoch counters serve (one slot each).
-MAX_WORKERS = 1024
-# How often a worker writes its pipeline's stats for dataset.stats() (seconds).
-STATS_INTERVAL = 0.5
 # The state_dict() format (load_state_dict() checks it).
 STATE_VERSION = 1
 
@@ -137,43 +127,6 @@ def _build_takes_epoch(build):
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
                   and p.default is p.empty]
     return "positional" if len(positional) >= 2 else False
-
-
-def _remove_dir(path, owner):
-    if os.getpid() == owner:  # not in a forked worker that inherited the finalizer
-        shutil.rmtree(path, ignore_errors=True)
-
-
-class _SharedEpochs:
-    """The next epoch of every DataLoader worker (slot 0 also serves the main process),
-    in memory shared with the worker processes (inherited at fork, passed at spawn)."""
-
-    def __init__(self, values=None):
-        self.array = multiprocessing.RawArray(ctypes.c_int64, MAX_WORKERS)
-        if values:
-            self.array[:len(values)] = values
-
-    def __getstate__(self):
-        if multiprocessing.context.get_spawning_popen() is not None:
-            return {"array": self.array}  # a worker being started: share it
-        return {"values": list(self.array)}  # any other copy gets its own
-
-    def __setstate__(self, state):
-        if "array" in state:
-            self.array = state["array"]
-        else:
-            self.__init__(state["values"])
-
-    def take(self, slot):
-        epoch = self.array[slot]
-        self.array[slot] = epoch + 1
-        return epoch
-
-    def set(self, slot, epoch):
-        self.array[slot] = epoch
-
-    def set_all(self, epoch):
-        self.array[:] = [epoch] * MAX_WORKERS
 
 
 def _fetcher_collates(dataset):
@@ -214,10 +167,9 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         self._takes_epoch = _build_takes_epoch(build)
         self._with_indices = with_indices
         self._with_epoch = with_epoch
-        self._epochs = _SharedEpochs()
+        self._epochs = SharedEpochs()
+        self._reports = WorkerReports()
         self._length = None  # len(), once computed
-        self._stats_dir = tempfile.mkdtemp(prefix="dataecho-stats-")
-        weakref.finalize(self, _remove_dir, self._stats_dir, os.getpid())
         self._init_local()
 
     def _init_local(self):
@@ -259,7 +211,7 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         """
         if self._length is None:
             shard = current_shard()
-            pipeline = self._make(shard, int(self._epochs.array[self._worker() or 0]))
+            pipeline = self._make(shard, self._epochs.peek(self._worker() or 0))
             try:
                 self._length = len(pipeline)
             finally:
@@ -331,7 +283,7 @@ class PipelineDataset(torch.utils.data.IterableDataset):
                 current["batches"] += 1
                 out = to_tensors(element, self._with_indices)
                 if worker is not None and time.monotonic() >= next_report:
-                    self._report(pipeline, current)
+                    self._reports.write(worker, self._entry(pipeline, current))
                     next_report = time.monotonic() + STATS_INTERVAL
                 yield (*out, epoch) if self._with_epoch else out
             current["done"] = True  # the epoch ended: a state now is the next epoch's start
@@ -351,23 +303,13 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         if self._current is not None:
             self._last_stats = self._entry(pipeline, self._current)
             if self._current["worker"] is not None:
-                self._report(pipeline, self._current)
+                self._reports.write(self._current["worker"], self._last_stats)
 
     @staticmethod
     def _entry(pipeline, current):
         return {"worker": current["worker"], "rank": current["rank"],
                 "world_size": current["world_size"], "epoch": current["epoch"],
                 "stages": pipeline.stats()}
-
-    def _report(self, pipeline, current):
-        """Writes this worker's stats where the main process's stats() reads them."""
-        path = os.path.join(self._stats_dir, f"worker-{current['worker']}.json")
-        try:
-            with open(path + ".tmp", "w") as f:
-                json.dump(self._entry(pipeline, current), f)
-            os.replace(path + ".tmp", path)
-        except OSError:
-            pass  # the main process is gone or cleaned up: nobody will read it
 
     def stats(self):
         """The stats of every pipeline this dataset runs, one dict per process: worker
@@ -378,17 +320,7 @@ class PipelineDataset(torch.utils.data.IterableDataset):
             out.append(self._entry(self._pipeline, self._current))
         elif self._last_stats is not None:
             out.append(self._last_stats)
-        try:
-            names = sorted(os.listdir(self._stats_dir))
-        except OSError:
-            names = []
-        for name in names:
-            if name.endswith(".json"):
-                try:
-                    with open(os.path.join(self._stats_dir, name)) as f:
-                        out.append(json.load(f))
-                except (OSError, ValueError):
-                    pass  # being replaced
+        out += self._reports.read_all()
         return sorted(out, key=lambda e: -1 if e["worker"] is None else e["worker"])
 
     def state_dict(self):
@@ -399,7 +331,7 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         if current is None or current.get("done"):  # the start of the next epoch
             shard = current_shard()
             slot = self._worker() or 0
-            current = {"epoch": self._epochs.array[slot], "rank": shard.rank,
+            current = {"epoch": self._epochs.peek(slot), "rank": shard.rank,
                        "world_size": shard.world_size, "state": None}
         if self._pipeline is not None:
             state = self._pipeline.save_state()

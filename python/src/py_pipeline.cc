@@ -119,6 +119,10 @@ PipelineHandle::PipelineHandle(AnyPipeline pipeline)
 
 bool PipelineHandle::Inherited() const { return generation_ != fork_generation.load(); }
 
+void PipelineHandle::CheckOwnProcess() const {
+  if (Inherited()) ThrowStatus(InheritedError(pid_));
+}
+
 PipelineHandle::~PipelineHandle() { Close(); }
 
 AnyPipeline PipelineHandle::TakeForBuilder(const char* method) {
@@ -149,16 +153,6 @@ AnyPipeline PipelineHandle::TakeForBuilder(const char* method) {
   AnyPipeline out = *std::move(builder_);
   builder_.reset();
   return out;
-}
-
-template <typename T>
-absl::Status PipelineHandle::ApplyEpochLocked(Stage<T>& stage) {
-  if (!epoch_.has_value() || epoch_applied_) return absl::OkStatus();
-  epoch_applied_ = true;
-  if (*epoch_ == 0)
-    return absl::OkStatus();  // a fresh chain is epoch 0 (a generator cannot restart)
-  DATAECHO_RETURN_IF_ERROR(stage.EnableRestart());
-  return stage.Restart(*epoch_);
 }
 
 absl::Status PipelineHandle::CheckBuildingLocked(const char* method) const {
@@ -196,150 +190,6 @@ PipelineHandle::AnyPuller PipelineHandle::StartLocked() {
         return std::make_shared<Puller<T>>(std::move(stage), std::move(first));
       },
       *builder_);
-}
-
-py::bytes PipelineHandle::SaveState() {
-  if (Inherited()) ThrowStatus(InheritedError(pid_));
-  AnyPuller puller;
-  absl::StatusOr<std::string> state;
-  {
-    absl::MutexLock lock(&mu_);
-    if (state_ == State::kBuilding) {
-      // Not started: the chain as it is (restored or fresh) and the element
-      // a restore gave back. (Saving calls no Python code.)
-      state = std::visit(
-          [&](auto& p) -> absl::StatusOr<std::string> {
-            using T = typename std::decay_t<decltype(p)>::value_type;
-            DATAECHO_ASSIGN_OR_RETURN(StagePtr<T> stage, std::move(p).Release());
-            if (absl::Status e = ApplyEpochLocked(*stage); !e.ok()) {
-              p = Pipeline<T>(e);  // sticky: next() raises it too
-              return e;
-            }
-            std::optional<typename Puller<T>::Item> ahead;
-            if (const T* a = std::get_if<T>(&ahead_)) ahead.emplace(std::optional<T>(*a));
-            absl::StatusOr<std::string> s = Puller<T>::SaveStateOf(*stage, ahead);
-            p = Pipeline<T>(std::move(stage));
-            return s;
-          },
-          *builder_);
-    } else if (state_ == State::kIterating) {
-      puller = puller_;
-    } else {
-      ThrowStatus(CheckBuildingLocked("save_state"));
-    }
-  }
-  if (!std::holds_alternative<std::monostate>(puller)) {
-    py::gil_scoped_release nogil;
-    state = std::visit(
-        [](auto& p) -> absl::StatusOr<std::string> {
-          if constexpr (std::is_same_v<std::decay_t<decltype(p)>, std::monostate>) {
-            return absl::InternalError("no puller");
-          } else {
-            return p->SaveState();
-          }
-        },
-        puller);
-  }
-  return py::bytes(ValueOrThrow(std::move(state)));
-}
-
-void PipelineHandle::RestoreState(std::string_view state) {
-  if (Inherited()) ThrowStatus(InheritedError(pid_));
-  std::optional<AnyPipeline> pipeline;
-  {
-    absl::MutexLock lock(&mu_);
-    CheckOk(CheckBuildingLocked("restore_state"));
-    if (restored_) {
-      ThrowStatus(absl::FailedPreconditionError(
-          "restore_state() was already called on this pipeline: build a new one"));
-    }
-    // Restoring reads records again and runs map functions (which may need
-    // the GIL): done without the lock and without the GIL.
-    pipeline = std::move(builder_);
-    builder_.reset();
-    state_ = State::kRestoring;
-  }
-  AnyElement ahead;
-  absl::Status status;
-  {
-    py::gil_scoped_release nogil;
-    status = std::visit(
-        [&](auto& p) -> absl::Status {
-          using T = typename std::decay_t<decltype(p)>::value_type;
-          DATAECHO_ASSIGN_OR_RETURN(StagePtr<T> stage, std::move(p).Release());
-          absl::Status s;
-          {
-            absl::MutexLock lock(&mu_);
-            s = ApplyEpochLocked(*stage);
-          }
-          std::optional<T> restored;
-          if (s.ok()) s = Puller<T>::RestoreInto(*stage, state, &restored);
-          if (s.ok() || absl::IsInvalidArgument(s) || absl::IsDataLoss(s)) {
-            p = Pipeline<T>(std::move(stage));  // unchanged by a bad state
-          } else {
-            p = Pipeline<T>(s);  // half restored: next() raises the error
-          }
-          if (restored.has_value()) ahead = std::move(*restored);
-          return s;
-        },
-        *pipeline);
-  }
-  bool closed = false;
-  {
-    absl::MutexLock lock(&mu_);
-    if (state_ == State::kClosed) {
-      closed = true;
-    } else {
-      state_ = State::kBuilding;
-      builder_ = std::move(pipeline);
-      ahead_ = std::move(ahead);
-      if (status.ok()) restored_ = true;
-    }
-  }
-  if (closed) {
-    WithoutGil([&] { pipeline.reset(); });
-    ThrowStatus(absl::CancelledError("pipeline closed while restore_state() ran"));
-  }
-  CheckOk(status);
-}
-
-void PipelineHandle::SetEpoch(int64_t epoch) {
-  if (Inherited()) ThrowStatus(InheritedError(pid_));
-  if (epoch < 0 || epoch > int64_t{UINT32_MAX}) {
-    ThrowStatus(absl::InvalidArgumentError(
-        absl::StrCat("set_epoch: epoch must be in [0, 2^32), got ", epoch)));
-  }
-  absl::MutexLock lock(&mu_);
-  CheckOk(CheckBuildingLocked("set_epoch"));
-  if (restored_) {
-    ThrowStatus(absl::FailedPreconditionError(
-        "set_epoch() after restore_state(): the state holds the epoch; set it before restoring"));
-  }
-  epoch_ = static_cast<uint32_t>(epoch);
-  epoch_applied_ = false;
-}
-
-std::optional<uint32_t> PipelineHandle::epoch() const {
-  absl::MutexLock lock(&mu_);
-  return epoch_;
-}
-
-void PipelineHandle::InheritFrom(const PipelineHandle& from, const char* method) {
-  const std::optional<uint32_t> e = from.epoch();
-  Length length = LengthAfter(method, from.length());
-  absl::MutexLock lock(&mu_);
-  epoch_ = e;
-  length_ = std::move(length);
-}
-
-Length PipelineHandle::length() const {
-  absl::MutexLock lock(&mu_);
-  return length_;
-}
-
-void PipelineHandle::set_length(Length length) {
-  absl::MutexLock lock(&mu_);
-  length_ = std::move(length);
 }
 
 py::object PipelineHandle::Next() {
@@ -527,56 +377,10 @@ interpreter exit) cancels it and joins its threads.)");
       .def(
           "format_stats", [](const PipelineHandle& self) { return FormatStatsTable(self.Stats()); },
           "The stats as an aligned text table.")
-      .def("save_state", &PipelineHandle::SaveState,
-           "The pipeline's position as bytes (a few hundred, plus a reference per element "
-           "a stage buffers): behind the last element next() returned, the element the "
-           "pipeline pulled ahead included. Restore it with restore_state() into a pipeline "
-           "built the same way. Waits (GIL released) for an element being made. "
-           "FailedPreconditionError naming a stage that cannot save its state; the "
-           "pipeline's error if it failed.")
-      .def(
-          "restore_state",
-          [](PipelineHandle& self, const py::bytes& state) {
-            self.RestoreState(std::string_view(state));
-          },
-          py::arg("state"),
-          "Puts this freshly built pipeline where the one that saved `state` was: it then "
-          "yields exactly what that one would have yielded next. Call it after the last "
-          "builder call and before the first next() (else FailedPreconditionError). "
-          "InvalidArgumentError for the state of a pipeline of another shape (naming the "
-          "first stage that differs), DataLossError for a truncated or corrupted state (the "
-          "pipeline is unchanged by those); an error reading the buffered records again.")
-      .def("set_epoch", &PipelineHandle::SetEpoch, py::arg("epoch"),
-           "Starts this freshly built pipeline as epoch `epoch`: its stages draw shuffle "
-           "order, echo copies, augmentations and file order for that epoch, exactly as "
-           "the epoch-th pass of repeat() does, and its elements carry the epoch. Before "
-           "the first next() and before restore_state(); the pipelines later builder calls "
-           "return keep it. Starting a pipeline at an epoch > 0 needs stages that can start "
-           "over (else next() raises UnimplementedError naming the stage).")
-      .def(
-          "__len__",
-          [](const PipelineHandle& self) -> int64_t {
-            const Length n = self.length();
-            if (n.known()) return n.n;
-            if (n.kind == Length::Kind::kInfinite) {
-              throw py::type_error("len() of a pipeline that repeats forever (.repeat(-1))");
-            }
-            throw py::type_error("len() of a pipeline whose length is not known: " + n.why);
-          },
-          "Elements per pass where the pipeline knows it: a source of known size "
-          "(from_arrays, from_examples) and builder calls whose count follows from their "
-          "options (prefetch, shuffle, map, cache keep it; echo with a whole factor, batch, "
-          "take, shard, repeat(k) compute it). TypeError otherwise (after filter, "
-          "adaptive or auto echo, a fractional echo factor, a file source, repeat(-1)), "
-          "naming the call.")
-      .def(
-          "__bool__", [](const PipelineHandle&) { return true; },
-          "Always true (a pipeline is not a container, whatever its len()).")
-      .def_property_readonly("epoch", &PipelineHandle::epoch,
-                             "The epoch set_epoch() gave (None if it was not called).")
       .def("__repr__", [](const PipelineHandle& self) {
         return std::string("<dataecho.Pipeline of ") + self.element_type() + "s>";
       });
+  RegisterPipelineState(cls);
   // A child of fork() (a DataLoader worker) makes pipelines of its own: the
   // registry's and the waiters' locks must not be copied while another thread
   // holds them. In the child, the handles made before are inherited (they

@@ -143,6 +143,8 @@ class PipelineHandle {
   const char* const element_type_;
   // Made in another process (before a fork() that led to this one).
   bool Inherited() const;
+  // Raises FailedPreconditionError in a process that inherited this handle.
+  void CheckOwnProcess() const;
 
   const pid_t pid_;            // the process that made this handle
   const uint64_t generation_;  // fork_generation when it was made (py_pipeline.cc)
@@ -178,7 +180,21 @@ std::shared_ptr<PipelineHandle> Then(PipelineHandle& self, const char* method, F
 [[noreturn]] void ThrowWrongElement(const char* method, const char* wanted, const char* have,
                                     const char* hint = "");
 
+template <typename T>
+absl::Status PipelineHandle::ApplyEpochLocked(Stage<T>& stage) {
+  if (!epoch_.has_value() || epoch_applied_) return absl::OkStatus();
+  epoch_applied_ = true;
+  if (*epoch_ == 0)
+    return absl::OkStatus();  // a fresh chain is epoch 0 (a generator cannot restart)
+  if (absl::Status s = stage.EnableRestart(); !s.ok()) return s;
+  return stage.Restart(*epoch_);
+}
+
 using PipelineClass = py::class_<PipelineHandle, std::shared_ptr<PipelineHandle>>;
+
+// Binds set_epoch, epoch, save_state, restore_state, __len__ and __bool__
+// (py_pipeline_state.cc); RegisterPipeline calls it.
+void RegisterPipelineState(PipelineClass& cls);
 
 }  // namespace dataecho::python
 
