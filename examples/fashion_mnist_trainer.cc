@@ -42,9 +42,11 @@ ABSL_FLAG(double, echo, 1.0, "Echo factor e >= 1 (fractional: per-item draw)");
 ABSL_FLAG(
     std::string, insert, "before_augment",
     "Echo placement: before_augment, after_augment or batch; or adaptive (echo before augmentation "
-    "only while the upstream has no fresh example ready, at most --max_echo times per example)");
+    "only while the upstream has no fresh example ready, at most --max_echo times per example); "
+    "or auto (placement and factor, at most --max_echo, chosen from the measured costs)");
 ABSL_FLAG(double, max_echo, 4.0,
-          "With --insert=adaptive: the most emissions of one example (m >= 1)");
+          "With --insert=adaptive: the most emissions of one example (m >= 1); with --insert=auto: "
+          "the largest factor it may choose");
 ABSL_FLAG(double, upstream_ratio, 0.0,
           "Upstream R times slower than a training step (shards over loopback HTTP through a "
           "throttled store); 0 = local files at full speed");
@@ -53,6 +55,8 @@ ABSL_FLAG(bool, upstream_http, true,
           "reads the local files)");
 ABSL_FLAG(double, step_ms, 0,
           "With --upstream_ratio: the step time R refers to, in ms (0 = measure it at start)");
+ABSL_FLAG(double, augment_cpu_ms, 0,
+          "A CPU-heavy augmentation: each augmented example also burns this much CPU (ms)");
 ABSL_FLAG(int, batch_size, 128, "Rows per training batch");
 ABSL_FLAG(int, shuffle_buffer, 2048, "Shuffle buffer (elements) after example echoing");
 ABSL_FLAG(int64_t, fresh_budget, 600000, "Stop after this many fresh examples");
@@ -143,6 +147,7 @@ int main(int argc, char** argv) {
   o.upstream_ratio = absl::GetFlag(FLAGS_upstream_ratio);
   o.upstream_over_http = absl::GetFlag(FLAGS_upstream_http);
   o.step_seconds = absl::GetFlag(FLAGS_step_ms) * 1e-3;
+  o.augment_cpu_ms = absl::GetFlag(FLAGS_augment_cpu_ms);
   o.batch_size = absl::GetFlag(FLAGS_batch_size);
   o.shuffle_buffer = absl::GetFlag(FLAGS_shuffle_buffer);
   o.fresh_budget = absl::GetFlag(FLAGS_fresh_budget);

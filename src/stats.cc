@@ -68,9 +68,64 @@ std::string Side(const std::vector<StageStats>& stats, int i) {
   return "";
 }
 
+// What the pipeline measured at its consumer's pulls (the top row's
+// consumer_* figures, stats.h), if it did.
+struct Consumer {
+  double step = 0;     // seconds outside Next(): the consumer's own work
+  double in_next = 0;  // seconds inside Next()
+  double pulls = 0;
+  bool measured() const { return pulls >= 2 && step + in_next > 0; }
+  double elapsed() const { return step + in_next; }
+};
+
+Consumer ConsumerOf(const std::vector<StageStats>& stats) {
+  Consumer c;
+  if (stats.empty()) return c;
+  const StageStats& top = stats.back();
+  c.step = top.Extra("consumer_step_s");
+  c.in_next = top.Extra("consumer_in_next_s");
+  c.pulls = top.Extra("consumer_pulls");
+  return c;
+}
+
+bool HasExtra(const StageStats& s, std::string_view key) {
+  for (const auto& [k, v] : s.extra) {
+    if (k == key) return true;
+  }
+  return false;
+}
+
+// The consumer is the bottleneck: it spent under 10 % of its time waiting
+// inside Next(), or (not measured) the last queue's producer sat on a full
+// queue longer than the consumer waited for it. The verdict line, or "".
+std::string ConsumerBoundLine(const std::vector<StageStats>& stats) {
+  const Consumer c = ConsumerOf(stats);
+  const int top = AsyncBelow(stats, static_cast<int>(stats.size()));
+  const StageStats* queue = top >= 0 ? &stats[static_cast<size_t>(top)] : nullptr;
+  const double full = queue != nullptr ? queue->Extra("producer_blocked_s") : 0;
+  const double waited = queue != nullptr ? absl::ToDoubleSeconds(queue->consumer_wait) : 0;
+  std::string queue_part;
+  if (queue != nullptr && HasExtra(*queue, "producer_blocked_s")) {
+    queue_part = fmt::format("; {}'s producer sat on a full queue {:.3f} s", queue->name, full);
+  }
+  if (c.measured()) {
+    if (!(c.in_next < 0.1 * c.elapsed())) return "";
+    return fmt::format(
+        "bottleneck: the consumer: it spent {:.0f} % of its {:.3f} s inside Next() ({:.3f} s "
+        "waiting for data){}: the input pipeline keeps up (more echoing cannot help)",
+        100 * c.in_next / c.elapsed(), c.elapsed(), c.in_next, queue_part);
+  }
+  if (queue == nullptr || !(full > waited) || !(full > 0)) return "";
+  return fmt::format(
+      "bottleneck: the consumer: it waited {:.3f} s for data{}: the input pipeline keeps up "
+      "(more echoing cannot help)",
+      waited, queue_part);
+}
+
 std::string BottleneckLine(const std::vector<StageStats>& stats) {
   const int n = static_cast<int>(stats.size());
   auto at = [&](int i) -> const StageStats& { return stats[static_cast<size_t>(i)]; };
+  if (std::string line = ConsumerBoundLine(stats); !line.empty()) return line;
   const int top = AsyncBelow(stats, n);
   if (top < 0) {  // everything runs in the consumer's thread
     int best = -1;
@@ -118,7 +173,30 @@ std::string BottleneckLine(const std::vector<StageStats>& stats) {
   }
 }
 
-std::string EchoLine(const StageStats& s) {
+// R for the echo stage at `i`: (upstream time per fresh item) / (consumer
+// time per element at the echo), from the consumer's pulls and the boundary
+// Prefetch below the echo (stats.h, "THE CONSUMER"); the stage's own
+// estimate "rate_ratio" without them (0: not measured). `how` says which.
+double MeasuredR(const std::vector<StageStats>& stats, int i, std::string* how) {
+  const StageStats& s = stats[static_cast<size_t>(i)];
+  const Consumer c = ConsumerOf(stats);
+  const int boundary = AsyncBelow(stats, i);
+  const double fresh = s.Extra("fresh");
+  if (c.measured() && boundary >= 0 && fresh > 0 && s.elements > 0 &&
+      HasExtra(stats[static_cast<size_t>(boundary)], "producer_blocked_s")) {
+    const double active =
+        c.elapsed() - stats[static_cast<size_t>(boundary)].Extra("producer_blocked_s");
+    if (active > 0 && c.step > 0) {
+      *how = "measured at the consumer's pulls";
+      return (active / fresh) / (c.step / static_cast<double>(s.elements));
+    }
+  }
+  *how = "measured";  // the stage's own estimate
+  return s.Extra("rate_ratio");
+}
+
+std::string EchoLine(const std::vector<StageStats>& stats, int i, bool consumer_bound) {
+  const StageStats& s = stats[static_cast<size_t>(i)];
   const double fresh = s.Extra("fresh");
   if (!(fresh > 0)) return "";
   double e = s.Extra("chosen_factor");
@@ -128,7 +206,21 @@ std::string EchoLine(const StageStats& s) {
     what = s.Extra("factor", -1) >= 0 ? "e" : "max e";
   }
   const double realized = s.Extra("realized_factor");
-  const double r = s.Extra("rate_ratio");
+  std::string how;
+  const double r = MeasuredR(stats, i, &how);
+  if (consumer_bound) {
+    const std::string r_part =
+        how.starts_with("measured") && r > 0 ? fmt::format(" (R = {:.2f} {})", r, how) : "";
+    if (realized > 1.05) {
+      return fmt::format(
+          "{}: realized factor {:.2f} ({} = {}) keeps the consumer busy: it is the bottleneck{}",
+          s.name, realized, what, FormatNumber(e), r_part);
+    }
+    return fmt::format(
+        "{}: realized factor {:.2f} ({} = {}); the consumer is the bottleneck{}: echoing cannot "
+        "help here",
+        s.name, realized, what, FormatNumber(e), r_part);
+  }
   if (s.input_wait <= absl::ZeroDuration()) {
     return fmt::format(
         "{}: realized factor {:.2f} ({} = {}); it never waited for its input: the upstream kept "
@@ -139,8 +231,8 @@ std::string EchoLine(const StageStats& s) {
     return fmt::format("{}: realized factor {:.2f} ({} = {}); R not measured yet", s.name, realized,
                        what, FormatNumber(e));
   }
-  return fmt::format("{}: realized factor {:.2f} against min({}, R) = {:.2f} (R = {:.2f} measured)",
-                     s.name, realized, what, std::min(e, r), r);
+  return fmt::format("{}: realized factor {:.2f} against min({}, R) = {:.2f} (R = {:.2f} {})",
+                     s.name, realized, what, std::min(e, r), r, how);
 }
 
 }  // namespace
@@ -149,10 +241,19 @@ std::string FormatStatsVerdict(const std::vector<StageStats>& stats_in) {
   std::vector<StageStats> stats = stats_in;
   internal::MakeStageNamesUnique(&stats);
   if (stats.empty()) return "";
-  std::string out = BottleneckLine(stats) + "\n";
+  const std::string bottleneck = BottleneckLine(stats);
+  std::string out = bottleneck + "\n";
+  const bool consumer_bound = bottleneck.starts_with("bottleneck: the consumer");
+  for (size_t i = 0; i < stats.size(); ++i) {
+    if (!IsEcho(stats[i])) continue;
+    // Auto placement's idle echo stages (passing through) say nothing.
+    if (stats[i].name.starts_with("echo:") && stats[i].Extra("realized_factor") <= 1.0001)
+      continue;
+    if (std::string line = EchoLine(stats, static_cast<int>(i), consumer_bound); !line.empty())
+      out += line + "\n";
+  }
   for (const StageStats& s : stats) {
-    if (!IsEcho(s)) continue;
-    if (std::string line = EchoLine(s); !line.empty()) out += line + "\n";
+    for (const std::string& note : s.notes) out += s.name + ": " + note + "\n";
   }
   return out;
 }
@@ -189,6 +290,11 @@ std::string StatsToJson(const std::vector<StageStats>& stats_in) {
         JsonQuote(s.name), s.elements, s.bytes, JsonNumber(absl::ToDoubleSeconds(s.input_wait)),
         JsonNumber(absl::ToDoubleSeconds(s.consumer_wait)), s.threads);
     for (const auto& [k, v] : s.extra) out += fmt::format(", {}: {}", JsonQuote(k), JsonNumber(v));
+    if (!s.notes.empty()) {
+      out += ", \"decisions\": [";
+      for (size_t j = 0; j < s.notes.size(); ++j) out += (j == 0 ? "" : ", ") + JsonQuote(s.notes[j]);
+      out += "]";
+    }
     out += "}";
   }
   return out + "]";
@@ -202,7 +308,8 @@ bool IsLevel(std::string_view key) {
   static constexpr std::string_view kLevels[] = {
       "parallelism", "depth",  "queued",        "buffer_size",    "buffered",
       "bytes_held",  "factor", "max_factor",    "pool_size",      "pooled",
-      "rate_ratio",  "warmup", "chosen_factor", "epochs_started", "cycle_length"};
+      "rate_ratio",  "warmup", "chosen_factor", "epochs_started", "cycle_length",
+      "placement",   "cores",  "ram_budget_mb"};
   for (std::string_view k : kLevels) {
     if (k == key) return true;
   }
@@ -210,6 +317,7 @@ bool IsLevel(std::string_view key) {
 }
 
 void AddRow(StageStats& total, const StageStats& more) {
+  total.notes = more.notes;  // the latest run's
   total.elements += more.elements;
   total.bytes += more.bytes;
   total.input_wait += more.input_wait;

@@ -102,7 +102,8 @@ std::vector<std::string> Tail(const std::vector<std::string>& stages) {
 }
 
 TEST(EchoPlacementTest, NamesAreTheFlagValues) {
-  const std::vector<std::string> names = {"before_augment", "after_augment", "batch", "adaptive"};
+  const std::vector<std::string> names = {"before_augment", "after_augment", "batch", "adaptive",
+                                          "auto"};
   size_t i = 0;
   for (EchoPlacement placement : kEchoPlacements) {
     EXPECT_EQ(EchoPlacementName(placement), names[i++]);
@@ -175,8 +176,10 @@ TEST(EchoPlacementTest, AdaptiveEchoesBeforeAugmentWithTheDemandGate) {
   EchoedBatchesOptions options = Options(EchoPlacement::kAdaptive, 3);
   options.prefetch.level = level;
   Drained d = Drain(EchoedBatches(Decoded(), Augment, std::move(options)));
-  EXPECT_EQ(Tail(d.stages),
-            (std::vector<std::string>{"adaptive_echo", "map", "shuffle", "batch", "prefetch#2"}));
+  // The batch echo and the planner at the top: the regime-aware part
+  // (echo_planner.h), whose first plan comes after 2 x decide_every batches.
+  EXPECT_EQ(Tail(d.stages), (std::vector<std::string>{"adaptive_echo", "map", "shuffle", "batch",
+                                                      "echo:batch", "prefetch#2", "echo_planner"}));
   // Timing decides how many repeats; every item is read once, fresh, and
   // emitted at most m = 3 times, each copy augmented anew.
   EXPECT_EQ(d.fresh_rows, kItems);

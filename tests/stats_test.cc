@@ -4,6 +4,9 @@
 // input_wait for every stage, and the verdict lines under the table.
 #include "dataecho/stats.h"
 
+#include <atomic>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -149,6 +152,146 @@ TEST(StatsJsonTest, HasTheThreadsOfEveryStage) {
   std::vector<StageStats> stats = {Row("source", 0, 0, 0), Row("prefetch", 1, 0, 0.5)};
   const std::string json = StatsToJson(stats);
   EXPECT_NE(json.find("\"consumer_wait_s\": 0.5, \"threads\": 1"), std::string::npos) << json;
+}
+
+
+// The verdict against pipelines whose R and bottleneck are known by
+// construction. The consumer takes a batch of kRows and sleeps `step`; the
+// upstream makes one item per `per_item` (a throttle, or a busy-wait Map),
+// so R = kRows x per_item / step. Times are long (ms) so that the
+// scheduler's slack on a loaded machine stays well inside the +-15 %; where
+// the machine's load can stretch a construction (a busy-wait preempted, a
+// sleep overslept), the test measures what the construction actually did,
+// with its own clock, and holds the verdict to that.
+constexpr int64_t kRows = 4;
+
+struct Drained {
+  std::string table;
+  double step_s = 0;  // the consumer's mean step, as it actually slept
+};
+
+// Takes up to `steps` elements (all, by default), sleeping `step` after each.
+template <typename P>
+Drained DrainWithSteps(P& p, absl::Duration step, int64_t steps = INT64_MAX) {
+  absl::Duration slept;
+  int64_t n_steps = 0;
+  for (int64_t i = 0; i < steps; ++i) {
+    auto n = p.Next();
+    EXPECT_TRUE(n.ok()) << n.status();
+    if (!n.ok() || !n->has_value()) break;
+    const absl::Time t0 = absl::Now();
+    absl::SleepFor(step);
+    slept += absl::Now() - t0;
+    ++n_steps;
+  }
+  return {FormatStatsTable(p.Stats()),
+          n_steps > 0 ? absl::ToDoubleSeconds(slept) / static_cast<double>(n_steps) : 0};
+}
+
+// The R the echo line reports "measured at the consumer's pulls", or -1.
+double ReportedR(const std::string& table) {
+  const std::string key = "(R = ";
+  const size_t at = table.find(key);
+  if (at == std::string::npos || table.find("measured at the consumer's pulls", at) ==
+                                     std::string::npos)
+    return -1;
+  return std::stod(table.substr(at + key.size()));
+}
+
+TEST(StatsVerdictTest, MeasuresRBehindAThrottle) {
+  // 10 ms per item, 4 items per batch, a 10 ms step: R = 4.
+  auto p = FromVector(MakeExamples(kRows * 40))
+               .Throttle({.latency = absl::Milliseconds(10), .name = "slow_source"})
+               .Prefetch({.depth = 16, .name = "upstream_prefetch"})
+               .Echo({.factor = 1})
+               .Batch({.batch_size = kRows})
+               .Prefetch({.depth = 2, .name = "trainer_prefetch"});
+  const Drained d = DrainWithSteps(p, absl::Milliseconds(10));
+  const std::string& table = d.table;
+  EXPECT_NE(table.find("bottleneck: slow_source (upstream of echo: echoing can help)"),
+            std::string::npos)
+      << table;
+  const double r = 0.010 * kRows / d.step_s;  // 4 with the step as asked
+  EXPECT_NEAR(ReportedR(table), r, 0.15 * r) << table;
+}
+
+TEST(StatsVerdictTest, MeasuresRBehindABusyMap) {
+  // A Map that busy-waits 8 ms per item, 4 items per batch, a 16 ms step: R = 2.
+  // (Its calls measure how long they really took: a preempted busy-wait
+  // takes longer.)
+  auto busy_ns = std::make_shared<std::atomic<int64_t>>(0);
+  auto p = FromVector(MakeExamples(kRows * 30))
+               .Map(
+                   [busy_ns](Example e) {
+                     const absl::Time start = absl::Now();
+                     const absl::Time end = start + absl::Milliseconds(8);
+                     while (absl::Now() < end) {
+                     }
+                     busy_ns->fetch_add(absl::ToInt64Nanoseconds(absl::Now() - start));
+                     return e;
+                   },
+                   {.parallelism = 0, .name = "costly_decode"})
+               .Prefetch({.depth = 16, .name = "upstream_prefetch"})
+               .Echo({.factor = 1})
+               .Batch({.batch_size = kRows})
+               .Prefetch({.depth = 2, .name = "trainer_prefetch"});
+  const Drained d = DrainWithSteps(p, absl::Milliseconds(16));
+  const std::string& table = d.table;
+  EXPECT_NE(table.find("bottleneck: costly_decode (upstream of echo: echoing can help)"),
+            std::string::npos)
+      << table;
+  const double per_item = static_cast<double>(busy_ns->load()) * 1e-9 / (kRows * 30);
+  const double r = per_item * kRows / d.step_s;  // 2 on an idle machine
+  EXPECT_NEAR(ReportedR(table), r, 0.15 * r) << table;
+}
+
+TEST(StatsVerdictTest, NamesTheConsumerWhenTheTrainerIsTheBottleneck) {
+  // The upstream makes an item in 2 ms; the trainer's step takes 50 ms per
+  // 4 rows, 6.25 ms per element at e = 2: R = 0.32, and the echo only adds
+  // copies. (The source outlasts the 40 steps: an upstream that ended early
+  // would have idled, which is not its time per item.) R below 1 is measured
+  // less precisely (the upstream's Prefetch, once full, sleeps until its queue
+  // is down to a level, and that counts as blocked): it must be below 1.
+  auto p = FromVector(MakeExamples(kRows * 300))
+               .Throttle({.latency = absl::Milliseconds(2), .name = "source"})
+               .Map([](Example e) { return e; }, {.parallelism = 0, .name = "decode"})
+               .Prefetch({.depth = 16, .name = "upstream_prefetch"})
+               .Echo({.factor = 2})
+               .Batch({.batch_size = kRows})
+               .Prefetch({.depth = 2, .name = "trainer_prefetch"});
+  const std::string table = DrainWithSteps(p, absl::Milliseconds(50), 40).table;
+  EXPECT_NE(table.find("bottleneck: the consumer"), std::string::npos) << table;
+  EXPECT_EQ(table.find("bottleneck: source"), std::string::npos) << table;
+  EXPECT_EQ(table.find("bottleneck: decode"), std::string::npos) << table;
+  EXPECT_NE(table.find("echo: realized factor 2.00 (e = 2) keeps the consumer busy"),
+            std::string::npos)
+      << table;
+  EXPECT_GT(ReportedR(table), 0.1) << table;
+  EXPECT_LT(ReportedR(table), 0.8) << table;
+}
+
+// The same verdict from the figures alone (no consumer figures: a program
+// that pulls through its own stages): the last queue sat full longer than
+// the consumer waited.
+TEST(StatsVerdictTest, AFullLastQueueMeansTheConsumerIsTheBottleneck) {
+  std::vector<StageStats> stats = {
+      Row("source", 0, 0, 0, {{"busy_s", 2}}),
+      Row("map", 0, 0, 0, {{"busy_s", 3}}),
+      Row("trainer_prefetch", 1, 0, 0.047, {{"producer_blocked_s", 8.7}}),
+  };
+  const std::string verdict = FormatStatsVerdict(stats);
+  EXPECT_NE(verdict.find("bottleneck: the consumer: it waited 0.047 s for data; "
+                         "trainer_prefetch's producer sat on a full queue 8.700 s"),
+            std::string::npos)
+      << verdict;
+}
+
+TEST(StatsJsonTest, NotesAreTheDecisions) {
+  StageStats s = Row("echo_planner", 0, 0, 0, {{"factor", 2}});
+  s.notes = {"after 32 batches: batch echo, e = 2.00: \"why\""};
+  const std::string json = StatsToJson({s});
+  EXPECT_NE(json.find("\"decisions\": [\"after 32 batches"), std::string::npos) << json;
+  EXPECT_NE(FormatStatsVerdict({s}).find("echo_planner: after 32 batches"), std::string::npos);
 }
 
 }  // namespace

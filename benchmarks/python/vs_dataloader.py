@@ -12,7 +12,10 @@ work, alternating the contenders round by round, and reports medians:
    item, batches collated and normalized in torch, num_workers 0, 1 and 2
    (persistent workers, each with its share of the rows; one warm-up epoch).
    Items per second over one epoch (120,000 items); ratio = dataecho / the
-   DataLoader's best, with its spread over the rounds.
+   DataLoader's best, with its spread over the rounds. The same pipeline built
+   and drained from C++ (build/benchmarks/arrays_bench, one epoch per round, in
+   the rotation) gives python_vs_cpp = dataecho from Python / from C++: what
+   the binding costs.
 2. Echo efficiency: an upstream R = 6 times slower than a 2 ms training step
    (a Throttle), the step a busy-wait in Python; for e = 1, 2, 3, 4, 6, 8 the
    speedup in steps per second over e = 1, divided by the ideal min(e, R).
@@ -20,15 +23,18 @@ work, alternating the contenders round by round, and reports medians:
     PYTHONPATH=build/python python3 benchmarks/python/vs_dataloader.py --json=out.json
 
 writes {"dataecho_items_per_second", "dataloader_items_per_second": {"0", "1",
-"2"}, "ratio_vs_dataloader", "ratio_spread": [min, max], "echo_efficiency":
+"2"}, "ratio_vs_dataloader", "ratio_spread": [min, max], "cpp_items_per_second",
+"python_vs_cpp", "python_vs_cpp_spread": [min, max], "echo_efficiency":
 {"1": ..., ...}, ...}.
 """
 
 import argparse
 import gzip
 import json
+import os
 import random
 import statistics
+import subprocess
 import time
 
 import numpy as np
@@ -115,28 +121,38 @@ def dataloader_items_per_second(loader):
     return items / (time.perf_counter() - start)
 
 
-def throughput(images, labels, rounds, echo=2, buffer=10000, batch=256, workers=(0, 1, 2)):
+def throughput(images, labels, rounds, cpp_bench=None, echo=2, buffer=10000, batch=256,
+               workers=(0, 1, 2)):
     loaders = {w: dataloader(images, labels, echo, buffer, batch, w) for w in workers}
     for w in workers:  # warm-up epoch: workers started, pages touched
         dataloader_items_per_second(loaders[w])
     dataecho_items_per_second(images, labels, echo, buffer, batch)
-    runs = {"dataecho": [], **{w: [] for w in workers}}
+    runs = {"dataecho": [], **{w: [] for w in workers}, "cpp": []}
     for r in range(rounds):
-        order = ["dataecho", *workers]
+        order = ["dataecho", *workers] + (["cpp"] if cpp_bench else [])
         order = order[r % len(order):] + order[:r % len(order)]  # rotate who goes first
         for who in order:
             if who == "dataecho":
                 runs[who].append(dataecho_items_per_second(images, labels, echo, buffer, batch))
+            elif who == "cpp":
+                runs[who].append(cpp_items_per_second(cpp_bench))
             else:
                 runs[who].append(dataloader_items_per_second(loaders[who]))
         best = max(runs[w][-1] for w in workers)
         print(f"round {r + 1}: dataecho {runs['dataecho'][-1]:,.0f} items/s, "
               + ", ".join(f"DataLoader({w}) {runs[w][-1]:,.0f}" for w in workers)
+              + (f", C++ {runs['cpp'][-1]:,.0f}" if cpp_bench else "")
               + f", ratio {runs['dataecho'][-1] / best:.2f}", flush=True)
     del loaders
     ratios = [runs["dataecho"][r] / max(runs[w][r] for w in workers) for r in range(rounds)]
-    medians = {who: statistics.median(v) for who, v in runs.items()}
-    return {
+    medians = {who: statistics.median(v) for who, v in runs.items() if v}
+    cpp = {}
+    if cpp_bench:
+        per_round = [runs["dataecho"][r] / runs["cpp"][r] for r in range(rounds)]
+        cpp = {"cpp_items_per_second": medians["cpp"],
+               "python_vs_cpp": medians["dataecho"] / medians["cpp"],
+               "python_vs_cpp_spread": [min(per_round), max(per_round)]}
+    return {**cpp,
         "dataecho_items_per_second": medians["dataecho"],
         "dataloader_items_per_second": {str(w): medians[w] for w in workers},
         "ratio_vs_dataloader": medians["dataecho"] / max(medians[w] for w in workers),
@@ -144,6 +160,20 @@ def throughput(images, labels, rounds, echo=2, buffer=10000, batch=256, workers=
         "ns_per_item": {"dataecho": 1e9 / medians["dataecho"],
                         **{f"dataloader_{w}": 1e9 / medians[w] for w in workers}},
     }
+
+
+def cpp_items_per_second(binary):
+    """One epoch of the same pipeline from C++ (arrays_bench), items per second."""
+    out = subprocess.run([binary, "--rounds=1"], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)["items_per_second"][0]
+
+
+def default_arrays_bench():
+    """build/benchmarks/arrays_bench beside the build/python this dataecho came from."""
+    package = os.path.dirname(os.path.abspath(dataecho.__file__))  # build/python/dataecho
+    build = os.path.dirname(os.path.dirname(package))
+    path = os.path.join(build, "benchmarks", "arrays_bench")
+    return path if os.path.exists(path) else None
 
 
 # ------------------------------------------------------------ echo efficiency
@@ -197,15 +227,21 @@ def main():
     parser.add_argument("--rounds", type=int, default=5, help="throughput rounds (alternating)")
     parser.add_argument("--steps", type=int, default=300, help="measured steps per echo factor")
     parser.add_argument("--skip_efficiency", action="store_true")
+    parser.add_argument("--arrays_bench", default=default_arrays_bench(),
+                        help="the C++ twin (build/benchmarks/arrays_bench); '' to skip it")
     args = parser.parse_args()
     torch.set_num_threads(1)
     images, labels = load_fashion_mnist()
-    results = throughput(images, labels, args.rounds)
+    results = throughput(images, labels, args.rounds, cpp_bench=args.arrays_bench or None)
     print(f"dataecho {results['dataecho_items_per_second']:,.0f} items/s "
           f"({results['ns_per_item']['dataecho']:.0f} ns/item), DataLoader best "
           f"{max(results['dataloader_items_per_second'].values()):,.0f} items/s: ratio "
           f"{results['ratio_vs_dataloader']:.2f} (rounds {results['ratio_spread'][0]:.2f}-"
           f"{results['ratio_spread'][1]:.2f})", flush=True)
+    if "python_vs_cpp" in results:
+        print(f"from C++ {results['cpp_items_per_second']:,.0f} items/s: Python / C++ "
+              f"{results['python_vs_cpp']:.2f} (rounds {results['python_vs_cpp_spread'][0]:.2f}-"
+              f"{results['python_vs_cpp_spread'][1]:.2f})", flush=True)
     if not args.skip_efficiency:
         results["echo_efficiency"], results["echo_steps_per_second"] = echo_efficiency(
             images, labels, steps=args.steps)

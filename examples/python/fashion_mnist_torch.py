@@ -1,7 +1,8 @@
 # Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 """Trains a small MLP on Fashion-MNIST in PyTorch, fed by a dataecho pipeline.
 
-    PYTHONPATH=build/python python3 examples/python/fashion_mnist_torch.py --echo=2
+    venv/bin/python examples/python/fashion_mnist_torch.py --echo=2    # after pip install
+    PYTHONPATH=build/python python3 examples/python/fashion_mnist_torch.py --echo=2    # build tree
 
 The pipeline reads Debian's Fashion-MNIST IDX files, runs the upstream ahead on
 its own thread (prefetch), echoes every image `--echo` times before random

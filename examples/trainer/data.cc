@@ -1,6 +1,8 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "trainer/data.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -19,6 +21,21 @@
 
 namespace trainer {
 namespace {
+
+// Spends `ns` of the calling thread's CPU time (a CPU-heavy augmentation).
+void BurnCpu(int64_t ns) {
+  auto cpu = [] {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  };
+  const int64_t end = cpu() + ns;
+  volatile uint64_t sink = 0;
+  while (cpu() < end) {
+    for (int i = 0; i < 1000; ++i) sink = sink + static_cast<uint64_t>(i);
+  }
+}
+
 
 constexpr int kSide = 28;
 constexpr int kPixels = kSide * kSide;
@@ -90,7 +107,9 @@ dataecho::Pipeline<dataecho::Batch> EchoedTrainBatches(
   const dataecho::RandomCrop crop(
       {.height = kSide, .width = kSide, .padding = 2, .seed = DeriveSeed(o.seed, 2)});
   const dataecho::RandomFlip flip({.seed = DeriveSeed(o.seed, 3)});
-  auto augment = [crop, flip](Example ex) -> absl::StatusOr<Example> {
+  const int64_t burn_ns = static_cast<int64_t>(o.augment_cpu_ms * 1e6);
+  auto augment = [crop, flip, burn_ns](Example ex) -> absl::StatusOr<Example> {
+    if (burn_ns > 0) BurnCpu(burn_ns);
     absl::StatusOr<Example> cropped = crop(std::move(ex));
     if (!cropped.ok()) return cropped.status();
     return flip(*std::move(cropped));
@@ -116,7 +135,9 @@ dataecho::Pipeline<dataecho::Batch> EchoedTrainBatches(
                  .mean = {kPixelMean},
                  .stddev = {kPixelStddev}},
        .prefetch = adaptive ? dataecho::PrefetchOptions{.depth = 4, .name = "trainer_prefetch"}
-                            : dataecho::PrefetchOptions{.depth = 2}});
+                            : dataecho::PrefetchOptions{.depth = 2},
+       // Auto: placement and factor (at most max_echo) from the measured costs.
+       .auto_placement = {.max_factor = o.max_echo, .seed = DeriveSeed(o.seed, 4)}});
   return batches;
 }
 

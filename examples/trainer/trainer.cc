@@ -20,7 +20,7 @@ absl::StatusOr<EchoInsert> ParseEchoInsert(std::string_view name) {
   absl::StatusOr<EchoInsert> insert = dataecho::ParseEchoPlacement(name);
   if (insert.ok()) return insert;
   return absl::InvalidArgumentError(fmt::format(
-      "--insert must be before_augment, after_augment, batch or adaptive, got '{}'", name));
+      "--insert must be before_augment, after_augment, batch, adaptive or auto, got '{}'", name));
 }
 
 absl::Status ValidateOptions(const TrainOptions& o) {
@@ -31,9 +31,9 @@ absl::Status ValidateOptions(const TrainOptions& o) {
   if (!(o.max_echo >= 1.0 && o.max_echo <= 1e6)) {
     return bad(fmt::format("max_echo must be in [1, 1e6], got {}", o.max_echo));
   }
-  if (o.insert == EchoInsert::kAdaptive && o.echo != 1.0) {
-    return bad(fmt::format("adaptive echoing takes its cap from max_echo: leave echo at 1, got {}",
-                           o.echo));
+  if ((o.insert == EchoInsert::kAdaptive || o.insert == EchoInsert::kAuto) && o.echo != 1.0) {
+    return bad(fmt::format("{} echoing takes its cap from max_echo: leave echo at 1, got {}",
+                           o.insert == EchoInsert::kAuto ? "auto" : "adaptive", o.echo));
   }
   // R above 1e4 would deliver one batch per 10,000 steps: no training.
   if (!(o.upstream_ratio >= 0.0 && o.upstream_ratio <= 1e4)) {
@@ -41,6 +41,9 @@ absl::Status ValidateOptions(const TrainOptions& o) {
   }
   if (o.upstream_ratio > 0 && o.train_shards.empty()) {
     return bad("upstream_ratio > 0 reads TFRecord shards over HTTP: set train_shards");
+  }
+  if (!(o.augment_cpu_ms >= 0 && o.augment_cpu_ms <= 1000)) {
+    return bad(fmt::format("augment_cpu_ms must be in [0, 1000], got {}", o.augment_cpu_ms));
   }
   if (!(o.step_seconds >= 0 && o.step_seconds <= 60)) {
     return bad(
@@ -131,7 +134,8 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
   TrainResult result;
   result.echo = o.echo;
   result.insert = o.insert;
-  if (o.insert == EchoInsert::kAdaptive) result.max_echo = o.max_echo;
+  if (o.insert == EchoInsert::kAdaptive || o.insert == EchoInsert::kAuto)
+    result.max_echo = o.max_echo;
   result.step_seconds = step_seconds;
   result.upstream_examples_per_second = upstream_examples_per_second;
 

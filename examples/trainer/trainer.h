@@ -76,6 +76,9 @@ struct TrainOptions {
   // The step time R is relative to; 0 = measure it before training (a median
   // of a few steps). Set it to compare runs on a busy machine fairly.
   double step_seconds = 0.0;
+  // A CPU-heavy augmentation: each augmented example also burns this much
+  // CPU (its thread's CPU clock), on the pipeline's cores. 0 = none. In [0, 1000].
+  double augment_cpu_ms = 0.0;
 
   int batch_size = 128;
   int shuffle_buffer = 2048;  // elements; follows example echoing

@@ -18,7 +18,21 @@
 //   kAdaptive       like kBeforeAugment, but an AdaptiveEchoStage that repeats
 //                   only while the upstream has nothing ready and the consumer
 //                   needs a batch (its demand gate watches the final Prefetch's
-//                   queue: PrefetchOptions::level).
+//                   queue: PrefetchOptions::level). It knows the regime: a planner
+//                   at the top measures the costs (as for kAuto); while a copy
+//                   made before the augmentation is cheap it repeats as always;
+//                   when such copies slow the fresh items (augmented on the cores
+//                   that decode), it stops repeating there and echoes whole
+//                   batches after Batch instead, at the planned factor (at most
+//                   adaptive.max_factor), each decision a note of its stats.
+//   kAuto           an echo stage at each of the three places, all but one passing
+//                   through; a planner at the top measures the costs while the
+//                   pipeline runs (CPU per fresh item, per augmentation, per row;
+//                   the consumer's step; the upstream's time per item; the cores
+//                   the pipeline may use) and sets placement and factor, again
+//                   when the costs change, within a RAM budget, reporting every
+//                   decision with its reason in the stats (echo_planner.h,
+//                   `auto_placement`: prefer speed or quality, max_factor, ...).
 //
 //   auto decoded = dataecho::From(std::move(records))
 //       .Map(Decode, {.parallelism = 4})
@@ -32,7 +46,7 @@
 //        .prefetch = {.depth = 2}});
 //   if (!batches.status().ok()) return batches.status();
 //
-// The names ("before_augment", "after_augment", "batch", "adaptive") are what
+// The names ("before_augment", "after_augment", "batch", "adaptive", "auto") are what
 // command-line flags and JSON output use: EchoPlacementName, ParseEchoPlacement.
 //
 // Thread safety: the functions are thread-safe; the pipeline they build is
@@ -47,6 +61,7 @@
 #include "absl/status/statusor.h"
 #include "dataecho/batch.h"
 #include "dataecho/echo_options.h"
+#include "dataecho/echo_planner.h"
 #include "dataecho/example.h"
 #include "dataecho/export.h"
 #include "dataecho/map.h"
@@ -61,14 +76,15 @@ enum class EchoPlacement {
   kAfterAugment,   // augmentation, then example echoing
   kBatch,          // batch echoing, after Batch
   kAdaptive,       // adaptive example echoing before augmentation
+  kAuto,           // placement and factor chosen from measured costs (echo_planner.h)
 };
 
 // Every placement, in the order above.
 inline constexpr EchoPlacement kEchoPlacements[] = {
     EchoPlacement::kBeforeAugment, EchoPlacement::kAfterAugment, EchoPlacement::kBatch,
-    EchoPlacement::kAdaptive};
+    EchoPlacement::kAdaptive, EchoPlacement::kAuto};
 
-// "before_augment", "after_augment", "batch" or "adaptive".
+// "before_augment", "after_augment", "batch", "adaptive" or "auto".
 DATAECHO_EXPORT std::string_view EchoPlacementName(EchoPlacement placement);
 // The placement of a name above; INVALID_ARGUMENT for any other name.
 DATAECHO_EXPORT absl::StatusOr<EchoPlacement> ParseEchoPlacement(std::string_view name);
@@ -94,6 +110,14 @@ struct EchoedBatchesOptions {
   // The final Prefetch (the consumer's queue). For kAdaptive its `level` is
   // what the demand gate reads; one is made if it is null.
   PrefetchOptions prefetch;
+  // kAuto's planner: the largest factor, speed or quality, the cores, the RAM
+  // budget, how often it decides (echo_planner.h). Its seed draws the copies.
+  // kAdaptive's planner uses it too, with adaptive.max_factor as max_factor.
+  AutoPlacementOptions auto_placement;
+  // The fixed placements: add an echo_diagnostics stage at the top
+  // (echo_diagnostics.h: duplicate rows per batch, distance between copies,
+  // fresh rows per step). kAuto and kAdaptive report them in their planner's row.
+  bool diagnostics = false;
 };
 
 // Builds the rest of the training input on `decoded` (which should end in a

@@ -72,6 +72,7 @@
 #include "dataecho/filter.h"
 #include "dataecho/formats/record.h"
 #include "dataecho/interleave.h"
+#include "dataecho/internal/consumer_meter.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/map.h"
 #include "dataecho/padded_batch.h"
@@ -298,6 +299,10 @@ class Pipeline {
 
   absl::Status status_;
   StagePtr<T> stage_;
+  // The consumer's pulls (stats.h, "THE CONSUMER"): every pull of a batch
+  // pipeline is timed, every 16th of others.
+  std::shared_ptr<internal::ConsumerMeter> consumer_ =
+      std::make_shared<internal::ConsumerMeter>(std::is_same_v<T, ::dataecho::Batch> ? 1 : 16);
 };
 
 // The members above that are not templates of their own, defined out of the
@@ -361,7 +366,9 @@ Pipeline<T> Pipeline<T>::Cache(CacheOptions options) && {
 template <typename T>
 absl::StatusOr<std::optional<T>> Pipeline<T>::Next() {
   if (!status_.ok()) return status_;
+  consumer_->Before();
   absl::StatusOr<std::optional<T>> r = stage_->Next();
+  consumer_->After();
   if (!r.ok()) status_ = r.status();  // stages keep their errors; so does status()
   return r;
 }
@@ -370,6 +377,7 @@ template <typename T>
 std::vector<StageStats> Pipeline<T>::Stats() const {
   std::vector<StageStats> out;
   if (stage_ != nullptr) stage_->AppendStats(&out);
+  if (!out.empty()) consumer_->AppendTo(&out.back());
   internal::MakeStageNamesUnique(&out);
   return out;
 }

@@ -56,6 +56,20 @@
 //       the measured time behind the consumer's 4.210 s wait
 //   echo: realized factor 2.00 against min(e, R) = 2.00 (R = 3.10 measured)
 //
+// THE CONSUMER. A Pipeline's top row carries what the pipeline measured at
+// its consumer's pulls: "consumer_pulls", "consumer_step_s" (time between
+// pulls, outside Next(): the trainer's own steps) and "consumer_in_next_s"
+// (time inside Next()); both are sampled (every pull of a Batch pipeline,
+// every 16th otherwise) and scaled. When the consumer spent less than 10 % of
+// its time inside Next(), or the top Prefetch's producer sat on a full queue
+// longer than the consumer waited, the verdict names the consumer as the
+// bottleneck. R is then measured, not guessed: R = (upstream time per fresh
+// item) / (consumer time per element at the echo), with the upstream's time
+// the time its boundary Prefetch was not blocked on a full queue, per item it
+// delivered, and the consumer's time consumer_step_s over the elements echo
+// emitted (R < 1: the upstream is faster than the trainer). Without those
+// figures the echo stage's own estimate "rate_ratio" is used.
+//
 // Thread safety: plain values and functions.
 #ifndef DATAECHO_STATS_H_
 #define DATAECHO_STATS_H_
@@ -79,6 +93,10 @@ struct DATAECHO_EXPORT StageStats {
   absl::Duration consumer_wait;  // time the consumer spent waiting in Next()
   int threads = 0;               // threads the stage runs; 0 = it runs in its consumer's thread
   std::vector<std::pair<std::string, double>> extra;  // stage-specific figures
+  // Lines of text the stage reports besides its figures: auto echo's
+  // decisions with their reasons (echo_planner.h). Printed under the table,
+  // "decisions" in the JSON.
+  std::vector<std::string> notes;
 
   // Value of extra figure `key`, or `fallback`.
   double Extra(std::string_view key, double fallback = 0) const;
@@ -89,7 +107,8 @@ DATAECHO_EXPORT std::string FormatStatsTable(const std::vector<StageStats>& stat
 // The verdict lines alone (see the file comment), each ending in a newline.
 DATAECHO_EXPORT std::string FormatStatsVerdict(const std::vector<StageStats>& stats);
 // A JSON array of objects: {"stage", "elements", "bytes", "input_wait_s",
-// "consumer_wait_s", "threads", plus every extra figure by its key}.
+// "consumer_wait_s", "threads", plus every extra figure by its key, plus
+// "decisions": [...] (the notes) for a stage that has notes}.
 DATAECHO_EXPORT std::string StatsToJson(const std::vector<StageStats>& stats);
 
 }  // namespace dataecho

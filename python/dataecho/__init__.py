@@ -35,14 +35,15 @@ _interpreter.check(_build_info)  # ImportError naming the Python it was built fo
 
 from dataecho import _dataecho  # noqa: E402
 from dataecho._dataecho import (  # noqa: F401,E402
-    AdaptiveEchoOptions, AutoEchoOptions, Batch, BatchOptions, Cast, DecodeJpeg, EchoOptions,
+    AdaptiveEchoOptions, AutoEchoOptions, AutoPlacementOptions, Batch, BatchOptions, Cast,
+    DecodeJpeg, EchoOptions,
     EchoedBatchesOptions, EncodedImageRecord, Example, FixedImageDecoder, GcsOptions,
     HttpOptions, ImageRecordDecoder, JpegCropOptions, MapOptions, Normalize, ObjectStore,
     Pipeline, PrefetchOptions, RandomCrop, RandomFlip, RandomResizedCrop, Record, RetryOptions,
     S3Options, Shard, ShuffleOptions, ThrottleOptions, Transform, crc32c, decode_image_record,
     encode_image_record, encoded_image_record, from_arrays, from_examples, from_fixed_length,
     from_idx, from_tfrecord, resolve_shard, shard_uris, write_tfrecord)
-from dataecho._dataecho import AUTOTUNE, from_generator, interleave, zip  # noqa: F401,E402
+from dataecho._dataecho import AUTOTUNE, from_generator, interleave  # noqa: F401,E402
 from dataecho.errors import *  # noqa: F401,F403,E402
 from dataecho.errors import StatusError  # noqa: F401,E402
 

@@ -38,9 +38,9 @@ absl::StatusOr<Example> ItemToExample(const py::handle& item, uint64_t position,
   if (py::isinstance<py::tuple>(item)) {
     const auto t = item.cast<py::tuple>();
     if (t.size() != 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, " yielded a tuple of ", t.size(),
-                       " items at position ", position, "; expected (components, label)"));
+      return absl::InvalidArgumentError(absl::StrCat(what, " yielded a tuple of ", t.size(),
+                                                     " items at position ", position,
+                                                     "; expected (components, label)"));
     }
     components = t[0];
     e.label = t[1].cast<int64_t>();
@@ -68,8 +68,9 @@ void RegisterGenerator(py::module_& m) {
       "the pipeline's next() as it was raised (after the items before it). The source "
       "cannot start over: repeat() above it raises UnimplementedError (use cache() first).",
       [](const py::object& iterable) {
-        const std::string what = "from_generator iterator " +
-                                 py::repr(py::type::of(iterable).attr("__name__")).cast<std::string>();
+        const std::string what =
+            "from_generator iterator " +
+            py::repr(py::type::of(iterable).attr("__name__")).cast<std::string>();
         GilObject it(py::iter(iterable));  // TypeError here if not iterable
         auto position = std::make_shared<uint64_t>(0);
         std::function<absl::StatusOr<std::optional<Example>>()> next =

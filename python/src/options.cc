@@ -10,7 +10,6 @@
 #include "status.h"
 
 #include <cmath>
-#include <deque>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -66,26 +65,6 @@ std::string DefaultLiteral(py::handle value) {
                            py::repr(value).cast<std::string>());
   }
   return py::repr(value).cast<std::string>();
-}
-
-std::string Signature::Text() const {
-  std::string params;
-  for (const std::string& a : args_) params += (params.empty() ? "" : ", ") + a;
-  if (!keywords_.empty()) {
-    params += params.empty() ? "*" : ", *";
-    for (const std::string& k : keywords_) params += ", " + k;
-  }
-  return name_ + "(" + params + ")";
-}
-
-const char* Signature::Doc(const std::string& summary) const {
-  return KeepDoc(Text() + "\n--\n\n" + summary + sections_);
-}
-
-const char* KeepDoc(std::string doc) {
-  static auto* docs = new std::deque<std::string>();
-  docs->push_back(std::move(doc));
-  return docs->back().c_str();
 }
 
 void KwargsSplit::CheckAllUsed() const {
@@ -157,6 +136,32 @@ const OptionsSpec<AdaptiveEchoOptions>& Spec<AdaptiveEchoOptions>() {
                 "Seconds between checks of the input while a demand gate is closed "
                 "(echoed_batches placement 'adaptive').")
            .Add("name", &O::name, "Name shown in stats.");
+  return *spec;
+}
+
+template <>
+const OptionsSpec<AutoPlacementOptions>& Spec<AutoPlacementOptions>() {
+  using O = AutoPlacementOptions;
+  static const auto* spec =
+      &(*new OptionsSpec<O>("AutoPlacementOptions"))
+           .Add("max_factor", &O::max_factor,
+                "The largest echo factor a plan may choose. Finite, in [1, 1e6].")
+           .AddCustom(
+               "prefer", "str",
+               [](O& o, py::handle v) {
+                 CheckOk(ParseEchoPrefer(v.cast<std::string>(), &o.prefer));
+               },
+               [](const O& o) { return py::cast(std::string(EchoPreferName(o.prefer))); },
+               "'quality' (the most example-level placement within 10 % of the best step "
+               "rate) or 'speed'.")
+           .Add("pipeline_cores", &O::pipeline_cores,
+                "Cores the pipeline may use; 0 = the CPUs of the process minus trainer_cores.")
+           .Add("trainer_cores", &O::trainer_cores, "Cores the trainer keeps. >= 0.")
+           .Add("ram_budget_bytes", &O::ram_budget_bytes,
+                "The most bytes echo's buffer may hold. > 0.")
+           .Add("decide_every", &O::decide_every, "Batches between two plans. >= 2.")
+           .Add("seed", &O::seed, "Seed of the per-item draws of fractional factors.")
+           .Add("name", &O::name, "Name of the planning stage in stats.");
   return *spec;
 }
 
@@ -238,7 +243,8 @@ const OptionsSpec<EchoedBatchesOptions>& Spec<EchoedBatchesOptions>() {
       &(*new OptionsSpec<O>("EchoedBatchesOptions"))
            .Add("placement", &O::placement,
                 "Where echo goes: 'before_augment' (example echoing, then augmentation), "
-                "'after_augment', 'batch' (whole batches after Batch) or 'adaptive'.")
+                "'after_augment', 'batch' (whole batches after Batch), 'adaptive' or 'auto' "
+                "(placement and factor chosen from measured costs: auto_placement).")
            .AddNested("echo", &O::echo, "The fixed placements' echo.")
            .AddNested("adaptive", &O::adaptive,
                       "Placement 'adaptive': its echo (max_factor, pool_size, seed, ...).")
@@ -248,7 +254,13 @@ const OptionsSpec<EchoedBatchesOptions>& Spec<EchoedBatchesOptions>() {
            .AddNested("augment", &O::augment, "The Map that runs the augmentation.")
            .AddNested("shuffle", &O::shuffle, "The shuffle after echo.")
            .AddNested("batch", &O::batch, "The batch stage.")
-           .AddNested("prefetch", &O::prefetch, "The final prefetch (the consumer's queue).");
+           .AddNested("prefetch", &O::prefetch, "The final prefetch (the consumer's queue).")
+           .AddNested("auto_placement", &O::auto_placement,
+                      "Placement 'auto': max_factor, prefer ('quality' | 'speed'), "
+                      "pipeline_cores, ...")
+           .Add("diagnostics", &O::diagnostics,
+                "Fixed placements: add an echo_diagnostics stage at the top (duplicate rows per "
+                "batch, distance between copies, fresh rows per step).");
   return *spec;
 }
 
@@ -259,6 +271,8 @@ void RegisterOptionClasses(py::module_& m) {
   Spec<AdaptiveEchoOptions>().BindClass(m, "AdaptiveEchoOptions",
                                         "Options of Pipeline.adaptive_echo().");
   Spec<AutoEchoOptions>().BindClass(m, "AutoEchoOptions", "Options of Pipeline.auto_echo().");
+  Spec<AutoPlacementOptions>().BindClass(m, "AutoPlacementOptions",
+                                         "Options of echoed_batches(placement='auto').");
   Spec<MapOptions>().BindClass(m, "MapOptions", "Options of Pipeline.map().");
   Spec<PrefetchOptions>().BindClass(m, "PrefetchOptions", "Options of Pipeline.prefetch().");
   Spec<ShuffleOptions>().BindClass(m, "ShuffleOptions", "Options of Pipeline.shuffle().");

@@ -56,6 +56,7 @@
 #include "dataecho/storage/throttled_store.h"
 #include "dataecho/throttle.h"
 #include "dataecho/zip.h"
+#include "signature.h"
 
 namespace dataecho::python {
 
@@ -72,12 +73,6 @@ namespace py = pybind11;
 [[noreturn]] void ThrowOptionOutOfRange(std::string_view caller, std::string_view field,
                                         py::handle value, std::string_view range,
                                         std::string_view doc);
-
-template <typename T>
-class OptionsSpec;
-// The spec of each option struct the binding uses (declared below).
-template <typename T>
-const OptionsSpec<T>& Spec();
 
 // dataecho.AUTOTUNE: an int (MapOptions' kAutotune) whose repr is "AUTOTUNE",
 // so signatures and docs show the name. Made on first use. REQUIRES: the GIL.
@@ -249,66 +244,13 @@ class OptionsSpec {
   std::vector<Field> fields_;
 };
 
-// A docstring that opens with a text signature in CPython's convention
-// ("name(params)\n--\n\n"), from which inspect.signature() and help() show
-// the real parameters of a function that takes **kwargs in C++:
-//
-//   Signature sig("echo");
-//   sig.Arg("self").Options<EchoOptions>();      // (self, *, factor=2.0, seed=0, name='echo')
-//   DefSigned(cls, sig, "Data echoing ...", [](PipelineHandle& self, const py::kwargs& kw) {...});
-//
-// Options<O>() adds O's fields as keyword-only parameters with the struct's
-// defaults and O's "Keyword arguments" section to the doc; Keyword() adds one
-// more (store=None). Arg() adds a positional parameter ("fn", "labels=None").
-class Signature {
- public:
-  explicit Signature(std::string name) : name_(std::move(name)) {}
-  const std::string& name() const { return name_; }
-
-  Signature& Arg(std::string param) {
-    args_.push_back(std::move(param));
-    return *this;
-  }
-  Signature& Keyword(std::string param) {
-    keywords_.push_back(std::move(param));
-    return *this;
-  }
-  template <typename O>
-  Signature& Options() {
-    const OptionsSpec<O>& spec = Spec<O>();
-    for (std::string& p : spec.Parameters()) keywords_.push_back(std::move(p));
-    sections_ += "\n\nKeyword arguments (C++ " + spec.cpp_name() + ", same names and defaults):\n" +
-                 spec.Doc();
-    return *this;
-  }
-  // "name(args, *, keywords)".
-  std::string Text() const;
-  // The whole docstring: the text signature, `summary`, the options' sections.
-  // Kept for the life of the module.
-  const char* Doc(const std::string& summary) const;
-
- private:
-  std::string name_;
-  std::vector<std::string> args_, keywords_;
-  std::string sections_;
-};
-
-// Defines `sig.name()` on `scope` (a module or a class) with the docstring
-// sig.Doc(summary), without pybind11's own signature line (which would hide
-// the text signature).
-template <typename Scope, typename F, typename... Extra>
-void DefSigned(Scope& scope, const Signature& sig, const std::string& summary, F&& f,
-               const Extra&... extra) {
-  py::options options;
-  options.disable_function_signatures();
-  scope.def(sig.name().c_str(), std::forward<F>(f), extra..., sig.Doc(summary));
-}
-// The same for a constructor: `init` is a py::init(...); sig.name() is "__init__".
-template <typename Class, typename Init>
-void DefSignedInit(Class& cls, const Signature& sig, const std::string& summary, Init&& init) {
-  py::options options;
-  options.disable_function_signatures();
-  cls.def(std::forward<Init>(init), sig.Doc(summary));
+template <typename O>
+Signature& Signature::Options() {
+  const OptionsSpec<O>& spec = Spec<O>();
+  for (std::string& p : spec.Parameters()) keywords_.push_back(std::move(p));
+  sections_ += "\n\nKeyword arguments (C++ " + spec.cpp_name() + ", same names and defaults):\n" +
+               spec.Doc();
+  return *this;
 }
 
 template <typename T>
@@ -320,8 +262,9 @@ void OptionsSpec<T>::BindClass(py::module_& m, const char* py_name,
   // The text signature is in the class's docstring (tp_doc; Python shows the
   // rest as __doc__) and in __init__'s (which some Python versions read).
   py::class_<T> cls(m, py_name, sig.Doc(summary));
-  DefSignedInit(cls, Signature("__init__").Arg("self").Options<T>(), summary,
-            py::init([spec, py_name](const py::kwargs& kw) { return spec->FromKwargs(kw, py_name); }));
+  DefSignedInit(
+      cls, Signature("__init__").Arg("self").Options<T>(), summary,
+      py::init([spec, py_name](const py::kwargs& kw) { return spec->FromKwargs(kw, py_name); }));
   for (const Field& f : fields_) {
     const Field* field = &f;
     cls.def_property(
@@ -415,9 +358,6 @@ class KwargsSplit {
   std::string caller_;
   std::vector<std::string> used_, valid_;
 };
-
-// A docstring kept for the life of the module (pybind11 keeps the pointer).
-const char* KeepDoc(std::string doc);
 
 }  // namespace dataecho::python
 

@@ -24,8 +24,8 @@ void BindGeneric(PipelineClass& cls, const char* name, const char* summary, F f)
   DefSigned(cls, Signature(name).Arg("self").Options<O>(), summary,
             [name, f](PipelineHandle& self, const py::kwargs& kwargs) {
               const O options = Spec<O>().FromKwargs(kwargs, name);
-              std::shared_ptr<PipelineHandle> out =
-                  Then(self, name, [&](auto p) -> AnyPipeline { return f(std::move(p), options); });
+              std::shared_ptr<PipelineHandle> out = Then(
+                  self, name, [&](auto p) -> AnyPipeline { return f(std::move(p), options); });
               if constexpr (std::is_same_v<O, EchoOptions>) {
                 out->set_length(EchoedLength(self.length(), options.factor));
               }
@@ -95,46 +95,45 @@ void RegisterStages(PipelineClass& cls) {
       },
       py::arg("n"));
 
-  DefSigned(
-      cls, Signature("shard").Arg("self").Options<ShardOptions>(),
-      "Keeps elements rank, rank + world_size, ... of the stream: splits it between the "
-      "workers of a job (each still reads the whole stream; file sources split their "
-      "files instead, see from_tfrecord). Rank and world size default to the launcher's "
-      "environment (RANK/WORLD_SIZE, ...), as dataecho.resolve_shard().",
-      [](PipelineHandle& self, const py::kwargs& kwargs) {
-        const Shard shard =
-            ValueOrThrow(ResolveShard(Spec<ShardOptions>().FromKwargs(kwargs, "shard")));
-        auto out = Then(self, "shard", [&](auto p) -> AnyPipeline {
-          using T = typename decltype(p)::value_type;
-          return std::move(p).Apply(
-              [&](StagePtr<T> in) { return ShardStage<T>::Make(std::move(in), shard); });
-        });
-        out->set_length(ShardedLength(self.length(), shard.rank, shard.world_size));
-        return out;
-      });
+  DefSigned(cls, Signature("shard").Arg("self").Options<ShardOptions>(),
+            "Keeps elements rank, rank + world_size, ... of the stream: splits it between the "
+            "workers of a job (each still reads the whole stream; file sources split their "
+            "files instead, see from_tfrecord). Rank and world size default to the launcher's "
+            "environment (RANK/WORLD_SIZE, ...), as dataecho.resolve_shard().",
+            [](PipelineHandle& self, const py::kwargs& kwargs) {
+              const Shard shard =
+                  ValueOrThrow(ResolveShard(Spec<ShardOptions>().FromKwargs(kwargs, "shard")));
+              auto out = Then(self, "shard", [&](auto p) -> AnyPipeline {
+                using T = typename decltype(p)::value_type;
+                return std::move(p).Apply(
+                    [&](StagePtr<T> in) { return ShardStage<T>::Make(std::move(in), shard); });
+              });
+              out->set_length(ShardedLength(self.length(), shard.rank, shard.world_size));
+              return out;
+            });
 
-  DefSigned(
-      cls, Signature("batch").Arg("self").Options<BatchOptions>(),
-      "Examples to fused Batches: each component's rows copied once into one aligned "
-      "buffer, optionally cast to float32/float16/bfloat16 and normalized in the same "
-      "pass. Buffers are pooled and reused once no batch or view holds them.",
-      [](PipelineHandle& self, const py::kwargs& kwargs) {
-        const BatchOptions options = Spec<BatchOptions>().FromKwargs(kwargs, "batch");
-        auto out = Then(self, "batch", [&](auto p) -> AnyPipeline {
-          using T = typename decltype(p)::value_type;
-          if constexpr (std::is_same_v<T, Example>) {
-            return std::move(p).Batch(options);
-          } else {
-            ThrowWrongElement("batch", "Example", ElementName<T>(),
-                              std::is_same_v<T, Record>
-                                  ? ": decode them first, e.g. .map(dataecho.decode_image_record)"
-                                  : "");
-          }
-        });
-        out->set_length(BatchedLength(self.length(), static_cast<int64_t>(options.batch_size),
-                                      options.drop_remainder));
-        return out;
-      });
+  DefSigned(cls, Signature("batch").Arg("self").Options<BatchOptions>(),
+            "Examples to fused Batches: each component's rows copied once into one aligned "
+            "buffer, optionally cast to float32/float16/bfloat16 and normalized in the same "
+            "pass. Buffers are pooled and reused once no batch or view holds them.",
+            [](PipelineHandle& self, const py::kwargs& kwargs) {
+              const BatchOptions options = Spec<BatchOptions>().FromKwargs(kwargs, "batch");
+              auto out = Then(self, "batch", [&](auto p) -> AnyPipeline {
+                using T = typename decltype(p)::value_type;
+                if constexpr (std::is_same_v<T, Example>) {
+                  return std::move(p).Batch(options);
+                } else {
+                  ThrowWrongElement(
+                      "batch", "Example", ElementName<T>(),
+                      std::is_same_v<T, Record>
+                          ? ": decode them first, e.g. .map(dataecho.decode_image_record)"
+                          : "");
+                }
+              });
+              out->set_length(BatchedLength(
+                  self.length(), static_cast<int64_t>(options.batch_size), options.drop_remainder));
+              return out;
+            });
 }
 
 }  // namespace dataecho::python

@@ -1,8 +1,8 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
 // The builder steps beyond echoing (docs/builder.md): filter, cache, zip,
-// interleave, padded_batch; and the module functions dataecho.zip() and
-// dataecho.interleave() over pipelines already built.
+// interleave, padded_batch; and dataecho.interleave() over pipelines already
+// built. (No module-level zip: `from dataecho import *` would hide Python's.)
 //
 // Python has no std::pair element: zip() gives one Example per pair, the
 // components of the first element then those of the second (a Record counts
@@ -53,8 +53,8 @@ typename FilterStage<T>::Predicate PythonPredicate(py::object fn) {
 Example AsExample(Example e) { return e; }
 Example AsExample(const Record& r) {
   Example e;
-  e.components.push_back(*Tensor::Make(DType::kUInt8, {static_cast<int64_t>(r.data.size())},
-                                       r.data));
+  e.components.push_back(
+      *Tensor::Make(DType::kUInt8, {static_cast<int64_t>(r.data.size())}, r.data));
   e.source_index = r.source_index;
   e.repeat_index = r.repeat_index;
   e.epoch = r.epoch;
@@ -126,10 +126,10 @@ Pipeline<U> InterleaveWith(Pipeline<T> p, GilObject fn, std::string what,
           }
           AnyPipeline built = out.cast<PipelineHandle&>().TakeForBuilder("interleave");
           if (auto* typed = std::get_if<Pipeline<U>>(&built)) return std::move(*typed).Release();
-          return absl::InvalidArgumentError(
-              absl::StrCat(what, " returned a pipeline of ", out.cast<PipelineHandle&>().element_type(),
-                           "s; interleave(element_type='", ElementName<U>(),
-                           "') expects one of ", ElementName<U>(), "s"));
+          return absl::InvalidArgumentError(absl::StrCat(
+              what, " returned a pipeline of ", out.cast<PipelineHandle&>().element_type(),
+              "s; interleave(element_type='", ElementName<U>(), "') expects one of ",
+              ElementName<U>(), "s"));
         } catch (py::error_already_set& e) {
           return StatusFromPythonError(e, what.c_str());
         } catch (const std::exception& e) {
@@ -159,17 +159,16 @@ void BindFilterCache(PipelineClass& cls) {
         });
       },
       py::arg("predicate"));
-  DefSigned(
-      cls, Signature("cache").Arg("self").Options<CacheOptions>(),
-      "Reads the input once and keeps its elements (handles: payloads are shared); when a "
-      "repeat() above starts a new epoch, replays them from memory instead of reading "
-      "again. Put it after the expensive, deterministic work (reading, decoding), before the "
-      "random work. Over max_bytes: ResourceExhaustedError (all or nothing).",
-      [](PipelineHandle& self, const py::kwargs& kwargs) {
-        const CacheOptions options = Spec<CacheOptions>().FromKwargs(kwargs, "cache");
-        return Then(self, "cache",
-                    [&](auto p) -> AnyPipeline { return std::move(p).Cache(options); });
-      });
+  DefSigned(cls, Signature("cache").Arg("self").Options<CacheOptions>(),
+            "Reads the input once and keeps its elements (handles: payloads are shared); when a "
+            "repeat() above starts a new epoch, replays them from memory instead of reading "
+            "again. Put it after the expensive, deterministic work (reading, decoding), before the "
+            "random work. Over max_bytes: ResourceExhaustedError (all or nothing).",
+            [](PipelineHandle& self, const py::kwargs& kwargs) {
+              const CacheOptions options = Spec<CacheOptions>().FromKwargs(kwargs, "cache");
+              return Then(self, "cache",
+                          [&](auto p) -> AnyPipeline { return std::move(p).Cache(options); });
+            });
 }
 
 void BindZipInterleave(py::module_& m, PipelineClass& cls) {
@@ -177,21 +176,13 @@ void BindZipInterleave(py::module_& m, PipelineClass& cls) {
       "Pairs the elements of two pipelines, one of each per step, until either ends (C++ "
       "Zip), as one Example: the first's components then the second's (a Record gives one "
       "uint8 [size] component), the label of the first that is an Example, the first's "
-      "source index. Both are consumed.";
+      "source index. Both are consumed. (C++ dataecho::Zip(a, b) is a.zip(b) here.)";
   DefSigned(
       cls, Signature("zip").Arg("self").Arg("other").Options<ZipOptions>(), kZipDoc,
       [](PipelineHandle& self, PipelineHandle& other, const py::kwargs& kwargs) {
         return Zip(self, other, Spec<ZipOptions>().FromKwargs(kwargs, "zip"));
       },
       py::arg("other"));
-  DefSigned(
-      m, Signature("zip").Arg("first").Arg("second").Options<ZipOptions>(),
-      std::string(kZipDoc) + " Same as first.zip(second).",
-      [](PipelineHandle& a, PipelineHandle& b, const py::kwargs& kwargs) {
-        return Zip(a, b, Spec<ZipOptions>().FromKwargs(kwargs, "zip"));
-      },
-      py::arg("first"), py::arg("second"));
-
   DefSigned(
       cls,
       Signature("interleave")
@@ -236,8 +227,7 @@ void BindZipInterleave(py::module_& m, PipelineClass& cls) {
       "dataecho::Interleave). End each in a prefetch() to read them in parallel. They are "
       "consumed.",
       [](const std::vector<std::shared_ptr<PipelineHandle>>& pipelines, const py::kwargs& kwargs) {
-        const auto options =
-            Spec<InterleaveStageOptions>().FromKwargs(kwargs, "interleave");
+        const auto options = Spec<InterleaveStageOptions>().FromKwargs(kwargs, "interleave");
         if (pipelines.empty()) throw py::value_error("interleave(): no pipelines given");
         const std::string type = pipelines[0]->element_type();
         for (const auto& p : pipelines) {
@@ -263,28 +253,27 @@ void BindZipInterleave(py::module_& m, PipelineClass& cls) {
 }
 
 void BindPaddedBatch(PipelineClass& cls) {
-  DefSigned(
-      cls, Signature("padded_batch").Arg("self").Options<PaddedBatchOptions>(),
-      "Examples whose components vary in shape (sequences, images of several sizes) to "
-      "Batches, each component padded per batch to the longest row (or to padded_shapes). "
-      "For n components, batch.components holds the n padded arrays, then (masks=True) n "
-      "uint8 masks of the same shapes (1 = data, 0 = padding), then (lengths=True) n int64 "
-      "[rows, rank] arrays of each row's unpadded shape: all NumPy arrays. A row longer than "
-      "a fixed padded shape, or of another dtype or rank, is InvalidArgumentError naming its "
-      "source index. Stats: 'padding_fraction'.",
-      [](PipelineHandle& self, const py::kwargs& kwargs) {
-        const PaddedBatchOptions options =
-            Spec<PaddedBatchOptions>().FromKwargs(kwargs, "padded_batch");
-        return Then(self, "padded_batch", [&](auto p) -> AnyPipeline {
-          using T = typename decltype(p)::value_type;
-          if constexpr (std::is_same_v<T, Example>) {
-            return std::move(p).PaddedBatch(options);
-          } else {
-            ThrowWrongElement("padded_batch", "Example", ElementName<T>(),
-                              std::is_same_v<T, Record> ? ": decode them first" : "");
-          }
-        });
-      });
+  DefSigned(cls, Signature("padded_batch").Arg("self").Options<PaddedBatchOptions>(),
+            "Examples whose components vary in shape (sequences, images of several sizes) to "
+            "Batches, each component padded per batch to the longest row (or to padded_shapes). "
+            "For n components, batch.components holds the n padded arrays, then (masks=True) n "
+            "uint8 masks of the same shapes (1 = data, 0 = padding), then (lengths=True) n int64 "
+            "[rows, rank] arrays of each row's unpadded shape: all NumPy arrays. A row longer than "
+            "a fixed padded shape, or of another dtype or rank, is InvalidArgumentError naming its "
+            "source index. Stats: 'padding_fraction'.",
+            [](PipelineHandle& self, const py::kwargs& kwargs) {
+              const PaddedBatchOptions options =
+                  Spec<PaddedBatchOptions>().FromKwargs(kwargs, "padded_batch");
+              return Then(self, "padded_batch", [&](auto p) -> AnyPipeline {
+                using T = typename decltype(p)::value_type;
+                if constexpr (std::is_same_v<T, Example>) {
+                  return std::move(p).PaddedBatch(options);
+                } else {
+                  ThrowWrongElement("padded_batch", "Example", ElementName<T>(),
+                                    std::is_same_v<T, Record> ? ": decode them first" : "");
+                }
+              });
+            });
 }
 
 }  // namespace

@@ -106,6 +106,11 @@ py::dict StatsDict(const StageStats& s) {
   d["input_wait_s"] = absl::ToDoubleSeconds(s.input_wait);
   d["consumer_wait_s"] = absl::ToDoubleSeconds(s.consumer_wait);
   for (const auto& [key, value] : s.extra) d[py::str(key)] = value;
+  if (!s.notes.empty()) {  // auto echo's decisions (stats.h: notes)
+    py::list notes;
+    for (const std::string& n : s.notes) notes.append(n);
+    d["decisions"] = notes;
+  }
   return d;
 }
 

@@ -78,13 +78,13 @@ void BindStore(py::module_& m) {
                "s3://bucket/key (endpoints and credentials from the usual environment "
                "variables unless given). Pass it to a source as store=; by default each source "
                "opens its own."));
-  DefSignedInit(cls, Signature("__init__").Arg("self").Options<ObjectStoreOptions>(),
-            "A store with these options.", py::init([](const py::kwargs& kwargs) {
-              const ObjectStoreOptions options =
-                  Spec<ObjectStoreOptions>().FromKwargs(kwargs, "ObjectStore");
-              return StoreHandle{std::shared_ptr<ObjectStore>(OpenObjectStore(options)),
-                                 "ObjectStore()"};
-            }));
+  DefSignedInit(
+      cls, Signature("__init__").Arg("self").Options<ObjectStoreOptions>(),
+      "A store with these options.", py::init([](const py::kwargs& kwargs) {
+        const ObjectStoreOptions options =
+            Spec<ObjectStoreOptions>().FromKwargs(kwargs, "ObjectStore");
+        return StoreHandle{std::shared_ptr<ObjectStore>(OpenObjectStore(options)), "ObjectStore()"};
+      }));
   DefSigned(cls, Signature("throttled").Arg("self").Options<ThrottledStoreOptions>(),
             "This store with added latency and a bandwidth cap (emulates a remote store).",
             [](const StoreHandle& self, const py::kwargs& kwargs) {
@@ -95,16 +95,16 @@ void BindStore(py::module_& m) {
                   Spec<ThrottledStoreOptions>().Repr(self.repr + ".throttled", options)};
             });
   cls.def(
-          "stat",
-          [](const StoreHandle& self, const std::string& uri) {
-            absl::StatusOr<ObjectInfo> info;
-            {
-              py::gil_scoped_release nogil;
-              info = self.store->Stat(uri);
-            }
-            return InfoDict(ValueOrThrow(std::move(info)));
-          },
-          py::arg("uri"), "{'uri', 'size', 'version'} of one object.")
+         "stat",
+         [](const StoreHandle& self, const std::string& uri) {
+           absl::StatusOr<ObjectInfo> info;
+           {
+             py::gil_scoped_release nogil;
+             info = self.store->Stat(uri);
+           }
+           return InfoDict(ValueOrThrow(std::move(info)));
+         },
+         py::arg("uri"), "{'uri', 'size', 'version'} of one object.")
       .def(
           "list",
           [](const StoreHandle& self, const std::string& prefix) {
@@ -163,22 +163,22 @@ void BindSharding(py::module_& m) {
         return absl::StrCat("Shard(rank=", s.rank, ", world_size=", s.world_size, ", source='",
                             s.source, "')");
       });
-  DefSigned(m, Signature("resolve_shard").Options<ShardOptions>(),
-            "This worker's Shard: from the arguments, else from the launcher's environment "
-            "(RANK/WORLD_SIZE of torchrun, Open MPI, Slurm), else rank 0 of 1.",
-            [](const py::kwargs& kwargs) {
-              return ValueOrThrow(
-                  ResolveShard(Spec<ShardOptions>().FromKwargs(kwargs, "resolve_shard")));
-            });
-  m.def(
-      "shard_uris",
+  DefSigned(
+      m, Signature("resolve_shard").Options<ShardOptions>(),
+      "This worker's Shard: from the arguments, else from the launcher's environment "
+      "(RANK/WORLD_SIZE of torchrun, Open MPI, Slurm), else rank 0 of 1.",
+      [](const py::kwargs& kwargs) {
+        return ValueOrThrow(ResolveShard(Spec<ShardOptions>().FromKwargs(kwargs, "resolve_shard")));
+      });
+  DefSigned(
+      m, Signature("shard_uris").Arg("uris").Arg("rank").Arg("world_size").Arg("allow_empty=False"),
+      "URIs rank, rank + world_size, ... of `uris` (in their order). FailedPreconditionError "
+      "for an empty share unless allow_empty (a data-parallel job hangs when one rank runs out "
+      "first).",
       [](const std::vector<std::string>& uris, int rank, int world_size, bool allow_empty) {
         return ValueOrThrow(ShardUris(uris, Shard{rank, world_size, "options", allow_empty}));
       },
-      py::arg("uris"), py::arg("rank"), py::arg("world_size"), py::arg("allow_empty") = false,
-      "URIs rank, rank + world_size, ... of `uris` (in their order). FailedPreconditionError "
-      "for an empty share unless allow_empty (a data-parallel job hangs when one rank runs out "
-      "first).");
+      py::arg("uris"), py::arg("rank"), py::arg("world_size"), py::arg("allow_empty") = false);
 }
 
 // The signature of a file source: patterns, the format's options, the
@@ -232,7 +232,8 @@ void BindFileSources(py::module_& m) {
       },
       py::arg("patterns"));
   DefSigned(
-      m, Signature("from_idx").Arg("images").Arg("labels").Options<IdxOptions>().Keyword("store=None"),
+      m,
+      Signature("from_idx").Arg("images").Arg("labels").Options<IdxOptions>().Keyword("store=None"),
       "A pipeline of Examples from an IDX image file and its label file (MNIST, "
       "Fashion-MNIST; plain or .gz): uint8 [28, 28, 1] images, labels, source_index = row. "
       "store: a dataecho.ObjectStore (None: a new one).",
@@ -304,8 +305,13 @@ std::vector<int64_t> LabelValues(const py::object& labels, int64_t rows) {
 }
 
 void BindMemorySources(py::module_& m) {
-  m.def(
-      "from_arrays",
+  DefSigned(
+      m, Signature("from_arrays").Arg("images").Arg("labels=None"),
+      "A pipeline of Examples from in-memory arrays: row i of `images` (copied once, then "
+      "shared: rows are slices of one buffer) with label labels[i] (0 without labels) and "
+      "source_index i. Labels are integers (any integer dtype, or floats holding whole numbers "
+      "within int64); a fractional, NaN, infinite or out-of-range label raises "
+      "InvalidArgumentError naming its index.",
       [](const py::object& images, const py::object& labels) {
         const Tensor all = TensorFromArray(images);  // one copy of every row
         if (all.rank() < 1) throw py::value_error("from_arrays(): images need a row dimension");
@@ -326,20 +332,16 @@ void BindMemorySources(py::module_& m) {
         out->set_length(Length::Known(rows));
         return out;
       },
-      py::arg("images"), py::arg("labels") = py::none(),
-      "A pipeline of Examples from in-memory arrays: row i of `images` (copied once, then "
-      "shared: rows are slices of one buffer) with label labels[i] (0 without labels) and "
-      "source_index i. Labels are integers (any integer dtype, or floats holding whole numbers "
-      "within int64); a fractional, NaN, infinite or out-of-range label raises "
-      "InvalidArgumentError naming its index.");
-  m.def(
-      "from_examples",
+      py::arg("images"), py::arg("labels") = py::none());
+  DefSigned(
+      m, Signature("from_examples").Arg("examples"),
+      "A pipeline of the given dataecho.Example objects, in order.",
       [](const std::vector<Example>& examples) {
         auto out = MakeHandle(FromVector(examples));
         out->set_length(Length::Known(static_cast<int64_t>(examples.size())));
         return out;
       },
-      py::arg("examples"), "A pipeline of the given dataecho.Example objects, in order.");
+      py::arg("examples"));
 }
 
 }  // namespace

@@ -141,13 +141,13 @@ void BindTransform(py::module_& m, const char* name, const char* summary, F make
   // The class's text signature (its docstring's first line) lists O's fields.
   py::class_<T, Transform> cls(m, name, Signature(name).Options<O>().Doc(summary));
   DefSignedInit(cls, Signature("__init__").Arg("self").Options<O>(), summary,
-            py::init([name, make](const py::kwargs& kwargs) {
-              const O options = Spec<O>().FromKwargs(kwargs, name);
-              T t;
-              make(options, &t);
-              t.repr = Spec<O>().Repr(name, options);
-              return t;
-            }));
+                py::init([name, make](const py::kwargs& kwargs) {
+                  const O options = Spec<O>().FromKwargs(kwargs, name);
+                  T t;
+                  make(options, &t);
+                  t.repr = Spec<O>().Repr(name, options);
+                  return t;
+                }));
 }
 
 void BindTransforms(py::module_& m) {

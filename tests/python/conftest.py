@@ -10,6 +10,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -52,3 +53,17 @@ def run_python(code, timeout=60, **kwargs):
 def task_count():
     """Threads of this process (the pipeline's C++ threads included)."""
     return len(os.listdir("/proc/self/task"))
+
+
+def settled_task_count(timeout=5.0):
+    """task_count() once it stopped changing: a thread an earlier test joined
+    can stay in /proc/self/task for a moment after join() returned."""
+    deadline = time.monotonic() + timeout
+    last = task_count()
+    while time.monotonic() < deadline:
+        time.sleep(0.02)
+        now = task_count()
+        if now == last:
+            return now
+        last = now
+    return last

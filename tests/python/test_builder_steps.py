@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import dataecho
+from conftest import run_python
 
 
 def labels_of(pipeline):
@@ -113,8 +114,7 @@ def test_zip_merges_examples_and_records(small_arrays, tmp_path):
         assert e.label == labels[i] and e.source_index == i
     path = str(tmp_path / "z.tfrecord")
     dataecho.write_tfrecord(path, [b"ab", b"cde"])
-    pairs = list(dataecho.zip(dataecho.from_tfrecord(path),
-                              dataecho.from_arrays(images[:2], [4, 5])))
+    pairs = list(dataecho.from_tfrecord(path).zip(dataecho.from_arrays(images[:2], [4, 5])))
     assert [bytes(e.components[0]) for e in pairs] == [b"ab", b"cde"]
     assert [e.label for e in pairs] == [4, 5]  # the first Example's label
     batch = next(dataecho.from_arrays(images[:4], labels[:4])
@@ -255,3 +255,23 @@ def test_from_generator_closed_mid_flight_does_not_hang():
     p.close()
     with pytest.raises(dataecho.CancelledError):
         next(p)
+
+
+def test_interpreter_exit_with_python_steps_mid_flight():
+    # A generator source, a Python filter and an interleave function, all
+    # waiting for the GIL on the pipeline's threads when the interpreter exits
+    # without close(): the atexit hook joins them; exit neither hangs nor crashes.
+    code = """
+import numpy as np, dataecho
+def endless():
+    while True:
+        yield np.zeros(4, np.uint8), 1
+p = (dataecho.from_generator(endless()).filter(lambda e: True).prefetch(depth=4)
+     .interleave(lambda e: dataecho.from_arrays(np.zeros((2, 2), np.uint8)), cycle_length=2)
+     .prefetch(depth=4))
+next(p)
+print("ok", flush=True)
+"""
+    result = run_python(code, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "ok\n"

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import dataecho
-from conftest import run_python, task_count
+from conftest import run_python, settled_task_count, task_count
 
 # A pipeline with threads everywhere: a Python map on 2 workers, a prefetch,
 # and a throttle that makes every element take a minute.
@@ -87,7 +87,7 @@ def test_cancel_from_another_thread_wakes_next():
 
 
 def test_with_statement_closes():
-    baseline = task_count()
+    baseline = settled_task_count()
     with dataecho.from_arrays(np.zeros((8, 2), np.uint8)).prefetch() as p:
         next(p)
     assert task_count() == baseline

@@ -83,7 +83,8 @@ def test_sources_and_new_steps():
     padded = keywords(dataecho.Pipeline.padded_batch)
     assert padded["batch_size"] == 32 and padded["padded_shapes"] == []
     assert padded["masks"] is True and padded["lengths"] is True
-    assert str(inspect.signature(dataecho.zip)) == "(first, second, *, name='zip')"
+    assert str(inspect.signature(dataecho.Pipeline.zip)) == "(self, other, *, name='zip')"
+    assert not hasattr(dataecho, "zip")  # `from dataecho import *` keeps Python's zip
     assert str(inspect.signature(dataecho.from_generator)) == "(iterable)"
     assert keywords(dataecho.resolve_shard) == {"rank": -1, "world_size": -1,
                                                 "allow_empty": False}

@@ -66,7 +66,7 @@ TEST(EchoBenchArgsTest, RejectsBadInput) {
   } cases[] = {
       {"--echo=0.5", "below 1"},
       {"--echo=2,x", "'x' is not a number"},
-      {"--insert=sideways", "must be before_augment, after_augment, batch or adaptive"},
+      {"--insert=sideways", "must be before_augment, after_augment, batch, adaptive or auto"},
       {"--batch_size=0", "must be >= 1"},
       {"--step_ms=-1", "must be > 0"},
       {"--frobnicate=1", "unknown flag --frobnicate"},
@@ -150,6 +150,28 @@ TEST(EchoBenchArgsTest, AdaptiveRunsOnlyTheBaselineUnlessEchoIsGiven) {
   c = ParseArgs(3, const_cast<char**>(given));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->echo, (std::vector<double>{1, 2, 3, 4, 6, 8}));
+}
+
+TEST(EchoBenchArgsTest, AutoAndGrid) {
+  const char* auto_args[] = {"echo_bench", "--insert=auto", "--prefer=speed"};
+  absl::StatusOr<BenchConfig> c = ParseArgs(3, const_cast<char**>(auto_args));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->insert, Insert::kAuto);
+  EXPECT_EQ(c->prefer, EchoPrefer::kSpeed);
+  EXPECT_EQ(c->echo, (std::vector<double>{1}));  // the baseline, then --max_echo
+  const char* grid[] = {"echo_bench", "--grid"};
+  c = ParseArgs(2, const_cast<char**>(grid));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->grid);
+  EXPECT_EQ(c->prefer, EchoPrefer::kQuality);
+  EXPECT_EQ(c->echo, (std::vector<double>{2, 3, 4}));
+  const char* grid_insert[] = {"echo_bench", "--grid", "--insert=batch"};
+  EXPECT_EQ(ParseArgs(3, const_cast<char**>(grid_insert)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  const char* bad_prefer[] = {"echo_bench", "--prefer=fastest"};
+  c = ParseArgs(2, const_cast<char**>(bad_prefer));
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(c.status().message().find("--prefer=fastest"), std::string::npos) << c.status();
 }
 
 TEST(EchoBenchArgsTest, HelpListsEveryFlagWithItsDefault) {
@@ -281,6 +303,30 @@ TEST(EchoBenchRunTest, AdaptiveRunsTheBaselineThenTheCap) {
   // The baseline (m = 1) never repeats.
   EXPECT_NE(j.find("\"fresh_examples\": 320, \"repeated_examples\": 0"), std::string::npos) << j;
   EXPECT_EQ(j.find("\"echo\": 4,"), std::string::npos) << j;  // only e = 1 and m = 3
+}
+
+TEST(EchoBenchRunTest, GridRunsEveryPlacementAndAuto) {
+  const std::string dir = ::testing::TempDir() + "/echo_bench_grid";
+  const std::string data = WriteTinyDataset(dir, 200);
+  const std::string json = dir + "/out.json";
+  Result r = RunBench("--no_progress --source=" + data +
+                      " --grid --echo=2 --max_echo=3 --repeats=1 --steps=40 --batch_size=16 "
+                      "--shuffle_buffer=64 --step_ms=0.5 --upstream_ratio=3 --json=" +
+                      json);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("grid: auto "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" / best fixed "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("decisions of its median run"), std::string::npos) << r.output;
+  const std::string j = ReadFile(json);
+  for (const char* key :
+       {"\"auto_vs_best_fixed\": ", "\"best_fixed\": {\"insert\": ", "\"grid\": [",
+        "\"insert\": \"before_augment\", \"echo\": 2", "\"insert\": \"after_augment\", \"echo\": 2",
+        "\"insert\": \"batch\", \"echo\": 2", "\"insert\": \"auto\", \"echo\": 3",
+        "\"decisions\": [\"after ", "\"auto_insert\": "}) {
+    EXPECT_NE(j.find(key), std::string::npos) << key << "\n" << j;
+  }
+  // The baseline, three fixed placements at e = 2, auto: five runs.
+  EXPECT_EQ(RunLogOrder(j).size(), 5u) << j;
 }
 
 // --strict turns a regime warning into exit status 3, the results still

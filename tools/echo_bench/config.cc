@@ -42,10 +42,19 @@ ABSL_FLAG(double, latency_ms, Defaults().latency_ms,
 ABSL_FLAG(std::string, echo, fmt::format("{}", fmt::join(Defaults().echo, ",")),
           "echo factors to run (e=1, the baseline, always runs)");
 ABSL_FLAG(std::string, insert, std::string(dataecho::bench::InsertName(Defaults().insert)),
-          "before_augment | after_augment | batch | adaptive");
+          "before_augment | after_augment | batch | adaptive | auto\n"
+          "(auto: placement and factor chosen from measured costs)");
+ABSL_FLAG(std::string, prefer, "quality",
+          "--insert=auto: speed, or quality (the most example-level\n"
+          "placement within 10% of the best step rate)");
+ABSL_FLAG(bool, grid, false,
+          "run every fixed placement x --echo factor and auto\n"
+          "(--max_echo) in one run, rotating; report auto / best\n"
+          "fixed steps/s");
 ABSL_FLAG(double, max_echo, Defaults().max_echo,
           "adaptive: at most M emissions per item (one run per\n"
-          "--echo value too, e=1 runs as the baseline)");
+          "--echo value too, e=1 runs as the baseline); auto: the\n"
+          "largest factor it may choose");
 ABSL_FLAG(int64_t, batch_size, Defaults().batch_size, "rows per batch");
 ABSL_FLAG(int64_t, shuffle_buffer, Defaults().shuffle_buffer,
           "shuffle buffer after example echoing");
@@ -105,9 +114,9 @@ constexpr tools::FlagSpec kSourceFlags[] = {{"source", "URI"},
                                             {"dataset", "NAME"},
                                             {"data_dir", "DIR"},
                                             {"latency_ms", "MS"}};
-constexpr tools::FlagSpec kPipelineFlags[] = {{"echo", "E1,E2,..."},   {"insert", "WHERE"},
-                                              {"max_echo", "M"},       {"batch_size", "N"},
-                                              {"shuffle_buffer", "N"}, {"seed", "N"}};
+constexpr tools::FlagSpec kPipelineFlags[] = {
+    {"echo", "E1,E2,..."}, {"insert", "WHERE"},     {"max_echo", "M"}, {"prefer", "WHAT"},
+    {"grid", ""},          {"batch_size", "N"}, {"shuffle_buffer", "N"}, {"seed", "N"}};
 constexpr tools::FlagSpec kTrainerFlags[] = {{"step_ms", "T"},
                                              {"no_pin", ""},
                                              {"upstream_ratio", "R"},
@@ -236,8 +245,14 @@ absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
   const std::string insert = absl::GetFlag(FLAGS_insert);
   absl::StatusOr<Insert> placement = ParseEchoPlacement(insert);
   if (!placement.ok())
-    return Bad("insert", insert, "must be before_augment, after_augment, batch or adaptive");
+    return Bad("insert", insert, "must be before_augment, after_augment, batch, adaptive or auto");
   c.insert = *placement;
+  const std::string prefer = absl::GetFlag(FLAGS_prefer);
+  if (!ParseEchoPrefer(prefer, &c.prefer).ok())
+    return Bad("prefer", prefer, "must be speed or quality");
+  c.grid = absl::GetFlag(FLAGS_grid);
+  if (c.grid && cl->given.count("insert"))
+    return Bad("insert", insert, "--grid runs every placement (leave --insert out)");
   c.max_echo = absl::GetFlag(FLAGS_max_echo);
   c.batch_size = absl::GetFlag(FLAGS_batch_size);
   c.shuffle_buffer = absl::GetFlag(FLAGS_shuffle_buffer);
@@ -292,7 +307,9 @@ absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
   }
   if (absl::Status s = CheckMagnitudes(c); !s.ok()) return s;
 
-  if (c.insert == Insert::kAdaptive && !cl->given.count("echo")) c.echo = {1};
+  if ((c.insert == Insert::kAdaptive || c.insert == Insert::kAuto) && !cl->given.count("echo"))
+    c.echo = {1};
+  if (c.grid && !cl->given.count("echo")) c.echo = {2, 3, 4};
   if (c.format == "idx" && !c.source.empty() && c.source.find(',') == std::string::npos) {
     return Bad("source", c.source, "--format=idx needs IMAGES_URI,LABELS_URI");
   }

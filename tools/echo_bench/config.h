@@ -24,7 +24,12 @@ struct BenchConfig {
   std::string dataset = "fashion_mnist";
   std::vector<double> echo = {1, 2, 3, 4, 6, 8};
   Insert insert = Insert::kBeforeAugment;
-  double max_echo = 4;        // adaptive mode's cap on emissions per item
+  double max_echo = 4;        // adaptive mode's cap on emissions per item; auto's largest factor
+  // --insert=auto: what its plans optimize (speed | quality, echo_planner.h).
+  EchoPrefer prefer = EchoPrefer::kQuality;
+  // --grid: every fixed placement x --echo factor and auto (--max_echo) in
+  // one run, rotating; reports auto / best fixed steps/s (grid.h).
+  bool grid = false;
   double upstream_ratio = 6;  // R: upstream time per batch / step time (0 = unthrottled)
   // With upstream_ratio 0: step_ms is set so that the measured R is this (0 = keep step_ms).
   double target_ratio = 0;

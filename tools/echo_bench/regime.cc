@@ -25,7 +25,7 @@ std::vector<double> Factors(const BenchConfig& config) {
   for (double e : config.echo) {
     if (std::find(factors.begin(), factors.end(), e) == factors.end()) factors.push_back(e);
   }
-  if (config.insert == Insert::kAdaptive &&
+  if ((config.insert == Insert::kAdaptive || config.insert == Insert::kAuto) &&
       std::find(factors.begin(), factors.end(), config.max_echo) == factors.end()) {
     factors.push_back(config.max_echo);
   }

@@ -32,7 +32,7 @@ struct Spread {
 Spread Summarize(std::vector<double> samples);
 
 // The factors a bench runs: 1 (the baseline) first, then the --echo values
-// other than 1, then (adaptive) --max_echo if not among them.
+// other than 1, then (adaptive, auto) --max_echo if not among them.
 std::vector<double> Factors(const BenchConfig& config);
 
 // The factors in the order repeat `repeat` (0-based) runs them: `factors`

@@ -24,6 +24,12 @@ std::string JsonStrings(const std::vector<std::string>& values) {
 // The fields of a point that the JSON had before the repeats (one run per
 // factor), and the trainer's lost time.
 std::string RunFields(const RunResult& r) {
+  std::string auto_fields;
+  if (r.insert == "auto") {
+    auto_fields = fmt::format(", \"auto_insert\": {}, \"auto_echo\": {}, \"decisions\": {}",
+                              JsonQuote(r.auto_insert), JsonNumber(r.auto_echo),
+                              JsonStrings(r.decisions));
+  }
   return fmt::format(
       "\"echo\": {}, \"insert\": {}, \"steps\": {}, \"steps_per_sec\": {}, \"speedup\": {}, "
       "\"ideal_speedup\": {}, \"efficiency\": {}, \"fresh_examples\": {}, \"repeated_examples\": "
@@ -35,7 +41,8 @@ std::string RunFields(const RunResult& r) {
       JsonNumber(r.consumer_idle_fraction), JsonNumber(r.trainer_lost_fraction),
       r.insert == "adaptive"
           ? fmt::format(", \"rate_ratio_estimate\": {}", JsonNumber(r.rate_ratio_estimate))
-          : std::string());
+          : std::string()) +
+         auto_fields;
 }
 
 }  // namespace
@@ -74,6 +81,12 @@ std::string FormatTable(const BenchConfig& config, const BenchResult& result) {
         r.fresh_examples, r.repeated_examples, static_cast<double>(r.upstream_bytes) / 1e6,
         100 * r.consumer_idle_fraction, 100 * r.trainer_lost_fraction, r.out_of_regime ? " !" : "");
   }
+  for (const RunResult& r : result.points) {
+    if (r.insert != "auto" || r.decisions.empty()) continue;
+    out += fmt::format("auto (largest e = {:g}), decisions of its median run:\n", r.echo);
+    for (const std::string& d : r.decisions) out += "  " + d + "\n";
+  }
+  if (result.has_grid) out += FormatGrid(result.grid);
   const Spread upstream = Summarize(result.upstream_ratios);
   out += fmt::format(
       "upstream alone: median {:.2f} ({:.2f}-{:.2f}) steps per batch (target R = {:g})\n",
@@ -105,13 +118,15 @@ std::string ToJson(const BenchConfig& config, const BenchResult& result) {
       "\"measured_upstream_ratio_min\": {}, \"measured_upstream_ratio_max\": {}, "
       "\"measured_upstream_ratios\": {}, \"nominal_steps_per_sec\": {}, "
       "\"baseline_tolerance\": {}, \"max_efficiency\": {}, \"max_spread\": {}, "
-      "\"max_trainer_lost\": {},\n\"warnings\": {},\n\"runs\": [",
+      "\"max_trainer_lost\": {},\n\"warnings\": {},\n",
       JsonNumber(config.upstream_ratio), JsonNumber(upstream.median), JsonNumber(config.step_ms),
       config.batch_size, config.shuffle_buffer, config.seed, config.repeats,
       JsonNumber(upstream.min), JsonNumber(upstream.max), JsonArray(result.upstream_ratios),
       nominal > 0 ? JsonNumber(nominal) : "null", JsonNumber(config.baseline_tolerance),
       JsonNumber(config.max_efficiency), JsonNumber(config.max_spread),
       JsonNumber(config.max_trainer_lost), JsonStrings(result.warnings));
+  if (result.has_grid) out += GridJsonFields(result.grid) + ",\n";
+  out += "\"runs\": [";
   for (size_t i = 0; i < result.points.size(); ++i) {
     const RunResult& r = result.points[i];
     out += fmt::format(

@@ -278,7 +278,14 @@ absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& sourc
        .augment = {.parallelism = 0},
        .shuffle = {.buffer_size = config.shuffle_buffer, .seed = seed + 3},
        .batch = imagenet ? ImagenetBatch(config) : TrainerBatch(config),
-       .prefetch = {.depth = 4, .name = "trainer_prefetch"}});
+       .prefetch = {.depth = 4, .name = "trainer_prefetch"},
+       // auto: the cores left to the pipeline are the ones this thread may
+       // use (ReserveTrainerCpu kept the trainer's); a plan every 16 batches.
+       .auto_placement = {.max_factor = echo,
+                          .prefer = config.prefer,
+                          .pipeline_cores = trainer_cpu >= 0 ? PipelineCpus() : 0,
+                          .decide_every = 16,
+                          .seed = seed + 7}});
   if (!p.status().ok()) return p.status();
 
   // Warm-up, not measured: the first batch fills the shuffle buffer, then
@@ -332,6 +339,12 @@ absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& sourc
   r.stage_stats = FormatStatsTable(p.Stats());
   for (const StageStats& s : p.Stats()) {
     if (s.name == "adaptive_echo") r.rate_ratio_estimate = s.Extra("rate_ratio");
+    if (s.name == "echo_planner") {
+      r.decisions = s.notes;
+      r.auto_insert = std::string(
+          EchoPlacementName(static_cast<EchoPlacement>(static_cast<int>(s.Extra("placement")))));
+      r.auto_echo = s.Extra("factor");
+    }
   }
   return r;
 }

@@ -59,6 +59,11 @@ struct RunResult {
   double trainer_lost_fraction = 0;
   std::string stage_stats;         // FormatStatsTable() of the pipeline at the end
   double rate_ratio_estimate = 0;  // adaptive echo's R̂ at the end of the run (0 otherwise)
+  // --insert=auto: the planner's decisions with their reasons, in order, and
+  // its placement and factor at the end of the run.
+  std::vector<std::string> decisions;
+  std::string auto_insert;
+  double auto_echo = 0;
   int repeat = 0;                  // which repeat this run belongs to (0-based)
 
   // Set on the points of SummarizePoints() (regime.h), one per factor over
@@ -73,7 +78,8 @@ struct RunResult {
 };
 
 // Runs `config.steps` emulated steps with echo factor `echo` (after one
-// warm-up batch and 50 warm-up steps); for --insert=adaptive, `echo` is the cap m. `progress(step)`
+// warm-up batch and 50 warm-up steps); for --insert=adaptive, `echo` is the cap m, for
+// --insert=auto the largest factor it may choose. `progress(step)`
 // is called after every step.
 absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& source, double echo,
                                   const std::function<void(int64_t)>& progress);

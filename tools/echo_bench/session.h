@@ -5,7 +5,8 @@
 // once, in an order that rotates from round to round (RepeatOrder), so that a
 // load that comes and goes hits the baseline as often as the echo runs. Each
 // run's row is printed as it finishes; the points (medians over the rounds)
-// and the regime check (regime.h) follow.
+// and the regime check (regime.h) follow. With --grid, each round runs every
+// placement and factor and auto (grid.h), and the points are per placement.
 #ifndef DATAECHO_BENCHMARKS_ECHO_BENCH_SESSION_H_
 #define DATAECHO_BENCHMARKS_ECHO_BENCH_SESSION_H_
 
@@ -15,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "config.h"
+#include "grid.h"
 #include "run.h"
 
 namespace dataecho::bench {
@@ -24,6 +26,9 @@ struct BenchResult {
   std::vector<RunResult> runs;          // every run, in the order they ran
   std::vector<RunResult> points;        // one per factor (SummarizePoints), baseline first
   std::vector<std::string> warnings;    // CheckRegime(); empty: the regime holds
+  // --grid: the points of every placement and factor, auto against the best.
+  bool has_grid = false;
+  GridSummary grid;
 };
 
 // Runs the whole bench on `source`, writing the progress lines and each

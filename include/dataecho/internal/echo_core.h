@@ -157,6 +157,10 @@ class DATAECHO_EXPORT AdaptiveEchoCore {
   // with budget left; `pooled`: the pool's size now); a repeat of `bytes` was
   // emitted, leaving `pooled` entries; the pool was emptied.
   void OnWaited(int64_t ns, EchoCounts& counts);
+  // A wait of `ns` while the demand gate was closed: the consumer did not
+  // need an element, so it counts as input_wait but not as time blocked on
+  // the upstream in R̂ (that made R̂ overstate R many times over).
+  void OnGateWaited(int64_t ns, EchoCounts& counts) { counts.AddInputWait(ns); }
   void OnFresh(int64_t bytes, EchoCounts& counts);
   void OnPooled(bool evicted, size_t pooled);
   void OnRepeat(int64_t bytes, size_t pooled, EchoCounts& counts);

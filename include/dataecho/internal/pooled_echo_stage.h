@@ -158,7 +158,7 @@ class PooledEchoStage : public EchoStageBase<T> {
       }
       Result r;
       if (this->input().TryNext(&r)) {
-        core_.OnWaited(core_.Now() - t0, this->counts());
+        core_.OnGateWaited(core_.Now() - t0, this->counts());
         *out = AcceptFresh(std::move(r));
         return true;
       }

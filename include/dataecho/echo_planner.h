@@ -1,0 +1,122 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// echo_planner.h: where echo pays, chosen from measured costs.
+//
+// A copy costs nothing on an I/O-bound upstream and costs the augmentation's
+// CPU on a CPU-bound one, on the very cores that decode the fresh items. The
+// planner takes what a running pipeline measured (EchoCosts: CPU per fresh
+// item upstream, per augmentation, per batched row; the consumer's step; the
+// upstream's time per item; the cores the pipeline may use) and predicts the
+// consumer's step rate for every placement and factor:
+//
+//   per batch of B rows at factor e, f = B / e fresh items:
+//     downstream CPU  D = before_augment: B (aug + row)
+//                         after_augment:  f aug + B row
+//                         batch:          f (aug + row)      (a batch copy is a handle)
+//     upstream CPU    U = f up
+//     step time       T = max(step, D, (D + U) / cores, f up_time)
+//
+// (D runs on one thread: the final Prefetch's; up_time is the upstream's
+// measured time per item while it ran). It keeps the placements whose echo
+// buffer fits `ram_budget_bytes`, takes for each the smallest factor within
+// 2 % of its best rate (plus 10 % headroom, at most max_factor), and then:
+// `prefer = kSpeed` the fastest; `kQuality` (the default) the most
+// example-level placement (before_augment, then after_augment, then batch)
+// within 10 % of the fastest. Every plan says why, e.g.
+//
+//   after_augment echo, e = 3.4: augmenting a copy costs 0.28 ms of the 1
+//   pipeline core; predicted 36.1 steps/s (best: batch, 37.0)
+//
+//   dataecho::EchoCosts costs = ...;  // measured (EchoedBatches does this)
+//   dataecho::EchoPlan plan = dataecho::PlanEcho(costs, {.max_factor = 6});
+//   std::cout << plan.reason << "\n";
+//
+// EchoedBatches (echo_placement.h) with EchoPlacement::kAuto measures the
+// costs while it runs, plans every `decide_every` batches, switches placement
+// and factor when the plan changes, and reports each decision in its stats
+// (stats.h: the "echo_planner" row's notes; "decisions" in the JSON).
+//
+// Thread safety: plain values and pure functions.
+#ifndef DATAECHO_ECHO_PLANNER_H_
+#define DATAECHO_ECHO_PLANNER_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "dataecho/export.h"
+
+namespace dataecho {
+
+// What a plan optimizes: the step rate alone, or (the default) the most
+// example-level placement within 10 % of the best step rate (batch echoing
+// repeats whole batches and is worth less per step).
+enum class EchoPrefer { kSpeed, kQuality };
+
+struct DATAECHO_EXPORT AutoPlacementOptions {
+  // The largest factor a plan may choose. Finite, in [1, 1e6].
+  double max_factor = 8;
+  EchoPrefer prefer = EchoPrefer::kQuality;
+  // Cores the pipeline may use. 0 = the CPUs this process may run on, minus
+  // `trainer_cores` (at least 1).
+  int pipeline_cores = 0;
+  // Cores the trainer keeps for itself (used when pipeline_cores is 0). >= 0.
+  int trainer_cores = 1;
+  // The most bytes echo's buffers may hold (before_augment: a decoded item;
+  // after_augment: an augmented item; batch: a batch). > 0.
+  int64_t ram_budget_bytes = int64_t{256} << 20;
+  // Batches between two plans (the first plan comes after the first
+  // `decide_every` batches, echoing nothing meanwhile). >= 2.
+  int64_t decide_every = 16;
+  // Seed of the per-item draws of fractional factors.
+  uint64_t seed = 0;
+  // Name of the planning stage in stats.
+  std::string name = "echo_planner";
+
+  absl::Status Validate() const;
+};
+
+// Measured costs, all per unit named, in seconds; 0 = not measured (or free).
+struct DATAECHO_EXPORT EchoCosts {
+  double upstream_cpu = 0;   // CPU per fresh item upstream (read, decode)
+  double augment_cpu = 0;    // CPU per augmentation of one item (fresh or copy)
+  double row_cpu = 0;        // CPU per row in shuffle + batch (the rest of the downstream thread)
+  double upstream_time = 0;  // the upstream's wall time per fresh item while it ran
+  double step = 0;           // the consumer's time per batch, outside Next()
+  int64_t batch_rows = 0;    // rows per batch
+  int cores = 1;             // cores the pipeline may use
+  // Bytes of one decoded item, one augmented item and one batch.
+  int64_t item_bytes = 0, augmented_bytes = 0, batch_bytes = 0;
+};
+
+// The placements a plan chooses among: kBeforeAugment, kAfterAugment, kBatch
+// (as ints of EchoPlacement, echo_placement.h, to keep this header free of it).
+struct DATAECHO_EXPORT EchoPlan {
+  int placement = 0;  // static_cast<int>(EchoPlacement)
+  double factor = 1;
+  double steps_per_sec = 0;       // predicted
+  double best_steps_per_sec = 0;  // the fastest placement's, predicted
+  int best_placement = 0;
+  std::string reason;
+};
+
+// The predicted time per batch (seconds) of `placement` (an EchoPlacement as
+// int: 0 before_augment, 1 after_augment, 2 batch) at factor `e`.
+DATAECHO_EXPORT double PredictStepTime(const EchoCosts& costs, int placement, double e);
+
+// The factor a plan would take for `placement` alone: the smallest within
+// 2 % of that placement's best predicted rate (plus 10 % headroom), at most
+// max_factor. For before_augment on a CPU-bound upstream this is where
+// copies stop raising the step rate (adaptive echo's cap, echo_placement.h).
+DATAECHO_EXPORT double PlacementFactor(const EchoCosts& costs, int placement, double max_factor);
+
+// The plan for `costs` (see the file comment). REQUIRES: options.Validate().
+DATAECHO_EXPORT EchoPlan PlanEcho(const EchoCosts& costs, const AutoPlacementOptions& options);
+
+// "speed" or "quality"; ParseEchoPrefer: INVALID_ARGUMENT for another name.
+DATAECHO_EXPORT const char* EchoPreferName(EchoPrefer prefer);
+DATAECHO_EXPORT absl::Status ParseEchoPrefer(const std::string& name, EchoPrefer* prefer);
+
+}  // namespace dataecho
+
+#endif  // DATAECHO_ECHO_PLANNER_H_

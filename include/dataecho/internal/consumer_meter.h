@@ -1,0 +1,62 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// internal/consumer_meter.h: what a Pipeline measures at its consumer's pulls
+// (stats.h, "THE CONSUMER"): the time between pulls (the consumer's own
+// steps) and inside them. Not part of the public API.
+//
+// Thread safety: Before()/After() from the consumer's thread; AppendTo() from
+// any thread (relaxed atomics).
+#ifndef DATAECHO_INTERNAL_CONSUMER_METER_H_
+#define DATAECHO_INTERNAL_CONSUMER_METER_H_
+
+#include <atomic>
+#include <cstdint>
+
+#include "dataecho/internal/counter.h"
+#include "dataecho/stats.h"
+
+namespace dataecho::internal {
+
+class ConsumerMeter {
+ public:
+  // Every `period`-th pull is timed (and its times scaled by `period`): a
+  // clock read costs as much as a cheap stage's element.
+  explicit ConsumerMeter(int64_t period) : period_(period < 1 ? 1 : period) {}
+
+  // Around one pull. The gap after a timed pull, up to the next pull, is
+  // the consumer's step.
+  void Before() {
+    int64_t now = 0;
+    if (gap_from_ > 0) {
+      now = NowNanos();
+      step_ns_.Add((now - gap_from_) * period_);
+      gap_from_ = 0;
+    }
+    timed_ = pulls_.Get() % period_ == 0;
+    if (timed_) in_ = now > 0 ? now : NowNanos();
+  }
+  void After() {
+    pulls_.Add(1);
+    if (!timed_) return;
+    const int64_t now = NowNanos();
+    in_next_ns_.Add((now - in_) * period_);
+    gap_from_ = now;
+  }
+
+  // Appends "consumer_pulls", "consumer_step_s" and "consumer_in_next_s".
+  void AppendTo(StageStats* top) const {
+    top->extra.emplace_back("consumer_pulls", static_cast<double>(pulls_.Get()));
+    top->extra.emplace_back("consumer_step_s", static_cast<double>(step_ns_.Get()) * 1e-9);
+    top->extra.emplace_back("consumer_in_next_s", static_cast<double>(in_next_ns_.Get()) * 1e-9);
+  }
+
+ private:
+  const int64_t period_;
+  bool timed_ = false;
+  int64_t in_ = 0, gap_from_ = 0;
+  Counter pulls_, step_ns_, in_next_ns_;
+};
+
+}  // namespace dataecho::internal
+
+#endif  // DATAECHO_INTERNAL_CONSUMER_METER_H_

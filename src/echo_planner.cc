@@ -1,0 +1,181 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+#include "dataecho/echo_planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "fmt/format.h"
+
+namespace dataecho {
+namespace {
+
+// EchoPlacement's values (echo_placement.h) of the three fixed placements.
+constexpr int kBefore = 0, kAfter = 1, kBatch = 2;
+constexpr const char* kNames[] = {"before_augment", "after_augment", "batch"};
+
+// Factors tried: 1 to max in steps of 0.1.
+constexpr double kFactorStep = 0.1;
+
+double Ms(double seconds) { return seconds * 1e3; }
+
+// Why `placement` at `e` was chosen, in the costs' words.
+std::string Why(const EchoCosts& c, int placement, double e) {
+  const std::string cores = fmt::format("{} pipeline core{}", c.cores, c.cores == 1 ? "" : "s");
+  const double copy_cpu = placement == kBefore ? c.augment_cpu + c.row_cpu
+                          : placement == kAfter ? c.row_cpu
+                                                : 0;
+  if (e <= 1.0) {
+    const double rows = static_cast<double>(std::max<int64_t>(c.batch_rows, 1));
+    if (PredictStepTime(c, placement, 1) > 1.02 * std::max(c.step, 1e-9)) {
+      return fmt::format("no echo: at most e = 1, though a batch of {} fresh rows takes {:.3g} ms "
+                         "against a step of {:.3g} ms",
+                         c.batch_rows, Ms(PredictStepTime(c, placement, 1)), Ms(c.step));
+    }
+    return fmt::format("the upstream keeps up: {:.3g} ms per batch of {} fresh rows against a "
+                       "step of {:.3g} ms",
+                       Ms(rows * c.upstream_time), c.batch_rows, Ms(c.step));
+  }
+  const double fresh_cost = c.upstream_cpu + c.augment_cpu + c.row_cpu;
+  if (copy_cpu < 0.02 * std::max(fresh_cost, 1e-9) || c.augment_cpu < 0.05 * c.upstream_time) {
+    return fmt::format(
+        "a copy costs {:.3g} ms of the {}, a fresh item {:.3g} ms of the upstream's time "
+        "(I/O-bound)",
+        Ms(copy_cpu), cores, Ms(c.upstream_time));
+  }
+  if (placement == kBefore) {
+    return fmt::format("augmenting a copy costs {:.3g} ms of the {}, a fresh item {:.3g} ms",
+                       Ms(c.augment_cpu), cores, Ms(fresh_cost));
+  }
+  return fmt::format("augmenting a copy would cost {:.3g} ms of the {}{}", Ms(c.augment_cpu), cores,
+                     placement == kBatch ? "; a batch copy costs nothing"
+                                         : fmt::format("; a copy here costs {:.3g} ms", Ms(copy_cpu)));
+}
+
+bool Fits(const EchoCosts& c, int placement, int64_t budget) {
+  const int64_t held = placement == kBefore  ? c.item_bytes
+                       : placement == kAfter ? c.augmented_bytes
+                                             : c.batch_bytes;
+  return held <= budget;
+}
+
+}  // namespace
+
+absl::Status AutoPlacementOptions::Validate() const {
+  if (!std::isfinite(max_factor) || max_factor < 1 || max_factor > 1e6) {
+    return absl::InvalidArgumentError(fmt::format(
+        "auto echo placement max_factor must be a finite number in [1, 1e6], got {}", max_factor));
+  }
+  if (pipeline_cores < 0 || trainer_cores < 0) {
+    return absl::InvalidArgumentError(
+        fmt::format("auto echo placement pipeline_cores and trainer_cores must be >= 0, got {} "
+                    "and {}",
+                    pipeline_cores, trainer_cores));
+  }
+  if (ram_budget_bytes <= 0) {
+    return absl::InvalidArgumentError(fmt::format(
+        "auto echo placement ram_budget_bytes must be > 0, got {}", ram_budget_bytes));
+  }
+  if (decide_every < 2) {
+    return absl::InvalidArgumentError(
+        fmt::format("auto echo placement decide_every must be >= 2, got {}", decide_every));
+  }
+  return absl::OkStatus();
+}
+
+double PredictStepTime(const EchoCosts& c, int placement, double e) {
+  const double b = static_cast<double>(std::max<int64_t>(c.batch_rows, 1));
+  const double f = b / std::max(e, 1.0);
+  double down = 0;
+  switch (placement) {
+    case kBefore: down = b * (c.augment_cpu + c.row_cpu); break;
+    case kAfter: down = f * c.augment_cpu + b * c.row_cpu; break;
+    default: down = f * (c.augment_cpu + c.row_cpu); break;
+  }
+  const double up_cpu = f * c.upstream_cpu;
+  // The upstream cannot deliver faster than it did while it ran (its time
+  // per item: latency and its own CPU, whichever bounds it).
+  const double cores = static_cast<double>(std::max(c.cores, 1));
+  return std::max({c.step, down, (down + up_cpu) / cores, f * c.upstream_time, 1e-9});
+}
+
+double PlacementFactor(const EchoCosts& c, int p, double max_factor) {
+  double top = 0;
+  for (double e = 1; e <= max_factor + 1e-9; e += kFactorStep)
+    top = std::max(top, 1 / PredictStepTime(c, p, e));
+  // The smallest factor within 2 % of the best rate: copies beyond what the
+  // upstream needs only cost quality; then 10 % headroom against noise.
+  double e = 1;
+  while (e + kFactorStep <= max_factor + 1e-9 && 1 / PredictStepTime(c, p, e) < 0.98 * top)
+    e += kFactorStep;
+  if (e > 1) e = std::min(max_factor, e * 1.1);
+  return std::round(e * 100) / 100;
+}
+
+EchoPlan PlanEcho(const EchoCosts& c, const AutoPlacementOptions& options) {
+  struct Best {
+    double e = 1, rate = 0;
+    bool fits = false;
+  };
+  Best per[3];
+  for (int p : {kBefore, kAfter, kBatch}) {
+    per[p].fits = Fits(c, p, options.ram_budget_bytes);
+    if (!per[p].fits) continue;
+    per[p].e = PlacementFactor(c, p, options.max_factor);
+    per[p].rate = 1 / PredictStepTime(c, p, per[p].e);
+  }
+  int fastest = -1;
+  for (int p : {kBefore, kAfter, kBatch}) {
+    if (per[p].fits && (fastest < 0 || per[p].rate > per[fastest].rate * 1.0001)) fastest = p;
+  }
+  EchoPlan plan;
+  if (fastest < 0) {  // nothing fits the budget: no echo
+    plan.placement = kBefore;
+    plan.factor = 1;
+    plan.steps_per_sec = 1 / PredictStepTime(c, kBefore, 1);
+    plan.best_steps_per_sec = plan.steps_per_sec;
+    plan.reason = fmt::format("no echo: no placement's buffer fits the RAM budget of {} bytes",
+                              options.ram_budget_bytes);
+    return plan;
+  }
+  int chosen = fastest;
+  if (options.prefer == EchoPrefer::kQuality) {
+    for (int p : {kBefore, kAfter, kBatch}) {
+      if (per[p].fits && per[p].rate >= 0.9 * per[fastest].rate) {
+        chosen = p;
+        break;
+      }
+    }
+  }
+  plan.placement = chosen;
+  plan.factor = per[chosen].e;
+  plan.steps_per_sec = per[chosen].rate;
+  plan.best_placement = fastest;
+  plan.best_steps_per_sec = per[fastest].rate;
+  std::string tail = fmt::format("; predicted {:.1f} steps/s", plan.steps_per_sec);
+  if (chosen != fastest) {
+    tail += fmt::format(" (fastest: {} echo, {:.1f}; prefer quality: within 10 %)", kNames[fastest],
+                        plan.best_steps_per_sec);
+  }
+  plan.reason = fmt::format("{} echo, e = {:.2f}: {}{}", kNames[chosen], plan.factor,
+                            Why(c, chosen, plan.factor), tail);
+  return plan;
+}
+
+const char* EchoPreferName(EchoPrefer prefer) {
+  return prefer == EchoPrefer::kSpeed ? "speed" : "quality";
+}
+
+absl::Status ParseEchoPrefer(const std::string& name, EchoPrefer* prefer) {
+  if (name == "speed") {
+    *prefer = EchoPrefer::kSpeed;
+  } else if (name == "quality") {
+    *prefer = EchoPrefer::kQuality;
+  } else {
+    return absl::InvalidArgumentError(
+        fmt::format("echo prefer must be speed or quality, got '{}'", name));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace dataecho

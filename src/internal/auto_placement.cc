@@ -1,0 +1,287 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// The planner of auto placement and of regime-aware adaptive echo
+// (internal/auto_placement.h).
+#include "internal/auto_placement.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "dataecho/internal/counter.h"
+#include "fmt/format.h"
+#include "internal/echo_diagnostics.h"
+
+namespace dataecho::internal {
+namespace {
+
+// One window's cumulative readings (see EchoPlannerStage::Decide).
+struct Reading {
+  int64_t wall_ns = 0, process_cpu = 0, consumer_cpu = 0, downstream_cpu = 0;
+  int64_t fresh = 0, rows_built = 0, augment_calls = 0, augment_sampled = 0, augment_cpu = 0;
+  int64_t step_ns = 0, batches = 0;
+  double boundary_blocked_s = 0;
+};
+
+class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
+ public:
+  EchoPlannerStage(StagePtr<Batch> input, std::shared_ptr<EchoControl> control,
+                   AutoPlacementOptions options, PlannerMode mode, std::string above_boundary)
+      : UnaryStage<Batch, Batch>(std::move(input)),
+        control_(std::move(control)),
+        options_(std::move(options)),
+        mode_(mode),
+        above_boundary_(std::move(above_boundary)),
+        cores_(options_.pipeline_cores > 0
+                   ? options_.pipeline_cores
+                   : std::max(1, AvailableCpus() - options_.trainer_cores)) {}
+
+  absl::StatusOr<std::optional<Batch>> Next() override {
+    const int64_t ask = NowNanos();
+    if (last_return_ > 0) step_ns_ += ask - last_return_;
+    absl::StatusOr<std::optional<Batch>> r = this->input().Next();
+    const int64_t got = NowNanos();
+    in_next_ns_.Add(got - ask);
+    last_return_ = got;
+    if (r.ok() && r->has_value()) {
+      ++batches_;
+      batches_out_.Add(1);
+      rows_ = (*r)->num_rows;
+      fresh_rows_ += (*r)->fresh_rows;
+      batch_bytes_ = static_cast<int64_t>((*r)->ByteSize());
+      if ((*r)->fresh() && (*r)->fresh_rows > 0) {  // the example-level factor, smoothed
+        realized_ = 0.875 * realized_ + 0.125 * static_cast<double>((*r)->num_rows) /
+                                            static_cast<double>((*r)->fresh_rows);
+        control_->realized_before.store(realized_, std::memory_order_relaxed);
+      }
+      diagnostics_.Add(**r);
+      if (batches_ % options_.decide_every == 0) Decide(got);
+    }
+    return r;
+  }
+
+ protected:
+  StageStats OwnStats() const override {
+    StageStats s;
+    s.name = options_.name;
+    s.elements = batches_out_.Get();
+    s.input_wait = absl::Nanoseconds(in_next_ns_.Get());
+    absl::MutexLock lock(&mu_);
+    s.extra = {{"placement", static_cast<double>(placement_)},
+               {"factor", factor_},
+               {"decisions", static_cast<double>(notes_.size())},
+               {"cores", static_cast<double>(cores_)},
+               {"cost_upstream_cpu_ms", costs_.upstream_cpu * 1e3},
+               {"cost_augment_cpu_ms", costs_.augment_cpu * 1e3},
+               {"cost_row_cpu_ms", costs_.row_cpu * 1e3},
+               {"upstream_ms_per_item", costs_.upstream_time * 1e3},
+               {"step_ms", costs_.step * 1e3},
+               {"predicted_steps_per_sec", predicted_}};
+    diagnostics_.AppendTo(&s.extra);
+    s.notes = notes_;
+    return s;
+  }
+
+ private:
+  Reading Read(int64_t now) {
+    Reading r;
+    r.wall_ns = now;
+    r.process_cpu = ProcessCpuNanos();
+    r.consumer_cpu = ThreadCpuNanos();
+    r.downstream_cpu = control_->downstream_cpu_ns.load(std::memory_order_relaxed);
+    r.fresh = fresh_rows_;  // unless the boundary's count is found below
+    r.rows_built = control_->rows_built.load(std::memory_order_relaxed);
+    r.augment_calls = control_->augment_calls.load(std::memory_order_relaxed);
+    r.augment_sampled = control_->augment_sampled.load(std::memory_order_relaxed);
+    r.augment_cpu = control_->augment_sampled_cpu_ns.load(std::memory_order_relaxed);
+    r.step_ns = step_ns_;
+    r.batches = batches_;
+    // The boundary: the stage below echo:before_augment, if it is a Prefetch.
+    std::vector<StageStats> rows;
+    this->input().AppendStats(&rows);
+    for (size_t i = 1; i < rows.size(); ++i) {
+      if (rows[i].name == above_boundary_) {
+        r.boundary_blocked_s = rows[i - 1].Extra("producer_blocked_s");
+        // Fresh items as the upstream delivered them, not as the consumer
+        // sees them (a shuffle buffer of fresh items from before a switch
+        // would read as upstream speed).
+        r.fresh = rows[i - 1].elements;
+        break;
+      }
+    }
+    return r;
+  }
+
+  // The costs of the window since the last reading (smoothed), a plan, and
+  // a switch if the plan differs.
+  void Decide(int64_t now) {
+    const Reading cur = Read(now);
+    if (!last_.has_value()) {  // the first window starts after `decide_every` batches
+      last_ = cur;
+      return;
+    }
+    const Reading& a = *last_;
+    const double wall = static_cast<double>(cur.wall_ns - a.wall_ns) * 1e-9;
+    const double fresh = static_cast<double>(cur.fresh - a.fresh);
+    const double batches = static_cast<double>(cur.batches - a.batches);
+    if (!(wall > 0) || !(fresh > 0) || !(batches > 0)) {
+      last_ = cur;
+      return;
+    }
+    EchoCosts m;
+    const double sampled = static_cast<double>(cur.augment_sampled - a.augment_sampled);
+    m.augment_cpu = sampled > 0 ? static_cast<double>(cur.augment_cpu - a.augment_cpu) * 1e-9 /
+                                      sampled
+                                : 0;
+    const double augment_total =
+        m.augment_cpu * static_cast<double>(cur.augment_calls - a.augment_calls);
+    const double down = static_cast<double>(cur.downstream_cpu - a.downstream_cpu) * 1e-9;
+    const double rows_built = static_cast<double>(cur.rows_built - a.rows_built);
+    const double down_rest = control_->augment_inline ? down - augment_total : down;
+    m.row_cpu = rows_built > 0 ? std::max(0.0, down_rest) / rows_built : 0;
+    const double off_thread_augment = control_->augment_inline ? 0 : augment_total;
+    const double up_cpu = static_cast<double>(cur.process_cpu - a.process_cpu) * 1e-9 -
+                          static_cast<double>(cur.consumer_cpu - a.consumer_cpu) * 1e-9 - down -
+                          off_thread_augment;
+    m.upstream_cpu = std::max(0.0, up_cpu) / fresh;
+    // The upstream's time per item is seen only while it is the bottleneck
+    // (its boundary Prefetch hardly blocked on a full queue): then it is the
+    // window's time per fresh item. Otherwise the upstream was faster than
+    // that, and no more is known: a source paced with catch-up (a throttle)
+    // delivers a burst after each block, so its time while unblocked would
+    // read far too fast.
+    //
+    // Of that time, the part the pipeline's cores spent on its CPU work (all
+    // of it, per fresh item, shared over the cores) is not the upstream's
+    // own: on a CPU-bound pipeline the copies' augmentation slows the fresh
+    // items, and the model counts that CPU itself. What is left is the
+    // upstream's latency, at least its own CPU spread over the cores.
+    const double cores = static_cast<double>(cores_);
+    const double cpu_per_fresh = (std::max(0.0, up_cpu) + down + off_thread_augment) / fresh;
+    auto own = [&](double per_item) {
+      return std::max(m.upstream_cpu / cores, per_item - cpu_per_fresh / cores);
+    };
+    const double blocked = std::max(0.0, cur.boundary_blocked_s - a.boundary_blocked_s);
+    const double consumed = own(wall / fresh);
+    const bool upstream_bound = blocked < 0.1 * wall;
+    m.upstream_time = upstream_bound ? consumed : own(std::max(0.0, wall - blocked) / fresh);
+    m.step = static_cast<double>(cur.step_ns - a.step_ns) * 1e-9 / batches;
+    m.batch_rows = rows_;
+    m.cores = cores_;
+    const int64_t before = control_->fresh[kPlacedBefore].load();
+    m.item_bytes = before > 0 ? control_->fresh_bytes[kPlacedBefore].load() / before : 0;
+    const int64_t after = control_->fresh[kPlacedAfter].load();
+    m.augmented_bytes = after > 0 ? control_->fresh_bytes[kPlacedAfter].load() / after : 0;
+    m.batch_bytes = batch_bytes_;
+    last_ = cur;
+
+    absl::MutexLock lock(&mu_);
+    if (measured_) {  // smooth: one window is noisy
+      auto mix = [](double& old, double now_value) { old = 0.5 * old + 0.5 * now_value; };
+      mix(costs_.upstream_cpu, m.upstream_cpu);
+      mix(costs_.augment_cpu, m.augment_cpu);
+      mix(costs_.row_cpu, m.row_cpu);
+      if (upstream_bound) {
+        // Slower: at once (too little echo costs speed); faster: slowly (a
+        // paced source's burst after a block looks fast for a window).
+        const double w = m.upstream_time > costs_.upstream_time ? 0.5 : 0.1;
+        costs_.upstream_time += w * (m.upstream_time - costs_.upstream_time);
+      } else {
+        // Faster than the consumer's pace, perhaps: slowly, as above.
+        costs_.upstream_time += 0.1 * (std::min(costs_.upstream_time, consumed) -
+                                       costs_.upstream_time);
+      }
+      mix(costs_.step, m.step);
+      costs_.batch_rows = m.batch_rows;
+      costs_.cores = m.cores;
+      costs_.item_bytes = m.item_bytes;
+      costs_.augmented_bytes = m.augmented_bytes;
+      costs_.batch_bytes = m.batch_bytes;
+    } else {
+      costs_ = m;
+      measured_ = true;
+    }
+    const EchoPlan plan = PlanEcho(costs_, options_);
+    predicted_ = plan.steps_per_sec;
+    const bool first = notes_.empty();
+    if (mode_ == PlannerMode::kAdaptive) {
+      DecideAdaptive(plan, first);
+      return;
+    }
+    const bool moved = plan.placement != placement_ ||
+                       std::fabs(plan.factor - factor_) > 0.1 * std::max(factor_, 1.0);
+    if (!first && !moved) return;
+    for (int slot : {kPlacedBefore, kPlacedAfter, kPlacedBatch}) {
+      control_->factor[slot].store(slot == plan.placement ? plan.factor : 1.0,
+                                   std::memory_order_relaxed);
+    }
+    placement_ = plan.placement;
+    factor_ = plan.factor;
+    notes_.push_back(fmt::format("after {} batches: {}", batches_, plan.reason));
+  }
+
+  // Adaptive echo that knows the regime: while copies before augmentation
+  // are cheap (the plan echoes there) it repeats as always, up to max_factor.
+  // When they are not (copies augmented on the cores that make the fresh
+  // items slow the fresh items), it stops repeating there and the copies go
+  // past the augmentation, as whole batches at the plan's factor (at most
+  // max_factor): so no item is emitted more than max_factor times, except
+  // around a switch, where an item repeated before it may also be in a
+  // repeated batch.
+  void DecideAdaptive(const EchoPlan& plan, bool first) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const bool cheap = plan.placement == kPlacedBefore || plan.factor <= 1;
+    const double cap = cheap ? 1e9 : 1.0;  // cheap: no cap of ours (the budgets bound it)
+    const double batch_factor = cheap ? 1.0 : std::min(plan.factor, options_.max_factor);
+    const bool moved = cap != before_cap_ ||
+                       std::fabs(batch_factor - factor_) > 0.1 * std::max(factor_, 1.0);
+    if (!first && !moved) return;
+    before_cap_ = cap;
+    control_->before_cap.store(cap, std::memory_order_relaxed);
+    control_->factor[kPlacedBatch].store(batch_factor, std::memory_order_relaxed);
+    placement_ = cheap ? kPlacedBefore : kPlacedBatch;
+    factor_ = batch_factor;
+    notes_.push_back(
+        cheap ? fmt::format("after {} batches: adaptive echo before augmentation (at most {:g} "
+                            "emissions per item): {}",
+                            batches_, options_.max_factor, plan.reason)
+              : fmt::format("after {} batches: no adaptive repeats before augmentation (a copy "
+                            "there slows the fresh items), batch echo e = {:.2f} instead: {}",
+                            batches_, batch_factor, plan.reason));
+  }
+
+  const std::shared_ptr<EchoControl> control_;
+  const AutoPlacementOptions options_;
+  const PlannerMode mode_;
+  const std::string above_boundary_;
+  const int cores_;
+  // Consumer thread only.
+  int64_t last_return_ = 0, step_ns_ = 0, batches_ = 0, rows_ = 0, batch_bytes_ = 0;
+  int64_t fresh_rows_ = 0;
+  double realized_ = 1;
+  std::optional<Reading> last_;
+  Counter in_next_ns_, batches_out_;
+  EchoDiagnostics diagnostics_;
+  mutable absl::Mutex mu_;
+  EchoCosts costs_ ABSL_GUARDED_BY(mu_);
+  bool measured_ ABSL_GUARDED_BY(mu_) = false;
+  int placement_ ABSL_GUARDED_BY(mu_) = kPlacedBefore;
+  double factor_ ABSL_GUARDED_BY(mu_) = 1;
+  double predicted_ ABSL_GUARDED_BY(mu_) = 0;
+  double before_cap_ ABSL_GUARDED_BY(mu_) = 1e9;
+  std::vector<std::string> notes_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+StagePtr<Batch> MakeEchoPlanner(StagePtr<Batch> input, std::shared_ptr<EchoControl> control,
+                                AutoPlacementOptions options, PlannerMode mode,
+                                std::string above_boundary) {
+  return std::make_unique<EchoPlannerStage>(std::move(input), std::move(control),
+                                            std::move(options), mode, std::move(above_boundary));
+}
+
+}  // namespace dataecho::internal

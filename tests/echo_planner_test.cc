@@ -1,0 +1,293 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// Auto echo placement (echo_planner.h): the plan for given costs, and
+// EchoedBatches with EchoPlacement::kAuto on real pipelines whose regime is
+// known by construction (an I/O-bound throttle, a CPU-costly augmentation, a
+// trainer-bound consumer).
+#include "dataecho/echo_planner.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "dataecho/echo_placement.h"
+#include "dataecho/pipeline.h"
+#include "gtest/gtest.h"
+#include "support/examples.h"
+
+namespace dataecho {
+namespace {
+
+using testing::MakeExamples;
+
+constexpr int kBefore = static_cast<int>(EchoPlacement::kBeforeAugment);
+constexpr int kAfter = static_cast<int>(EchoPlacement::kAfterAugment);
+constexpr int kBatchEcho = static_cast<int>(EchoPlacement::kBatch);
+
+// The issue's ImageNet-shaped CPU-bound case on one pipeline core: decode 3
+// ms, augment 1.5 ms, batching 0.1 ms per row, 32 rows, a 27 ms step.
+EchoCosts CpuBound() {
+  return {.upstream_cpu = 3e-3,
+          .augment_cpu = 1.5e-3,
+          .row_cpu = 0.1e-3,
+          .upstream_time = 4.6e-3,
+          .step = 27e-3,
+          .batch_rows = 32,
+          .cores = 1};
+}
+
+// Fashion-MNIST over throttled HTTP: copies nearly free, the upstream 6
+// steps per batch.
+EchoCosts IoBound() {
+  return {.upstream_cpu = 5e-6,
+          .augment_cpu = 2e-6,
+          .row_cpu = 1e-6,
+          .upstream_time = 6 * 2e-3 / 128,
+          .step = 2e-3,
+          .batch_rows = 128,
+          .cores = 1};
+}
+
+TEST(PlanEchoTest, CpuBoundAvoidsAugmentingCopies) {
+  const EchoPlan speed = PlanEcho(CpuBound(), {.max_factor = 6, .prefer = EchoPrefer::kSpeed});
+  EXPECT_NE(speed.placement, kBefore) << speed.reason;
+  EXPECT_GE(speed.factor, 3) << speed.reason;
+  // Augmenting every copy cannot reach the step rate at any factor.
+  EXPECT_GT(PredictStepTime(CpuBound(), kBefore, 6), 1.5 * PredictStepTime(CpuBound(), kAfter, 6));
+
+  const EchoPlan quality = PlanEcho(CpuBound(), {.max_factor = 6});
+  EXPECT_EQ(quality.placement, kAfter) << quality.reason;  // within 10 % of batch, more example-level
+  EXPECT_GE(quality.steps_per_sec, 0.9 * quality.best_steps_per_sec);
+  EXPECT_NE(quality.reason.find("after_augment echo, e = "), std::string::npos) << quality.reason;
+  EXPECT_NE(quality.reason.find("of the 1 pipeline core"), std::string::npos) << quality.reason;
+}
+
+TEST(PlanEchoTest, IoBoundEchoesBeforeAugmentationAtR) {
+  const EchoPlan plan = PlanEcho(IoBound(), {.max_factor = 8});
+  EXPECT_EQ(plan.placement, kBefore) << plan.reason;
+  EXPECT_GE(plan.factor, 6) << plan.reason;
+  EXPECT_LE(plan.factor, 6 * 1.15) << plan.reason;
+  EXPECT_NE(plan.reason.find("I/O-bound"), std::string::npos) << plan.reason;
+  // Capped by max_factor.
+  EXPECT_EQ(PlanEcho(IoBound(), {.max_factor = 3}).factor, 3);
+}
+
+TEST(PlanEchoTest, ATrainerBoundPipelineDoesNotEcho) {
+  EchoCosts c = IoBound();
+  c.step = 50e-3;  // the upstream makes a batch in 12 ms
+  const EchoPlan plan = PlanEcho(c, {});
+  EXPECT_EQ(plan.factor, 1) << plan.reason;
+  EXPECT_EQ(plan.placement, kBefore) << plan.reason;
+  EXPECT_NE(plan.reason.find("the upstream keeps up"), std::string::npos) << plan.reason;
+}
+
+TEST(PlanEchoTest, KeepsTheBuffersWithinTheRamBudget) {
+  EchoCosts c = IoBound();
+  c.item_bytes = 1000;
+  c.augmented_bytes = 1000;
+  c.batch_bytes = 128000;
+  EXPECT_EQ(PlanEcho(c, {.ram_budget_bytes = 100000}).placement, kBefore);
+  c.item_bytes = c.augmented_bytes = 200000;  // only the batch fits
+  EXPECT_EQ(PlanEcho(c, {.ram_budget_bytes = 150000}).placement, kBatchEcho);
+  const EchoPlan none = PlanEcho(c, {.ram_budget_bytes = 10});
+  EXPECT_EQ(none.factor, 1);
+  EXPECT_NE(none.reason.find("RAM budget"), std::string::npos) << none.reason;
+}
+
+TEST(PlanEchoTest, OptionsAreValidated) {
+  EXPECT_TRUE(AutoPlacementOptions{}.Validate().ok());
+  EXPECT_EQ(AutoPlacementOptions{.max_factor = 0.5}.Validate().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(AutoPlacementOptions{.ram_budget_bytes = 0}.Validate().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(AutoPlacementOptions{.decide_every = 1}.Validate().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(EchoedBatches(FromVector(MakeExamples(8)).Prefetch({}), nullptr,
+                          {.placement = EchoPlacement::kAuto, .auto_placement = {.max_factor = -1}})
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EchoPrefer prefer;
+  EXPECT_TRUE(ParseEchoPrefer("speed", &prefer).ok());
+  EXPECT_EQ(prefer, EchoPrefer::kSpeed);
+  EXPECT_EQ(ParseEchoPrefer("fast", &prefer).code(), absl::StatusCode::kInvalidArgument);
+}
+
+// --- EchoedBatches with kAuto on real pipelines ---
+
+constexpr int64_t kRows = 8;
+
+void BusyWait(absl::Duration d) {
+  const absl::Time end = absl::Now() + d;
+  while (absl::Now() < end) {
+  }
+}
+
+struct AutoRun {
+  std::vector<Batch> batches;
+  int64_t rows = 0, fresh_rows = 0;
+  StageStats planner;
+  std::string table;
+};
+
+// Takes `steps` batches, sleeping `step` after each (the trainer).
+AutoRun RunAuto(Pipeline<Example> decoded, AugmentFn augment, int64_t steps, absl::Duration step,
+                AutoPlacementOptions auto_options) {
+  AutoRun run;
+  Pipeline<Batch> p = EchoedBatches(std::move(decoded), std::move(augment),
+                                    {.placement = EchoPlacement::kAuto,
+                                     .shuffle = {.buffer_size = 4 * kRows, .seed = 2},
+                                     .batch = {.batch_size = kRows},
+                                     .prefetch = {.depth = 2},
+                                     .auto_placement = auto_options});
+  EXPECT_TRUE(p.status().ok()) << p.status();
+  for (int64_t i = 0; i < steps; ++i) {
+    auto b = p.Next();
+    EXPECT_TRUE(b.ok()) << b.status();
+    if (!b.ok() || !b->has_value()) break;
+    run.rows += (*b)->num_rows;
+    run.fresh_rows += (*b)->fresh_rows;
+    run.batches.push_back(**b);
+    absl::SleepFor(step);
+  }
+  const std::vector<StageStats> stats = p.Stats();
+  run.planner = stats.back();
+  run.table = FormatStatsTable(stats);
+  return run;
+}
+
+// Every row is some item's fresh read or a repeat of it; no item is repeated
+// more often than max_factor allows, and no batch holds a row twice unless
+// it is a copy.
+void ExpectRowsAreCopiesOfItems(const AutoRun& run, double max_factor) {
+  std::map<int64_t, int> seen;
+  for (const Batch& b : run.batches) {
+    const auto ids = b.source_indices.data<int64_t>();
+    for (int64_t i = 0; i < b.num_rows; ++i) ++seen[ids[i]];
+  }
+  for (const auto& [id, n] : seen) {
+    EXPECT_LE(n, static_cast<int>(max_factor) + 1) << "item " << id;
+  }
+}
+
+TEST(AutoPlacementTest, IoBoundUpstreamEchoesBeforeAugmentation) {
+  // 4 ms per item, 8 rows per batch, an 8 ms step: R = 4.
+  Pipeline<Example> decoded = FromVector(MakeExamples(2000))
+                                  .Throttle({.latency = absl::Milliseconds(4), .name = "slow"})
+                                  .Prefetch({.depth = 32});
+  const AutoRun run = RunAuto(
+      std::move(decoded), [](Example e) -> absl::StatusOr<Example> { return e; }, 60,
+      absl::Milliseconds(8), {.max_factor = 6, .decide_every = 8});
+  ASSERT_GE(run.planner.notes.size(), 1u) << run.table;
+  EXPECT_NE(run.planner.notes[0].find("before_augment echo"), std::string::npos) << run.table;
+  EXPECT_EQ(run.planner.Extra("placement", -1), kBefore) << run.table;
+  EXPECT_GE(run.planner.Extra("factor"), 2.5) << run.table;  // R = 4, wide margin
+  EXPECT_GT(run.rows, run.fresh_rows) << run.table;
+  EXPECT_NE(StatsToJson({run.planner}).find("\"decisions\": [\"after "), std::string::npos);
+  ExpectRowsAreCopiesOfItems(run, 6);
+  EXPECT_GE(run.planner.Extra("fresh_row_fraction"), 0.0);
+  EXPECT_LE(run.planner.Extra("fresh_row_fraction"), 1.0);
+}
+
+TEST(AutoPlacementTest, CostlyAugmentationIsNotRepeated) {
+  // Augmenting costs 6 ms of CPU per item, decoding nearly nothing; the
+  // trainer steps 8 ms per 8 rows. Augmenting every copy (before_augment)
+  // cannot go faster than 48 ms per batch, whatever the factor: the plan
+  // echoes after the augmentation or whole batches.
+  Pipeline<Example> decoded = FromVector(MakeExamples(4000)).Prefetch({.depth = 32});
+  const AutoRun run = RunAuto(
+      std::move(decoded),
+      [](Example e) -> absl::StatusOr<Example> {
+        BusyWait(absl::Milliseconds(6));
+        return e;
+      },
+      48, absl::Milliseconds(8), {.max_factor = 6, .pipeline_cores = 1, .decide_every = 8});
+  ASSERT_GE(run.planner.notes.size(), 1u) << run.table;
+  EXPECT_NE(run.planner.Extra("placement", -1), kBefore) << run.table;
+  EXPECT_GE(run.planner.Extra("factor"), 2) << run.table;
+  EXPECT_GT(run.planner.Extra("cost_augment_cpu_ms"), 2) << run.table;  // 6 ms, wide margin
+  ExpectRowsAreCopiesOfItems(run, 6);
+}
+
+TEST(AutoPlacementTest, TrainerBoundPipelineDoesNotEcho) {
+  // The upstream is a vector: far faster than a 15 ms step.
+  const AutoRun run = RunAuto(
+      FromVector(MakeExamples(2000)).Prefetch({.depth = 32}),
+      [](Example e) -> absl::StatusOr<Example> { return e; }, 40, absl::Milliseconds(15),
+      {.max_factor = 6, .decide_every = 8});
+  ASSERT_GE(run.planner.notes.size(), 1u) << run.table;
+  EXPECT_EQ(run.planner.Extra("factor"), 1) << run.table;
+  EXPECT_EQ(run.rows, run.fresh_rows) << run.table;
+  EXPECT_NE(run.table.find("bottleneck: the consumer"), std::string::npos) << run.table;
+}
+
+// Adaptive echo (kAdaptive) knows the regime through the same planner.
+AutoRun RunAdaptive(Pipeline<Example> decoded, AugmentFn augment, int64_t steps,
+                    absl::Duration step) {
+  AutoRun run;
+  Pipeline<Batch> p = EchoedBatches(std::move(decoded), std::move(augment),
+                                    {.placement = EchoPlacement::kAdaptive,
+                                     .adaptive = {.max_factor = 6, .pool_size = 16, .seed = 1},
+                                     .shuffle = {.buffer_size = 4 * kRows, .seed = 2},
+                                     .batch = {.batch_size = kRows},
+                                     .prefetch = {.depth = 2},
+                                     .auto_placement = {.pipeline_cores = 1, .decide_every = 8}});
+  EXPECT_TRUE(p.status().ok()) << p.status();
+  for (int64_t i = 0; i < steps; ++i) {
+    auto b = p.Next();
+    EXPECT_TRUE(b.ok()) << b.status();
+    if (!b.ok() || !b->has_value()) break;
+    run.rows += (*b)->num_rows;
+    run.fresh_rows += (*b)->fresh_rows;
+    run.batches.push_back(**b);
+    absl::SleepFor(step);
+  }
+  const std::vector<StageStats> stats = p.Stats();
+  run.planner = stats.back();
+  run.table = FormatStatsTable(stats);
+  return run;
+}
+
+TEST(AdaptiveRegimeTest, CostlyAugmentationMovesTheCopiesPastIt) {
+  const AutoRun run = RunAdaptive(FromVector(MakeExamples(4000)).Prefetch({.depth = 32}),
+                                  [](Example e) -> absl::StatusOr<Example> {
+                                    BusyWait(absl::Milliseconds(6));
+                                    return e;
+                                  },
+                                  40, absl::Milliseconds(8));
+  ASSERT_GE(run.planner.notes.size(), 1u) << run.table;
+  EXPECT_NE(run.planner.notes.back().find("no adaptive repeats before augmentation"),
+            std::string::npos)
+      << run.table;
+  EXPECT_EQ(run.planner.Extra("placement", -1), kBatchEcho) << run.table;
+  EXPECT_GE(run.planner.Extra("factor"), 2) << run.table;
+}
+
+TEST(AdaptiveRegimeTest, IoBoundKeepsRepeatingBeforeAugmentation) {
+  const AutoRun run = RunAdaptive(
+      FromVector(MakeExamples(2000))
+          .Throttle({.latency = absl::Milliseconds(4), .name = "slow"})
+          .Prefetch({.depth = 32}),
+      [](Example e) -> absl::StatusOr<Example> { return e; }, 50, absl::Milliseconds(8));
+  ASSERT_GE(run.planner.notes.size(), 1u) << run.table;
+  EXPECT_NE(run.planner.notes.back().find("adaptive echo before augmentation (at most 6"),
+            std::string::npos)
+      << run.table;
+  EXPECT_EQ(run.planner.Extra("factor"), 1) << run.table;  // no batch echo
+  EXPECT_GT(run.rows, run.fresh_rows) << run.table;         // the adaptive stage repeats
+}
+
+TEST(AutoPlacementTest, DestroyedMidFlightReturns) {
+  Pipeline<Batch> p = EchoedBatches(
+      FromVector(MakeExamples(100000)).Prefetch({.depth = 8}),
+      [](Example e) -> absl::StatusOr<Example> { return e; },
+      {.placement = EchoPlacement::kAuto,
+       .batch = {.batch_size = kRows},
+       .auto_placement = {.decide_every = 2}});
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(p.Next().ok());
+  // Leaves scope with the prefetches running: the destructor must not hang.
+}
+
+}  // namespace
+}  // namespace dataecho

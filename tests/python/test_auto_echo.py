@@ -1,0 +1,47 @@
+# Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+"""echoed_batches(placement="auto"): placement and factor from measured costs."""
+import time
+
+import numpy as np
+import pytest
+
+import dataecho
+
+
+def test_auto_placement_decides_and_reports(small_arrays):
+    images = np.repeat(small_arrays[0], 40, axis=0)  # 2560 rows
+    labels = np.repeat(small_arrays[1], 40)
+    p = (dataecho.from_arrays(images, labels)
+         .throttle(latency=0.002)  # 2 ms per row, 8 rows per batch: 16 ms per fresh batch
+         .prefetch(depth=32)
+         .echoed_batches(dataecho.RandomFlip(seed=1), placement="auto",
+                         auto_placement=dataecho.AutoPlacementOptions(
+                             max_factor=4, prefer="quality", decide_every=4),
+                         shuffle={"buffer_size": 32, "seed": 2}, batch={"batch_size": 8},
+                         prefetch={"depth": 2}))
+    rows = fresh = 0
+    it = iter(p)
+    for _ in range(40):
+        b = next(it)
+        rows += b.num_rows
+        fresh += b.fresh_rows
+        time.sleep(0.004)  # the step: R = 4
+    planner = [s for s in p.stats() if s["stage"] == "echo_planner"][0]
+    assert planner["decisions"], planner
+    assert "echo, e = " in planner["decisions"][0]
+    assert planner["factor"] > 1.5, planner
+    assert rows > fresh
+    with pytest.raises(dataecho.InvalidArgumentError, match="prefer"):
+        dataecho.AutoPlacementOptions(prefer="fastest")
+
+
+def test_echo_diagnostics(small_arrays):
+    p = dataecho.from_arrays(*small_arrays).prefetch(depth=8).echoed_batches(
+        dataecho.RandomFlip(seed=1), placement="batch", echo={"factor": 2, "seed": 1},
+        shuffle={"buffer_size": 16, "seed": 2}, batch={"batch_size": 8}, prefetch={"depth": 2},
+        diagnostics=True)
+    assert sum(b.num_rows for b in p) == 128
+    diag = [s for s in p.stats() if s["stage"] == "echo_diagnostics"][0]
+    assert diag["fresh_row_fraction"] == 0.5
+    assert diag["copy_distance_steps"] == 1  # a batch's copy is the next step
+    assert diag["dup_rows_per_batch"] == 0
