@@ -8,8 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "dataecho/checkpoint.h"
+#include "dataecho/formats/record_source.h"
+#include "dataecho/formats/tfrecord.h"
+#include "dataecho/shuffle.h"
+#include "dataecho/storage/local_store.h"
 #include "dataecho/storage/object_store.h"
 #include "gtest/gtest.h"
+#include "support/examples.h"
 #include "support/temp_files.h"
 
 namespace dataecho {
@@ -46,6 +52,104 @@ TEST_F(ShardingTest, EveryFileLandsInExactlyOneShard) {
   }
   ASSERT_EQ(seen.size(), files.size());
   for (const auto& [f, n] : seen) EXPECT_EQ(n, 1) << f;
+}
+
+// Five TFRecord files of 3 records each ("f<file>r<record>").
+std::vector<std::string> WriteFiles(const testing::TempDir& dir) {
+  std::vector<std::string> uris;
+  for (int f = 0; f < 5; ++f) {
+    uris.push_back(dir.File("part-" + std::to_string(f)));
+    auto writer = TFRecordWriter::Create(uris.back());
+    for (int r = 0; r < 3; ++r) {
+      EXPECT_TRUE((*writer)->Write("f" + std::to_string(f) + "r" + std::to_string(r)).ok());
+    }
+    EXPECT_TRUE((*writer)->Close().ok());
+  }
+  return uris;
+}
+
+TEST_F(ShardingTest, ShardSourcesNumberRecordsAsTheWholeListDoes) {
+  testing::TempDir dir;
+  const std::vector<std::string> uris = WriteFiles(dir);
+  std::shared_ptr<ObjectStore> store = NewLocalStore();
+  std::map<uint64_t, std::string> whole;  // source_index -> payload
+  const std::vector<Record> all = *testing::Drain(*MakeTFRecordSource(store, uris));
+  for (const Record& r : all) whole[r.source_index] = std::string(r.data.view());
+  ASSERT_EQ(whole.size(), 15u);
+  std::map<uint64_t, std::string> from_shards;
+  for (int rank = 0; rank < 2; ++rank) {
+    const Shard shard{rank, 2, "options"};
+    InterleaveOptions interleave;
+    SetShardFileNumbering(shard, &interleave);
+    for (int cycle : {1, 2}) {
+      interleave.cycle_length = cycle;
+      const std::vector<Record> mine =
+          *testing::Drain(*MakeTFRecordSource(store, *ShardUris(uris, shard), {}, interleave));
+      for (const Record& r : mine) {
+        EXPECT_EQ(r.source_index >> kRecordIndexBits,
+                  static_cast<uint64_t>(r.data.view()[1] - '0'));  // the file's number in `uris`
+        if (cycle == 1) {
+          EXPECT_TRUE(from_shards.emplace(r.source_index, std::string(r.data.view())).second)
+              << "index " << r.source_index << " in two shards";
+        }
+      }
+    }
+  }
+  EXPECT_EQ(from_shards, whole);  // unique across the job, and the same as in the whole list
+}
+
+TEST_F(ShardingTest, AShardsBufferedRecordsAreReadAgainByTheirNumbers) {
+  testing::TempDir dir;
+  const std::vector<std::string> uris = WriteFiles(dir);
+  const Shard shard{1, 2, "options"};
+  auto make = [&] {
+    InterleaveOptions interleave;
+    SetShardFileNumbering(shard, &interleave);
+    return *ShuffleStage<Record>::Make(
+        MakeTFRecordSource(NewLocalStore(), *ShardUris(uris, shard), {}, interleave),
+        ShuffleOptions{.buffer_size = 4, .seed = 1});
+  };
+  StagePtr<Record> first = make();
+  ASSERT_TRUE((*first->Next()).has_value());
+  StateWriter w;
+  ASSERT_TRUE(first->SaveState(w).ok());
+  const std::string state = w.Finish();
+  std::vector<std::string> rest;
+  const std::vector<Record> first_rest = *testing::Drain(*first);
+  for (const Record& rec : first_rest) rest.emplace_back(rec.data.view());
+  StagePtr<Record> again = make();
+  absl::StatusOr<StateReader> r = StateReader::Parse(state);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(again->RestoreState(*r).ok()) << again->RestoreState(*r);
+  std::vector<std::string> resumed;
+  const std::vector<Record> again_rest = *testing::Drain(*again);
+  for (const Record& rec : again_rest) resumed.emplace_back(rec.data.view());
+  EXPECT_EQ(resumed, rest);
+  // Another shard's source is another pipeline: its state does not fit.
+  InterleaveOptions other;
+  SetShardFileNumbering(Shard{0, 2, "options"}, &other);
+  StagePtr<Record> wrong = *ShuffleStage<Record>::Make(
+      MakeTFRecordSource(NewLocalStore(), *ShardUris(uris, shard), {}, other),
+      ShuffleOptions{.buffer_size = 4, .seed = 1});
+  StateWriter here;
+  ASSERT_TRUE(wrong->SaveState(here).ok());
+  EXPECT_EQ(CompareShapes(StateReader::Parse(state)->shape(), here.shape()).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(ShardingTest, FileNumbersThatCannotBeDistinctAreRefused) {
+  testing::TempDir dir;
+  const std::vector<std::string> uris = WriteFiles(dir);
+  InterleaveOptions zero;
+  zero.file_index_stride = 0;
+  absl::StatusOr<std::optional<Record>> r =
+      MakeTFRecordSource(NewLocalStore(), uris, {}, zero)->Next();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("file_index_stride"), std::string::npos) << r.status();
+  InterleaveOptions huge;
+  huge.first_file_index = (uint64_t{1} << 24) - 3;  // 5 files do not fit under 2^24
+  EXPECT_EQ(MakeTFRecordSource(NewLocalStore(), uris, {}, huge)->Next().status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(ShardingTest, EnvironmentOfEachLauncher) {

@@ -24,8 +24,12 @@ void BindGeneric(PipelineClass& cls, const char* name, const char* summary, F f)
   DefSigned(cls, Signature(name).Arg("self").Options<O>(), summary,
             [name, f](PipelineHandle& self, const py::kwargs& kwargs) {
               const O options = Spec<O>().FromKwargs(kwargs, name);
-              return Then(self, name,
-                          [&](auto p) -> AnyPipeline { return f(std::move(p), options); });
+              std::shared_ptr<PipelineHandle> out = Then(
+                  self, name, [&](auto p) -> AnyPipeline { return f(std::move(p), options); });
+              if constexpr (std::is_same_v<O, EchoOptions>) {
+                out->set_length(EchoedLength(self.length(), options.factor));
+              }
+              return out;
             });
 }
 
@@ -74,8 +78,10 @@ void RegisterStages(PipelineClass& cls) {
       "right after the source or after a shuffle, before a parallel map or a prefetch "
       "(else UnimplementedError naming the stage). An empty pass ends it. (C++ Repeat.)",
       [](PipelineHandle& self, int64_t epochs) {
-        return Then(self, "repeat",
-                    [&](auto p) -> AnyPipeline { return std::move(p).Repeat(epochs); });
+        auto out = Then(self, "repeat",
+                        [&](auto p) -> AnyPipeline { return std::move(p).Repeat(epochs); });
+        out->set_length(RepeatedLength(self.length(), epochs));
+        return out;
       },
       py::arg("epochs") = -1);
 
@@ -83,7 +89,9 @@ void RegisterStages(PipelineClass& cls) {
       cls, Signature("take").Arg("self").Arg("n"),
       "The first `n` elements (all of them if n < 0); the input is not read further.",
       [](PipelineHandle& self, int64_t n) {
-        return Then(self, "take", [&](auto p) -> AnyPipeline { return std::move(p).Take(n); });
+        auto out = Then(self, "take", [&](auto p) -> AnyPipeline { return std::move(p).Take(n); });
+        out->set_length(TakenLength(self.length(), n));
+        return out;
       },
       py::arg("n"));
 
@@ -95,11 +103,13 @@ void RegisterStages(PipelineClass& cls) {
             [](PipelineHandle& self, const py::kwargs& kwargs) {
               const Shard shard =
                   ValueOrThrow(ResolveShard(Spec<ShardOptions>().FromKwargs(kwargs, "shard")));
-              return Then(self, "shard", [&](auto p) -> AnyPipeline {
+              auto out = Then(self, "shard", [&](auto p) -> AnyPipeline {
                 using T = typename decltype(p)::value_type;
                 return std::move(p).Apply(
                     [&](StagePtr<T> in) { return ShardStage<T>::Make(std::move(in), shard); });
               });
+              out->set_length(ShardedLength(self.length(), shard.rank, shard.world_size));
+              return out;
             });
 
   DefSigned(cls, Signature("batch").Arg("self").Options<BatchOptions>(),
@@ -108,7 +118,7 @@ void RegisterStages(PipelineClass& cls) {
             "pass. Buffers are pooled and reused once no batch or view holds them.",
             [](PipelineHandle& self, const py::kwargs& kwargs) {
               const BatchOptions options = Spec<BatchOptions>().FromKwargs(kwargs, "batch");
-              return Then(self, "batch", [&](auto p) -> AnyPipeline {
+              auto out = Then(self, "batch", [&](auto p) -> AnyPipeline {
                 using T = typename decltype(p)::value_type;
                 if constexpr (std::is_same_v<T, Example>) {
                   return std::move(p).Batch(options);
@@ -120,6 +130,9 @@ void RegisterStages(PipelineClass& cls) {
                           : "");
                 }
               });
+              out->set_length(BatchedLength(
+                  self.length(), static_cast<int64_t>(options.batch_size), options.drop_remainder));
+              return out;
             });
 }
 

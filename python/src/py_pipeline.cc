@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "dataecho/stats.h"
+#include "dataecho/status_macros.h"
 #include "status.h"
 
 namespace dataecho::python {
@@ -123,13 +124,24 @@ PipelineHandle::PipelineHandle(AnyPipeline pipeline)
 
 bool PipelineHandle::Inherited() const { return generation_ != fork_generation.load(); }
 
+void PipelineHandle::CheckOwnProcess() const {
+  if (Inherited()) ThrowStatus(InheritedError(pid_));
+}
+
 PipelineHandle::~PipelineHandle() { Close(); }
 
 AnyPipeline PipelineHandle::TakeForBuilder(const char* method) {
   if (Inherited()) ThrowStatus(InheritedError(pid_));
   absl::MutexLock lock(&mu_);
   switch (state_) {
-    case State::kBuilding: break;
+    case State::kBuilding:
+      if (restored_) {
+        ThrowStatus(absl::FailedPreconditionError(absl::StrCat(
+            ".", method,
+            "() after restore_state(): restore the state into the finished pipeline, after its "
+            "last builder call")));
+      }
+      break;
     case State::kConsumed:
       throw py::value_error(std::string("this pipeline was consumed by .") + consumed_by_ +
                             "(): use the pipeline that call returned");
@@ -139,6 +151,7 @@ AnyPipeline PipelineHandle::TakeForBuilder(const char* method) {
                             "first next()");
     case State::kClosed:
       throw py::value_error(std::string(".") + method + "() on a closed pipeline");
+    case State::kRestoring: ThrowStatus(CheckBuildingLocked(method));
   }
   state_ = State::kConsumed;
   consumed_by_ = method;
@@ -147,13 +160,41 @@ AnyPipeline PipelineHandle::TakeForBuilder(const char* method) {
   return out;
 }
 
+absl::Status PipelineHandle::CheckBuildingLocked(const char* method) const {
+  switch (state_) {
+    case State::kBuilding: return absl::OkStatus();
+    case State::kRestoring:
+      return absl::FailedPreconditionError(
+          absl::StrCat(method, "() while restore_state() runs in another thread"));
+    case State::kConsumed:
+      return absl::FailedPreconditionError(
+          absl::StrCat(method, "() on a pipeline consumed by .", consumed_by_,
+                       "(): call it on the pipeline that call returned"));
+    case State::kIterating:
+      return absl::FailedPreconditionError(
+          absl::StrCat(method, "() after the first next(): call it on a freshly built pipeline"));
+    case State::kClosed:
+      return absl::FailedPreconditionError(absl::StrCat(method, "() on a closed pipeline"));
+  }
+  return absl::OkStatus();
+}
+
 PipelineHandle::AnyPuller PipelineHandle::StartLocked() {
+  AnyElement ahead = std::move(ahead_);
+  ahead_ = std::monostate();
   return std::visit(
-      [](auto&& p) -> AnyPuller {
+      [&](auto& p) -> AnyPuller {
         using T = typename std::decay_t<decltype(p)>::value_type;
-        return std::make_shared<Puller<T>>(ValueOrThrow(std::move(p).Release()));
+        StagePtr<T> stage = ValueOrThrow(std::move(p).Release());
+        if (absl::Status s = ApplyEpochLocked(*stage); !s.ok()) {
+          p = Pipeline<T>(s);  // sticky: every next() raises it
+          ThrowStatus(s);
+        }
+        std::optional<T> first;
+        if (T* a = std::get_if<T>(&ahead)) first.emplace(std::move(*a));
+        return std::make_shared<Puller<T>>(std::move(stage), std::move(first));
       },
-      *std::move(builder_));
+      *builder_);
 }
 
 py::object PipelineHandle::Next() {
@@ -165,6 +206,7 @@ py::object PipelineHandle::Next() {
       case State::kBuilding:
         puller_ = StartLocked();
         builder_.reset();
+        restored_ = false;
         state_ = State::kIterating;
         break;
       case State::kIterating: break;
@@ -172,6 +214,7 @@ py::object PipelineHandle::Next() {
         throw py::value_error(std::string("this pipeline was consumed by .") + consumed_by_ +
                               "(): iterate the pipeline that call returned");
       case State::kClosed: ThrowStatus(absl::CancelledError("pipeline closed"));
+      case State::kRestoring: ThrowStatus(CheckBuildingLocked("next"));
     }
     puller = puller_;  // kept alive while we wait, even if closed meanwhile
   }
@@ -342,6 +385,7 @@ interpreter exit) cancels it and joins its threads.)");
       .def("__repr__", [](const PipelineHandle& self) {
         return std::string("<dataecho.Pipeline of ") + self.element_type() + "s>";
       });
+  RegisterPipelineState(cls);
   // A child of fork() (a DataLoader worker) makes pipelines of its own: the
   // registry's and the waiters' locks must not be copied while another thread
   // holds them. In the child, the handles made before are inherited (they

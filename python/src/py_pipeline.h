@@ -24,6 +24,15 @@
 // hook: CloseAll) cancel the pipeline, join its threads and destroy its stages
 // with the GIL released, so map functions waiting for the GIL finish first.
 //
+// Epochs and checkpoints: set_epoch(k) (before the first next()) starts the
+// chain as epoch k when iteration starts (Stage::Restart(k), exactly what a
+// C++ .Repeat() does at its k-th pass), and builder calls carry the epoch to
+// the pipeline they return. save_state() is the position behind the last
+// element next() returned (puller.h: the element pulled ahead is part of it);
+// restore_state() puts a pipeline of the same shape there, after its last
+// builder call and before its first next(). Misuse (after the first next(),
+// twice, a builder call after restore_state()) is FailedPreconditionError.
+//
 // fork(): a handle belongs to the process that made it, whose threads run its
 // stages. In a child of fork(), next(), builder calls and stats() on an
 // inherited handle raise FailedPreconditionError ("this pipeline belongs to
@@ -42,6 +51,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -51,6 +61,7 @@
 #include "dataecho/example.h"
 #include "dataecho/formats/record.h"
 #include "dataecho/pipeline.h"
+#include "length.h"
 #include "puller.h"
 
 namespace dataecho::python {
@@ -96,19 +107,44 @@ class PipelineHandle {
   // Every stage's stats, source first (the last ones after close()).
   std::vector<StageStats> Stats() const;
 
+  // See the file comment. REQUIRES: the GIL (released while they wait).
+  py::bytes SaveState();
+  void RestoreState(std::string_view state);
+  void SetEpoch(int64_t epoch);
+  // The epoch set_epoch() gave (this handle's or the one it was built from).
+  std::optional<uint32_t> epoch() const;
+  // The builder call `method` made this handle from `from`: takes its epoch
+  // and its length as LengthAfter(method) carries it (call sites whose count
+  // depends on their options set it after: set_length()).
+  void InheritFrom(const PipelineHandle& from, const char* method);
+
+  // Elements per pass where known (length.h); len() raises TypeError else.
+  Length length() const;
+  void set_length(Length length);
+
   // Closes every live handle: the atexit hook.
   static void CloseAll();
 
  private:
-  enum class State { kBuilding, kConsumed, kIterating, kClosed };
+  enum class State { kBuilding, kRestoring, kConsumed, kIterating, kClosed };
   using AnyPuller = std::variant<std::monostate, std::shared_ptr<Puller<Record>>,
                                  std::shared_ptr<Puller<Example>>, std::shared_ptr<Puller<Batch>>>;
 
+  // The element a restored state had pulled ahead, for the puller.
+  using AnyElement = std::variant<std::monostate, Record, Example, Batch>;
+
   AnyPuller StartLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Restart(epoch_) on `stage` unless already done (or epoch 0).
+  template <typename T>
+  absl::Status ApplyEpochLocked(Stage<T>& stage) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // FAILED_PRECONDITION unless builder_ is there to be restored or started.
+  absl::Status CheckBuildingLocked(const char* method) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const char* const element_type_;
   // Made in another process (before a fork() that led to this one).
   bool Inherited() const;
+  // Raises FailedPreconditionError in a process that inherited this handle.
+  void CheckOwnProcess() const;
 
   const pid_t pid_;            // the process that made this handle
   const uint64_t generation_;  // fork_generation when it was made (py_pipeline.cc)
@@ -118,6 +154,11 @@ class PipelineHandle {
   std::optional<AnyPipeline> builder_ ABSL_GUARDED_BY(mu_);
   AnyPuller puller_ ABSL_GUARDED_BY(mu_);
   std::vector<StageStats> final_stats_ ABSL_GUARDED_BY(mu_);
+  std::optional<uint32_t> epoch_ ABSL_GUARDED_BY(mu_);
+  bool epoch_applied_ ABSL_GUARDED_BY(mu_) = false;
+  bool restored_ ABSL_GUARDED_BY(mu_) = false;
+  AnyElement ahead_ ABSL_GUARDED_BY(mu_);
+  Length length_ ABSL_GUARDED_BY(mu_) = Length::Unknown("from this source (its size is not read)");
 };
 
 // A new registered handle for `pipeline`; raises its build error, if any.
@@ -130,14 +171,30 @@ std::shared_ptr<PipelineHandle> Then(PipelineHandle& self, const char* method, F
   AnyPipeline in = self.TakeForBuilder(method);
   AnyPipeline out =
       std::visit([&](auto&& p) -> AnyPipeline { return f(std::move(p)); }, std::move(in));
-  return MakeHandle(std::move(out));
+  std::shared_ptr<PipelineHandle> handle = MakeHandle(std::move(out));
+  handle->InheritFrom(self, method);
+  return handle;
 }
 
 // Raises TypeError: `method` needs elements of type `wanted`, the pipeline has `have`.
 [[noreturn]] void ThrowWrongElement(const char* method, const char* wanted, const char* have,
                                     const char* hint = "");
 
+template <typename T>
+absl::Status PipelineHandle::ApplyEpochLocked(Stage<T>& stage) {
+  if (!epoch_.has_value() || epoch_applied_) return absl::OkStatus();
+  epoch_applied_ = true;
+  if (*epoch_ == 0)
+    return absl::OkStatus();  // a fresh chain is epoch 0 (a generator cannot restart)
+  if (absl::Status s = stage.EnableRestart(); !s.ok()) return s;
+  return stage.Restart(*epoch_);
+}
+
 using PipelineClass = py::class_<PipelineHandle, std::shared_ptr<PipelineHandle>>;
+
+// Binds set_epoch, epoch, save_state, restore_state, __len__ and __bool__
+// (py_pipeline_state.cc); RegisterPipeline calls it.
+void RegisterPipelineState(PipelineClass& cls);
 
 }  // namespace dataecho::python
 

@@ -11,15 +11,22 @@
 //
 //   auto mine = ShardStage<Example>::Make(std::move(examples), {.rank = 1, .world_size = 4});
 //
+// It starts over with its input (Restart: epochs) and saves its position in
+// the stream (checkpoints); it passes elements through unchanged, so a later
+// stage's references to them are its input's.
+//
 // Thread safety: as every stage (stage.h).
 #ifndef DATAECHO_PYTHON_SRC_SHARD_STAGE_H_
 #define DATAECHO_PYTHON_SRC_SHARD_STAGE_H_
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "dataecho/checkpoint.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
@@ -29,7 +36,7 @@
 namespace dataecho::python {
 
 template <typename T>
-class ShardStage final : public UnaryStage<T, T> {
+class ShardStage final : public PassThroughStage<T> {
  public:
   // `shard` as ResolveShard() returns it.
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, const Shard& shard) {
@@ -56,6 +63,29 @@ class ShardStage final : public UnaryStage<T, T> {
   }
 
  protected:
+  // State (stage.h's shape): the position in the input's stream.
+  std::string StateName() const override { return "shard"; }
+  uint64_t StateOptionsHash() const override {
+    return OptionsHash().Add(int64_t{shard_.rank}).Add(int64_t{shard_.world_size}).value();
+  }
+  absl::Status SaveOwn(StateWriter& w) override {
+    w.I64(position_);
+    return absl::OkStatus();
+  }
+  absl::Status RestoreOwn(StateReader& r) override {
+    const int64_t position = r.I64();
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    if (position < 0) {
+      return absl::DataLossError(absl::StrCat("pipeline state: shard at position ", position));
+    }
+    position_ = position;
+    return absl::OkStatus();
+  }
+  absl::Status OnRestart(uint32_t /*epoch*/) override {
+    position_ = 0;
+    return absl::OkStatus();
+  }
+
   StageStats OwnStats() const override {
     StageStats s;
     s.name = "shard";
@@ -66,7 +96,7 @@ class ShardStage final : public UnaryStage<T, T> {
 
  private:
   ShardStage(StagePtr<T> input, Shard shard)
-      : UnaryStage<T, T>(std::move(input)), shard_(std::move(shard)) {}
+      : PassThroughStage<T>(std::move(input)), shard_(std::move(shard)) {}
 
   const Shard shard_;
   int64_t position_ = 0;  // consumer thread only

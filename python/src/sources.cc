@@ -46,9 +46,10 @@ std::vector<std::string> Patterns(const py::handle& patterns) {
   return patterns.cast<std::vector<std::string>>();
 }
 
-// The URIs `patterns` name, then this worker's share of them.
+// The URIs `patterns` name, then this worker's share of them, numbered (in
+// `*interleave`) as in the whole list: source_index is unique across the job.
 std::vector<std::string> MyUris(ObjectStore& store, const std::vector<std::string>& patterns,
-                                const ShardOptions& shard_options) {
+                                const ShardOptions& shard_options, InterleaveOptions* interleave) {
   absl::StatusOr<std::vector<std::string>> uris;
   {
     py::gil_scoped_release nogil;
@@ -56,6 +57,7 @@ std::vector<std::string> MyUris(ObjectStore& store, const std::vector<std::strin
   }
   const std::vector<std::string> all = ValueOrThrow(std::move(uris));
   const Shard shard = ValueOrThrow(ResolveShard(shard_options));
+  SetShardFileNumbering(shard, interleave);
   return ValueOrThrow(ShardUris(all, shard));  // FAILED_PRECONDITION for an empty share
 }
 
@@ -204,10 +206,10 @@ void BindFileSources(py::module_& m) {
         KwargsSplit split(kwargs, "from_tfrecord");
         const std::shared_ptr<ObjectStore> store = StoreOf(split.Pop("store"));
         const auto reader = split.Take<TFRecordReaderOptions>();
-        const auto interleave = split.Take<InterleaveOptions>();
+        auto interleave = split.Take<InterleaveOptions>();
         const auto shard = split.Take<ShardOptions>();
         split.CheckAllUsed();
-        std::vector<std::string> uris = MyUris(*store, Patterns(patterns), shard);
+        std::vector<std::string> uris = MyUris(*store, Patterns(patterns), shard, &interleave);
         return MakeHandle(
             Pipeline<Record>(MakeTFRecordSource(store, std::move(uris), reader, interleave)));
       },
@@ -221,10 +223,10 @@ void BindFileSources(py::module_& m) {
         KwargsSplit split(kwargs, "from_fixed_length");
         const std::shared_ptr<ObjectStore> store = StoreOf(split.Pop("store"));
         const auto format = split.Take<FixedLengthOptions>();
-        const auto interleave = split.Take<InterleaveOptions>();
+        auto interleave = split.Take<InterleaveOptions>();
         const auto shard = split.Take<ShardOptions>();
         split.CheckAllUsed();
-        std::vector<std::string> uris = MyUris(*store, Patterns(patterns), shard);
+        std::vector<std::string> uris = MyUris(*store, Patterns(patterns), shard, &interleave);
         return MakeHandle(
             Pipeline<Record>(MakeFixedLengthSource(store, std::move(uris), format, interleave)));
       },
@@ -326,13 +328,19 @@ void BindMemorySources(py::module_& m) {
           e.label = label_values[static_cast<size_t>(i)];
           e.source_index = static_cast<uint64_t>(i);
         }
-        return MakeHandle(FromVector(std::move(examples)));
+        auto out = MakeHandle(FromVector(std::move(examples)));
+        out->set_length(Length::Known(rows));
+        return out;
       },
       py::arg("images"), py::arg("labels") = py::none());
   DefSigned(
       m, Signature("from_examples").Arg("examples"),
       "A pipeline of the given dataecho.Example objects, in order.",
-      [](const std::vector<Example>& examples) { return MakeHandle(FromVector(examples)); },
+      [](const std::vector<Example>& examples) {
+        auto out = MakeHandle(FromVector(examples));
+        out->set_length(Length::Known(static_cast<int64_t>(examples.size())));
+        return out;
+      },
       py::arg("examples"));
 }
 

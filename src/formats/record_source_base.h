@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/formats/record_source.h"
 #include "dataecho/internal/counter.h"
@@ -36,7 +37,19 @@ class RecordSourceBase : public Stage<Record> {
         options_(options),
         name_(std::move(name)),
         budget_(std::move(budget)),
-        order_(FileOrder(uris_.size(), options_, 0)) {}
+        order_(FileOrder(uris_.size(), options_, 0)) {
+    // File numbers must fit above the record bits (record.h) and differ.
+    const uint64_t max_file = (uint64_t{1} << (64 - kRecordIndexBits)) - 1;
+    if (options_.file_index_stride == 0 ||
+        (!uris_.empty() && (options_.first_file_index > max_file ||
+                            (max_file - options_.first_file_index) / options_.file_index_stride <
+                                uris_.size() - 1))) {
+      status_ = absl::InvalidArgumentError(absl::StrCat(
+          name_, ": files numbered from ", options_.first_file_index, " by ",
+          options_.file_index_stride, " (InterleaveOptions::first_file_index, file_index_stride)",
+          " must be distinct and at most ", max_file));
+    }
+  }
 
   void AppendStats(std::vector<StageStats>* out) const override {
     StageStats s;
@@ -58,21 +71,47 @@ class RecordSourceBase : public Stage<Record> {
 
   // Records are referenced by (source_index, offset, epoch, CRC), after the
   // fingerprints of their files, and read again from their files
-  // (record_source_state.h).
+  // (record_source_state.h). References name files by their positions in
+  // uris_ (the records carry job-wide numbers: ToJobWide).
   absl::Status SaveRefs(std::span<const Record* const> items, StateWriter& w) override {
     NoteOpenFile();
-    internal::SaveRecordRefs(items, fingerprints_, w);
-    return absl::OkStatus();
+    return SaveRefsByPosition(items, w);
   }
   absl::Status Reread(StateReader& r, size_t n, std::vector<Record>* out) override {
-    return internal::RereadRecords(r, n, uris_, open_, open_range_, out);
+    const size_t first = out->size();
+    DATAECHO_RETURN_IF_ERROR(internal::RereadRecords(r, n, uris_, open_, open_range_, out));
+    for (size_t i = first; i < out->size(); ++i) ToJobWide((*out)[i]);
+    return absl::OkStatus();
   }
 
  protected:
+  // SaveRefs() of records that left this source: their files named by their
+  // positions in uris_, with the files' fingerprints.
+  absl::Status SaveRefsByPosition(std::span<const Record* const> items, StateWriter& w) const {
+    if (!Renumbered()) {
+      internal::SaveRecordRefs(items, fingerprints_, w);
+      return absl::OkStatus();
+    }
+    std::vector<Record> local;
+    local.reserve(items.size());
+    for (const Record* item : items) {
+      local.push_back(*item);
+      DATAECHO_RETURN_IF_ERROR(ToPosition(local.back()));
+    }
+    std::vector<const Record*> ptrs;
+    ptrs.reserve(local.size());
+    for (const Record& rec : local) ptrs.push_back(&rec);
+    internal::SaveRecordRefs(ptrs, fingerprints_, w);
+    return absl::OkStatus();
+  }
+
   uint64_t Hash() const {
     OptionsHash h;
     h.Add(static_cast<uint64_t>(uris_.size())).Add(options_.file_order_seed);
     h.Add(static_cast<uint64_t>(options_.shuffle_files_each_epoch));
+    if (options_.first_file_index != 0 || options_.file_index_stride != 1) {
+      h.Add(options_.first_file_index).Add(options_.file_index_stride);
+    }
     for (const std::string& uri : uris_) h.Add(std::string_view(uri));
     return h.value();
   }
@@ -85,6 +124,7 @@ class RecordSourceBase : public Stage<Record> {
     if (!result.ok() && status_.ok()) status_ = result.status();
     if (result.ok() && result->has_value()) {
       (*result)->epoch = epoch_;
+      ToJobWide(**result);
       elements_.Add(1);
       bytes_.Add(static_cast<int64_t>((*result)->data.size()));
     }
@@ -113,6 +153,34 @@ class RecordSourceBase : public Stage<Record> {
   }
   // The fingerprint of the file being read now, if any (the sequential source).
   virtual void NoteOpenFile() {}
+  // Whether files are numbered other than by their positions in uris_.
+  bool Renumbered() const {
+    return options_.first_file_index != 0 || options_.file_index_stride != 1;
+  }
+  // Readers number a record's file by its position in uris_; the records
+  // leave the source with the file's job-wide number, first_file_index +
+  // position * file_index_stride (InterleaveOptions), and references come
+  // back with it.
+  void ToJobWide(Record& rec) const {
+    if (!Renumbered()) return;
+    const uint64_t position = rec.source_index >> kRecordIndexBits;
+    rec.source_index =
+        MakeSourceIndex(options_.first_file_index + position * options_.file_index_stride,
+                        rec.source_index & ((uint64_t{1} << kRecordIndexBits) - 1));
+  }
+  absl::Status ToPosition(Record& rec) const {
+    const uint64_t number = rec.source_index >> kRecordIndexBits;
+    const uint64_t stride = options_.file_index_stride;
+    if (number < options_.first_file_index || (number - options_.first_file_index) % stride != 0 ||
+        (number - options_.first_file_index) / stride >= uris_.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name_, ": a record of file number ", number, " is not one of this source's ",
+          uris_.size(), " files (numbered from ", options_.first_file_index, " by ", stride, ")"));
+    }
+    rec.source_index = MakeSourceIndex((number - options_.first_file_index) / stride,
+                                       rec.source_index & ((uint64_t{1} << kRecordIndexBits) - 1));
+    return absl::OkStatus();
+  }
 
   const std::vector<std::string> uris_;
   const RecordFileOpener open_;

@@ -75,8 +75,7 @@ class InterleavedSource final : public RecordSourceBase {
   // References, with the fingerprints of the files the threads finished.
   absl::Status SaveRefs(std::span<const Record* const> items, StateWriter& w) override {
     absl::MutexLock lock(&mu_);
-    internal::SaveRecordRefs(items, fingerprints_, w);
-    return absl::OkStatus();
+    return SaveRefsByPosition(items, w);
   }
 
   void Cancel() override {

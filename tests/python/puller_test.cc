@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "dataecho/shuffle.h"
 #include "dataecho/source.h"
 #include "gtest/gtest.h"
 #include "shard_stage.h"
@@ -101,6 +102,96 @@ TEST(PullerTest, ShutdownWhileTheUpstreamIsBlockedJoinsAndKeepsNoStages) {
   puller.AppendStats(&stats);
   ASSERT_EQ(stats.size(), 1u);  // only the puller's own row is left
   EXPECT_EQ(puller.Pop(absl::ZeroDuration())->status().code(), absl::StatusCode::kCancelled);
+}
+
+// A chain whose state holds references: examples -> shuffle(4).
+StagePtr<Example> ShuffledExamples(int n) {
+  return *ShuffleStage<Example>::Make(*VectorSource(MakeExamples(n)),
+                                      ShuffleOptions{.buffer_size = 4, .seed = 3});
+}
+
+std::vector<uint64_t> PopAll(Puller<Example>& puller) {
+  std::vector<uint64_t> out;
+  while (true) {
+    Puller<Example>::Item item = PopBlocking(puller);
+    EXPECT_TRUE(item.ok()) << item.status();
+    if (!item.ok() || !item->has_value()) return out;
+    out.push_back((*item)->source_index);
+  }
+}
+
+TEST(PullerTest, StateIsBehindWhatPopReturnedWithTheElementPulledAhead) {
+  Puller<Example> whole(ShuffledExamples(12));
+  const std::vector<uint64_t> expected = PopAll(whole);
+  ASSERT_EQ(expected.size(), 12u);
+  for (size_t taken : {0u, 1u, 5u, 11u, 12u}) {
+    Puller<Example> first(ShuffledExamples(12));
+    for (size_t i = 0; i < taken; ++i) {
+      EXPECT_EQ((*PopBlocking(first))->source_index, expected[i]);
+    }
+    // Saved twice: the pulling thread may or may not have pulled ahead; the
+    // state is the same position either way, and saving changes nothing.
+    absl::StatusOr<std::string> state = first.SaveState();
+    ASSERT_TRUE(state.ok()) << state.status();
+    ASSERT_TRUE(first.SaveState().ok());
+    StagePtr<Example> again = ShuffledExamples(12);
+    std::optional<Example> ahead;
+    ASSERT_TRUE(Puller<Example>::RestoreInto(*again, *state, &ahead).ok());
+    Puller<Example> resumed(std::move(again), std::move(ahead));
+    std::vector<uint64_t> rest = PopAll(resumed);
+    EXPECT_EQ(rest, std::vector<uint64_t>(expected.begin() + static_cast<ptrdiff_t>(taken),
+                                          expected.end()))
+        << "after " << taken;
+    EXPECT_EQ(PopAll(first), rest);  // the saved puller goes on as well
+  }
+}
+
+TEST(PullerTest, RestoreRejectsAnotherPipelinesOrADamagedState) {
+  Puller<Example> first(ShuffledExamples(6));
+  ASSERT_TRUE(PopBlocking(first).ok());
+  const std::string state = *first.SaveState();
+  std::optional<Example> ahead;
+  StagePtr<Example> other = *VectorSource(MakeExamples(6));  // no shuffle: another shape
+  EXPECT_EQ(Puller<Example>::RestoreInto(*other, state, &ahead).code(),
+            absl::StatusCode::kInvalidArgument);
+  StagePtr<Example> same = ShuffledExamples(6);
+  EXPECT_EQ(Puller<Example>::RestoreInto(*same, state.substr(0, state.size() - 3), &ahead).code(),
+            absl::StatusCode::kDataLoss);
+  std::string flipped = state;
+  flipped[flipped.size() / 2] ^= 0x10;
+  EXPECT_EQ(Puller<Example>::RestoreInto(*same, flipped, &ahead).code(),
+            absl::StatusCode::kDataLoss);
+}
+
+TEST(ShardStageTest, StartsOverAndResumesWhereItWas) {
+  auto make = [] {
+    return *ShardStage<Example>::Make(*VectorSource(MakeExamples(10)), Shard{1, 3, "options"});
+  };
+  StagePtr<Example> shard = make();
+  ASSERT_TRUE(shard->EnableRestart().ok());
+  ASSERT_EQ((*shard->Next())->source_index, 1u);
+  StateWriter w;
+  ASSERT_TRUE(shard->SaveState(w).ok());
+  const std::string state = w.Finish();
+  ASSERT_EQ((*shard->Next())->source_index, 4u);
+  // Epoch 1: from the start again, its elements carry the epoch.
+  ASSERT_TRUE(shard->Restart(1).ok());
+  absl::StatusOr<std::vector<Example>> epoch1 = testing::Drain(*shard);
+  ASSERT_TRUE(epoch1.ok());
+  ASSERT_EQ(epoch1->size(), 3u);
+  EXPECT_EQ((*epoch1)[0].source_index, 1u);
+  EXPECT_EQ((*epoch1)[2].source_index, 7u);
+  EXPECT_EQ((*epoch1)[2].epoch, 1u);
+  // A new chain restored from the state goes on after element 1.
+  StagePtr<Example> resumed = make();
+  absl::StatusOr<StateReader> r = StateReader::Parse(state);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(resumed->RestoreState(*r).ok());
+  absl::StatusOr<std::vector<Example>> rest = testing::Drain(*resumed);
+  ASSERT_TRUE(rest.ok());
+  ASSERT_EQ(rest->size(), 2u);
+  EXPECT_EQ((*rest)[0].source_index, 4u);
+  EXPECT_EQ((*rest)[1].source_index, 7u);
 }
 
 TEST(ShardStageTest, KeepsEveryWorldSizethElementFromRank) {

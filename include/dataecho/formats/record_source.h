@@ -26,7 +26,8 @@
 // stage, repeat.h). Epoch e > 0 reads the files in a seeded shuffled order
 // (InterleaveOptions::shuffle_files_each_epoch) and stamps e on its records
 // (Record::epoch); a record's source_index keeps naming the file by its
-// position in the given list, so it is the same in every epoch.
+// number (its position in the given list, or in the whole list of which this
+// is a shard: InterleaveOptions::first_file_index), the same in every epoch.
 //
 // Thread safety: a Stage (see stage.h). CorruptionBudget is thread-safe.
 #ifndef DATAECHO_FORMATS_RECORD_SOURCE_H_
@@ -102,6 +103,16 @@ struct InterleaveOptions {
   // 0 reads them as given. false: as given in every epoch.
   bool shuffle_files_each_epoch = true;
   uint64_t file_order_seed = 0;
+  // How the files are numbered in the source_index of the records the
+  // source emits (file = source_index >> kRecordIndexBits, record.h): file i
+  // of the list is number first_file_index + i * file_index_stride (its
+  // reader still gets i; the source renumbers, and maps references back). A
+  // worker's share of a longer list sets them so that its records keep the
+  // numbers they have in the whole list, unique across the job (ShardUris
+  // gives files rank, rank + world_size, ...: SetShardFileNumbering in
+  // storage/sharding.h). Default: the position in this list.
+  uint64_t first_file_index = 0;
+  uint64_t file_index_stride = 1;
 };
 
 // A source over `uris`, in that order (see the file comment for

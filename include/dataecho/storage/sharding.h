@@ -17,6 +17,9 @@
 //   if (!shard.ok()) return shard.status();
 //   absl::StatusOr<std::vector<std::string>> mine = dataecho::ShardUris(files, *shard);
 //   if (!mine.ok()) return mine.status();  // e.g. fewer files than ranks
+//   dataecho::InterleaveOptions interleave;
+//   dataecho::SetShardFileNumbering(*shard, &interleave);  // job-wide source_index
+//   auto source = dataecho::MakeTFRecordSource(store, *mine, {}, interleave);
 //   absl::StatusOr<dataecho::ShardSizes> sizes =
 //       dataecho::MeasureShards(*store, files, shard->world_size);
 //   std::puts(sizes->Summary().c_str());  // "3 rank(s) over 4 file(s): files 2/1/1, ..."
@@ -29,6 +32,15 @@
 // uneven by up to one file (2/1/1 files for 4 files and 3 ranks): MeasureShards
 // reports the sizes so a job can check them (a record-level split is not
 // done here).
+//
+// Record numbers: a record source numbers its files in its records'
+// source_index (file << 40 | record). Given a shard's list as is, every
+// worker would number its first file 0, so records of different workers
+// would share indices, and so would the draws keyed by them (crops, echo
+// copies). SetShardFileNumbering makes the source number each file by its
+// position in the whole sorted list (rank + i * world_size), so source_index
+// names a record uniquely across the job and indices of different workers can
+// be merged.
 //
 // Thread safety: the functions are thread-safe (ResolveShard only reads the
 // environment; MeasureShards calls the store's thread-safe Stat).
@@ -44,6 +56,8 @@
 #include "dataecho/storage/object_store.h"
 
 namespace dataecho {
+
+struct InterleaveOptions;  // formats/record_source.h
 
 struct ShardOptions {
   // The largest world size accepted: 2^20 ranks, far above the largest
@@ -83,6 +97,11 @@ DATAECHO_EXPORT absl::StatusOr<Shard> ResolveShard(const ShardOptions& options);
 // INVALID_ARGUMENT for a shard outside [0, world_size).
 DATAECHO_EXPORT absl::StatusOr<std::vector<std::string>> ShardUris(
     const std::vector<std::string>& uris, const Shard& shard);
+
+// Sets `options`' file numbering (InterleaveOptions::first_file_index,
+// file_index_stride) for a source over ShardUris(uris, shard): file i of the
+// share is file rank + i * world_size of the whole list (see the file comment).
+DATAECHO_EXPORT void SetShardFileNumbering(const Shard& shard, InterleaveOptions* options);
 
 // One worker's share of a file list.
 struct ShardSize {

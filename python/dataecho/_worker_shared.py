@@ -1,0 +1,115 @@
+# Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+"""What dataecho.torch.PipelineDataset shares with its DataLoader worker processes.
+
+A DataLoader runs the dataset in worker processes, forked or spawned anew every
+epoch unless ``persistent_workers``: a count kept in the dataset object would
+start from 0 in every new worker, and a worker's stats would stay in it. So:
+
+- ``SharedEpochs``: the next epoch of every worker, one slot per worker id, in
+  shared memory (a ``multiprocessing.RawArray``) that workers inherit at fork
+  or receive as they are spawned; any other copy of the dataset gets its own.
+- ``WorkerReports``: every worker writes its pipeline's stats (JSON, replaced
+  atomically) into a directory the dataset made; the main process reads them.
+  The directory goes when the dataset object that made it is collected.
+
+    epochs = SharedEpochs()
+    epoch = epochs.take(worker_id)          # this worker's epoch; the next one counts on
+    reports = WorkerReports()
+    reports.write(worker_id, {"worker": worker_id, "stages": pipeline.stats()})
+    every_worker = reports.read_all()       # in the main process
+"""
+
+import ctypes
+import json
+import multiprocessing
+import multiprocessing.context
+import os
+import shutil
+import tempfile
+import weakref
+
+# How many DataLoader workers the shared epoch counters serve (one slot each).
+MAX_WORKERS = 1024
+# How often a worker writes its pipeline's stats for dataset.stats() (seconds).
+STATS_INTERVAL = 0.5
+
+
+class SharedEpochs:
+    """The next epoch of every DataLoader worker (slot 0 also serves the main process),
+    in memory shared with the worker processes (inherited at fork, passed at spawn)."""
+
+    def __init__(self, values=None):
+        self.array = multiprocessing.RawArray(ctypes.c_int64, MAX_WORKERS)
+        if values:
+            self.array[:len(values)] = values
+
+    def __getstate__(self):
+        if multiprocessing.context.get_spawning_popen() is not None:
+            return {"array": self.array}  # a worker being started: share it
+        return {"values": list(self.array)}  # any other copy gets its own
+
+    def __setstate__(self, state):
+        if "array" in state:
+            self.array = state["array"]
+        else:
+            self.__init__(state["values"])
+
+    def take(self, slot):
+        """The epoch of slot's next iteration; counts the slot on."""
+        epoch = self.array[slot]
+        self.array[slot] = epoch + 1
+        return epoch
+
+    def peek(self, slot):
+        return self.array[slot]
+
+    def set(self, slot, epoch):
+        self.array[slot] = epoch
+
+    def set_all(self, epoch):
+        self.array[:] = [epoch] * MAX_WORKERS
+
+
+def _remove_dir(path, owner):
+    if os.getpid() == owner:  # not in a forked worker that inherited the finalizer
+        shutil.rmtree(path, ignore_errors=True)
+
+
+class WorkerReports:
+    """Stats reports of the workers, one JSON file each, in a directory of its own."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="dataecho-stats-")
+        weakref.finalize(self, _remove_dir, self.dir, os.getpid())
+
+    def __getstate__(self):
+        return {"dir": self.dir}  # copies write into the same directory; only this one removes it
+
+    def __setstate__(self, state):
+        self.dir = state["dir"]
+
+    def write(self, worker, entry):
+        """Replaces worker's report by `entry` (a JSON-serializable dict)."""
+        path = os.path.join(self.dir, f"worker-{worker}.json")
+        try:
+            with open(path + ".tmp", "w") as f:
+                json.dump(entry, f)
+            os.replace(path + ".tmp", path)
+        except OSError:
+            pass  # the dataset that reads them is gone: nobody will
+
+    def read_all(self):
+        """Every worker's last report, in worker order."""
+        out = []
+        try:
+            names = sorted(os.listdir(self.dir))
+        except OSError:
+            return out
+        for name in names:
+            if name.endswith(".json"):
+                try:
+                    with open(os.path.join(self.dir, name)) as f:
+                        out.append(json.load(f))
+                except (OSError, ValueError):
+                    pass  # being replaced
+        return out

@@ -1,0 +1,217 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// dataecho.Pipeline's epochs, checkpoints and length (py_pipeline.h):
+// set_epoch(), save_state(), restore_state(), len().
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "dataecho/status_macros.h"
+#include "py_pipeline.h"
+#include "status.h"
+
+namespace dataecho::python {
+
+py::bytes PipelineHandle::SaveState() {
+  CheckOwnProcess();
+  AnyPuller puller;
+  absl::StatusOr<std::string> state;
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ == State::kBuilding) {
+      // Not started: the chain as it is (restored or fresh) and the element
+      // a restore gave back. (Saving calls no Python code.)
+      state = std::visit(
+          [&](auto& p) -> absl::StatusOr<std::string> {
+            using T = typename std::decay_t<decltype(p)>::value_type;
+            DATAECHO_ASSIGN_OR_RETURN(StagePtr<T> stage, std::move(p).Release());
+            if (absl::Status e = ApplyEpochLocked(*stage); !e.ok()) {
+              p = Pipeline<T>(e);  // sticky: next() raises it too
+              return e;
+            }
+            std::optional<typename Puller<T>::Item> ahead;
+            if (const T* a = std::get_if<T>(&ahead_)) ahead.emplace(std::optional<T>(*a));
+            absl::StatusOr<std::string> s = Puller<T>::SaveStateOf(*stage, ahead);
+            p = Pipeline<T>(std::move(stage));
+            return s;
+          },
+          *builder_);
+    } else if (state_ == State::kIterating) {
+      puller = puller_;
+    } else {
+      ThrowStatus(CheckBuildingLocked("save_state"));
+    }
+  }
+  if (!std::holds_alternative<std::monostate>(puller)) {
+    py::gil_scoped_release nogil;
+    state = std::visit(
+        [](auto& p) -> absl::StatusOr<std::string> {
+          if constexpr (std::is_same_v<std::decay_t<decltype(p)>, std::monostate>) {
+            return absl::InternalError("no puller");
+          } else {
+            return p->SaveState();
+          }
+        },
+        puller);
+  }
+  return py::bytes(ValueOrThrow(std::move(state)));
+}
+
+void PipelineHandle::RestoreState(std::string_view state) {
+  CheckOwnProcess();
+  std::optional<AnyPipeline> pipeline;
+  {
+    absl::MutexLock lock(&mu_);
+    CheckOk(CheckBuildingLocked("restore_state"));
+    if (restored_) {
+      ThrowStatus(absl::FailedPreconditionError(
+          "restore_state() was already called on this pipeline: build a new one"));
+    }
+    // Restoring reads records again and runs map functions (which may need
+    // the GIL): done without the lock and without the GIL.
+    pipeline = std::move(builder_);
+    builder_.reset();
+    state_ = State::kRestoring;
+  }
+  AnyElement ahead;
+  absl::Status status;
+  {
+    py::gil_scoped_release nogil;
+    status = std::visit(
+        [&](auto& p) -> absl::Status {
+          using T = typename std::decay_t<decltype(p)>::value_type;
+          DATAECHO_ASSIGN_OR_RETURN(StagePtr<T> stage, std::move(p).Release());
+          absl::Status s;
+          {
+            absl::MutexLock lock(&mu_);
+            s = ApplyEpochLocked(*stage);
+          }
+          std::optional<T> restored;
+          if (s.ok()) s = Puller<T>::RestoreInto(*stage, state, &restored);
+          if (s.ok() || absl::IsInvalidArgument(s) || absl::IsDataLoss(s)) {
+            p = Pipeline<T>(std::move(stage));  // unchanged by a bad state
+          } else {
+            p = Pipeline<T>(s);  // half restored: next() raises the error
+          }
+          if (restored.has_value()) ahead = std::move(*restored);
+          return s;
+        },
+        *pipeline);
+  }
+  bool closed = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (state_ == State::kClosed) {
+      closed = true;
+    } else {
+      state_ = State::kBuilding;
+      builder_ = std::move(pipeline);
+      ahead_ = std::move(ahead);
+      if (status.ok()) restored_ = true;
+    }
+  }
+  if (closed) {
+    {
+      py::gil_scoped_release nogil;  // joins the stages' threads
+      pipeline.reset();
+    }
+    ThrowStatus(absl::CancelledError("pipeline closed while restore_state() ran"));
+  }
+  CheckOk(status);
+}
+
+void PipelineHandle::SetEpoch(int64_t epoch) {
+  CheckOwnProcess();
+  if (epoch < 0 || epoch > int64_t{UINT32_MAX}) {
+    ThrowStatus(absl::InvalidArgumentError(
+        absl::StrCat("set_epoch: epoch must be in [0, 2^32), got ", epoch)));
+  }
+  absl::MutexLock lock(&mu_);
+  CheckOk(CheckBuildingLocked("set_epoch"));
+  if (restored_) {
+    ThrowStatus(absl::FailedPreconditionError(
+        "set_epoch() after restore_state(): the state holds the epoch; set it before restoring"));
+  }
+  epoch_ = static_cast<uint32_t>(epoch);
+  epoch_applied_ = false;
+}
+
+std::optional<uint32_t> PipelineHandle::epoch() const {
+  absl::MutexLock lock(&mu_);
+  return epoch_;
+}
+
+void PipelineHandle::InheritFrom(const PipelineHandle& from, const char* method) {
+  const std::optional<uint32_t> e = from.epoch();
+  Length length = LengthAfter(method, from.length());
+  absl::MutexLock lock(&mu_);
+  epoch_ = e;
+  length_ = std::move(length);
+}
+
+Length PipelineHandle::length() const {
+  absl::MutexLock lock(&mu_);
+  return length_;
+}
+
+void PipelineHandle::set_length(Length length) {
+  absl::MutexLock lock(&mu_);
+  length_ = std::move(length);
+}
+
+void RegisterPipelineState(PipelineClass& cls) {
+  cls.def("save_state", &PipelineHandle::SaveState,
+          "The pipeline's position as bytes (a few hundred, plus a reference per element "
+          "a stage buffers): behind the last element next() returned, the element the "
+          "pipeline pulled ahead included. Restore it with restore_state() into a pipeline "
+          "built the same way. Waits (GIL released) for an element being made. "
+          "FailedPreconditionError naming a stage that cannot save its state; the "
+          "pipeline's error if it failed.")
+      .def(
+          "restore_state",
+          [](PipelineHandle& self, const py::bytes& state) {
+            self.RestoreState(std::string_view(state));
+          },
+          py::arg("state"),
+          "Puts this freshly built pipeline where the one that saved `state` was: it then "
+          "yields exactly what that one would have yielded next. Call it after the last "
+          "builder call and before the first next() (else FailedPreconditionError). "
+          "InvalidArgumentError for the state of a pipeline of another shape (naming the "
+          "first stage that differs), DataLossError for a truncated or corrupted state (the "
+          "pipeline is unchanged by those); an error reading the buffered records again.")
+      .def("set_epoch", &PipelineHandle::SetEpoch, py::arg("epoch"),
+           "Starts this freshly built pipeline as epoch `epoch`: its stages draw shuffle "
+           "order, echo copies, augmentations and file order for that epoch, exactly as "
+           "the epoch-th pass of repeat() does, and its elements carry the epoch. Before "
+           "the first next() and before restore_state(); the pipelines later builder calls "
+           "return keep it. Starting a pipeline at an epoch > 0 needs stages that can start "
+           "over (else next() raises UnimplementedError naming the stage).")
+      .def(
+          "__len__",
+          [](const PipelineHandle& self) -> int64_t {
+            const Length n = self.length();
+            if (n.known()) return n.n;
+            if (n.kind == Length::Kind::kInfinite) {
+              throw py::type_error("len() of a pipeline that repeats forever (.repeat(-1))");
+            }
+            throw py::type_error("len() of a pipeline whose length is not known: " + n.why);
+          },
+          "Elements per pass where the pipeline knows it: a source of known size "
+          "(from_arrays, from_examples) and builder calls whose count follows from their "
+          "options (prefetch, shuffle, map, cache keep it; echo with a whole factor, batch, "
+          "take, shard, repeat(k) compute it). TypeError otherwise (after filter, "
+          "adaptive or auto echo, a fractional echo factor, a file source, repeat(-1)), "
+          "naming the call.")
+      .def(
+          "__bool__", [](const PipelineHandle&) { return true; },
+          "Always true (a pipeline is not a container, whatever its len()).")
+      .def_property_readonly("epoch", &PipelineHandle::epoch,
+                             "The epoch set_epoch() gave (None if it was not called).");
+}
+
+}  // namespace dataecho::python
