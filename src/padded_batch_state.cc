@@ -28,21 +28,7 @@ absl::Status PaddedBatchStage::Restart(uint32_t epoch) {
   return absl::OkStatus();
 }
 
-absl::Status PaddedBatchStage::SaveState(StateWriter& w) {
-  if (!error_.ok()) {
-    return absl::FailedPreconditionError(fmt::format(
-        "{} cannot save its state after an error: {}", options_.name, error_.ToString()));
-  }
-  DATAECHO_RETURN_IF_ERROR(input().SaveState(w));
-  return SaveOwn(w);
-}
-
-absl::Status PaddedBatchStage::RestoreState(StateReader& r) {
-  DATAECHO_RETURN_IF_ERROR(input().RestoreState(r));
-  return RestoreOwn(r);
-}
-
-absl::Status PaddedBatchStage::SaveOwn(StateWriter& w) {
+uint64_t PaddedBatchStage::StateOptionsHash() const {
   OptionsHash h;
   h.Add(options_.batch_size).Add(static_cast<uint64_t>(options_.drop_remainder));
   h.Add(static_cast<uint64_t>(options_.masks)).Add(static_cast<uint64_t>(options_.lengths));
@@ -51,13 +37,19 @@ absl::Status PaddedBatchStage::SaveOwn(StateWriter& w) {
     for (int64_t d : shape) h.Add(d);
   }
   for (double v : options_.padding_values) h.Add(v);
-  w.BeginStage(options_.name, h.value());
+  return h.value();
+}
+
+absl::Status PaddedBatchStage::SaveOwn(StateWriter& w) {
+  if (!error_.ok()) {
+    return absl::FailedPreconditionError(fmt::format(
+        "{} cannot save its state after an error: {}", options_.name, error_.ToString()));
+  }
   w.Bool(done_);
   return absl::OkStatus();
 }
 
 absl::Status PaddedBatchStage::RestoreOwn(StateReader& r) {
-  DATAECHO_RETURN_IF_ERROR(r.BeginStage(options_.name));
   done_ = r.Bool();
   return r.status();
 }

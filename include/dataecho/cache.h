@@ -148,19 +148,6 @@ class CacheStage final : public UnaryStage<T, T> {
     return absl::OkStatus();
   }
 
-  // State: the input's, then this stage's section (SaveOwn).
-  absl::Status SaveState(StateWriter& w) override {
-    if (!error_.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          options_.name, " cannot save its state after an error: ", error_.message()));
-    }
-    DATAECHO_RETURN_IF_ERROR(this->input().SaveState(w));
-    return SaveOwn(w);
-  }
-  absl::Status RestoreState(StateReader& r) override {
-    DATAECHO_RETURN_IF_ERROR(this->input().RestoreState(r));
-    return RestoreOwn(r);
-  }
   // An element served is its input's, stamped with the epoch.
   absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
     return this->input().SaveRefs(items, w);
@@ -183,10 +170,18 @@ class CacheStage final : public UnaryStage<T, T> {
   CacheStage(StagePtr<T> input, CacheOptions options)
       : UnaryStage<T, T>(std::move(input)), options_(std::move(options)) {}
 
-  // This stage's section: the epoch, the next element to serve, whether the
-  // input ended, and references to the cached elements.
-  absl::Status SaveOwn(StateWriter& w) {
-    w.BeginStage(options_.name, OptionsHash().Add(options_.max_bytes).value());
+  // State (stage.h's shape): the input's, then this stage's section: the
+  // epoch, the next element to serve, whether the input ended, and
+  // references to the cached elements.
+  std::string StateName() const override { return options_.name; }
+  uint64_t StateOptionsHash() const override {
+    return OptionsHash().Add(options_.max_bytes).value();
+  }
+  absl::Status SaveOwn(StateWriter& w) override {
+    if (!error_.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          options_.name, " cannot save its state after an error: ", error_.message()));
+    }
     w.U64(epoch_);
     w.U64(next_);
     w.Bool(complete_);
@@ -195,8 +190,7 @@ class CacheStage final : public UnaryStage<T, T> {
     for (size_t i = 0; i < items_.size(); ++i) items[i] = &items_[i];
     return this->input().SaveRefs(items, w);
   }
-  absl::Status RestoreOwn(StateReader& r) {
-    DATAECHO_RETURN_IF_ERROR(r.BeginStage(options_.name));
+  absl::Status RestoreOwn(StateReader& r) override {
     const uint64_t epoch = r.U64();
     const uint64_t next = r.U64();
     const bool complete = r.Bool();

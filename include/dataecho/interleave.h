@@ -133,28 +133,6 @@ class InterleaveStage final : public UnaryStage<U, T> {
     return absl::OkStatus();
   }
 
-  // State: the input's, then this stage's section (SaveOwn).
-  absl::Status SaveState(StateWriter& w) override {
-    if (!error_.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          options_.name, " cannot save its state after an error: ", error_.message()));
-    }
-    if constexpr (!kKeepsInputs) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          options_.name, " cannot save its state: its input's elements cannot be copied"));
-    } else {
-      DATAECHO_RETURN_IF_ERROR(this->input().SaveState(w));
-      return SaveOwn(w);
-    }
-  }
-  absl::Status RestoreState(StateReader& r) override {
-    if constexpr (!kKeepsInputs) {
-      return this->CannotCheckpoint();
-    } else {
-      DATAECHO_RETURN_IF_ERROR(this->input().RestoreState(r));
-      return RestoreOwn(r);
-    }
-  }
   // Elements are not referenced (see the file comment).
   absl::Status SaveRefs(std::span<const U* const> /*items*/, StateWriter& /*w*/) override {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -266,11 +244,35 @@ class InterleaveStage final : public UnaryStage<U, T> {
     }
   }
 
-  // This stage's section: the cursor, the slots (open or not), the elements
-  // that opened the open ones, and their pipelines' states.
-  absl::Status SaveOwn(StateWriter& w) {
-    w.BeginStage(options_.name,
-                 OptionsHash().Add(options_.cycle_length).Add(options_.block_length).value());
+  // State (stage.h's shape): the input's, then this stage's section: the
+  // cursor, the slots (open or not), the elements that opened the open ones,
+  // and their pipelines' states.
+  std::string StateName() const override { return options_.name; }
+  uint64_t StateOptionsHash() const override {
+    return OptionsHash().Add(options_.cycle_length).Add(options_.block_length).value();
+  }
+  absl::Status SaveOwn(StateWriter& w) override {
+    if (!error_.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          options_.name, " cannot save its state after an error: ", error_.message()));
+    }
+    if constexpr (!kKeepsInputs) {
+      (void)w;
+      return absl::FailedPreconditionError(absl::StrCat(
+          options_.name, " cannot save its state: its input's elements cannot be copied"));
+    } else {
+      return SaveSlots(w);
+    }
+  }
+  absl::Status RestoreOwn(StateReader& r) override {
+    if constexpr (!kKeepsInputs) {
+      (void)r;
+      return this->CannotCheckpoint();
+    } else {
+      return RestoreSlots(r);
+    }
+  }
+  absl::Status SaveSlots(StateWriter& w) {
     w.U64(index_);
     w.U64(static_cast<uint64_t>(in_block_));
     w.Bool(input_done_);
@@ -294,8 +296,7 @@ class InterleaveStage final : public UnaryStage<U, T> {
     }
     return absl::OkStatus();
   }
-  absl::Status RestoreOwn(StateReader& r) {
-    DATAECHO_RETURN_IF_ERROR(r.BeginStage(options_.name));
+  absl::Status RestoreSlots(StateReader& r) {
     const uint64_t index = r.U64();
     const uint64_t in_block = r.U64();
     const bool input_done = r.Bool();

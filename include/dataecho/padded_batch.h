@@ -113,8 +113,6 @@ class DATAECHO_EXPORT PaddedBatchStage final : public UnaryStage<Batch, Example>
 
   absl::Status EnableRestart() override;
   absl::Status Restart(uint32_t epoch) override;
-  absl::Status SaveState(StateWriter& w) override;
-  absl::Status RestoreState(StateReader& r) override;
   absl::Status SaveRefs(std::span<const Batch* const> items, StateWriter& w) override;
   absl::Status Reread(StateReader& r, size_t n, std::vector<Batch>* out) override;
 
@@ -135,9 +133,11 @@ class DATAECHO_EXPORT PaddedBatchStage final : public UnaryStage<Batch, Example>
   absl::StatusOr<Batch> MakeBatch();
   // Keeps the rows of the batch `b` just made (for SaveRefs).
   void KeepLast(const Batch& b);
-  // The section of this stage (src/padded_batch_state.cc).
-  absl::Status SaveOwn(StateWriter& w);
-  absl::Status RestoreOwn(StateReader& r);
+  // The section of this stage in stage.h's shape (src/padded_batch_state.cc).
+  std::string StateName() const override { return options_.name; }
+  uint64_t StateOptionsHash() const override;
+  absl::Status SaveOwn(StateWriter& w) override;
+  absl::Status RestoreOwn(StateReader& r) override;
 
   const PaddedBatchOptions options_;
   std::shared_ptr<internal::BufferPool> pool_;

@@ -75,19 +75,6 @@ class PooledEchoStage : public EchoStageBase<T> {
     return absl::OkStatus();
   }
 
-  // State: the input's, then this stage's section (SaveOwn, see the file comment).
-  absl::Status SaveState(StateWriter& w) override {
-    if (terminal_.has_value() && !terminal_->ok()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          OwnName(), " cannot save its state after an error: ", terminal_->status().message()));
-    }
-    DATAECHO_RETURN_IF_ERROR(this->input().SaveState(w));
-    return SaveOwn(w);
-  }
-  absl::Status RestoreState(StateReader& r) override {
-    DATAECHO_RETURN_IF_ERROR(this->input().RestoreState(r));
-    return RestoreOwn(r);
-  }
   // A copy is its input's element with a repeat index (as EchoStage's).
   absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
     for (const T* v : items) w.U64(RepeatIndexOf(*v));
@@ -140,10 +127,19 @@ class PooledEchoStage : public EchoStageBase<T> {
   virtual absl::Status RestorePolicy(StateReader& r) { return r.status(); }
 
  private:
-  absl::Status SaveOwn(StateWriter& w) {
+  // State (stage.h's shape): the input's, then this stage's section (see the
+  // file comment).
+  std::string StateName() const override { return OwnName(); }
+  uint64_t StateOptionsHash() const override {
     OptionsHash h;
     HashOptions(h);
-    w.BeginStage(OwnName(), h.value());
+    return h.value();
+  }
+  absl::Status SaveOwn(StateWriter& w) override {
+    if (terminal_.has_value() && !terminal_->ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          OwnName(), " cannot save its state after an error: ", terminal_->status().message()));
+    }
     SavePolicy(w);
     this->SaveDraws(w);
     w.U64(decisions_);
@@ -156,8 +152,7 @@ class PooledEchoStage : public EchoStageBase<T> {
     }
     return this->input().SaveRefs(pool_.items(), w);
   }
-  absl::Status RestoreOwn(StateReader& r) {
-    DATAECHO_RETURN_IF_ERROR(r.BeginStage(OwnName()));
+  absl::Status RestoreOwn(StateReader& r) override {
     DATAECHO_RETURN_IF_ERROR(RestorePolicy(r));  // may fix the factor (and shrink the pool)
     this->RestoreDraws(r);
     const uint64_t decisions = r.U64();
