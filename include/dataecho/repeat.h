@@ -268,9 +268,12 @@ class RepeatStage final : public Stage<T> {
     return current_.get();
   }
 
-  // Factory mode: the source of epoch_.
+  // Factory mode: the source of epoch_. A spare the factory made for a state
+  // (Input()) is that source: so each call of the factory is one pass, also
+  // when states are saved between passes (a Prefetch above saves often).
   absl::Status MakeSource() {
-    absl::StatusOr<StagePtr<T>> next = factory_();
+    absl::StatusOr<StagePtr<T>> next =
+        spare_ != nullptr ? absl::StatusOr<StagePtr<T>>(std::move(spare_)) : factory_();
     if (next.ok() && *next == nullptr) {
       next = absl::InvalidArgumentError(absl::StrCat(name_, ": the factory returned a null stage"));
     }
@@ -317,7 +320,9 @@ class RepeatStage final : public Stage<T> {
   std::vector<StageStats> finished_ ABSL_GUARDED_BY(mu_);
   // Written only by the consumer thread under mu_; read by it without the lock.
   StagePtr<T> current_;
-  StagePtr<T> spare_;  // factory mode: a source made to read elements again (Reread)
+  // Factory mode, between passes: the next pass's source, made early to save
+  // a state or read elements again (Reread); MakeSource() takes it.
+  StagePtr<T> spare_;
 };
 
 // RepeatStage<T>::Make(factory, epochs): a new source for every epoch.
