@@ -124,8 +124,8 @@ struct MapRefs {
   // Rereads the input's elements under the pull lock and applies fn again.
   // REQUIRES: kViaInput.
   template <typename Fn>
-  static absl::Status Reread(Stage<In>& input, absl::Mutex& input_mu, const Fn& fn,
-                             StateReader& r, size_t n, std::vector<Out>* out) {
+  static absl::Status Reread(Stage<In>& input, absl::Mutex& input_mu, const Fn& fn, StateReader& r,
+                             size_t n, std::vector<Out>* out) {
     static_assert(kViaInput);
     std::vector<In> inputs;
     {

@@ -379,8 +379,8 @@ class MapWorkers {
   const int buffer_;
   StageTotals<Counter>& totals_;  // one writer each (input_wait: input_mu_)
   SharedCounter& busy_ns_;
-  int parallelism_ = 0;  // the workers (set by Start() before they run)
-  absl::Mutex input_mu_;  // one worker pulls from the input at a time (SaveRefs/Reread too)
+  int parallelism_ = 0;       // the workers (set by Start() before they run)
+  absl::Mutex input_mu_;      // one worker pulls from the input at a time (SaveRefs/Reread too)
   InputSnapshots snapshots_;  // checkpoints: the input's state after j pulls
   mutable absl::Mutex mu_;
   absl::CondVar consumer_cv_;  // a result is ready (signalled while consumer_waiting_)
