@@ -304,12 +304,6 @@ class PrefetchStage final : public UnaryStage<T, T> {
     return item;
   }
 
-  // Elements the producer pulls before it pushes them in one go
-  // (internal/prefetch_handoff.h).
-  size_t PullAheadLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return handoff_.PullAhead(queue_.size() + held_, consumer_waiting_, consumer_urgent_);
-  }
-
   void Produce() {
     {
       absl::MutexLock lock(&mu_);
@@ -356,7 +350,8 @@ class PrefetchStage final : public UnaryStage<T, T> {
         producer_blocked_ns_ += internal::NowNanos() - t0;
       }
       if (StoppedLocked()) return;
-      want = PullAheadLocked();
+      // Elements to pull before pushing them in one go (internal/prefetch_handoff.h).
+      want = handoff_.PullAhead(queue_.size() + held_, consumer_waiting_, consumer_urgent_);
     }
   }
 

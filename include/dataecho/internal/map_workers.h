@@ -1,22 +1,16 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
-// internal/map_workers.h: the worker pool of a parallel Map (map.h): workers
-// claim batches of inputs (one pulls at a time), apply fn and hand results
-// over in batches, in input order or in completion order; the consumer takes
-// them. Also the checkpoint side of the pool (input snapshots, fingerprints
-// of the results taken: internal/input_snapshots.h). Not part of the public
-// API.
+// internal/map_workers.h: the worker pool of a parallel Map (map.h, which
+// describes it): workers claim batches of inputs, apply fn and hand results
+// over; the consumer takes them; and the pool's input snapshots for
+// checkpoints (internal/input_snapshots.h). Not part of the public API.
 //
 //   internal::MapWorkers<In, Out> pool(input, fn, name, deterministic, buffer, totals, busy);
-//   pool.Start(parallelism);  // the consumer's first Next()
+//   pool.Start(parallelism);  // Next(): start, then take
 //   absl::StatusOr<std::optional<Out>> r = pool.Next();
-//   ...
-//   pool.Cancel();            // OnCancel()
-//   pool.Join();              // the destructor
 //
-// Thread safety: Start, Next, TryNext, Stop, SaveInput, ResetCheckpoint and
-// Join are the consumer's (one thread at a time, as every stage); Cancel and
-// the rest are thread-safe.
+// Thread safety: Cancel() and StickyError() are thread-safe; the rest is the
+// consumer's (one thread at a time, as every stage).
 #ifndef DATAECHO_INTERNAL_MAP_WORKERS_H_
 #define DATAECHO_INTERNAL_MAP_WORKERS_H_
 
@@ -75,7 +69,6 @@ class MapWorkers {
     snapshots_.Take(0, [this](StateWriter& w) { return input_.SaveState(w); });
     for (int i = 0; i < parallelism_; ++i) workers_.emplace_back([this] { Work(); });
   }
-
   Item Next() {
     absl::MutexLock lock(&mu_);
     if (!ReadyLocked()) WaitReady();
@@ -87,7 +80,6 @@ class MapWorkers {
     *out = TakeLocked();
     return true;
   }
-
   void Cancel() {
     absl::MutexLock lock(&mu_);
     cancel_ = true;
@@ -97,13 +89,11 @@ class MapWorkers {
   void Join() {
     for (std::thread& t : workers_) t.join();
   }
-
   // What makes Restart() fail: a cancel, an fn error returned, an input error.
   absl::Status StickyError() const {
     absl::MutexLock lock(&mu_);
     return StickyErrorLocked();
   }
-
   // Restart(): lets the workers finish the calls in flight and drops their
   // results (the rest of the epoch); the next Start() starts them anew.
   absl::Status Stop() {
@@ -130,7 +120,6 @@ class MapWorkers {
     snapshots_.Reset();
     return absl::OkStatus();
   }
-
   absl::Status AfterError(const absl::Status& s) const {
     return absl::FailedPreconditionError(
         absl::StrCat(name_, " cannot save its state after an error: ", s.message()));
