@@ -225,9 +225,8 @@ class PrefetchStage final : public UnaryStage<T, T> {
   bool ReadyOrCancelled() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return cancel_ || !queue_.empty() || terminal_.has_value();
   }
-  bool RoomForProducerLocked(ProducerWait wait) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return handoff_.RoomForProducer(wait, queue_.size() + held_);
-  }
+  // The elements that count against `depth`.
+  size_t QueuedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return queue_.size() + held_; }
 
   // Sleeps until an element, the end or a cancel; the producer signals only
   // while consumer_waiting_ is set. While the producer is fast (pulls under
@@ -267,7 +266,8 @@ class PrefetchStage final : public UnaryStage<T, T> {
     SignalRoomLocked();
   }
   void SignalRoomLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (producer_wait_ != ProducerWait::kNo && RoomForProducerLocked(producer_wait_)) {
+    if (producer_wait_ != ProducerWait::kNo &&
+        handoff_.RoomForProducer(producer_wait_, QueuedLocked())) {
       producer_wait_ = ProducerWait::kNo;  // one signal per wait
       room_cv_.Signal();
     }
@@ -336,13 +336,14 @@ class PrefetchStage final : public UnaryStage<T, T> {
         // Like the consumer (WaitForElement), watch for the consumer's next
         // take for a while before sleeping when it takes often: it then makes
         // room within microseconds, and nobody has to be woken.
-        if (handoff_.ConsumerFast() && !StoppedLocked() && !RoomForProducerLocked(wait)) {
+        if (handoff_.ConsumerFast() && !StoppedLocked() &&
+            !handoff_.RoomForProducer(wait, QueuedLocked())) {
           const uint64_t seen = takes_.load(std::memory_order_relaxed);
           mu_.Unlock();
           Handoff::SpinWhile([&] { return takes_.load(std::memory_order_acquire) == seen; });
           mu_.Lock();
         }
-        while (!StoppedLocked() && !RoomForProducerLocked(wait)) {
+        while (!StoppedLocked() && !handoff_.RoomForProducer(wait, QueuedLocked())) {
           producer_wait_ = wait;
           room_cv_.Wait(&mu_);
         }
