@@ -63,13 +63,11 @@
 #define DATAECHO_MAP_H_
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <limits>
 #include <optional>
 #include <span>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -82,7 +80,9 @@
 #include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/input_snapshots.h"
+#include "dataecho/internal/map_refs.h"
 #include "dataecho/internal/map_tuning.h"
+#include "dataecho/internal/map_workers.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
@@ -133,90 +133,39 @@ class MapStage final : public UnaryStage<Out, In> {
 
   ~MapStage() override {
     this->Cancel();
-    for (std::thread& t : workers_) t.join();
+    pool_.Join();
   }
 
   absl::StatusOr<std::optional<Out>> Next() override {
     if (parallelism_ <= 0) return NextInline();
-    StartWorkers();
-    absl::MutexLock lock(&mu_);
-    if (!ReadyLocked()) WaitReady();
-    return TakeLocked();
+    pool_.Start(parallelism_);
+    return pool_.Next();
   }
 
   // Epochs (stage.h): inline or parallel, the Map starts over with its input.
   absl::Status EnableRestart() override { return this->input().EnableRestart(); }
   absl::Status Restart(uint32_t epoch) override {
-    if (parallelism_ <= 0 || workers_.empty()) {
+    if (parallelism_ <= 0 || !pool_.running()) {
       DATAECHO_RETURN_IF_ERROR(inline_status_);
-      {
-        absl::MutexLock lock(&mu_);
-        DATAECHO_RETURN_IF_ERROR(StickyErrorLocked());
-      }
+      DATAECHO_RETURN_IF_ERROR(pool_.StickyError());
       return this->input().Restart(epoch);
     }
-    {
-      absl::MutexLock lock(&mu_);
-      DATAECHO_RETURN_IF_ERROR(StickyErrorLocked());
-      restarting_ = true;  // the workers stop at their next look at the stage
-      room_cv_.SignalAll();
-    }
-    for (std::thread& t : workers_) t.join();
-    workers_.clear();  // the next Next() starts them again
-    {
-      absl::MutexLock lock(&mu_);
-      restarting_ = false;
-      if (cancel_) return CancelledError();
-      // No worker runs: drop what they took and made (the rest of the epoch).
-      slots_.clear();
-      done_.clear();
-      next_seq_ = next_out_ = 0;
-      terminal_seq_ = kNone;
-      terminal_.reset();
-      taken_fps_.Reset();
-    }
-    snapshots_.Reset();
+    DATAECHO_RETURN_IF_ERROR(pool_.Stop());
     return this->input().Restart(epoch);
   }
 
-  // References (see the file comment): the input's, under the pull lock.
+  // References (see the file comment): the input's, under the pull lock
+  // (internal/map_refs.h).
   absl::Status SaveRefs(std::span<const Out* const> items, StateWriter& w) override {
-    if constexpr (std::is_same_v<In, Out>) {
-      absl::MutexLock lock(&input_mu_);
-      return this->input().SaveRefs(items, w);
-    } else if constexpr (std::is_same_v<In, Record> && std::is_same_v<Out, Example>) {
-      std::vector<Record> records(items.size());
-      std::vector<const Record*> refs(items.size());
-      for (size_t i = 0; i < items.size(); ++i) {
-        const Example& ex = *items[i];
-        Record& rec = records[i];
-        rec.source_index = ex.source_index;
-        rec.repeat_index = ex.repeat_index;
-        rec.epoch = ex.epoch;
-        rec.offset = ex.record_offset;
-        rec.crc32c = ex.record_crc32c;
-        refs[i] = &rec;
-      }
-      absl::MutexLock lock(&input_mu_);
-      return this->input().SaveRefs(refs, w);
+    if constexpr (Refs::kViaInput) {
+      return Refs::SaveRefs(this->input(), pool_.input_mu(), items, w);
     } else {
       return Stage<Out>::SaveRefs(items, w);  // numbers: their values; else FAILED_PRECONDITION
     }
   }
   absl::Status Reread(StateReader& r, size_t n, std::vector<Out>* out) override {
-    if constexpr (std::is_same_v<In, Out> ||
-                  (std::is_same_v<In, Record> && std::is_same_v<Out, Example>)) {
-      std::vector<In> inputs;
-      {
-        absl::MutexLock lock(&input_mu_);
-        DATAECHO_RETURN_IF_ERROR(this->input().Reread(r, n, &inputs));
-      }
-      for (In& in : inputs) {
-        absl::StatusOr<Out> o = Apply(std::move(in));
-        if (!o.ok()) return o.status();
-        out->push_back(*std::move(o));
-      }
-      return absl::OkStatus();
+    if constexpr (Refs::kViaInput) {
+      return Refs::Reread(this->input(), pool_.input_mu(), fn_, r, n, out);
     } else {
       return Stage<Out>::Reread(r, n, out);
     }
@@ -227,20 +176,12 @@ class MapStage final : public UnaryStage<Out, In> {
       *out = NextInline();
       return true;
     }
-    StartWorkers();
-    absl::MutexLock lock(&mu_);
-    if (!ReadyLocked()) return false;
-    *out = TakeLocked();
-    return true;
+    pool_.Start(parallelism_);
+    return pool_.TryNext(out);
   }
 
  protected:
-  void OnCancel() override {
-    absl::MutexLock lock(&mu_);
-    cancel_ = true;
-    consumer_cv_.SignalAll();
-    room_cv_.SignalAll();
-  }
+  void OnCancel() override { pool_.Cancel(); }
 
   std::string StateName() const override { return options_.name; }
   // The input's state: inline (or before the workers start) the input's
@@ -252,29 +193,9 @@ class MapStage final : public UnaryStage<Out, In> {
           options_.name,
           " (deterministic = false) cannot save its state: results in completion order"));
     }
-    DATAECHO_RETURN_IF_ERROR(inline_status_.ok() ? absl::OkStatus() : AfterError(inline_status_));
-    int64_t consumed = 0;
-    {
-      absl::MutexLock lock(&mu_);
-      if (cancel_) return CancelledError();
-      if (!failed_.ok()) return AfterError(failed_);
-      if (terminal_.has_value() && !terminal_->ok() && next_out_ == terminal_seq_) {
-        return AfterError(terminal_->status());
-      }
-      consumed = next_out_;
-    }
-    if (workers_.empty()) {
-      save_skip_ = 0;
-      save_fold_ = 0;
-      return this->input().SaveState(w);
-    }
-    absl::StatusOr<int64_t> skip = snapshots_.WriteBase(consumed, w);
-    if (!skip.ok()) return skip.status();
-    save_skip_ = *skip;
-    absl::MutexLock lock(&mu_);  // taken_fps_ is the consumer's, kept under mu_
-    taken_fps_.DropBefore(consumed - *skip);
-    save_fold_ = taken_fps_.Fold(consumed - *skip);
-    return absl::OkStatus();
+    DATAECHO_RETURN_IF_ERROR(inline_status_.ok() ? absl::OkStatus()
+                                                 : pool_.AfterError(inline_status_));
+    return pool_.SaveInput(w, &save_skip_, &save_fold_);
   }
   absl::Status SaveOwn(StateWriter& w) override {
     w.U64(static_cast<uint64_t>(save_skip_));
@@ -291,14 +212,10 @@ class MapStage final : public UnaryStage<Out, In> {
       return absl::DataLossError(
           absl::StrCat("pipeline state: ", options_.name, " skips ", skip, " inputs"));
     }
-    snapshots_.Reset();
-    {
-      absl::MutexLock lock(&mu_);
-      taken_fps_.Reset();
-    }
+    pool_.ResetCheckpoint();
     return internal::SkipInputs(
         this->input(), static_cast<int64_t>(skip), fold,
-        [](const In& v) { return InputFingerprint(v); }, options_.name);
+        [](const In& v) { return Refs::InputFingerprint(v); }, options_.name);
   }
 
   StageStats OwnStats() const override {
@@ -309,76 +226,20 @@ class MapStage final : public UnaryStage<Out, In> {
   }
 
  private:
-  using Item = absl::StatusOr<std::optional<Out>>;
-  static constexpr int64_t kNone = INT64_MAX;
+  using Refs = internal::MapRefs<In, Out>;
   // A state's skip count above this is corrupt (and would spin over a Repeat).
   static constexpr uint64_t kMaxSkip = uint64_t{1} << 32;
-  // Fingerprints kept before older ones are dropped (those before the base snapshot).
-  static constexpr size_t kFingerprintsKept = 4096;
-
-  absl::Status AfterError(const absl::Status& s) const {
-    return absl::FailedPreconditionError(
-        absl::StrCat(options_.name, " cannot save its state after an error: ", s.message()));
-  }
-
-  // What a restore checks the inputs it skips against (see
-  // internal/input_snapshots.h): the fingerprint its result will have.
-  static constexpr bool kChecksContents =
-      (std::is_same_v<In, Out> && (std::is_same_v<In, Record> || std::is_same_v<In, Example>)) ||
-      (std::is_same_v<In, Record> && std::is_same_v<Out, Example>);
-  static uint32_t InputFingerprint(const In& in) {
-    if constexpr (std::is_same_v<In, Record> && std::is_same_v<Out, Example>) {
-      return in.PayloadCrc32c();
-    } else if constexpr (kChecksContents) {
-      return internal::ContentFingerprint(in);
-    } else {
-      (void)in;
-      return 0;
-    }
-  }
-  static uint32_t OutputFingerprint(const Out& out) {
-    if constexpr (kChecksContents) {
-      return internal::ContentFingerprint(out);
-    } else {
-      (void)out;
-      return 0;
-    }
-  }
 
   // fn, and what a checkpoint needs of its result (see the file comment).
-  absl::StatusOr<Out> Apply(In in) const {
-    if constexpr (std::is_same_v<In, Record> && std::is_same_v<Out, Example>) {
-      const uint64_t source_index = in.source_index, offset = in.offset;
-      const uint32_t repeat_index = in.repeat_index, epoch = in.epoch;
-      const uint32_t crc = in.PayloadCrc32c();
-      absl::StatusOr<Out> out = fn_(std::move(in));
-      if (out.ok()) {
-        out->source_index = source_index;
-        out->repeat_index = repeat_index;
-        out->epoch = epoch;
-        out->record_offset = offset;
-        out->record_crc32c = crc;
-      }
-      return out;
-    } else if constexpr (std::is_same_v<In, Example> && std::is_same_v<Out, Example>) {
-      const uint64_t offset = in.record_offset;
-      const uint32_t crc = in.record_crc32c;
-      absl::StatusOr<Out> out = fn_(std::move(in));
-      if (out.ok()) {
-        out->record_offset = offset;
-        out->record_crc32c = crc;
-      }
-      return out;
-    } else {
-      return fn_(std::move(in));
-    }
-  }
+  absl::StatusOr<Out> Apply(In in) const { return Refs::Apply(fn_, std::move(in)); }
 
   MapStage(StagePtr<In> input, Fn fn, MapOptions options)
       : UnaryStage<Out, In>(std::move(input)),
         fn_(std::move(fn)),
         options_(std::move(options)),
-        parallelism_(options_.parallelism) {
+        parallelism_(options_.parallelism),
+        pool_(this->input(), fn_, options_.name, options_.deterministic, options_.buffer, totals_,
+              busy_ns_) {
     reported_parallelism_.Set(parallelism_ > 0 ? parallelism_ : 0);
   }
 
@@ -407,246 +268,18 @@ class MapStage final : public UnaryStage<Out, In> {
     return std::optional<Out>(std::move(*out));
   }
 
-  // ---- parallel ----
-
-  void StartWorkers() {
-    if (!workers_.empty()) return;
-    // The base snapshot: the input as the workers find it (no pull yet).
-    snapshots_.Take(0, [this](StateWriter& w) { return this->input().SaveState(w); });
-    for (int i = 0; i < parallelism_; ++i) workers_.emplace_back([this] { Work(); });
-  }
-
-  // The consumer may take a result (or an end, an error, a cancel).
-  bool ReadyLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (cancel_ || !failed_.ok() || next_out_ == terminal_seq_) return true;
-    if (options_.deterministic) return !slots_.empty() && slots_.front().has_value();
-    return !done_.empty();
-  }
-
-  void WaitReady() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    const int64_t t0 = internal::NowNanos();
-    consumer_waiting_ = true;
-    while (!ReadyLocked()) consumer_cv_.Wait(&mu_);
-    consumer_waiting_ = false;
-    totals_.consumer_wait_ns.Add(internal::NowNanos() - t0);
-  }
-
-  // Returns the result the consumer may take. REQUIRES: ReadyLocked().
-  Item TakeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (cancel_) return CancelledError();
-    if (!failed_.ok()) return failed_;
-    if (next_out_ == terminal_seq_) return *terminal_;  // end of stream or input error: sticky
-    Item item;
-    if (options_.deterministic) {
-      item = *std::move(slots_.front());
-      slots_.pop_front();
-    } else {
-      item = std::move(done_.front());
-      done_.pop_front();
-    }
-    ++next_out_;
-    if (!item.ok()) {  // fn failed for this element: sticky from here on
-      failed_ = item.status();
-      slots_.clear();
-      done_.clear();
-      room_cv_.SignalAll();
-      return failed_;
-    }
-    if (room_waiting_ && RoomLocked() >= RoomWantedLocked()) room_cv_.Signal();
-    taken_fps_.Add(OutputFingerprint(**item));
-    if (taken_fps_.size() > kFingerprintsKept) {
-      taken_fps_.DropBefore(snapshots_.BasePulled(next_out_));
-    }
-    totals_.elements.Add(1);
-    totals_.bytes.Add(static_cast<int64_t>(ElementTraits<Out>::ByteSize(**item)));
-    return item;
-  }
-
-  int64_t RoomLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return internal::MapWindow(parallelism_, options_.buffer, batch_) - (next_seq_ - next_out_);
-  }
-  // A worker that found no room sleeps until there is room for a batch (or
-  // half the window): one wake-up per batch, not per element.
-  int64_t RoomWantedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    const int64_t window = internal::MapWindow(parallelism_, options_.buffer, batch_);
-    return std::max<int64_t>(1, std::min<int64_t>(batch_, window / 2));
-  }
-  // The workers stop: a cancel, an fn error returned, or a Restart().
-  bool StoppedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return cancel_ || !failed_.ok() || restarting_;
-  }
-  // What makes Restart() fail: a cancel, an fn error returned, an input error.
-  absl::Status StickyErrorLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (cancel_) return CancelledError();
-    if (!failed_.ok()) return failed_;
-    if (terminal_.has_value() && !terminal_->ok()) return terminal_->status();
-    return absl::OkStatus();
-  }
-
-  // Takes a batch of inputs (one worker at a time, in sequence order): false
-  // when there is nothing more to take.
-  bool Claim(std::vector<In>& batch, int64_t& first_seq, int64_t& cost_ns) {
-    // Waits for room without the pull lock (the consumer may need it for
-    // SaveRefs while it has not yet made room), then takes the lock and
-    // looks again (another worker may have claimed the room meanwhile).
-    int64_t want = 0;
-    while (true) {
-      {
-        absl::MutexLock lock(&mu_);
-        if (!StoppedLocked() && terminal_seq_ == kNone && RoomLocked() < RoomWantedLocked()) {
-          room_waiting_ = true;
-          while (!StoppedLocked() && terminal_seq_ == kNone && RoomLocked() < RoomWantedLocked()) {
-            room_cv_.Wait(&mu_);
-          }
-          room_waiting_ = false;
-        }
-        if (StoppedLocked() || terminal_seq_ != kNone) return false;
-      }
-      input_mu_.Lock();
-      absl::MutexLock lock(&mu_);
-      if (StoppedLocked() || terminal_seq_ != kNone) {
-        input_mu_.Unlock();
-        return false;
-      }
-      if (RoomLocked() < RoomWantedLocked()) {
-        input_mu_.Unlock();
-        continue;
-      }
-      first_seq = next_seq_;
-      want = std::min<int64_t>(batch_, RoomLocked());
-      break;
-    }
-    std::optional<Item> terminal;
-    int64_t blocked = 0;
-    const int64_t start = internal::NowNanos();
-    int64_t now = start;
-    while (static_cast<int64_t>(batch.size()) < want) {
-      absl::StatusOr<std::optional<In>> in;
-      blocked += internal::PullTimed(this->input(), &in);
-      now = internal::NowNanos();
-      if (!in.ok() || !in->has_value()) {
-        terminal = in.ok() ? Item(std::nullopt) : Item(in.status());
-        break;
-      }
-      batch.push_back(*std::move(*in));
-      if (now - start >= internal::kMapBatchNanos) break;  // a slow input: hand over what we have
-    }
-    totals_.input_wait_ns.Add(blocked);  // one writer at a time: input_mu_
-    cost_ns = now - start;               // pulling, blocked or not
-    int64_t consumed = 0;
-    const bool ended = terminal.has_value();
-    {
-      absl::MutexLock lock(&mu_);
-      next_seq_ = first_seq + static_cast<int64_t>(batch.size());
-      consumed = next_out_;
-      if (!StoppedLocked() && options_.deterministic) {
-        slots_.resize(static_cast<size_t>(next_seq_ - next_out_));
-      }
-      if (terminal.has_value()) {
-        terminal_ = std::move(terminal);
-        terminal_seq_ = next_seq_;
-        if (consumer_waiting_ && ReadyLocked()) consumer_cv_.Signal();
-      }
-    }
-    // A snapshot of the input after next_seq_ pulls (still holding the pull lock).
-    if (!ended && options_.deterministic && !batch.empty() && snapshots_.Due(consumed)) {
-      const int64_t pulled = first_seq + static_cast<int64_t>(batch.size());
-      snapshots_.Take(pulled, [this](StateWriter& w) { return this->input().SaveState(w); });
-    }
-    input_mu_.Unlock();
-    return !batch.empty();
-  }
-
-  // Hands results [first_seq, first_seq + out.size()) to the consumer: false
-  // if the stage stopped (cancel or an fn error returned). At the end of a
-  // batch of `batch_size` elements, `cost_ns` is what the batch cost (pulling
-  // and fn), from which the next batches are sized.
-  bool Publish(int64_t first_seq, std::vector<Item>& out, int64_t busy_ns, int64_t cost_ns,
-               size_t batch_size) {
-    busy_ns_.Add(busy_ns);
-    absl::MutexLock lock(&mu_);
-    if (StoppedLocked()) return false;
-    for (size_t i = 0; i < out.size(); ++i) {
-      if (options_.deterministic) {
-        slots_[static_cast<size_t>(first_seq + static_cast<int64_t>(i) - next_out_)] =
-            std::move(out[i]);
-      } else {
-        done_.push_back(std::move(out[i]));
-      }
-    }
-    if (batch_size > 0) {  // the cost of an element: pulling it and fn
-      const int64_t cost = cost_ns / static_cast<int64_t>(batch_size);
-      cost_ns_ = cost_ns_ == 0 ? cost : (3 * cost_ns_ + cost) / 4;
-      batch_ = internal::MapBatchSize(cost_ns_);
-    }
-    if (consumer_waiting_ && ReadyLocked()) consumer_cv_.Signal();
-    return true;
-  }
-
-  void Work() {
-    std::vector<In> batch;
-    std::vector<Item> out;
-    while (true) {
-      batch.clear();
-      int64_t first_seq = 0, cost_ns = 0;
-      if (!Claim(batch, first_seq, cost_ns)) return;
-      // fn on the batch; results go out at its end, or sooner if it runs long.
-      out.clear();
-      int64_t busy = 0, published = 0;
-      int64_t t = internal::NowNanos(), flushed = t;
-      for (size_t i = 0; i < batch.size(); ++i) {
-        absl::StatusOr<Out> result = Apply(std::move(batch[i]));
-        const int64_t now = internal::NowNanos();
-        busy += now - t;
-        t = now;
-        out.push_back(result.ok() ? Item(std::optional<Out>(*std::move(result)))
-                                  : Item(result.status()));
-        const bool last = i + 1 == batch.size();
-        if (last || now - flushed >= internal::kMapBatchNanos) {
-          cost_ns += busy;
-          if (!Publish(first_seq + published, out, busy, cost_ns, last ? batch.size() : 0)) return;
-          published += static_cast<int64_t>(out.size());
-          out.clear();
-          busy = 0;
-          flushed = now;
-        }
-      }
-    }
-  }
-
   const Fn fn_;
   const MapOptions options_;
   int parallelism_;               // consumer thread only: 0 inline, kAutotune measuring, n workers
   internal::MapAutotuner tuner_;  // consumer thread only
   absl::Status inline_status_;    // inline: sticky error (consumer thread only)
-  internal::StageTotals<internal::Counter> totals_;  // one writer each (input_wait: input_mu_)
+  internal::StageTotals<internal::Counter> totals_;  // one writer each (input_wait: the pull lock)
   internal::SharedCounter busy_ns_;
   internal::Counter reported_parallelism_;
-  absl::Mutex input_mu_;  // one worker pulls from the input at a time (SaveRefs/Reread too)
-  internal::InputSnapshots snapshots_;  // checkpoints: the input's state after j pulls
-  int64_t save_skip_ = 0;               // consumer thread: between SaveInput and SaveOwn
+  int64_t save_skip_ = 0;  // consumer thread: between SaveInput and SaveOwn
   uint32_t save_fold_ = 0;
-  mutable absl::Mutex mu_;
-  absl::CondVar consumer_cv_;  // a result is ready (signalled while consumer_waiting_)
-  absl::CondVar room_cv_;      // room for a batch (signalled while room_waiting_)
-  bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = false;
-  bool room_waiting_ ABSL_GUARDED_BY(mu_) = false;
-  // Deterministic: results of [next_out_, next_seq_), filled as they finish.
-  std::deque<std::optional<Item>> slots_ ABSL_GUARDED_BY(mu_);
-  std::deque<Item> done_ ABSL_GUARDED_BY(mu_);  // not deterministic: in completion order
-  // Of the results taken since the base snapshot (checkpoints).
-  internal::TakenFingerprints taken_fps_ ABSL_GUARDED_BY(mu_);
-  int64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;          // sequence number of the next input
-  int64_t next_out_ ABSL_GUARDED_BY(mu_) = 0;          // results returned so far
-  int64_t terminal_seq_ ABSL_GUARDED_BY(mu_) = kNone;  // position of end of stream or the error
-  std::optional<Item> terminal_ ABSL_GUARDED_BY(mu_);
-  bool cancel_ ABSL_GUARDED_BY(mu_) = false;
-  bool restarting_ ABSL_GUARDED_BY(mu_) = false;  // Restart() waits for the workers to stop
-  absl::Status failed_ ABSL_GUARDED_BY(mu_);      // first error returned by fn
-  int64_t cost_ns_ ABSL_GUARDED_BY(mu_) = 0;      // per element, averaged over batches
-  int batch_ ABSL_GUARDED_BY(mu_) = 1;            // elements per batch (MapBatchSize)
-  // The consumer thread starts them, Restart() and the destructor join them.
-  std::vector<std::thread> workers_;
+  // ---- parallel (internal/map_workers.h): the workers and their results ----
+  internal::MapWorkers<In, Out> pool_;
 };
 
 // MapStage for the library's element types are compiled once, in

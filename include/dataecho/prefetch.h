@@ -63,7 +63,8 @@
 #include "dataecho/export.h"
 #include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
-#include "dataecho/internal/input_snapshots.h"
+#include "dataecho/internal/prefetch_checkpoint.h"
+#include "dataecho/internal/prefetch_handoff.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
@@ -131,9 +132,9 @@ class PrefetchStage final : public UnaryStage<T, T> {
       queue_.clear();  // the rest of the epoch
       taken_.clear();
       held_ = 0;
-      ResetCounts();
+      checkpoint_.Reset();
       terminal_.reset();
-      last_wait_ = ProducerWait::kLowWater;
+      handoff_.ResetWait();
       if (options_.level) options_.level->store(0, std::memory_order_relaxed);
     }
     return this->input().Restart(epoch);
@@ -141,12 +142,10 @@ class PrefetchStage final : public UnaryStage<T, T> {
 
   // References are the input's: taken under the pull lock (the producer may be pulling).
   absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
-    absl::MutexLock lock(&input_mu_);
-    return this->input().SaveRefs(items, w);
+    return checkpoint_.SaveRefs(this->input(), items, w);
   }
   absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
-    absl::MutexLock lock(&input_mu_);
-    return this->input().Reread(r, n, out);
+    return checkpoint_.Reread(this->input(), r, n, out);
   }
 
   bool TryNext(absl::StatusOr<std::optional<T>>* out) override {
@@ -184,37 +183,11 @@ class PrefetchStage final : public UnaryStage<T, T> {
                          " cannot save its state after an error: ", terminal_->status().message()));
       }
     }
-    if (!started_) {
-      save_skip_ = 0;
-      save_fold_ = 0;
-      return this->input().SaveState(w);
-    }
-    const int64_t consumed = consumed_.load(std::memory_order_relaxed);
-    absl::StatusOr<int64_t> skip = snapshots_.WriteBase(consumed, w);
-    if (!skip.ok()) return skip.status();
-    save_skip_ = *skip;
-    taken_fps_.DropBefore(consumed - *skip);
-    save_fold_ = taken_fps_.Fold(consumed - *skip);
-    return absl::OkStatus();
+    return checkpoint_.SaveInput(started_, this->input(), w);
   }
-  absl::Status SaveOwn(StateWriter& w) override {
-    w.U64(static_cast<uint64_t>(save_skip_));
-    w.Fixed32(save_fold_);
-    return absl::OkStatus();
-  }
-  // Pulls again what the consumer had taken after the snapshot, and drops it.
+  absl::Status SaveOwn(StateWriter& w) override { return checkpoint_.SaveOwn(w); }
   absl::Status RestoreOwn(StateReader& r) override {
-    const uint64_t skip = r.U64();
-    const uint32_t fold = r.Fixed32();
-    if (!r.status().ok()) return r.status();
-    if (skip > kMaxSkip) {
-      return absl::DataLossError(
-          absl::StrCat("pipeline state: ", options_.name, " skips ", skip, " elements"));
-    }
-    ResetCounts();
-    return internal::SkipInputs(
-        this->input(), static_cast<int64_t>(skip), fold,
-        [](const T& v) { return internal::ContentFingerprint(v); }, options_.name);
+    return checkpoint_.RestoreOwn(r, this->input(), options_.name);
   }
 
   StageStats OwnStats() const override {
@@ -229,29 +202,21 @@ class PrefetchStage final : public UnaryStage<T, T> {
  private:
   using Item = absl::StatusOr<std::optional<T>>;
 
-  PrefetchStage(StagePtr<T> input, PrefetchOptions options)
-      : UnaryStage<T, T>(std::move(input)), options_(std::move(options)) {}
+  // When the two threads meet: internal/prefetch_handoff.h.
+  using Handoff = internal::PrefetchHandoff;
+  using ProducerWait = Handoff::ProducerWait;
 
-  // A state's skip count above this is corrupt (and would spin over a Repeat).
-  static constexpr uint64_t kMaxSkip = uint64_t{1} << 32;
-  // Fingerprints kept before older ones are dropped (those before the base snapshot).
-  static constexpr size_t kFingerprintsKept = 4096;
+  PrefetchStage(StagePtr<T> input, PrefetchOptions options)
+      : UnaryStage<T, T>(std::move(input)),
+        options_(std::move(options)),
+        handoff_(options_.depth) {}
 
   void StartOnce() {
     if (!started_) {
       started_ = true;
-      // The base snapshot: the input as the producer finds it (no pull yet).
-      snapshots_.Take(0, [this](StateWriter& w) { return this->input().SaveState(w); });
+      checkpoint_.Start(this->input());  // the base snapshot
       producer_ = std::thread([this] { Produce(); });
     }
-  }
-
-  // REQUIRES: no producer runs.
-  void ResetCounts() {
-    snapshots_.Reset();
-    consumed_.store(0, std::memory_order_relaxed);
-    pulled_ = 0;
-    taken_fps_.Reset();
   }
 
   // The producer stops: a cancel or a Restart().
@@ -260,39 +225,8 @@ class PrefetchStage final : public UnaryStage<T, T> {
   bool ReadyOrCancelled() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return cancel_ || !queue_.empty() || terminal_.has_value();
   }
-  // A producer that finds the queue full sleeps, alternately, until the
-  // consumer has taken TopUp() elements (so that a slow consumer finds it
-  // nearly full, for the stalls it is there for) and until it is down to
-  // LowWater(). Either way it then refills it in one go: a wake-up per run of
-  // elements instead of one per element.
-  size_t LowWater() const { return static_cast<size_t>(options_.depth) / 2; }
-  size_t TopUp() const { return std::max<size_t>(1, static_cast<size_t>(options_.depth) / 8); }
-  // What a producer waiting on room_cv_ waits for.
-  enum class ProducerWait { kNo, kTopUp, kLowWater };
-  bool RoomForProducerLocked(ProducerWait wait) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (wait == ProducerWait::kTopUp)
-      return queue_.size() + held_ + TopUp() <= static_cast<size_t>(options_.depth);
-    return queue_.size() + held_ <= LowWater();
-  }
-
-  // A fast producer (pulls under kFastPullNanos each) wakes a waiting
-  // consumer once WakeBatch() elements are queued, or the consumer has waited
-  // kGraceNanos, rather than at the first element: the consumer then takes a
-  // run of elements per wake-up instead of one. A slow producer wakes it at
-  // once. (No timed waits: they cost a timer and extra context switches.)
-  static constexpr int64_t kFastPullNanos = 2'000;
-  static constexpr int64_t kGraceNanos = 50'000;
-  static constexpr int64_t kSpinNanos = 20'000;
-  // Polls `unchanged()` until it is false or kSpinNanos have passed (the
-  // clock read every 64 polls).
-  template <typename F>
-  static void SpinWhile(F unchanged) {
-    const int64_t end = internal::NowNanos() + kSpinNanos;
-    for (int i = 1; unchanged(); ++i) {
-      if (i % 64 == 0 && internal::NowNanos() >= end) return;
-    }
-  }
-  size_t WakeBatch() const { return std::min<size_t>(32, LowWater() + 1); }
+  // The elements that count against `depth`.
+  size_t QueuedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return queue_.size() + held_; }
 
   // Sleeps until an element, the end or a cancel; the producer signals only
   // while consumer_waiting_ is set. While the producer is fast (pulls under
@@ -302,10 +236,10 @@ class PrefetchStage final : public UnaryStage<T, T> {
   // each way (BM_PrefetchHandoff: one per ~30 elements, half the wall time).
   void WaitForElement() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const int64_t t0 = internal::NowNanos();
-    if (pull_ns_ < kFastPullNanos) {
+    if (handoff_.ProducerFast()) {
       const uint64_t seen = pushes_.load(std::memory_order_relaxed);
       mu_.Unlock();
-      SpinWhile([&] { return pushes_.load(std::memory_order_acquire) == seen; });
+      Handoff::SpinWhile([&] { return pushes_.load(std::memory_order_acquire) == seen; });
       mu_.Lock();
       if (ReadyOrCancelled()) {
         totals_.consumer_wait_ns.Add(internal::NowNanos() - t0);
@@ -314,24 +248,17 @@ class PrefetchStage final : public UnaryStage<T, T> {
     }
     consumer_waiting_ = true;
     consumer_wait_start_ = t0;
-    consumer_urgent_ = pull_ns_ >= kFastPullNanos;
+    consumer_urgent_ = !handoff_.ProducerFast();
     while (!ReadyOrCancelled()) consumer_cv_.Wait(&mu_);
     consumer_waiting_ = false;
     totals_.consumer_wait_ns.Add(internal::NowNanos() - t0);
   }
   // Whether a push at `now` wakes the waiting consumer.
   bool WakeConsumerLocked(int64_t now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return consumer_waiting_ && (consumer_urgent_ || queue_.size() >= WakeBatch() ||
-                                 now - consumer_wait_start_ >= kGraceNanos);
+    return consumer_waiting_ && (consumer_urgent_ || queue_.size() >= handoff_.WakeBatch() ||
+                                 now - consumer_wait_start_ >= Handoff::kGraceNanos);
   }
 
-  // The consumer takes up to TakeRun() queued elements per lock into taken_
-  // (consumer thread only) and returns them one by one without the lock. They
-  // count against `depth` (held_) until the consumer next takes the lock, so
-  // the bound holds.
-  // (A quarter of the queue: BM_PrefetchHandoff/64 measured 1/8 and 1/2
-  // slower; depth 2, a trainer's queue of batches, takes one at a time.)
-  size_t TakeRun() const { return std::max<size_t>(1, static_cast<size_t>(options_.depth) / 4); }
   // The consumer has returned every element it took (taken_ is empty): they
   // no longer count against `depth`, which may give a waiting producer room.
   void ReleaseHeldLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -339,19 +266,22 @@ class PrefetchStage final : public UnaryStage<T, T> {
     SignalRoomLocked();
   }
   void SignalRoomLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (producer_wait_ != ProducerWait::kNo && RoomForProducerLocked(producer_wait_)) {
+    if (producer_wait_ != ProducerWait::kNo &&
+        handoff_.RoomForProducer(producer_wait_, QueuedLocked())) {
       producer_wait_ = ProducerWait::kNo;  // one signal per wait
       room_cv_.Signal();
     }
   }
+  // The consumer takes up to TakeRun() queued elements per lock into taken_
+  // (consumer thread only) and returns them one by one without the lock. They
+  // count against `depth` (held_) until the consumer next takes the lock, so
+  // the bound holds.
   // REQUIRES: taken_ is empty.
   Item TakeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (cancel_) return CancelledError();
     if (queue_.empty()) return *terminal_;  // sticky end or error
-    const int64_t now = internal::NowNanos();
-    if (last_take_ns_ != 0) take_interval_ns_ = (3 * take_interval_ns_ + (now - last_take_ns_)) / 4;
-    last_take_ns_ = now;
-    const size_t n = std::min(queue_.size(), TakeRun());
+    handoff_.NoteTake(internal::NowNanos());
+    const size_t n = std::min(queue_.size(), handoff_.TakeRun());
     for (size_t i = 0; i < n; ++i) {
       taken_.push_back(std::move(queue_.front()));
       queue_.pop_front();
@@ -368,33 +298,10 @@ class PrefetchStage final : public UnaryStage<T, T> {
     if (this->cancelled()) return CancelledError();
     Item item = std::move(taken_.front());
     taken_.pop_front();
-    const int64_t consumed = consumed_.load(std::memory_order_relaxed);
-    consumed_.store(consumed + 1, std::memory_order_relaxed);
-    taken_fps_.Add(internal::ContentFingerprint(**item));
-    if (taken_fps_.size() > kFingerprintsKept) {
-      taken_fps_.DropBefore(snapshots_.BasePulled(consumed + 1));
-    }
+    checkpoint_.Took(**item);
     totals_.elements.Add(1);
     totals_.bytes.Add(static_cast<int64_t>(ElementTraits<T>::ByteSize(**item)));
     return item;
-  }
-
-  // Elements the producer pulls before it pushes them in one go (one lock,
-  // one clock read each): while the consumer sleeps until WakeBatch() is
-  // queued, up to that many; while the queue holds plenty, kRun; else one.
-  // Never more than there is room for, and a run ends at a slow pull or after
-  // kRunNanos, so that nothing is held back while the consumer could use it.
-  static constexpr size_t kRun = 8;
-  static constexpr int64_t kRunNanos = 20'000;
-  size_t PullAheadLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    const size_t queued = queue_.size() + held_;
-    size_t n = 1;
-    if (consumer_waiting_ && !consumer_urgent_ && WakeBatch() > queued) {
-      n = WakeBatch() - queued;
-    } else if (queued >= 2 * kRun || pull_ns_ < kFastPullNanos / 4) {
-      n = kRun;
-    }
-    return std::min(n, static_cast<size_t>(options_.depth) - queued);
   }
 
   void Produce() {
@@ -406,34 +313,12 @@ class PrefetchStage final : public UnaryStage<T, T> {
     size_t want = 1;
     while (true) {
       run.clear();
-      const int64_t start = internal::NowNanos();
-      int64_t t = start, blocked = 0;
-      bool end = false;
-      while (run.size() < want) {
-        Item item;
-        {
-          absl::MutexLock pull_lock(&input_mu_);
-          blocked += internal::PullTimed(this->input(), &item);
-          if (item.ok() && item->has_value()) ++pulled_;
-        }
-        run.push_back(std::move(item));
-        const int64_t now = internal::NowNanos();
-        const int64_t waited = now - t;  // the pull, blocked or not
-        t = now;
-        if (!run.back().ok() || !run.back()->has_value()) {
-          end = true;
-          break;
-        }
-        if (waited >= kFastPullNanos || now - start >= kRunNanos) break;
-      }
-      if (!end && snapshots_.Due(consumed_.load(std::memory_order_relaxed))) {
-        absl::MutexLock pull_lock(&input_mu_);
-        snapshots_.Take(pulled_, [this](StateWriter& w) { return this->input().SaveState(w); });
-      }
+      int64_t start = 0, t = 0, blocked = 0;
+      const bool end = checkpoint_.PullRun(this->input(), want, run, start, t, blocked);
       absl::MutexLock lock(&mu_);
       totals_.input_wait_ns.Add(blocked);
       if (restarting_) return;  // the rest of the epoch: Restart() drops it
-      pull_ns_ = (3 * pull_ns_ + (t - start) / static_cast<int64_t>(run.size())) / 4;
+      handoff_.NotePulls(t - start, run.size());
       for (size_t i = 0; i + (end ? 1 : 0) < run.size(); ++i) queue_.push_back(std::move(run[i]));
       if (options_.level)
         options_.level->store(static_cast<int64_t>(queue_.size() + held_),
@@ -447,19 +332,18 @@ class PrefetchStage final : public UnaryStage<T, T> {
       if (WakeConsumerLocked(t)) consumer_cv_.Signal();
       if (!StoppedLocked() && queue_.size() + held_ >= static_cast<size_t>(options_.depth)) {
         const int64_t t0 = internal::NowNanos();
-        const ProducerWait wait =
-            last_wait_ == ProducerWait::kTopUp ? ProducerWait::kLowWater : ProducerWait::kTopUp;
-        last_wait_ = wait;
+        const ProducerWait wait = handoff_.NextWait();
         // Like the consumer (WaitForElement), watch for the consumer's next
         // take for a while before sleeping when it takes often: it then makes
         // room within microseconds, and nobody has to be woken.
-        if (take_interval_ns_ < kSpinNanos && !StoppedLocked() && !RoomForProducerLocked(wait)) {
+        if (handoff_.ConsumerFast() && !StoppedLocked() &&
+            !handoff_.RoomForProducer(wait, QueuedLocked())) {
           const uint64_t seen = takes_.load(std::memory_order_relaxed);
           mu_.Unlock();
-          SpinWhile([&] { return takes_.load(std::memory_order_acquire) == seen; });
+          Handoff::SpinWhile([&] { return takes_.load(std::memory_order_acquire) == seen; });
           mu_.Lock();
         }
-        while (!StoppedLocked() && !RoomForProducerLocked(wait)) {
+        while (!StoppedLocked() && !handoff_.RoomForProducer(wait, QueuedLocked())) {
           producer_wait_ = wait;
           room_cv_.Wait(&mu_);
         }
@@ -467,7 +351,8 @@ class PrefetchStage final : public UnaryStage<T, T> {
         producer_blocked_ns_ += internal::NowNanos() - t0;
       }
       if (StoppedLocked()) return;
-      want = PullAheadLocked();
+      // Elements to pull before pushing them in one go (internal/prefetch_handoff.h).
+      want = handoff_.PullAhead(queue_.size() + held_, consumer_waiting_, consumer_urgent_);
     }
   }
 
@@ -483,33 +368,22 @@ class PrefetchStage final : public UnaryStage<T, T> {
   bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = false;
   bool consumer_urgent_ ABSL_GUARDED_BY(mu_) = false;  // signal at the next push
   int64_t consumer_wait_start_ ABSL_GUARDED_BY(mu_) = 0;
+  Handoff handoff_ ABSL_GUARDED_BY(mu_);  // the policy and its timings
   ProducerWait producer_wait_ ABSL_GUARDED_BY(mu_) = ProducerWait::kNo;
-  ProducerWait last_wait_ ABSL_GUARDED_BY(mu_) = ProducerWait::kLowWater;
-  int64_t pull_ns_ ABSL_GUARDED_BY(mu_) = 0;  // the producer's pulls, averaged
   // One writer each: elements, bytes and consumer_wait the consumer,
   // input_wait the producer.
   internal::StageTotals<internal::Counter> totals_;
   std::deque<Item> taken_;                // consumer thread only (TakeLocked)
   size_t held_ ABSL_GUARDED_BY(mu_) = 0;  // taken_'s size after the last take
-  int64_t last_take_ns_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t take_interval_ns_ ABSL_GUARDED_BY(mu_) = 0;  // between takes, averaged
   int64_t producer_blocked_ns_ ABSL_GUARDED_BY(mu_) = 0;
   // Bumped at every push, the end and a cancel: what a spinning consumer
   // watches (WaitForElement); and at every take, a cancel and a Restart():
   // what a spinning producer watches.
   std::atomic<uint64_t> pushes_{0};
   std::atomic<uint64_t> takes_{0};
-  // Checkpoints: the producer pulls under input_mu_ (SaveRefs/Reread take it
-  // too); pulled_ (producer only) counts the input elements pulled, consumed_
-  // (written by the consumer) the elements returned, both since the producer
-  // last started from a known position (a restore, a Restart, the start).
-  absl::Mutex input_mu_;
-  int64_t pulled_ = 0;
-  std::atomic<int64_t> consumed_{0};
-  internal::InputSnapshots snapshots_;
-  internal::TakenFingerprints taken_fps_;  // consumer thread
-  int64_t save_skip_ = 0;                  // consumer thread: between SaveInput and SaveOwn
-  uint32_t save_fold_ = 0;
+  // Checkpoints: the producer pulls under the pull lock (SaveRefs/Reread
+  // take it too), snapshots and counts: internal/prefetch_checkpoint.h.
+  internal::PrefetchCheckpoint<T> checkpoint_;
   std::thread producer_;  // last: joined (in the destructor) before anything above goes
 };
 
