@@ -106,7 +106,12 @@ class PlacedEchoStage final : public EchoStageBase<T> {
       this->SetFactor(e);
       factor_.store(e, std::memory_order_relaxed);
     }
-    remaining_ = this->DrawCopies(item) - 1;
+    // A copy is never copied again: around a switch of placement, copies the
+    // old placement made pass the new one once, so an item gets at most the
+    // old factor plus the new one, never their product.
+    remaining_ = ElementTraits<T>::FreshCount(item) == ElementTraits<T>::ItemCount(item)
+                     ? this->DrawCopies(item) - 1
+                     : 0;
     repeat_ = 0;
     if (remaining_ > 0) current_.emplace(item);
   }
