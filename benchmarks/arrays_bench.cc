@@ -56,8 +56,8 @@ absl::StatusOr<std::vector<Example>> LoadRows(const std::string& dir) {
   const Buffer shared = Buffer::CopyOf(all.data(), all.size());
   for (size_t i = 0; i < rows.size(); ++i) {
     const Tensor& t = rows[i].components[0];
-    absl::StatusOr<Tensor> slice = Tensor::Make(t.dtype(), t.shape(),
-                                                shared.Slice(i * row_bytes, row_bytes));
+    absl::StatusOr<Tensor> slice =
+        Tensor::Make(t.dtype(), t.shape(), shared.Slice(i * row_bytes, row_bytes));
     if (!slice.ok()) return slice.status();
     rows[i].components[0] = *std::move(slice);
     rows[i].source_index = i;

@@ -7,8 +7,8 @@
 
 #include "dataecho/augment.h"
 #include "dataecho/echo_diagnostics.h"
-#include "internal/auto_placement.h"
 #include "fmt/format.h"
+#include "internal/auto_placement.h"
 
 namespace dataecho {
 
@@ -28,7 +28,8 @@ absl::StatusOr<EchoPlacement> ParseEchoPlacement(std::string_view name) {
     if (name == EchoPlacementName(placement)) return placement;
   }
   return absl::InvalidArgumentError(fmt::format(
-      "echo placement must be before_augment, after_augment, batch, adaptive or auto, got '{}'", name));
+      "echo placement must be before_augment, after_augment, batch, adaptive or auto, got '{}'",
+      name));
 }
 
 namespace {
@@ -132,10 +133,9 @@ Pipeline<Batch> EchoedBatches(Pipeline<Example> decoded, AugmentFn augment,
       return std::move(batches)
           .Prefetch(std::move(options.prefetch))
           .Apply([&](StagePtr<Batch> in) {
-            return internal::MakeEchoPlanner(std::move(in), control,
-                                             std::move(options.auto_placement),
-                                             internal::PlannerMode::kPlacement,
-                                             "echo:before_augment");
+            return internal::MakeEchoPlanner(
+                std::move(in), control, std::move(options.auto_placement),
+                internal::PlannerMode::kPlacement, "echo:before_augment");
           });
     }
   }

@@ -22,19 +22,21 @@ double Ms(double seconds) { return seconds * 1e3; }
 // Why `placement` at `e` was chosen, in the costs' words.
 std::string Why(const EchoCosts& c, int placement, double e) {
   const std::string cores = fmt::format("{} pipeline core{}", c.cores, c.cores == 1 ? "" : "s");
-  const double copy_cpu = placement == kBefore ? c.augment_cpu + c.row_cpu
+  const double copy_cpu = placement == kBefore  ? c.augment_cpu + c.row_cpu
                           : placement == kAfter ? c.row_cpu
                                                 : 0;
   if (e <= 1.0) {
     const double rows = static_cast<double>(std::max<int64_t>(c.batch_rows, 1));
     if (PredictStepTime(c, placement, 1) > 1.02 * std::max(c.step, 1e-9)) {
-      return fmt::format("no echo: at most e = 1, though a batch of {} fresh rows takes {:.3g} ms "
-                         "against a step of {:.3g} ms",
-                         c.batch_rows, Ms(PredictStepTime(c, placement, 1)), Ms(c.step));
+      return fmt::format(
+          "no echo: at most e = 1, though a batch of {} fresh rows takes {:.3g} ms "
+          "against a step of {:.3g} ms",
+          c.batch_rows, Ms(PredictStepTime(c, placement, 1)), Ms(c.step));
     }
-    return fmt::format("the upstream keeps up: {:.3g} ms per batch of {} fresh rows against a "
-                       "step of {:.3g} ms",
-                       Ms(rows * c.upstream_time), c.batch_rows, Ms(c.step));
+    return fmt::format(
+        "the upstream keeps up: {:.3g} ms per batch of {} fresh rows against a "
+        "step of {:.3g} ms",
+        Ms(rows * c.upstream_time), c.batch_rows, Ms(c.step));
   }
   const double fresh_cost = c.upstream_cpu + c.augment_cpu + c.row_cpu;
   if (copy_cpu < 0.02 * std::max(fresh_cost, 1e-9) || c.augment_cpu < 0.05 * c.upstream_time) {
@@ -48,8 +50,9 @@ std::string Why(const EchoCosts& c, int placement, double e) {
                        Ms(c.augment_cpu), cores, Ms(fresh_cost));
   }
   return fmt::format("augmenting a copy would cost {:.3g} ms of the {}{}", Ms(c.augment_cpu), cores,
-                     placement == kBatch ? "; a batch copy costs nothing"
-                                         : fmt::format("; a copy here costs {:.3g} ms", Ms(copy_cpu)));
+                     placement == kBatch
+                         ? "; a batch copy costs nothing"
+                         : fmt::format("; a copy here costs {:.3g} ms", Ms(copy_cpu)));
 }
 
 bool Fits(const EchoCosts& c, int placement, int64_t budget) {
@@ -73,8 +76,8 @@ absl::Status AutoPlacementOptions::Validate() const {
                     pipeline_cores, trainer_cores));
   }
   if (ram_budget_bytes <= 0) {
-    return absl::InvalidArgumentError(fmt::format(
-        "auto echo placement ram_budget_bytes must be > 0, got {}", ram_budget_bytes));
+    return absl::InvalidArgumentError(
+        fmt::format("auto echo placement ram_budget_bytes must be > 0, got {}", ram_budget_bytes));
   }
   if (decide_every < 2) {
     return absl::InvalidArgumentError(

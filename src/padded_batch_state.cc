@@ -42,8 +42,8 @@ uint64_t PaddedBatchStage::StateOptionsHash() const {
 
 absl::Status PaddedBatchStage::SaveOwn(StateWriter& w) {
   if (!error_.ok()) {
-    return absl::FailedPreconditionError(fmt::format(
-        "{} cannot save its state after an error: {}", options_.name, error_.ToString()));
+    return absl::FailedPreconditionError(fmt::format("{} cannot save its state after an error: {}",
+                                                     options_.name, error_.ToString()));
   }
   w.Bool(done_);
   return absl::OkStatus();

@@ -247,8 +247,7 @@ std::string FormatStatsVerdict(const std::vector<StageStats>& stats_in) {
   for (size_t i = 0; i < stats.size(); ++i) {
     if (!IsEcho(stats[i])) continue;
     // Auto placement's idle echo stages (passing through) say nothing.
-    if (stats[i].name.starts_with("echo:") && stats[i].Extra("realized_factor") <= 1.0001)
-      continue;
+    if (stats[i].name.starts_with("echo:") && stats[i].Extra("realized_factor") <= 1.0001) continue;
     if (std::string line = EchoLine(stats, static_cast<int>(i), consumer_bound); !line.empty())
       out += line + "\n";
   }
@@ -292,7 +291,8 @@ std::string StatsToJson(const std::vector<StageStats>& stats_in) {
     for (const auto& [k, v] : s.extra) out += fmt::format(", {}: {}", JsonQuote(k), JsonNumber(v));
     if (!s.notes.empty()) {
       out += ", \"decisions\": [";
-      for (size_t j = 0; j < s.notes.size(); ++j) out += (j == 0 ? "" : ", ") + JsonQuote(s.notes[j]);
+      for (size_t j = 0; j < s.notes.size(); ++j)
+        out += (j == 0 ? "" : ", ") + JsonQuote(s.notes[j]);
       out += "]";
     }
     out += "}";

@@ -62,24 +62,25 @@ TEST(CheckpointRecordsTest, RestoreReadsFarApartRecordsOfLargeFiles) {
   testing::TempDir dir;
   const std::vector<std::string> paths = {WriteBigFile(dir, "a.tfrecord", 400, 7000),
                                           WriteBigFile(dir, "b.tfrecord", 400, 7000)};
-  EXPECT_EQ(CheckResumes<Record>([&] {
-              return From(MakeTFRecordSource(Store(), paths))
-                  .Echo({.factor = 1.0})
-                  .Shuffle({.buffer_size = 300, .seed = 9})
-                  .Take(500);
-            },
-                                 6),
+  EXPECT_EQ(CheckResumes<Record>(
+                [&] {
+                  return From(MakeTFRecordSource(Store(), paths))
+                      .Echo({.factor = 1.0})
+                      .Shuffle({.buffer_size = 300, .seed = 9})
+                      .Take(500);
+                },
+                6),
             500u);
   // One record in 40 (280 KB apart): each buffered record is its own read.
-  EXPECT_EQ(CheckResumes<Record>([&] {
-              return From(MakeTFRecordSource(Store(), paths))
-                  .Filter([](const Record& r) { return (r.source_index & 0xffff) % 40 == 0; })
-                  .Shuffle({.buffer_size = 12, .seed = 9});
-            },
-                                 8),
+  EXPECT_EQ(CheckResumes<Record>(
+                [&] {
+                  return From(MakeTFRecordSource(Store(), paths))
+                      .Filter([](const Record& r) { return (r.source_index & 0xffff) % 40 == 0; })
+                      .Shuffle({.buffer_size = 12, .seed = 9});
+                },
+                8),
             20u);
 }
-
 
 // The restore reads the records it needs where they are: over HTTP, the bytes
 // it asks for are those near the buffered records (and the file's head, for
@@ -203,7 +204,8 @@ TEST(CheckpointRecordsTest, Version2StateOfARecordSourceIsRead) {
   const StageShape& shape = parsed->shape()[0];
   v2.push_back(static_cast<char>(shape.name.size()));
   v2 += shape.name;
-  for (int i = 0; i < 8; ++i) v2.push_back(static_cast<char>((shape.options_hash >> (8 * i)) & 0xff));
+  for (int i = 0; i < 8; ++i)
+    v2.push_back(static_cast<char>((shape.options_hash >> (8 * i)) & 0xff));
   v2.push_back(static_cast<char>(payload.size()));
   v2 += payload;
   const uint32_t state_crc = MaskCrc32c(Crc32c(v2));
@@ -213,7 +215,6 @@ TEST(CheckpointRecordsTest, Version2StateOfARecordSourceIsRead) {
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_EQ(Rest(old), Rest(p));
 }
-
 
 // --- record sources with cycle_length > 1 (reading threads) ---
 
@@ -301,7 +302,6 @@ TEST(CheckpointRecordsTest, InterleavedSourceStateOfAnotherCycleLengthIsInvalidA
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   }
 }
-
 
 }  // namespace
 }  // namespace dataecho

@@ -27,11 +27,11 @@
 #include "dataecho/pipeline.h"
 #include "dataecho/storage/object_store.h"
 #include "fmt/format.h"
+#include "fuzz/state_stages_target.h"
 #include "gtest/gtest.h"
 #include "support/checkpoint_check.h"
 #include "support/examples.h"
 #include "support/temp_files.h"
-#include "fuzz/state_stages_target.h"
 
 namespace dataecho {
 namespace {
@@ -91,8 +91,8 @@ TEST(CheckpointStagesTest, ZipEndsAndRepeats) {
   // The shorter input ends the zip; Repeat starts both over.
   Pipeline<std::pair<int64_t, int64_t>> p = FromRange(0, 3).Zip(FromRange(10, 15)).Repeat(2);
   std::vector<std::string> got = Rest(p);
-  EXPECT_EQ(got, (std::vector<std::string>{"0 | 10", "1 | 11", "2 | 12", "0 | 10", "1 | 11",
-                                           "2 | 12"}));
+  EXPECT_EQ(got,
+            (std::vector<std::string>{"0 | 10", "1 | 11", "2 | 12", "0 | 10", "1 | 11", "2 | 12"}));
 }
 
 Pipeline<Record> InterleavedFiles(const std::vector<std::string>& paths, int64_t cycle,
@@ -105,9 +105,7 @@ Pipeline<Record> InterleavedFiles(const std::vector<std::string>& paths, int64_t
 TEST(CheckpointStagesTest, InterleaveOfFilesRepeatTake) {
   testing::TempDir dir;
   const std::vector<std::string> paths = WriteTFRecordFiles(dir, 5, 7);
-  EXPECT_EQ(CheckResumes<Record>([&] {
-              return InterleavedFiles(paths, 2, 3).Repeat(2).Take(60);
-            }),
+  EXPECT_EQ(CheckResumes<Record>([&] { return InterleavedFiles(paths, 2, 3).Repeat(2).Take(60); }),
             60u);
   EXPECT_EQ(CheckResumes<Record>([&] { return InterleavedFiles(paths, 8, 1); }, 20, 2), 35u);
 }
@@ -123,8 +121,8 @@ TEST(CheckpointStagesTest, InterleaveOfRangesRestartsEachEpoch) {
   const std::vector<std::string> got = Rest(p);
   // Slot 0: range 0 ends after one element; slot 1 (range 1) goes on; slot 0
   // opens range 2, ...
-  const std::vector<std::string> epoch = {"0", "100", "101", "200", "201", "300", "202",
-                                          "301", "302", "303"};
+  const std::vector<std::string> epoch = {"0",   "100", "101", "200", "201",
+                                          "300", "202", "301", "302", "303"};
   std::vector<std::string> want;
   for (int e = 0; e < 3; ++e) want.insert(want.end(), epoch.begin(), epoch.end());
   EXPECT_EQ(got, want);
@@ -145,13 +143,14 @@ TEST(CheckpointStagesTest, CacheFillingAndReplaying) {
   testing::TempDir dir;
   const std::vector<std::string> paths = WriteTFRecordFiles(dir, 3, 8);
   // Saves fall in the filling epoch (0) and in the replayed ones (1, 2).
-  EXPECT_EQ(CheckResumes<Record>([&] {
-              return From(MakeTFRecordSource(Store(), paths))
-                  .Cache()
-                  .Shuffle({.buffer_size = 6, .seed = 3})
-                  .Repeat(3);
-            },
-                                 24),
+  EXPECT_EQ(CheckResumes<Record>(
+                [&] {
+                  return From(MakeTFRecordSource(Store(), paths))
+                      .Cache()
+                      .Shuffle({.buffer_size = 6, .seed = 3})
+                      .Repeat(3);
+                },
+                24),
             72u);
   EXPECT_GT(CheckResumes<Example>([&] {
               return FromVector(testing::MakeExamples(20))
@@ -240,7 +239,6 @@ TEST(CheckpointStagesTest, BadStatesOfTheseStagesAreErrorsNeverCrashes) {
   }
 }
 
-
 // --- adaptive and auto echo ---
 
 // Adaptive echo's decisions depend on timing; replayed, they do not: a state
@@ -267,7 +265,8 @@ TEST(CheckpointStagesTest, AdaptiveEchoOfBatchesResumes) {
   auto make = [] {
     return FromVector(testing::MakeExamples(50))
         .Batch({.batch_size = 4})
-        .AdaptiveEcho({.max_factor = 3, .pool_size = 1, .seed = 1, .replay_decisions = "FRRFRFFRR"});
+        .AdaptiveEcho(
+            {.max_factor = 3, .pool_size = 1, .seed = 1, .replay_decisions = "FRRFRFFRR"});
   };
   EXPECT_EQ(CheckResumes<Batch>(make), 18u);  // 13 batches, 5 repeats
 }
@@ -318,7 +317,6 @@ TEST(CheckpointStagesTest, BadPoolInAStateIsDataLoss) {
     EXPECT_LT(n, 1000);
   }
 }
-
 
 // --- the fuzz target's pipelines (tests/fuzz/state_stages_target.h) ---
 

@@ -59,8 +59,8 @@ TEST(EchoDiagnosticsTest, UnspreadExampleCopiesShareABatch) {
 }
 
 TEST(EchoDiagnosticsTest, WithoutEchoEveryRowIsFreshAndSeenOnce) {
-  Pipeline<Batch> p = WithEchoDiagnostics(
-      FromVector(MakeExamples(kItems)).Batch({.batch_size = kRows}), "diag");
+  Pipeline<Batch> p =
+      WithEchoDiagnostics(FromVector(MakeExamples(kItems)).Batch({.batch_size = kRows}), "diag");
   const StageStats s = Drain(std::move(p));
   EXPECT_EQ(s.name, "diag");
   EXPECT_EQ(s.Extra("dup_rows_per_batch", -1), 0);

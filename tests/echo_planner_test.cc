@@ -57,7 +57,8 @@ TEST(PlanEchoTest, CpuBoundAvoidsAugmentingCopies) {
   EXPECT_GT(PredictStepTime(CpuBound(), kBefore, 6), 1.5 * PredictStepTime(CpuBound(), kAfter, 6));
 
   const EchoPlan quality = PlanEcho(CpuBound(), {.max_factor = 6});
-  EXPECT_EQ(quality.placement, kAfter) << quality.reason;  // within 10 % of batch, more example-level
+  EXPECT_EQ(quality.placement, kAfter)
+      << quality.reason;  // within 10 % of batch, more example-level
   EXPECT_GE(quality.steps_per_sec, 0.9 * quality.best_steps_per_sec);
   EXPECT_NE(quality.reason.find("after_augment echo, e = "), std::string::npos) << quality.reason;
   EXPECT_NE(quality.reason.find("of the 1 pipeline core"), std::string::npos) << quality.reason;
@@ -177,9 +178,9 @@ TEST(AutoPlacementTest, IoBoundUpstreamEchoesBeforeAugmentation) {
   Pipeline<Example> decoded = FromVector(MakeExamples(2000))
                                   .Throttle({.latency = absl::Milliseconds(4), .name = "slow"})
                                   .Prefetch({.depth = 32});
-  const AutoRun run = RunAuto(
-      std::move(decoded), [](Example e) -> absl::StatusOr<Example> { return e; }, 60,
-      absl::Milliseconds(8), {.max_factor = 6, .decide_every = 8});
+  const AutoRun run =
+      RunAuto(std::move(decoded), [](Example e) -> absl::StatusOr<Example> { return e; }, 60,
+              absl::Milliseconds(8), {.max_factor = 6, .decide_every = 8});
   ASSERT_GE(run.planner.notes.size(), 1u) << run.table;
   EXPECT_NE(run.planner.notes[0].find("before_augment echo"), std::string::npos) << run.table;
   EXPECT_EQ(run.planner.Extra("placement", -1), kBefore) << run.table;
@@ -197,13 +198,13 @@ TEST(AutoPlacementTest, CostlyAugmentationIsNotRepeated) {
   // cannot go faster than 48 ms per batch, whatever the factor: the plan
   // echoes after the augmentation or whole batches.
   Pipeline<Example> decoded = FromVector(MakeExamples(4000)).Prefetch({.depth = 32});
-  const AutoRun run = RunAuto(
-      std::move(decoded),
-      [](Example e) -> absl::StatusOr<Example> {
-        BusyWait(absl::Milliseconds(6));
-        return e;
-      },
-      48, absl::Milliseconds(8), {.max_factor = 6, .pipeline_cores = 1, .decide_every = 8});
+  const AutoRun run =
+      RunAuto(std::move(decoded),
+              [](Example e) -> absl::StatusOr<Example> {
+                BusyWait(absl::Milliseconds(6));
+                return e;
+              },
+              48, absl::Milliseconds(8), {.max_factor = 6, .pipeline_cores = 1, .decide_every = 8});
   ASSERT_GE(run.planner.notes.size(), 1u) << run.table;
   EXPECT_NE(run.planner.Extra("placement", -1), kBefore) << run.table;
   EXPECT_GE(run.planner.Extra("factor"), 2) << run.table;
@@ -213,10 +214,9 @@ TEST(AutoPlacementTest, CostlyAugmentationIsNotRepeated) {
 
 TEST(AutoPlacementTest, TrainerBoundPipelineDoesNotEcho) {
   // The upstream is a vector: far faster than a 15 ms step.
-  const AutoRun run = RunAuto(
-      FromVector(MakeExamples(2000)).Prefetch({.depth = 32}),
-      [](Example e) -> absl::StatusOr<Example> { return e; }, 40, absl::Milliseconds(15),
-      {.max_factor = 6, .decide_every = 8});
+  const AutoRun run = RunAuto(FromVector(MakeExamples(2000)).Prefetch({.depth = 32}),
+                              [](Example e) -> absl::StatusOr<Example> { return e; }, 40,
+                              absl::Milliseconds(15), {.max_factor = 6, .decide_every = 8});
   ASSERT_GE(run.planner.notes.size(), 1u) << run.table;
   EXPECT_EQ(run.planner.Extra("factor"), 1) << run.table;
   EXPECT_EQ(run.rows, run.fresh_rows) << run.table;
@@ -251,12 +251,13 @@ AutoRun RunAdaptive(Pipeline<Example> decoded, AugmentFn augment, int64_t steps,
 }
 
 TEST(AdaptiveRegimeTest, CostlyAugmentationMovesTheCopiesPastIt) {
-  const AutoRun run = RunAdaptive(FromVector(MakeExamples(4000)).Prefetch({.depth = 32}),
-                                  [](Example e) -> absl::StatusOr<Example> {
-                                    BusyWait(absl::Milliseconds(6));
-                                    return e;
-                                  },
-                                  40, absl::Milliseconds(8));
+  const AutoRun run = RunAdaptive(
+      FromVector(MakeExamples(4000)).Prefetch({.depth = 32}),
+      [](Example e) -> absl::StatusOr<Example> {
+        BusyWait(absl::Milliseconds(6));
+        return e;
+      },
+      40, absl::Milliseconds(8));
   ASSERT_GE(run.planner.notes.size(), 1u) << run.table;
   EXPECT_NE(run.planner.notes.back().find("no adaptive repeats before augmentation"),
             std::string::npos)
@@ -276,16 +277,15 @@ TEST(AdaptiveRegimeTest, IoBoundKeepsRepeatingBeforeAugmentation) {
             std::string::npos)
       << run.table;
   EXPECT_EQ(run.planner.Extra("factor"), 1) << run.table;  // no batch echo
-  EXPECT_GT(run.rows, run.fresh_rows) << run.table;         // the adaptive stage repeats
+  EXPECT_GT(run.rows, run.fresh_rows) << run.table;        // the adaptive stage repeats
 }
 
 TEST(AutoPlacementTest, DestroyedMidFlightReturns) {
-  Pipeline<Batch> p = EchoedBatches(
-      FromVector(MakeExamples(100000)).Prefetch({.depth = 8}),
-      [](Example e) -> absl::StatusOr<Example> { return e; },
-      {.placement = EchoPlacement::kAuto,
-       .batch = {.batch_size = kRows},
-       .auto_placement = {.decide_every = 2}});
+  Pipeline<Batch> p = EchoedBatches(FromVector(MakeExamples(100000)).Prefetch({.depth = 8}),
+                                    [](Example e) -> absl::StatusOr<Example> { return e; },
+                                    {.placement = EchoPlacement::kAuto,
+                                     .batch = {.batch_size = kRows},
+                                     .auto_placement = {.decide_every = 2}});
   for (int i = 0; i < 10; ++i) ASSERT_TRUE(p.Next().ok());
   // Leaves scope with the prefetches running: the destructor must not hang.
 }

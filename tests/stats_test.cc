@@ -154,7 +154,6 @@ TEST(StatsJsonTest, HasTheThreadsOfEveryStage) {
   EXPECT_NE(json.find("\"consumer_wait_s\": 0.5, \"threads\": 1"), std::string::npos) << json;
 }
 
-
 // The verdict against pipelines whose R and bottleneck are known by
 // construction. The consumer takes a batch of kRows and sleeps `step`; the
 // upstream makes one item per `per_item` (a throttle, or a busy-wait Map),
@@ -192,8 +191,8 @@ Drained DrainWithSteps(P& p, absl::Duration step, int64_t steps = INT64_MAX) {
 double ReportedR(const std::string& table) {
   const std::string key = "(R = ";
   const size_t at = table.find(key);
-  if (at == std::string::npos || table.find("measured at the consumer's pulls", at) ==
-                                     std::string::npos)
+  if (at == std::string::npos ||
+      table.find("measured at the consumer's pulls", at) == std::string::npos)
     return -1;
   return std::stod(table.substr(at + key.size()));
 }

@@ -36,7 +36,6 @@ void BurnCpu(int64_t ns) {
   }
 }
 
-
 constexpr int kSide = 28;
 constexpr int kPixels = kSide * kSide;
 

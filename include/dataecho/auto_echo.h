@@ -72,8 +72,9 @@ class AutoEchoStage final : public internal::PooledEchoStage<T> {
  protected:
   // Adaptive until the switch, back to back with the chosen factor after it.
   bool BackToBack() override {
-    if (std::optional<double> e = switch_.Check(static_cast<int64_t>(this->decisions()), this->core().estimator(),
-                                                this->core().options().max_factor))
+    if (std::optional<double> e =
+            switch_.Check(static_cast<int64_t>(this->decisions()), this->core().estimator(),
+                          this->core().options().max_factor))
       this->FixFactor(*e);
     return switch_.fixed();
   }

@@ -179,8 +179,8 @@ class CacheStage final : public UnaryStage<T, T> {
   }
   absl::Status SaveOwn(StateWriter& w) override {
     if (!error_.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          options_.name, " cannot save its state after an error: ", error_.message()));
+      return absl::FailedPreconditionError(
+          absl::StrCat(options_.name, " cannot save its state after an error: ", error_.message()));
     }
     w.U64(epoch_);
     w.U64(next_);

@@ -253,8 +253,8 @@ class InterleaveStage final : public UnaryStage<U, T> {
   }
   absl::Status SaveOwn(StateWriter& w) override {
     if (!error_.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          options_.name, " cannot save its state after an error: ", error_.message()));
+      return absl::FailedPreconditionError(
+          absl::StrCat(options_.name, " cannot save its state after an error: ", error_.message()));
     }
     if constexpr (!kKeepsInputs) {
       (void)w;
@@ -305,8 +305,8 @@ class InterleaveStage final : public UnaryStage<U, T> {
     if (slots > static_cast<uint64_t>(options_.cycle_length) || index > slots ||
         (index == slots && index >= static_cast<uint64_t>(options_.cycle_length)) ||
         in_block >= static_cast<uint64_t>(options_.block_length)) {
-      return absl::DataLossError(absl::StrCat("pipeline state: ", options_.name, " at slot ",
-                                              index, " of ", slots, ", ", in_block,
+      return absl::DataLossError(absl::StrCat("pipeline state: ", options_.name, " at slot ", index,
+                                              " of ", slots, ", ", in_block,
                                               " elements into its block"));
     }
     std::vector<bool> open(slots);
@@ -342,8 +342,8 @@ class InterleaveStage final : public UnaryStage<U, T> {
       absl::Status s = (*opened)->RestoreState(*inner);
       if (s.ok()) s = inner->Finish();
       if (!s.ok()) {
-        return absl::Status(s.code(), absl::StrCat(options_.name, ": the pipeline of slot ", i,
-                                                   ": ", s.message()));
+        return absl::Status(
+            s.code(), absl::StrCat(options_.name, ": the pipeline of slot ", i, ": ", s.message()));
       }
       Replace(cycle_[i], *std::move(opened));
       opened_.Add(1);

@@ -141,10 +141,10 @@ class DATAECHO_EXPORT PaddedBatchStage final : public UnaryStage<Batch, Example>
 
   const PaddedBatchOptions options_;
   std::shared_ptr<internal::BufferPool> pool_;
-  std::vector<Example> rows_;  // the batch being gathered (handles, not copies)
+  std::vector<Example> rows_;              // the batch being gathered (handles, not copies)
   std::vector<Example> last_rows_;         // the rows of the last batch emitted
   const uint8_t* last_sources_ = nullptr;  // identifies that batch (its source_indices)
-  absl::Status error_;         // sticky input or row error
+  absl::Status error_;                     // sticky input or row error
   bool done_ = false;
   internal::Counter batches_, rows_out_, bytes_, fresh_rows_, input_wait_ns_;
   internal::Counter data_cells_, padding_cells_;

@@ -24,8 +24,8 @@ void BindGeneric(PipelineClass& cls, const char* name, const char* summary, F f)
   DefSigned(cls, Signature(name).Arg("self").Options<O>(), summary,
             [name, f](PipelineHandle& self, const py::kwargs& kwargs) {
               const O options = Spec<O>().FromKwargs(kwargs, name);
-              std::shared_ptr<PipelineHandle> out = Then(
-                  self, name, [&](auto p) -> AnyPipeline { return f(std::move(p), options); });
+              std::shared_ptr<PipelineHandle> out =
+                  Then(self, name, [&](auto p) -> AnyPipeline { return f(std::move(p), options); });
               if constexpr (std::is_same_v<O, EchoOptions>) {
                 out->set_length(EchoedLength(self.length(), options.factor));
               }
@@ -130,8 +130,8 @@ void RegisterStages(PipelineClass& cls) {
                           : "");
                 }
               });
-              out->set_length(BatchedLength(
-                  self.length(), static_cast<int64_t>(options.batch_size), options.drop_remainder));
+              out->set_length(BatchedLength(self.length(), static_cast<int64_t>(options.batch_size),
+                                            options.drop_remainder));
               return out;
             });
 }

@@ -90,17 +90,15 @@ class Rereader {
   absl::Status Plan() {
     order_.resize(refs_.size());
     for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
-    std::sort(order_.begin(), order_.end(), [this](size_t a, size_t b) {
-      return refs_[a].source_index < refs_[b].source_index;
-    });
+    std::sort(order_.begin(), order_.end(),
+              [this](size_t a, size_t b) { return refs_[a].source_index < refs_[b].source_index; });
     for (size_t k = 0; k < order_.size(); ++k) {
       const Ref& ref = refs_[order_[k]];
       if (!wanted_.empty() && wanted_.back().source_index == ref.source_index) {
         if (wanted_.back().offset != ref.offset) {
-          return absl::DataLossError(absl::StrCat("pipeline state: record ",
-                                                  IndexInFile(ref.source_index), " of file ",
-                                                  ref.source_index >> kRecordIndexBits,
-                                                  " at two offsets"));
+          return absl::DataLossError(
+              absl::StrCat("pipeline state: record ", IndexInFile(ref.source_index), " of file ",
+                           ref.source_index >> kRecordIndexBits, " at two offsets"));
         }
         wanted_.back().end = k + 1;
         continue;
@@ -117,8 +115,8 @@ class Rereader {
       }
       const bool new_file = reads_.empty() || reads_.back().file != file;
       if (!new_file && offset <= last_offset) {
-        return absl::DataLossError(absl::StrCat("pipeline state: the records of file ", file,
-                                                " are not in file order"));
+        return absl::DataLossError(
+            absl::StrCat("pipeline state: the records of file ", file, " are not in file order"));
       }
       if (new_file) {
         Read read;
@@ -128,8 +126,8 @@ class Rereader {
         read.first = w;
         reads_.push_back(read);
         read_start = offset;
-      } else if (!reads_.back().from_start && (offset - last_offset > kCoalesceBytes ||
-                                               offset - read_start > kMaxReadSpan)) {
+      } else if (!reads_.back().from_start &&
+                 (offset - last_offset > kCoalesceBytes || offset - read_start > kMaxReadSpan)) {
         Read read;
         read.file = file;
         read.first = w;
@@ -179,10 +177,10 @@ class Rereader {
       if (rec->source_index < want.source_index) continue;
       ++w;
       if (want.offset != rec->offset) {
-        return absl::DataLossError(absl::StrCat(
-            "pipeline state: record ", IndexInFile(want.source_index), " of ", RedactUri(uri),
-            " is at offset ", rec->offset, ", the state says ", want.offset,
-            " (the file changed?)"));
+        return absl::DataLossError(
+            absl::StrCat("pipeline state: record ", IndexInFile(want.source_index), " of ",
+                         RedactUri(uri), " is at offset ", rec->offset, ", the state says ",
+                         want.offset, " (the file changed?)"));
       }
       std::optional<uint32_t> crc;  // computed once, if a reference has one to compare
       for (size_t k = want.begin; k < want.end; ++k) {
@@ -213,8 +211,8 @@ class Rereader {
   const RecordRangeOpener& open_range_;
   const std::vector<Ref> refs_;
   std::map<uint64_t, std::optional<FileFingerprint>> fingerprints_;  // (every file in it)
-  std::vector<size_t> order_;    // positions in refs_, by source index
-  std::vector<Wanted> wanted_;   // the distinct records, by source index
+  std::vector<size_t> order_;   // positions in refs_, by source index
+  std::vector<Wanted> wanted_;  // the distinct records, by source index
   std::vector<Read> reads_;
   std::vector<Record> got_;  // written by the reads, each its own positions
   std::atomic<size_t> next_{0};

@@ -95,9 +95,10 @@ class SequentialSource final : public RecordSourceBase {
     if (reader_ == nullptr) return absl::OkStatus();
     if (in_file_ > 0) w.Fixed32(last_.PayloadCrc32c());
     auto fp = fingerprints_.find(order_[next_file_ - 1]);
-    internal::SaveFingerprint(
-        fp == fingerprints_.end() ? std::nullopt : std::optional<internal::FileFingerprint>(fp->second),
-        w);
+    internal::SaveFingerprint(fp == fingerprints_.end()
+                                  ? std::nullopt
+                                  : std::optional<internal::FileFingerprint>(fp->second),
+                              w);
     if (in_file_ > 0) w.U64(last_.offset);
     return absl::OkStatus();
   }

@@ -56,7 +56,8 @@ void InterleavedSource::Took(size_t i, const Record& rec) {
   if (s.taken_file < 0 || order_[static_cast<size_t>(s.taken_file)] != file) {
     // A new file of this slot (files without records are passed over).
     int64_t f = s.taken_file < 0 ? static_cast<int64_t>(i) : s.taken_file + n;
-    while (f < static_cast<int64_t>(order_.size()) && order_[static_cast<size_t>(f)] != file) f += n;
+    while (f < static_cast<int64_t>(order_.size()) && order_[static_cast<size_t>(f)] != file)
+      f += n;
     s.taken_file = f;
     s.taken = 0;
   }
@@ -74,8 +75,8 @@ absl::StatusOr<std::unique_ptr<RecordFileReader>> InterleavedSource::OpenResumed
   Record last;
   if (offset.has_value() && open_range_ && open_range_.ranged(uri)) {
     // The last record taken, read where it was; the reader goes on from there.
-    DATAECHO_ASSIGN_OR_RETURN(reader,
-                              open_range_.open(uri, order_[f], *offset, taken - 1, /*read_ahead=*/0));
+    DATAECHO_ASSIGN_OR_RETURN(
+        reader, open_range_.open(uri, order_[f], *offset, taken - 1, /*read_ahead=*/0));
     DATAECHO_RETURN_IF_ERROR(SkipRecords(*reader, 1, uri, crc, &last));
     if (last.offset != *offset || IndexInFile(last.source_index) != taken - 1) {
       return absl::DataLossError(fmt::format(

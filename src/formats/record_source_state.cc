@@ -54,9 +54,9 @@ absl::Status CheckFingerprint(RecordFileReader& reader, const std::optional<File
   DATAECHO_ASSIGN_OR_RETURN(std::optional<FileFingerprint> now, FingerprintOf(reader));
   if (!now.has_value()) return absl::OkStatus();
   if (now->size != saved->size) {
-    return absl::DataLossError(
-        fmt::format("pipeline state: {} has {} bytes, {} when the state was saved: the file changed",
-                    RedactUri(uri), now->size, saved->size));
+    return absl::DataLossError(fmt::format(
+        "pipeline state: {} has {} bytes, {} when the state was saved: the file changed",
+        RedactUri(uri), now->size, saved->size));
   }
   if (now->head_crc != saved->head_crc) {
     return absl::DataLossError(fmt::format(

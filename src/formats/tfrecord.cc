@@ -334,9 +334,8 @@ absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenTFRecordRange(
       std::unique_ptr<internal::RecordInput> in,
       internal::RecordInput::Open(*store, uri, options.compression, options.buffer_size,
                                   options.read_ahead, offset, length));
-  auto reader = std::make_unique<TFRecordFileReader>(std::move(in), range.file, options,
-                                                     std::move(budget), first, range.begin,
-                                                     range.end);
+  auto reader = std::make_unique<TFRecordFileReader>(
+      std::move(in), range.file, options, std::move(budget), first, range.begin, range.end);
   reader->SetStore(std::move(store), uri);
   return reader;
 }
@@ -355,10 +354,10 @@ StagePtr<Record> MakeTFRecordSource(std::shared_ptr<ObjectStore> store,
   open_range.ranged = [options](const std::string& uri) {
     return internal::ResolveCompression(options.compression, uri) == Compression::kNone;
   };
-  open_range.open = [store, options, budget](const std::string& uri, uint64_t file_index,
-                                             uint64_t offset, uint64_t first_record,
-                                             size_t read_ahead)
-      -> absl::StatusOr<std::unique_ptr<RecordFileReader>> {
+  open_range.open = [store, options, budget](
+                        const std::string& uri, uint64_t file_index, uint64_t offset,
+                        uint64_t first_record,
+                        size_t read_ahead) -> absl::StatusOr<std::unique_ptr<RecordFileReader>> {
     DATAECHO_ASSIGN_OR_RETURN(
         std::unique_ptr<internal::RecordInput> in,
         internal::RecordInput::Open(*store, uri, options.compression, options.buffer_size,

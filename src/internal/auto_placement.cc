@@ -134,9 +134,8 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     }
     EchoCosts m;
     const double sampled = static_cast<double>(cur.augment_sampled - a.augment_sampled);
-    m.augment_cpu = sampled > 0 ? static_cast<double>(cur.augment_cpu - a.augment_cpu) * 1e-9 /
-                                      sampled
-                                : 0;
+    m.augment_cpu =
+        sampled > 0 ? static_cast<double>(cur.augment_cpu - a.augment_cpu) * 1e-9 / sampled : 0;
     const double augment_total =
         m.augment_cpu * static_cast<double>(cur.augment_calls - a.augment_calls);
     const double down = static_cast<double>(cur.downstream_cpu - a.downstream_cpu) * 1e-9;
@@ -192,8 +191,8 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
         costs_.upstream_time += w * (m.upstream_time - costs_.upstream_time);
       } else {
         // Faster than the consumer's pace, perhaps: slowly, as above.
-        costs_.upstream_time += 0.1 * (std::min(costs_.upstream_time, consumed) -
-                                       costs_.upstream_time);
+        costs_.upstream_time +=
+            0.1 * (std::min(costs_.upstream_time, consumed) - costs_.upstream_time);
       }
       mix(costs_.step, m.step);
       costs_.batch_rows = m.batch_rows;
@@ -236,8 +235,8 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     const bool cheap = plan.placement == kPlacedBefore || plan.factor <= 1;
     const double cap = cheap ? 1e9 : 1.0;  // cheap: no cap of ours (the budgets bound it)
     const double batch_factor = cheap ? 1.0 : std::min(plan.factor, options_.max_factor);
-    const bool moved = cap != before_cap_ ||
-                       std::fabs(batch_factor - factor_) > 0.1 * std::max(factor_, 1.0);
+    const bool moved =
+        cap != before_cap_ || std::fabs(batch_factor - factor_) > 0.1 * std::max(factor_, 1.0);
     if (!first && !moved) return;
     before_cap_ = cap;
     control_->before_cap.store(cap, std::memory_order_relaxed);

@@ -70,12 +70,10 @@ int AvailableCpus();
 // A fixed echo whose factor is control->factor[slot], read at every fresh
 // item (copies back to back, per-item draws as EchoStage's). Named
 // "echo:before_augment", "echo:after_augment" or "echo:batch".
-StagePtr<Example> MakePlacedEcho(StagePtr<Example> input,
-                                                 std::shared_ptr<EchoControl> control, int slot,
-                                                 uint64_t seed);
-StagePtr<Batch> MakePlacedEcho(StagePtr<Batch> input,
-                                               std::shared_ptr<EchoControl> control,
-                                               uint64_t seed);
+StagePtr<Example> MakePlacedEcho(StagePtr<Example> input, std::shared_ptr<EchoControl> control,
+                                 int slot, uint64_t seed);
+StagePtr<Batch> MakePlacedEcho(StagePtr<Batch> input, std::shared_ptr<EchoControl> control,
+                               uint64_t seed);
 
 // What the planner sets.
 enum class PlannerMode {
@@ -95,10 +93,9 @@ enum class PlannerMode {
 // consumer's "step_ms", "cores", the echo diagnostics of the batches it hands
 // out ("dup_rows_per_batch", "fresh_row_fraction", "copy_distance_steps");
 // its notes are the decisions with their reasons.
-StagePtr<Batch> MakeEchoPlanner(StagePtr<Batch> input,
-                                                std::shared_ptr<EchoControl> control,
-                                                AutoPlacementOptions options, PlannerMode mode,
-                                                std::string above_boundary);
+StagePtr<Batch> MakeEchoPlanner(StagePtr<Batch> input, std::shared_ptr<EchoControl> control,
+                                AutoPlacementOptions options, PlannerMode mode,
+                                std::string above_boundary);
 
 }  // namespace dataecho::internal
 

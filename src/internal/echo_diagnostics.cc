@@ -36,9 +36,11 @@ void EchoDiagnostics::Add(const Batch& batch) {
 void EchoDiagnostics::AppendTo(std::vector<std::pair<std::string, double>>* extra) const {
   absl::MutexLock lock(&mu_);
   const double steps = static_cast<double>(steps_);
-  extra->emplace_back("dup_rows_per_batch", steps > 0 ? static_cast<double>(duplicates_) / steps : 0);
-  extra->emplace_back("fresh_row_fraction",
-                      rows_ > 0 ? static_cast<double>(fresh_rows_) / static_cast<double>(rows_) : 0);
+  extra->emplace_back("dup_rows_per_batch",
+                      steps > 0 ? static_cast<double>(duplicates_) / steps : 0);
+  extra->emplace_back(
+      "fresh_row_fraction",
+      rows_ > 0 ? static_cast<double>(fresh_rows_) / static_cast<double>(rows_) : 0);
   extra->emplace_back("copy_distance_steps",
                       distances_ > 0 ? distance_sum_ / static_cast<double>(distances_) : 0);
 }

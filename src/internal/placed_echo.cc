@@ -11,9 +11,9 @@
 #include <utility>
 
 #include "dataecho/element_traits.h"
-#include "internal/auto_placement.h"
 #include "dataecho/internal/echo_stage_base.h"
 #include "dataecho/internal/stage_accounting.h"
+#include "internal/auto_placement.h"
 
 namespace dataecho::internal {
 namespace {

@@ -79,8 +79,8 @@ inline std::vector<std::string> Tail(const std::vector<std::string>& v, size_t f
 // one again at once and restores that) and compares what follows with an
 // uninterrupted run. Returns the number of elements of a whole run.
 template <typename T>
-size_t CheckResumes(const std::function<Pipeline<T>()>& make, int positions = 16,
-                    uint32_t seed = 1, size_t min_position = 0) {
+size_t CheckResumes(const std::function<Pipeline<T>()>& make, int positions = 16, uint32_t seed = 1,
+                    size_t min_position = 0) {
   Pipeline<T> whole = make();
   EXPECT_TRUE(whole.status().ok()) << whole.status();
   const std::vector<std::string> expected = Rest(whole);

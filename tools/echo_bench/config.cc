@@ -115,7 +115,7 @@ constexpr tools::FlagSpec kSourceFlags[] = {{"source", "URI"},
                                             {"data_dir", "DIR"},
                                             {"latency_ms", "MS"}};
 constexpr tools::FlagSpec kPipelineFlags[] = {
-    {"echo", "E1,E2,..."}, {"insert", "WHERE"},     {"max_echo", "M"}, {"prefer", "WHAT"},
+    {"echo", "E1,E2,..."}, {"insert", "WHERE"}, {"max_echo", "M"},       {"prefer", "WHAT"},
     {"grid", ""},          {"batch_size", "N"}, {"shuffle_buffer", "N"}, {"seed", "N"}};
 constexpr tools::FlagSpec kTrainerFlags[] = {{"step_ms", "T"},
                                              {"no_pin", ""},

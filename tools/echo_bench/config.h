@@ -24,7 +24,7 @@ struct BenchConfig {
   std::string dataset = "fashion_mnist";
   std::vector<double> echo = {1, 2, 3, 4, 6, 8};
   Insert insert = Insert::kBeforeAugment;
-  double max_echo = 4;        // adaptive mode's cap on emissions per item; auto's largest factor
+  double max_echo = 4;  // adaptive mode's cap on emissions per item; auto's largest factor
   // --insert=auto: what its plans optimize (speed | quality, echo_planner.h).
   EchoPrefer prefer = EchoPrefer::kQuality;
   // --grid: every fixed placement x --echo factor and auto (--max_echo) in

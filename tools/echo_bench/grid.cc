@@ -50,10 +50,9 @@ GridSummary SummarizeGrid(const std::vector<RunResult>& runs) {
 std::string FormatGrid(const GridSummary& s) {
   std::string out = "\ngrid: median steps/s of every placement and factor\n";
   for (const GridPoint& p : s.points) {
-    out += fmt::format("  {:>15} e={:<5g} {:>9.1f} steps/s{}\n", p.insert, p.echo, p.median,
-                       p.insert == s.best_fixed.insert && p.echo == s.best_fixed.echo
-                           ? "  (best fixed)"
-                           : "");
+    out += fmt::format(
+        "  {:>15} e={:<5g} {:>9.1f} steps/s{}\n", p.insert, p.echo, p.median,
+        p.insert == s.best_fixed.insert && p.echo == s.best_fixed.echo ? "  (best fixed)" : "");
   }
   out += fmt::format("grid: auto {:.1f} steps/s / best fixed {:.1f} ({}, e = {:g}) = {:.3f}\n",
                      s.auto_point.median, s.best_fixed.median, s.best_fixed.insert,
@@ -73,10 +72,10 @@ std::string GridJsonFields(const GridSummary& s) {
     std::string samples;
     for (size_t j = 0; j < p.samples.size(); ++j)
       samples += (j == 0 ? "" : ", ") + JsonNumber(p.samples[j]);
-    out += fmt::format("{}{{\"insert\": {}, \"echo\": {}, \"steps_per_sec\": {}, "
-                       "\"steps_per_sec_samples\": [{}]}}",
-                       i == 0 ? "" : ", ", JsonQuote(p.insert), JsonNumber(p.echo),
-                       JsonNumber(p.median), samples);
+    out += fmt::format(
+        "{}{{\"insert\": {}, \"echo\": {}, \"steps_per_sec\": {}, "
+        "\"steps_per_sec_samples\": [{}]}}",
+        i == 0 ? "" : ", ", JsonQuote(p.insert), JsonNumber(p.echo), JsonNumber(p.median), samples);
   }
   return out + "]";
 }

@@ -26,22 +26,25 @@ std::string JsonStrings(const std::vector<std::string>& values) {
 std::string RunFields(const RunResult& r) {
   std::string auto_fields;
   if (r.insert == "auto") {
-    auto_fields = fmt::format(", \"auto_insert\": {}, \"auto_echo\": {}, \"decisions\": {}",
-                              JsonQuote(r.auto_insert), JsonNumber(r.auto_echo),
-                              JsonStrings(r.decisions));
+    auto_fields =
+        fmt::format(", \"auto_insert\": {}, \"auto_echo\": {}, \"decisions\": {}",
+                    JsonQuote(r.auto_insert), JsonNumber(r.auto_echo), JsonStrings(r.decisions));
   }
   return fmt::format(
-      "\"echo\": {}, \"insert\": {}, \"steps\": {}, \"steps_per_sec\": {}, \"speedup\": {}, "
-      "\"ideal_speedup\": {}, \"efficiency\": {}, \"fresh_examples\": {}, \"repeated_examples\": "
-      "{}, \"realized_echo_factor\": {}, \"upstream_bytes\": {}, \"consumer_idle_fraction\": {}, "
-      "\"trainer_lost_fraction\": {}{}",
-      JsonNumber(r.echo), JsonQuote(r.insert), r.steps, JsonNumber(r.steps_per_sec),
-      JsonNumber(r.speedup), JsonNumber(r.ideal_speedup), JsonNumber(r.efficiency),
-      r.fresh_examples, r.repeated_examples, JsonNumber(r.realized_echo_factor), r.upstream_bytes,
-      JsonNumber(r.consumer_idle_fraction), JsonNumber(r.trainer_lost_fraction),
-      r.insert == "adaptive"
-          ? fmt::format(", \"rate_ratio_estimate\": {}", JsonNumber(r.rate_ratio_estimate))
-          : std::string()) +
+             "\"echo\": {}, \"insert\": {}, \"steps\": {}, \"steps_per_sec\": {}, \"speedup\": {}, "
+             "\"ideal_speedup\": {}, \"efficiency\": {}, \"fresh_examples\": {}, "
+             "\"repeated_examples\": "
+             "{}, \"realized_echo_factor\": {}, \"upstream_bytes\": {}, "
+             "\"consumer_idle_fraction\": {}, "
+             "\"trainer_lost_fraction\": {}{}",
+             JsonNumber(r.echo), JsonQuote(r.insert), r.steps, JsonNumber(r.steps_per_sec),
+             JsonNumber(r.speedup), JsonNumber(r.ideal_speedup), JsonNumber(r.efficiency),
+             r.fresh_examples, r.repeated_examples, JsonNumber(r.realized_echo_factor),
+             r.upstream_bytes, JsonNumber(r.consumer_idle_fraction),
+             JsonNumber(r.trainer_lost_fraction),
+             r.insert == "adaptive"
+                 ? fmt::format(", \"rate_ratio_estimate\": {}", JsonNumber(r.rate_ratio_estimate))
+                 : std::string()) +
          auto_fields;
 }
 

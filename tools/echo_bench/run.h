@@ -64,7 +64,7 @@ struct RunResult {
   std::vector<std::string> decisions;
   std::string auto_insert;
   double auto_echo = 0;
-  int repeat = 0;                  // which repeat this run belongs to (0-based)
+  int repeat = 0;  // which repeat this run belongs to (0-based)
 
   // Set on the points of SummarizePoints() (regime.h), one per factor over
   // the repeats: the fields above hold the medians (see there), these the rest.

@@ -32,7 +32,8 @@ std::vector<RunResult> GridPoints(const std::vector<RunResult>& runs) {
     if (r.echo == 1.0 && r.insert == InsertName(Insert::kBeforeAugment)) baselines.push_back(r);
   }
   std::vector<RunResult> points;
-  for (Insert insert : {Insert::kBeforeAugment, Insert::kAfterAugment, Insert::kBatch, Insert::kAuto}) {
+  for (Insert insert :
+       {Insert::kBeforeAugment, Insert::kAfterAugment, Insert::kBatch, Insert::kAuto}) {
     std::vector<RunResult> mine = baselines;
     std::vector<double> factors = {1.0};
     for (const RunResult& r : runs) {
@@ -50,8 +51,8 @@ std::vector<RunResult> GridPoints(const std::vector<RunResult>& runs) {
   return points;
 }
 
-absl::StatusOr<BenchResult> RunGrid(const BenchConfig& config, const Source& source,
-                                    std::FILE* out, bool progress_bar) {
+absl::StatusOr<BenchResult> RunGrid(const BenchConfig& config, const Source& source, std::FILE* out,
+                                    bool progress_bar) {
   BenchResult result;
   const int per_repeat = static_cast<int>(RotatedGrid(config, 0).size());
   const int total = config.repeats * per_repeat;
@@ -59,7 +60,8 @@ absl::StatusOr<BenchResult> RunGrid(const BenchConfig& config, const Source& sou
     absl::StatusOr<double> measured = MeasureUpstreamRatio(config, source);
     if (!measured.ok()) return measured.status();
     result.upstream_ratios.push_back(*measured);
-    std::fprintf(out, "upstream alone: %.2f steps of %.3g ms per batch of %lld, grid repeat %d/%d\n",
+    std::fprintf(out,
+                 "upstream alone: %.2f steps of %.3g ms per batch of %lld, grid repeat %d/%d\n",
                  *measured, config.step_ms, static_cast<long long>(config.batch_size), repeat + 1,
                  config.repeats);
     if (repeat == 0) std::fputs(FormatRunHeader().c_str(), out);

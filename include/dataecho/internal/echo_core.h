@@ -142,8 +142,9 @@ class DATAECHO_EXPORT AdaptiveEchoCore {
   // A restored stage (checkpoints): `decisions` were taken before its state
   // was saved, so a replay goes on after them.
   void SeekReplay(uint64_t decisions) {
-    replay_pos_ = static_cast<size_t>(
-        decisions < options_.replay_decisions.size() ? decisions : options_.replay_decisions.size());
+    replay_pos_ = static_cast<size_t>(decisions < options_.replay_decisions.size()
+                                          ? decisions
+                                          : options_.replay_decisions.size());
   }
   // FAILED_PRECONDITION: the next decision is a repeat and nothing is eligible.
   absl::Status ReplayMismatch() const;
