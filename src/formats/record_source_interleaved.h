@@ -95,6 +95,7 @@ class InterleavedSource final : public RecordSourceBase {
   // the queue is down to half, and the consumer is only signalled when it
   // waits. One wake-up per record and thread costs more CPU than reading the
   // record (a futex wake and two context switches on a busy VM).
+  static constexpr int64_t kUnplaced = -2;
   struct Slot {
     std::deque<absl::StatusOr<Record>> queue;
     bool done = false;                   // the thread pushed its last item
@@ -103,7 +104,8 @@ class InterleavedSource final : public RecordSourceBase {
     RecordFileReader* reader = nullptr;  // the file being read, for Cancel()
     // What the consumer took (checkpoints): the place in the epoch's order of
     // the file of its last record (-1: none yet), the records taken of that
-    // file, and the last one (payload handle, offset).
+    // file, and the last one (payload handle, offset). kUnplaced: a record
+    // whose file is not in the list (a range source), so no state.
     int64_t taken_file = -1;
     uint64_t taken = 0;
     Record last;

@@ -58,7 +58,10 @@ void InterleavedSource::Took(size_t i, const Record& rec) {
     int64_t f = s.taken_file < 0 ? static_cast<int64_t>(i) : s.taken_file + n;
     while (f < static_cast<int64_t>(order_.size()) && order_[static_cast<size_t>(f)] != file)
       f += n;
-    s.taken_file = f;
+    // A record numbered other than by its file's place in the list (a range
+    // source: its "files" are ranges, its records carry their dataset file):
+    // the slot's position is unknown, and SaveState() says so.
+    s.taken_file = f < static_cast<int64_t>(order_.size()) ? f : kUnplaced;
     s.taken = 0;
   }
   ++s.taken;
@@ -103,6 +106,14 @@ absl::Status InterleavedSource::SaveState(StateWriter& w) {
   if (!status_.ok()) {
     return absl::FailedPreconditionError(
         fmt::format("{} cannot save its state after an error: {}", name_, status_.ToString()));
+  }
+  for (const Slot& s : slots_) {
+    if (s.taken_file == kUnplaced) {
+      return absl::FailedPreconditionError(fmt::format(
+          "{} cannot save its state: its records are not numbered by their files' places in its "
+          "list (a range source with cycle_length > 1)",
+          name_));
+    }
   }
   w.BeginStage(name_, StateHash());
   w.U64(epoch_);
