@@ -197,6 +197,14 @@ double ReportedR(const std::string& table) {
   return std::stod(table.substr(at + key.size()));
 }
 
+// ThreadSanitizer slows every synchronized step several times and unevenly:
+// the verdict's R is held to +-15 % only where timing means what it says.
+#if defined(__SANITIZE_THREAD__)
+constexpr double kRTolerance = 0.5;
+#else
+constexpr double kRTolerance = 0.15;
+#endif
+
 TEST(StatsVerdictTest, MeasuresRBehindAThrottle) {
   // 10 ms per item, 4 items per batch, a 10 ms step: R = 4.
   auto p = FromVector(MakeExamples(kRows * 40))
@@ -211,7 +219,7 @@ TEST(StatsVerdictTest, MeasuresRBehindAThrottle) {
             std::string::npos)
       << table;
   const double r = 0.010 * kRows / d.step_s;  // 4 with the step as asked
-  EXPECT_NEAR(ReportedR(table), r, 0.15 * r) << table;
+  EXPECT_NEAR(ReportedR(table), r, kRTolerance * r) << table;
 }
 
 TEST(StatsVerdictTest, MeasuresRBehindABusyMap) {
@@ -241,7 +249,7 @@ TEST(StatsVerdictTest, MeasuresRBehindABusyMap) {
       << table;
   const double per_item = static_cast<double>(busy_ns->load()) * 1e-9 / (kRows * 30);
   const double r = per_item * kRows / d.step_s;  // 2 on an idle machine
-  EXPECT_NEAR(ReportedR(table), r, 0.15 * r) << table;
+  EXPECT_NEAR(ReportedR(table), r, kRTolerance * r) << table;
 }
 
 TEST(StatsVerdictTest, NamesTheConsumerWhenTheTrainerIsTheBottleneck) {
