@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# Runs the comparison of docs/results.md ("Auto placement against each fixed
+# placement"): fashion_mnist_trainer over throttled HTTP at R = 4, with
+# --insert=auto against each fixed placement, with the default augmentation
+# and with a CPU-heavy one, for each seed, one run at a time; then prints a
+# table of the fresh examples and the wall clock to the target accuracy per
+# placement (means over the seeds that reached it) from the runs' JSONs.
+#
+#   scripts/auto_compare.sh build/examples/fashion_mnist_trainer
+#   scripts/auto_compare.sh --step_ms=10 --seeds="1 2 3" build/examples/fashion_mnist_trainer
+#   scripts/auto_compare.sh --table_only --out=/tmp/auto_cmp     # the table of finished runs
+#
+# Options, before the trainer:
+#   --step_ms=MS          the step time R = 4 refers to (default 25): the
+#                         throttle delivers a batch of fresh examples every
+#                         4 x MS. Shorter is faster, but the regime holds only
+#                         while the trainer's own step (its compute, measured
+#                         in every run) is about MS: the table shows the R
+#                         each run had against its own step and warns when it
+#                         is more than 20 % off 4.
+#   --seeds="1 2 3"       seeds (default 1 2 3)
+#   --augment_cpu_ms="0 0.5"  the regimes: CPU each augmentation burns, in ms
+#                         (0: the default crop and flip, I/O-bound; 0.5: CPU-heavy)
+#   --echo=3              the fixed placements' factor (default 3)
+#   --max_echo=4          auto's largest factor (default 4)
+#   --fresh_budget=N      stop after N fresh examples (default 600000)
+#   --eval_every=N        evaluate every N fresh examples (default 20000)
+#   --target=ACC          the target accuracy (default 0.85)
+#   --out=DIR             one JSON per run (default /tmp/auto_cmp); runs whose
+#                         JSON is there are not run again (the comparison can
+#                         be resumed); DIR/params names the settings they ran with
+#   --shards=PREFIX       TFRecord shards PREFIX-*.tfrecord (default
+#                         /tmp/fmnist/train), made with `dataecho convert` if absent
+#   --dataecho=PATH       the dataecho CLI that makes them (default: next to the
+#                         trainer, ../tools/dataecho/dataecho)
+#   --nice=N              niceness of the trainers (default 0)
+#   --table_only          print the table of the JSONs in --out, run nothing
+set -euo pipefail
+STEP_MS=25
+SEEDS="1 2 3"
+AUGS="0 0.5"
+ECHO=3
+MAX_ECHO=4
+BUDGET=600000
+EVAL_EVERY=20000
+TARGET=0.85
+OUT=/tmp/auto_cmp
+SHARDS=/tmp/fmnist/train
+DATAECHO=""
+NICE=0
+TABLE_ONLY=0
+RATIO=4
+PLACEMENTS="before_augment after_augment batch auto"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --step_ms=*) STEP_MS=${1#*=} ;;
+    --seeds=*) SEEDS=${1#*=} ;;
+    --augment_cpu_ms=*) AUGS=${1#*=} ;;
+    --echo=*) ECHO=${1#*=} ;;
+    --max_echo=*) MAX_ECHO=${1#*=} ;;
+    --fresh_budget=*) BUDGET=${1#*=} ;;
+    --eval_every=*) EVAL_EVERY=${1#*=} ;;
+    --target=*) TARGET=${1#*=} ;;
+    --out=*) OUT=${1#*=} ;;
+    --shards=*) SHARDS=${1#*=} ;;
+    --dataecho=*) DATAECHO=${1#*=} ;;
+    --nice=*) NICE=${1#*=} ;;
+    --table_only) TABLE_ONLY=1 ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    --*) echo "auto_compare.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
+    *) break ;;
+  esac
+  shift
+done
+
+mkdir -p "$OUT"
+PARAMS="ratio=$RATIO step_ms=$STEP_MS echo=$ECHO max_echo=$MAX_ECHO fresh_budget=$BUDGET"
+PARAMS="$PARAMS eval_every=$EVAL_EVERY target=$TARGET"
+
+if [ "$TABLE_ONLY" = 0 ]; then
+  TRAINER=${1:?"usage: auto_compare.sh [options] path/to/fashion_mnist_trainer (try --help)"}
+  [ -x "$TRAINER" ] || { echo "auto_compare.sh: $TRAINER is not an executable" >&2; exit 2; }
+  # Runs of other settings must not be mixed into one table.
+  if [ -s "$OUT/params" ] && [ "$(cat "$OUT/params")" != "$PARAMS" ]; then
+    echo "auto_compare.sh: $OUT holds runs made with: $(cat "$OUT/params")" >&2
+    echo "  (these settings: $PARAMS); give another --out" >&2
+    exit 2
+  fi
+  echo "$PARAMS" > "$OUT/params"
+  if ! compgen -G "$SHARDS-*.tfrecord" > /dev/null; then
+    [ -n "$DATAECHO" ] || DATAECHO="$(dirname "$TRAINER")/../tools/dataecho/dataecho"
+    [ -x "$DATAECHO" ] || { echo "auto_compare.sh: no shards $SHARDS-*.tfrecord and no dataecho CLI at $DATAECHO (--dataecho=)" >&2; exit 2; }
+    mkdir -p "$(dirname "$SHARDS")"
+    "$DATAECHO" convert --images=/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz \
+      --labels=/usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz \
+      --output="$SHARDS" --shards=4
+  fi
+  run() {  # insert aug seed
+    local f="$OUT/$1-aug$2-s$3.json"
+    [ -s "$f" ] && return 0
+    local echo_flags=(--echo="$ECHO")
+    [ "$1" = auto ] && echo_flags=(--max_echo="$MAX_ECHO")
+    echo "== $1 ${echo_flags[*]} --augment_cpu_ms=$2 --seed=$3" >&2
+    nice -n "$NICE" "$TRAINER" --train_shards="$SHARDS-*.tfrecord" --upstream_ratio="$RATIO" \
+      --step_ms="$STEP_MS" --insert="$1" "${echo_flags[@]}" --augment_cpu_ms="$2" --seed="$3" \
+      --stop_at_target --target_accuracy="$TARGET" --fresh_budget="$BUDGET" \
+      --eval_every="$EVAL_EVERY" --no_progress --json="$f.tmp" >&2
+    mv "$f.tmp" "$f"
+  }
+  # Seed by seed, every placement in turn: a partial comparison has whole seeds.
+  for aug in $AUGS; do
+    for seed in $SEEDS; do
+      for insert in $PLACEMENTS; do run "$insert" "$aug" "$seed"; done
+    done
+  done
+fi
+
+python3 - "$OUT" "$RATIO" "$STEP_MS" "$TARGET" "$AUGS" "$PLACEMENTS" <<'PY'
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+
+out, ratio, step_ms, target = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+augs, placements = sys.argv[5].split(), sys.argv[6].split()
+runs = {}
+for path in glob.glob(os.path.join(out, "*-aug*-s*.json")):
+    m = re.match(r"(.+)-aug(.+)-s(\d+)\.json$", os.path.basename(path))
+    if not m:
+        continue
+    with open(path) as f:
+        runs.setdefault((m.group(1), float(m.group(2))), []).append(json.load(f))
+
+
+def mean(xs):
+    return statistics.mean(xs) if xs else None
+
+
+def fmt(x, spec):
+    return "-" if x is None else format(x, spec)
+
+
+print(f"\nfashion_mnist_trainer, upstream R = {ratio:g} x {step_ms:g} ms, to {target}: "
+      "means over the seeds that reached it")
+print("| augment_cpu_ms | placement | seeds reaching | fresh examples | wall clock (s) | "
+      "realized factor | waited for data | trainer step (ms) | R against it |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+off = []
+for aug in augs:
+    for insert in placements:
+        rs = runs.get((insert, float(aug)), [])
+        if not rs:
+            continue
+        hit = [r for r in rs if r.get("fresh_examples_to_target") is not None]
+        # The trainer's own step: its time outside the pipeline's Next().
+        steps = [1e3 * (r["seconds_total"] - r["data_wait_seconds"]) / r["steps_total"]
+                 for r in rs if r.get("steps_total")]
+        step = mean(steps)
+        waited = mean([r["data_wait_seconds"] / r["seconds_total"] for r in rs
+                       if r.get("seconds_total")])
+        r_eff = ratio * step_ms / step if step else None
+        if r_eff is not None and not 0.8 * ratio <= r_eff <= 1.25 * ratio:
+            off.append((aug, insert, r_eff))
+        name = insert if insert == "auto" else f"{insert}, e = {rs[0]['echo']:g}"
+        if insert == "auto" and rs[0].get("max_echo") is not None:
+            name = f"auto, e <= {rs[0]['max_echo']:g}"
+        print(f"| {aug} | {name} | {len(hit)}/{len(rs)} "
+              f"| {fmt(mean([r['fresh_examples_to_target'] for r in hit]), ',.0f')} "
+              f"| {fmt(mean([r['seconds_to_target'] for r in hit]), '.1f')} "
+              f"| {fmt(mean([r['realized_echo_factor'] for r in rs]), '.2f')} "
+              f"| {fmt(waited, '.0%')} "
+              f"| {fmt(step, '.2f')} | {fmt(r_eff, '.1f')} |")
+for aug, insert, r_eff in off:
+    print(f"warning: augment_cpu_ms={aug} {insert}: the upstream was R = {r_eff:.1f} times "
+          f"slower than the trainer's own step, not {ratio:g}: "
+          + ("raise --step_ms to about that step" if r_eff < ratio else
+             "--step_ms is longer than that step; lower it toward it"), file=sys.stderr)
+PY
