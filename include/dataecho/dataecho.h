@@ -36,6 +36,7 @@
 #include "dataecho/formats/tfrecord_index.h"
 #include "dataecho/interleave.h"
 #include "dataecho/map.h"
+#include "dataecho/map_parallelism.h"
 #include "dataecho/memory.h"
 #include "dataecho/padded_batch.h"
 #include "dataecho/pipeline.h"

@@ -10,7 +10,9 @@
 // in completion order): for expensive functions (decoding). `parallelism =
 // kAutotune` starts inline, measures fn, and then stays inline or picks the
 // workers from the measured time and the cores left
-// (internal/map_tuning.h). `fn` returns the new element or an error; an error
+// (internal/map_tuning.h). With `parallelism_control` (map_parallelism.h)
+// the workers can be raised while the Map runs (EchoedBatches' auto placement
+// raises a decode Map's). `fn` returns the new element or an error; an error
 // comes out at the element's position (in order: every earlier element first)
 // and then stays.
 //
@@ -55,7 +57,7 @@
 // consumer time waiting for the next result; threads = the workers (0 =
 // inline); extra "busy_s" = time in fn (inline too, summed over workers),
 // "parallelism" = the workers (0 = inline; with kAutotune, the choice once
-// made).
+// made; with parallelism_control, the workers now).
 //
 // Thread safety: as every stage (stage.h); `fn` must be safe to call from
 // several threads at once when parallelism is not 0.
@@ -65,6 +67,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -84,6 +87,7 @@
 #include "dataecho/internal/map_tuning.h"
 #include "dataecho/internal/map_workers.h"
 #include "dataecho/internal/stage_accounting.h"
+#include "dataecho/map_parallelism.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
@@ -105,6 +109,11 @@ struct MapOptions {
   // buffer). kAutotune (default): two batches per worker (MapWindow).
   int buffer = kAutotune;
   std::string name = "map";
+  // Optional: raise the workers while the Map runs (map_parallelism.h). The
+  // Map runs max(parallelism, parallelism_control->requested()) workers from
+  // its next Next() on (once a kAutotune Map has chosen), and reports its
+  // figures through it. Null: the workers stay as above.
+  std::shared_ptr<MapParallelism> parallelism_control = nullptr;
 
   absl::Status Validate() const {
     if (parallelism != kAutotune && (parallelism < 0 || parallelism > 1024)) {
@@ -132,11 +141,13 @@ class MapStage final : public UnaryStage<Out, In> {
   }
 
   ~MapStage() override {
+    if (options_.parallelism_control) options_.parallelism_control->Attach(nullptr);
     this->Cancel();
     pool_.Join();
   }
 
   absl::StatusOr<std::optional<Out>> Next() override {
+    if (options_.parallelism_control) FollowControl();
     if (parallelism_ <= 0) return NextInline();
     pool_.Start(parallelism_);
     return pool_.Next();
@@ -172,6 +183,7 @@ class MapStage final : public UnaryStage<Out, In> {
   }
 
   bool TryNext(absl::StatusOr<std::optional<Out>>* out) override {
+    if (options_.parallelism_control) FollowControl();
     if (parallelism_ <= 0) {
       *out = NextInline();
       return true;
@@ -188,7 +200,7 @@ class MapStage final : public UnaryStage<Out, In> {
   // own; with workers, the newest snapshot the consumer has passed, and the
   // results taken since (SaveOwn).
   absl::Status SaveInput(StateWriter& w) override {
-    if (!options_.deterministic && options_.parallelism != 0) {
+    if (!options_.deterministic && (options_.parallelism != 0 || parallelism_ != 0)) {
       return absl::FailedPreconditionError(absl::StrCat(
           options_.name,
           " (deterministic = false) cannot save its state: results in completion order"));
@@ -241,6 +253,30 @@ class MapStage final : public UnaryStage<Out, In> {
         pool_(this->input(), fn_, options_.name, options_.deterministic, options_.buffer, totals_,
               busy_ns_) {
     reported_parallelism_.Set(parallelism_ > 0 ? parallelism_ : 0);
+    if (options_.parallelism_control) {
+      options_.parallelism_control->Attach([this] {
+        MapParallelism::Reading r;
+        r.name = options_.name;
+        r.workers = static_cast<int>(reported_parallelism_.Get());
+        r.elements = totals_.elements.Get();
+        r.bytes = totals_.bytes.Get();
+        r.busy_ns = busy_ns_.Get();
+        r.consumer_wait_ns = totals_.consumer_wait_ns.Get();
+        r.input_wait_ns = totals_.input_wait_ns.Get();
+        return r;
+      });
+    }
+  }
+
+  // More workers if parallelism_control asks for them (not while a kAutotune
+  // Map measures, nor after an inline error): an inline Map becomes a
+  // parallel one, whose pool takes its input from here on.
+  void FollowControl() {
+    const int want = options_.parallelism_control->requested();
+    if (want <= parallelism_ || parallelism_ == kAutotune || !inline_status_.ok()) return;
+    parallelism_ = want;
+    reported_parallelism_.Set(want);
+    pool_.Grow(want);
   }
 
   // ---- inline (parallelism 0, and kAutotune while it measures) ----

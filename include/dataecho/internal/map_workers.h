@@ -7,6 +7,7 @@
 //
 //   internal::MapWorkers<In, Out> pool(input, fn, name, deterministic, buffer, totals, busy);
 //   pool.Start(parallelism);  // Next(): start, then take
+//   pool.Grow(more);          // more workers while they run (MapOptions::parallelism_control)
 //   absl::StatusOr<std::optional<Out>> r = pool.Next();
 //
 // Thread safety: Cancel() and StickyError() are thread-safe; the rest is the
@@ -64,10 +65,17 @@ class MapWorkers {
 
   void Start(int parallelism) {
     if (!workers_.empty()) return;
-    parallelism_ = parallelism;
+    SetParallelism(parallelism);
     // The base snapshot: the input as the workers find it (no pull yet).
     snapshots_.Take(0, [this](StateWriter& w) { return input_.SaveState(w); });
-    for (int i = 0; i < parallelism_; ++i) workers_.emplace_back([this] { Work(); });
+    for (int i = 0; i < parallelism; ++i) workers_.emplace_back([this] { Work(); });
+  }
+  // More workers while they run (the window grows with them); before Start()
+  // or after a Restart() the next Start() takes the count.
+  void Grow(int parallelism) {
+    if (workers_.empty() || !SetParallelism(parallelism)) return;
+    while (static_cast<int>(workers_.size()) < parallelism)
+      workers_.emplace_back([this] { Work(); });
   }
   Item Next() {
     absl::MutexLock lock(&mu_);
@@ -210,6 +218,14 @@ class MapWorkers {
     return item;
   }
 
+  // Sets the workers (and wakes those waiting for room) if more: false if not.
+  bool SetParallelism(int parallelism) {
+    absl::MutexLock lock(&mu_);
+    if (parallelism <= parallelism_ && !workers_.empty()) return false;
+    parallelism_ = parallelism;
+    room_cv_.SignalAll();
+    return true;
+  }
   int64_t RoomLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return MapWindow(parallelism_, buffer_, batch_) - (next_seq_ - next_out_);
   }
@@ -368,7 +384,6 @@ class MapWorkers {
   const int buffer_;
   StageTotals<Counter>& totals_;  // one writer each (input_wait: input_mu_)
   SharedCounter& busy_ns_;
-  int parallelism_ = 0;       // the workers (set by Start() before they run)
   absl::Mutex input_mu_;      // one worker pulls from the input at a time (SaveRefs/Reread too)
   InputSnapshots snapshots_;  // checkpoints: the input's state after j pulls
   mutable absl::Mutex mu_;
@@ -387,6 +402,7 @@ class MapWorkers {
   std::optional<Item> terminal_ ABSL_GUARDED_BY(mu_);
   bool cancel_ ABSL_GUARDED_BY(mu_) = false;
   bool restarting_ ABSL_GUARDED_BY(mu_) = false;  // Stop() waits for the workers to stop
+  int parallelism_ ABSL_GUARDED_BY(mu_) = 0;      // the workers (Start(), Grow())
   absl::Status failed_ ABSL_GUARDED_BY(mu_);      // first error returned by fn
   int64_t cost_ns_ ABSL_GUARDED_BY(mu_) = 0;      // per element, averaged over batches
   int batch_ ABSL_GUARDED_BY(mu_) = 1;            // elements per batch (MapBatchSize)
