@@ -117,6 +117,7 @@ Pipeline<Batch> EchoedBatches(Pipeline<Example> decoded, AugmentFn augment,
       if (absl::Status s = options.auto_placement.Validate(); !s.ok()) return Pipeline<Batch>(s);
       auto control = std::make_shared<internal::EchoControl>();
       control->augment_inline = options.augment.parallelism == 0;
+      control->decode = options.decode_parallelism;
       const uint64_t seed = options.auto_placement.seed;
       auto place = [&](Pipeline<Example> p, int slot, uint64_t s) {
         return std::move(p).Apply([&](StagePtr<Example> in) {

@@ -177,7 +177,7 @@ TEST(EchoPlacementTest, AdaptiveEchoesBeforeAugmentWithTheDemandGate) {
   options.prefetch.level = level;
   Drained d = Drain(EchoedBatches(Decoded(), Augment, std::move(options)));
   // The batch echo and the planner at the top: the regime-aware part
-  // (echo_planner.h), whose first plan comes after 2 x decide_every batches.
+  // (echo_planner.h), whose first plan comes after 3 x decide_every batches.
   EXPECT_EQ(Tail(d.stages), (std::vector<std::string>{"adaptive_echo", "map", "shuffle", "batch",
                                                       "echo:batch", "prefetch#2", "echo_planner"}));
   // Timing decides how many repeats; every item is read once, fresh, and

@@ -6,6 +6,7 @@
 // trainer-bound consumer).
 #include "dataecho/echo_planner.h"
 
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -132,9 +133,11 @@ struct AutoRun {
   std::string table;
 };
 
-// Takes `steps` batches, sleeping `step` after each (the trainer).
+// Takes `steps` batches, sleeping `step` after each (the trainer), and
+// `pause` more after every `pause_every`-th (an evaluation, a checkpoint).
 AutoRun RunAuto(Pipeline<Example> decoded, AugmentFn augment, int64_t steps, absl::Duration step,
-                AutoPlacementOptions auto_options) {
+                AutoPlacementOptions auto_options, int64_t pause_every = 0,
+                absl::Duration pause = absl::ZeroDuration()) {
   AutoRun run;
   Pipeline<Batch> p = EchoedBatches(std::move(decoded), std::move(augment),
                                     {.placement = EchoPlacement::kAuto,
@@ -151,11 +154,19 @@ AutoRun RunAuto(Pipeline<Example> decoded, AugmentFn augment, int64_t steps, abs
     run.fresh_rows += (*b)->fresh_rows;
     run.batches.push_back(**b);
     absl::SleepFor(step);
+    if (pause_every > 0 && (i + 1) % pause_every == 0) absl::SleepFor(pause);
   }
   const std::vector<StageStats> stats = p.Stats();
   run.planner = stats.back();
   run.table = FormatStatsTable(stats);
   return run;
+}
+
+// The batch count of a decision note ("after N batches: ...").
+int64_t NoteBatches(const std::string& note) {
+  int64_t n = -1;
+  std::sscanf(note.c_str(), "after %ld batches", &n);
+  return n;
 }
 
 // Every row is some item's fresh read or a repeat of it; no item is repeated
@@ -190,6 +201,26 @@ TEST(AutoPlacementTest, IoBoundUpstreamEchoesBeforeAugmentation) {
   ExpectRowsAreCopiesOfItems(run, 6);
   EXPECT_GE(run.planner.Extra("fresh_row_fraction"), 0.0);
   EXPECT_LE(run.planner.Extra("fresh_row_fraction"), 1.0);
+}
+
+TEST(AutoPlacementTest, PlansNeitherFromTheWarmUpNorFromATrainersPauses) {
+  // R = 4 as above, but every 8th step the trainer stops for 150 ms (an
+  // evaluation): the mean time between its pulls, 26 ms, would read as a
+  // trainer the upstream keeps up with (32 ms per batch) and echo nothing.
+  // Its pace is the median: 8 ms.
+  Pipeline<Example> decoded = FromVector(MakeExamples(2000))
+                                  .Throttle({.latency = absl::Milliseconds(4), .name = "slow"})
+                                  .Prefetch({.depth = 32});
+  const AutoRun run = RunAuto(
+      std::move(decoded), [](Example e) -> absl::StatusOr<Example> { return e; }, 64,
+      absl::Milliseconds(8), {.max_factor = 6, .decide_every = 8}, 8, absl::Milliseconds(150));
+  ASSERT_GE(run.planner.notes.size(), 1u) << run.table;
+  // The first window measured (batches 8-16) is the warm-up: the first plan
+  // comes from the next one at the earliest.
+  EXPECT_GE(NoteBatches(run.planner.notes[0]), 24) << run.table;
+  EXPECT_GE(run.planner.Extra("factor"), 2.5) << run.table;
+  EXPECT_LT(run.planner.Extra("step_ms"), 20) << run.table;
+  EXPECT_GT(run.rows, run.fresh_rows) << run.table;
 }
 
 TEST(AutoPlacementTest, CostlyAugmentationIsNotRepeated) {

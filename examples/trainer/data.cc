@@ -105,7 +105,8 @@ absl::StatusOr<TestSet> LoadTestSet(const TrainOptions& o) {
 }
 
 dataecho::Pipeline<dataecho::Batch> EchoedTrainBatches(
-    dataecho::Pipeline<dataecho::Example> upstream, const TrainOptions& o, bool drop_remainder) {
+    dataecho::Pipeline<dataecho::Example> upstream, const TrainOptions& o, bool drop_remainder,
+    std::shared_ptr<dataecho::MapParallelism> decode) {
   using dataecho::Example;
   const dataecho::RandomCrop crop(
       {.height = kSide, .width = kSide, .padding = 2, .seed = DeriveSeed(o.seed, 2)});
@@ -140,7 +141,9 @@ dataecho::Pipeline<dataecho::Batch> EchoedTrainBatches(
        .prefetch = adaptive ? dataecho::PrefetchOptions{.depth = 4, .name = "trainer_prefetch"}
                             : dataecho::PrefetchOptions{.depth = 2},
        // Auto: placement and factor (at most max_echo) from the measured costs.
-       .auto_placement = {.max_factor = o.max_echo, .seed = DeriveSeed(o.seed, 4)}});
+       .auto_placement = {.max_factor = o.max_echo, .seed = DeriveSeed(o.seed, 4)},
+       // Auto: the decode Map's workers too, where it is the bottleneck.
+       .decode_parallelism = std::move(decode)});
   return batches;
 }
 
@@ -149,6 +152,7 @@ absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
   using dataecho::Example;
   std::unique_ptr<dataecho::testing::HttpServer> server;
   dataecho::Pipeline<Example> upstream(absl::UnknownError("unset"));
+  std::shared_ptr<dataecho::MapParallelism> decode;  // the shards' decode Map
   if (o.train_shards.empty()) {
     absl::StatusOr<std::vector<dataecho::Example>> train =
         ReadIdxExamples(o.idx_dir, "train", o.train_limit);
@@ -178,13 +182,17 @@ absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
     }
     // Endless epochs over the shards, each reading the files in a new order.
     dataecho::InterleaveOptions order{.file_order_seed = DeriveSeed(o.seed, 6)};
+    decode = std::make_shared<dataecho::MapParallelism>();
     upstream = dataecho::From(dataecho::MakeTFRecordSource(store, uris, {}, order))
                    .Repeat(-1)
                    .Map([](const dataecho::Record& r) { return dataecho::DecodeImageRecord(r); },
-                        {.parallelism = o.decode_parallelism, .name = "decode"});
+                        {.parallelism = o.decode_parallelism,
+                         .name = "decode",
+                         .parallelism_control = decode});
   }
 
-  dataecho::Pipeline<dataecho::Batch> batches = EchoedTrainBatches(std::move(upstream), o);
+  dataecho::Pipeline<dataecho::Batch> batches =
+      EchoedTrainBatches(std::move(upstream), o, /*drop_remainder=*/true, std::move(decode));
   if (!batches.status().ok()) return batches.status();
   return std::unique_ptr<TrainData>(new PipelineData(std::move(server), std::move(batches)));
 }

@@ -44,6 +44,7 @@
 
 #include "absl/status/statusor.h"
 #include "dataecho/example.h"
+#include "dataecho/map_parallelism.h"
 #include "dataecho/pipeline.h"
 #include "dataecho/stats.h"
 #include "trainer/trainer.h"
@@ -81,10 +82,12 @@ class TrainData {
 // Everything after the upstream's Prefetch boundary as described above (echo
 // at o.insert, augmentation, Shuffle, Batch, the trainer's Prefetch), over
 // `upstream` (decoded examples). Seeds derive from o.seed. A finite upstream
-// ends with a partial batch unless `drop_remainder`.
+// ends with a partial batch unless `drop_remainder`. `decode` (optional): the
+// parallelism control of the upstream's decode Map, whose workers
+// --insert=auto may raise (dataecho/map_parallelism.h).
 dataecho::Pipeline<dataecho::Batch> EchoedTrainBatches(
     dataecho::Pipeline<dataecho::Example> upstream, const TrainOptions& options,
-    bool drop_remainder = true);
+    bool drop_remainder = true, std::shared_ptr<dataecho::MapParallelism> decode = nullptr);
 
 // `upstream_examples_per_second` > 0 caps the upstream (shards over HTTP);
 // 0 reads at full speed.

@@ -32,7 +32,8 @@
 //                   the pipeline may use) and sets placement and factor, again
 //                   when the costs change, within a RAM budget, reporting every
 //                   decision with its reason in the stats (echo_planner.h,
-//                   `auto_placement`: prefer speed or quality, max_factor, ...).
+//                   `auto_placement`: prefer speed or quality, max_factor, ...);
+//                   given the decode Map's `decode_parallelism`, also its workers.
 //
 //   auto decoded = dataecho::From(std::move(records))
 //       .Map(Decode, {.parallelism = 4})
@@ -56,6 +57,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string_view>
 
 #include "absl/status/statusor.h"
@@ -65,6 +67,7 @@
 #include "dataecho/example.h"
 #include "dataecho/export.h"
 #include "dataecho/map.h"
+#include "dataecho/map_parallelism.h"
 #include "dataecho/pipeline.h"
 #include "dataecho/prefetch.h"
 #include "dataecho/shuffle.h"
@@ -114,6 +117,12 @@ struct EchoedBatchesOptions {
   // budget, how often it decides (echo_planner.h). Its seed draws the copies.
   // kAdaptive's planner uses it too, with adaptive.max_factor as max_factor.
   AutoPlacementOptions auto_placement;
+  // kAuto: the decode Map's parallelism_control (map.h, map_parallelism.h),
+  // the Map in `decoded` that decodes. When that Map is the bottleneck and
+  // the pipeline's cores could run more of it, the planner raises its workers
+  // (within auto_placement.ram_budget_bytes) and notes why, as its other
+  // decisions. Null: the decode is left as it is.
+  std::shared_ptr<MapParallelism> decode_parallelism;
   // The fixed placements: add an echo_diagnostics stage at the top
   // (echo_diagnostics.h: duplicate rows per batch, distance between copies,
   // fresh rows per step). kAuto and kAdaptive report them in their planner's row.

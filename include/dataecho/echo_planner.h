@@ -32,8 +32,10 @@
 //   std::cout << plan.reason << "\n";
 //
 // EchoedBatches (echo_placement.h) with EchoPlacement::kAuto measures the
-// costs while it runs, plans every `decide_every` batches, switches placement
-// and factor when the plan changes, and reports each decision in its stats
+// costs while it runs (the consumer's step: the median of a window's times
+// between its pulls), plans every `decide_every` batches, changes the factor
+// when the plan does, the placement when two plans in a row name another one,
+// and reports each decision in its stats
 // (stats.h: the "echo_planner" row's notes; "decisions" in the JSON).
 //
 // Thread safety: plain values and pure functions.
@@ -65,8 +67,10 @@ struct DATAECHO_EXPORT AutoPlacementOptions {
   // The most bytes echo's buffers may hold (before_augment: a decoded item;
   // after_augment: an augmented item; batch: a batch). > 0.
   int64_t ram_budget_bytes = int64_t{256} << 20;
-  // Batches between two plans (the first plan comes after the first
-  // `decide_every` batches, echoing nothing meanwhile). >= 2.
+  // Batches between two plans (a window; one with fewer than 16 fresh items
+  // or 4 timed augmentations goes on until it has them). The first plan
+  // comes after 3 x `decide_every` batches (the first window measured is the
+  // warm-up), echoing nothing meanwhile. >= 2.
   int64_t decide_every = 16;
   // Seed of the per-item draws of fractional factors.
   uint64_t seed = 0;

@@ -14,6 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "dataecho/internal/counter.h"
 #include "fmt/format.h"
+#include "internal/decode_workers.h"
 #include "internal/echo_diagnostics.h"
 
 namespace dataecho::internal {
@@ -23,7 +24,7 @@ namespace {
 struct Reading {
   int64_t wall_ns = 0, process_cpu = 0, consumer_cpu = 0, downstream_cpu = 0;
   int64_t fresh = 0, rows_built = 0, augment_calls = 0, augment_sampled = 0, augment_cpu = 0;
-  int64_t step_ns = 0, batches = 0;
+  int64_t batches = 0;
   double boundary_blocked_s = 0;
 };
 
@@ -38,11 +39,15 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
         above_boundary_(std::move(above_boundary)),
         cores_(options_.pipeline_cores > 0
                    ? options_.pipeline_cores
-                   : std::max(1, AvailableCpus() - options_.trainer_cores)) {}
+                   : std::max(1, AvailableCpus() - options_.trainer_cores)) {
+    if (control_->decode != nullptr && mode_ == PlannerMode::kPlacement)
+      decode_.emplace(control_->decode);
+  }
 
   absl::StatusOr<std::optional<Batch>> Next() override {
     const int64_t ask = NowNanos();
-    if (last_return_ > 0) step_ns_ += ask - last_return_;
+    if (last_return_ > 0 && window_steps_.size() < kMaxWindowSteps)
+      window_steps_.push_back(ask - last_return_);
     absl::StatusOr<std::optional<Batch>> r = this->input().Next();
     const int64_t got = NowNanos();
     in_next_ns_.Add(got - ask);
@@ -81,6 +86,7 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
                {"upstream_ms_per_item", costs_.upstream_time * 1e3},
                {"step_ms", costs_.step * 1e3},
                {"predicted_steps_per_sec", predicted_}};
+    if (decode_.has_value()) s.extra.emplace_back("decode_workers", decode_->workers());
     diagnostics_.AppendTo(&s.extra);
     s.notes = notes_;
     return s;
@@ -98,7 +104,6 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     r.augment_calls = control_->augment_calls.load(std::memory_order_relaxed);
     r.augment_sampled = control_->augment_sampled.load(std::memory_order_relaxed);
     r.augment_cpu = control_->augment_sampled_cpu_ns.load(std::memory_order_relaxed);
-    r.step_ns = step_ns_;
     r.batches = batches_;
     // The boundary: the stage below echo:before_augment, if it is a Prefetch.
     std::vector<StageStats> rows;
@@ -120,18 +125,25 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
   // a switch if the plan differs.
   void Decide(int64_t now) {
     const Reading cur = Read(now);
-    if (!last_.has_value()) {  // the first window starts after `decide_every` batches
+    // The first window starts after `decide_every` batches; the first one
+    // measured is the pipeline's warm-up (queues and buffers settling): not
+    // planned on, so no placement is chosen from it.
+    if (!last_.has_value() || windows_ == 0) {
+      if (last_.has_value()) ++windows_;
       last_ = cur;
+      window_steps_.clear();
       return;
     }
     const Reading& a = *last_;
     const double wall = static_cast<double>(cur.wall_ns - a.wall_ns) * 1e-9;
     const double fresh = static_cast<double>(cur.fresh - a.fresh);
     const double batches = static_cast<double>(cur.batches - a.batches);
-    if (!(wall > 0) || !(fresh > 0) || !(batches > 0)) {
+    if (!(wall > 0) || !(batches > 0)) {
       last_ = cur;
+      window_steps_.clear();
       return;
     }
+    if (!EnoughSamples(cur, a)) return;  // the window goes on until it has them
     EchoCosts m;
     const double sampled = static_cast<double>(cur.augment_sampled - a.augment_sampled);
     m.augment_cpu =
@@ -168,7 +180,7 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     const double consumed = own(wall / fresh);
     const bool upstream_bound = blocked < 0.1 * wall;
     m.upstream_time = upstream_bound ? consumed : own(std::max(0.0, wall - blocked) / fresh);
-    m.step = static_cast<double>(cur.step_ns - a.step_ns) * 1e-9 / batches;
+    m.step = WindowStep();
     m.batch_rows = rows_;
     m.cores = cores_;
     const int64_t before = control_->fresh[kPlacedBefore].load();
@@ -177,6 +189,8 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     m.augmented_bytes = after > 0 ? control_->fresh_bytes[kPlacedAfter].load() / after : 0;
     m.batch_bytes = batch_bytes_;
     last_ = cur;
+    window_steps_.clear();
+    ++windows_;
 
     absl::MutexLock lock(&mu_);
     if (measured_) {  // smooth: one window is noisy
@@ -207,13 +221,24 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     const EchoPlan plan = PlanEcho(costs_, options_);
     predicted_ = plan.steps_per_sec;
     const bool first = notes_.empty();
+    DecideDecode(now, cpu_per_fresh, upstream_bound, plan.placement);
     if (mode_ == PlannerMode::kAdaptive) {
       DecideAdaptive(plan, first);
       return;
     }
     const bool moved = plan.placement != placement_ ||
                        std::fabs(plan.factor - factor_) > 0.1 * std::max(factor_, 1.0);
-    if (!first && !moved) return;
+    if (!first && !moved) {
+      pending_ = -1;
+      return;
+    }
+    // Another placement only when two plans in a row say so: one window's
+    // measurement (a stall, a burst) does not move the copies.
+    if (!first && plan.placement != placement_ && pending_ != plan.placement) {
+      pending_ = plan.placement;
+      return;
+    }
+    pending_ = -1;
     for (int slot : {kPlacedBefore, kPlacedAfter, kPlacedBatch}) {
       control_->factor[slot].store(slot == plan.placement ? plan.factor : 1.0,
                                    std::memory_order_relaxed);
@@ -221,6 +246,42 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     placement_ = plan.placement;
     factor_ = plan.factor;
     notes_.push_back(fmt::format("after {} batches: {}", batches_, plan.reason));
+  }
+
+  // A window to plan on has at least kMinWindowFresh fresh items and, when
+  // items are augmented, kMinAugmentSamples timed augmentations.
+  static constexpr int64_t kMinWindowFresh = 16, kMinAugmentSamples = 4;
+  // Steps kept per window (a window that waits for samples keeps the first).
+  static constexpr size_t kMaxWindowSteps = 1 << 16;
+  bool EnoughSamples(const Reading& cur, const Reading& a) const {
+    if (cur.fresh - a.fresh < kMinWindowFresh) return false;
+    return cur.augment_calls == a.augment_calls ||
+           cur.augment_sampled - a.augment_sampled >= kMinAugmentSamples;
+  }
+
+  // The consumer's step in the window: the median of its times between pulls
+  // (seconds). Not their mean: a step the trainer spent on something else
+  // (an evaluation, a checkpoint, a moment without its CPU) is not its pace.
+  double WindowStep() {
+    if (window_steps_.empty()) return 0;
+    auto mid = window_steps_.begin() + static_cast<std::ptrdiff_t>(window_steps_.size() / 2);
+    std::nth_element(window_steps_.begin(), mid, window_steps_.end());
+    return static_cast<double>(*mid) * 1e-9;
+  }
+
+  // The decode Map's workers (internal/decode_workers.h): a note when raised.
+  void DecideDecode(int64_t now, double cpu_per_fresh, bool upstream_bound, int placement)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (!decode_.has_value()) return;
+    const int64_t held = placement == kPlacedBefore  ? costs_.item_bytes
+                         : placement == kPlacedAfter ? costs_.augmented_bytes
+                                                     : costs_.batch_bytes;
+    std::optional<std::string> note =
+        decode_->Decide(now, {.cores = cores_,
+                              .cpu_per_fresh = cpu_per_fresh,
+                              .upstream_bound = upstream_bound,
+                              .ram_left = options_.ram_budget_bytes - held});
+    if (note.has_value()) notes_.push_back(fmt::format("after {} batches: {}", batches_, *note));
   }
 
   // Adaptive echo that knows the regime: while copies before augmentation
@@ -258,10 +319,12 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
   const std::string above_boundary_;
   const int cores_;
   // Consumer thread only.
-  int64_t last_return_ = 0, step_ns_ = 0, batches_ = 0, rows_ = 0, batch_bytes_ = 0;
+  int64_t last_return_ = 0, batches_ = 0, rows_ = 0, batch_bytes_ = 0;
   int64_t fresh_rows_ = 0;
   double realized_ = 1;
   std::optional<Reading> last_;
+  int64_t windows_ = 0;                // windows measured, the warm-up included
+  std::vector<int64_t> window_steps_;  // the consumer's times between pulls, this window
   Counter in_next_ns_, batches_out_;
   EchoDiagnostics diagnostics_;
   mutable absl::Mutex mu_;
@@ -271,7 +334,9 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
   double factor_ ABSL_GUARDED_BY(mu_) = 1;
   double predicted_ ABSL_GUARDED_BY(mu_) = 0;
   double before_cap_ ABSL_GUARDED_BY(mu_) = 1e9;
+  int pending_ ABSL_GUARDED_BY(mu_) = -1;  // a new placement planned once (kPlacement)
   std::vector<std::string> notes_ ABSL_GUARDED_BY(mu_);
+  std::optional<DecodeWorkersPlanner> decode_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace

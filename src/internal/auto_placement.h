@@ -26,6 +26,7 @@
 
 #include "dataecho/echo_planner.h"
 #include "dataecho/example.h"
+#include "dataecho/map_parallelism.h"
 #include "dataecho/stage.h"
 
 namespace dataecho::internal {
@@ -55,6 +56,9 @@ struct EchoControl {
   // batches (`realized_before`, kept by the planner) is below `before_cap`.
   std::atomic<double> before_cap{1e9};
   std::atomic<double> realized_before{1.0};
+  // kAuto: the decode Map's workers, raised by the planner (null: left alone;
+  // internal/decode_workers.h).
+  std::shared_ptr<MapParallelism> decode;
   bool RepeatBeforeAllowed() const {
     return realized_before.load(std::memory_order_relaxed) <
            before_cap.load(std::memory_order_relaxed);
@@ -92,7 +96,8 @@ enum class PlannerMode {
 // (EchoPlacement's value), "factor", "decisions", the costs ("cost_*"), the
 // consumer's "step_ms", "cores", the echo diagnostics of the batches it hands
 // out ("dup_rows_per_batch", "fresh_row_fraction", "copy_distance_steps");
-// its notes are the decisions with their reasons.
+// "decode_workers" (kAuto with a decode Map's control: its workers); its
+// notes are the decisions with their reasons.
 StagePtr<Batch> MakeEchoPlanner(StagePtr<Batch> input, std::shared_ptr<EchoControl> control,
                                 AutoPlacementOptions options, PlannerMode mode,
                                 std::string above_boundary);

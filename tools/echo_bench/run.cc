@@ -14,6 +14,7 @@
 #include "dataecho/formats/idx.h"
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/tfrecord.h"
+#include "dataecho/map_parallelism.h"
 #include "dataecho/pipeline.h"
 #include "dataecho/status_macros.h"
 #include "dataecho/storage/glob.h"
@@ -120,9 +121,12 @@ std::function<absl::StatusOr<Example>(Example)> Augmenter(uint64_t seed) {
   };
 }
 
-// Read -> decode -> throttle to R -> prefetch. `bytes` counts record bytes read.
+// Read -> decode -> throttle to R -> prefetch. `bytes` counts record bytes read;
+// `decode` (optional) is the decode Map's parallelism control (--insert=auto
+// may raise its workers).
 Pipeline<Example> Upstream(const BenchConfig& config, const Source& source,
-                           std::shared_ptr<std::atomic<int64_t>> bytes) {
+                           std::shared_ptr<std::atomic<int64_t>> bytes,
+                           std::shared_ptr<MapParallelism> decode = nullptr) {
   Pipeline<Example> decoded = [&]() -> Pipeline<Example> {
     if (source.format == "idx") {
       auto store = source.store;
@@ -152,7 +156,9 @@ Pipeline<Example> Upstream(const BenchConfig& config, const Source& source,
               return DecodeImageRecord(r);  // a slice of the record: cheaper than a thread hand-off
             },
             // JPEGs: decoded in parallel on the CPUs left to the pipeline.
-            {.parallelism = source.dataset == "imagenet" ? PipelineCpus() : 0});
+            {.parallelism = source.dataset == "imagenet" ? PipelineCpus() : 0,
+             .name = "decode",
+             .parallelism_control = std::move(decode)});
   }();
   if (config.upstream_ratio > 0) {
     // R is calibrated per example: a batch of B examples costs R steps.
@@ -263,7 +269,8 @@ absl::StatusOr<Source> OpenSource(const BenchConfig& config) {
 absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& source, double echo,
                                   const std::function<void(int64_t)>& progress) {
   auto bytes = std::make_shared<std::atomic<int64_t>>(0);
-  Pipeline<Example> upstream = Upstream(config, source, bytes);
+  auto decode = std::make_shared<MapParallelism>();
+  Pipeline<Example> upstream = Upstream(config, source, bytes, decode);
   const uint64_t seed = config.seed;
   // The placement as --insert says; for adaptive, `echo` is the cap m (1 = no
   // echoing), and repeats are made only while fewer than two batches are
@@ -285,7 +292,8 @@ absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& sourc
                           .prefer = config.prefer,
                           .pipeline_cores = trainer_cpu >= 0 ? PipelineCpus() : 0,
                           .decide_every = 16,
-                          .seed = seed + 7}});
+                          .seed = seed + 7},
+       .decode_parallelism = decode});
   if (!p.status().ok()) return p.status();
 
   // Warm-up, not measured: the first batch fills the shuffle buffer, then
