@@ -72,11 +72,13 @@ int PlanDecodeWorkers(const DecodeWindow& w, const DecodeContext& c, std::string
   }
   say(fmt::format(
       "decode Map '{}' {} -> {} workers: it is the bottleneck ({:.3g} ms per item, busy {:.0f} "
-      "%{}), and the {} pipeline core{} can decode {:.0f} items/s at {:.3g} ms of CPU per fresh "
-      "item, it {:.0f}/s",
+      "%{}); the {} pipeline core{} could decode {:.0f} items/s at {:.3g} ms of CPU per fresh "
+      "item, {} {:.0f}/s",
       w.name, now, want, per_item * 1e3, 100 * busy,
       now > 0 ? fmt::format(", its consumer waited {:.0f} %", 100 * waited) : std::string(), cores,
-      cores == 1 ? "" : "s", std::min(core_rate, 1e9), c.cpu_per_fresh * 1e3, map_rate));
+      cores == 1 ? "" : "s", std::min(core_rate, 1e9), c.cpu_per_fresh * 1e3,
+      now == 0 ? std::string("inline") : fmt::format("its {} worker{}", now, now == 1 ? "" : "s"),
+      map_rate));
   return want;
 }
 
