@@ -287,11 +287,13 @@ absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& sourc
        .batch = imagenet ? ImagenetBatch(config) : TrainerBatch(config),
        .prefetch = {.depth = 4, .name = "trainer_prefetch"},
        // auto: the cores left to the pipeline are the ones this thread may
-       // use (ReserveTrainerCpu kept the trainer's); a plan every 16 batches.
+       // use (ReserveTrainerCpu kept the trainer's); a plan every 12 batches,
+       // the first after 36 (one window to start, one of warm-up, one
+       // measured), before the kWarmupSteps end.
        .auto_placement = {.max_factor = echo,
                           .prefer = config.prefer,
                           .pipeline_cores = trainer_cpu >= 0 ? PipelineCpus() : 0,
-                          .decide_every = 16,
+                          .decide_every = 12,
                           .seed = seed + 7},
        .decode_parallelism = decode});
   if (!p.status().ok()) return p.status();
