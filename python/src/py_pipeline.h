@@ -28,7 +28,7 @@
 // chain as epoch k when iteration starts (Stage::Restart(k), exactly what a
 // C++ .Repeat() does at its k-th pass), and builder calls carry the epoch to
 // the pipeline they return. save_state() is the position behind the last
-// element next() returned (puller.h: the element pulled ahead is part of it);
+// element next() returned (puller.h: the elements pulled ahead are part of it);
 // restore_state() puts a pipeline of the same shape there, after its last
 // builder call and before its first next(). Misuse (after the first next(),
 // twice, a builder call after restore_state()) is FailedPreconditionError.
@@ -130,8 +130,9 @@ class PipelineHandle {
   using AnyPuller = std::variant<std::monostate, std::shared_ptr<Puller<Record>>,
                                  std::shared_ptr<Puller<Example>>, std::shared_ptr<Puller<Batch>>>;
 
-  // The element a restored state had pulled ahead, for the puller.
-  using AnyElement = std::variant<std::monostate, Record, Example, Batch>;
+  // The elements a restored state had pulled ahead, for the puller.
+  using AnyAhead = std::variant<std::monostate, std::vector<Record>, std::vector<Example>,
+                                std::vector<Batch>>;
 
   AnyPuller StartLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Restart(epoch_) on `stage` unless already done (or epoch 0).
@@ -157,7 +158,9 @@ class PipelineHandle {
   std::optional<uint32_t> epoch_ ABSL_GUARDED_BY(mu_);
   bool epoch_applied_ ABSL_GUARDED_BY(mu_) = false;
   bool restored_ ABSL_GUARDED_BY(mu_) = false;
-  AnyElement ahead_ ABSL_GUARDED_BY(mu_);
+  AnyAhead ahead_ ABSL_GUARDED_BY(mu_);
+  // The most elements the puller keeps ready (PullAheadAfter()).
+  size_t max_ahead_ ABSL_GUARDED_BY(mu_) = kPullAhead;
   Length length_ ABSL_GUARDED_BY(mu_) = Length::Unknown("from this source (its size is not read)");
 };
 
