@@ -244,6 +244,7 @@ void PipelineHandle::Cancel() {
 void PipelineHandle::Close() {
   std::optional<AnyPipeline> builder;
   AnyPuller puller;
+  std::vector<Buffer> kept;  // freed last, after the stages
   if (Inherited()) {
     // The threads that run these stages exist only in the parent, and locks
     // they held at fork() stay held here: touch nothing (no stats, no cancel,
@@ -275,6 +276,7 @@ void PipelineHandle::Close() {
     builder_.reset();
     puller = std::move(puller_);
     puller_ = std::monostate();
+    kept.swap(kept_);
   }
   WithoutGil([&] {
     std::visit(
@@ -283,6 +285,8 @@ void PipelineHandle::Close() {
         },
         puller);
     builder.reset();
+    puller = std::monostate();
+    kept.clear();
   });
 }
 

@@ -58,6 +58,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "dataecho/buffer.h"
 #include "dataecho/example.h"
 #include "dataecho/formats/record.h"
 #include "dataecho/pipeline.h"
@@ -122,6 +123,12 @@ class PipelineHandle {
   Length length() const;
   void set_length(Length length);
 
+  // Holds `buffer` until close() (and the pipelines later builder calls
+  // return, until theirs): a source's copy of the caller's data (from_arrays)
+  // is then freed by close(), as a C++ program frees its rows after the
+  // pipeline, not by the pulling thread while it makes the last batches.
+  void KeepUntilClosed(Buffer buffer);
+
   // Closes every live handle: the atexit hook.
   static void CloseAll();
 
@@ -162,6 +169,7 @@ class PipelineHandle {
   // The most elements the puller keeps ready (PullAheadAfter()).
   size_t max_ahead_ ABSL_GUARDED_BY(mu_) = kPullAhead;
   Length length_ ABSL_GUARDED_BY(mu_) = Length::Unknown("from this source (its size is not read)");
+  std::vector<Buffer> kept_ ABSL_GUARDED_BY(mu_);  // KeepUntilClosed()
 };
 
 // A new registered handle for `pipeline`; raises its build error, if any.

@@ -163,14 +163,22 @@ void PipelineHandle::InheritFrom(const PipelineHandle& from, const char* method)
   const std::optional<uint32_t> e = from.epoch();
   Length length = LengthAfter(method, from.length());
   size_t ahead = kPullAhead;
+  std::vector<Buffer> kept;
   {
     absl::MutexLock lock(&from.mu_);
     ahead = PullAheadAfter(method, from.max_ahead_);
+    kept = from.kept_;
   }
   absl::MutexLock lock(&mu_);
   epoch_ = e;
   length_ = std::move(length);
   max_ahead_ = ahead;
+  kept_.insert(kept_.end(), kept.begin(), kept.end());
+}
+
+void PipelineHandle::KeepUntilClosed(Buffer buffer) {
+  absl::MutexLock lock(&mu_);
+  if (state_ != State::kClosed) kept_.push_back(std::move(buffer));
 }
 
 Length PipelineHandle::length() const {
