@@ -186,9 +186,8 @@ class Puller {
       DATAECHO_RETURN_IF_ERROR(stage.Reread(r, static_cast<size_t>(n), &items));
       DATAECHO_RETURN_IF_ERROR(r.status());
       if (items.size() != n) {
-        return absl::DataLossError(absl::StrCat("pipeline state: ", n,
-                                                " elements pulled ahead, ", items.size(),
-                                                " read again"));
+        return absl::DataLossError(absl::StrCat("pipeline state: ", n, " elements pulled ahead, ",
+                                                items.size(), " read again"));
       }
       *ahead = std::move(items);
     }

@@ -138,8 +138,8 @@ class PipelineHandle {
                                  std::shared_ptr<Puller<Example>>, std::shared_ptr<Puller<Batch>>>;
 
   // The elements a restored state had pulled ahead, for the puller.
-  using AnyAhead = std::variant<std::monostate, std::vector<Record>, std::vector<Example>,
-                                std::vector<Batch>>;
+  using AnyAhead =
+      std::variant<std::monostate, std::vector<Record>, std::vector<Example>, std::vector<Batch>>;
 
   AnyPuller StartLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Restart(epoch_) on `stage` unless already done (or epoch 0).

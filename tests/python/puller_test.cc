@@ -208,9 +208,9 @@ TEST(PullerTest, EveryElementPulledAheadIsInTheStateInOrder) {
       }
       // A puller of another depth hands them out first, then goes on.
       Puller<Example> resumed(std::move(again), std::move(ahead), 1 + max_ahead % 3);
-      EXPECT_EQ(PopAll(resumed), std::vector<uint64_t>(
-                                     expected.begin() + static_cast<ptrdiff_t>(taken),
-                                     expected.end()));
+      EXPECT_EQ(
+          PopAll(resumed),
+          std::vector<uint64_t>(expected.begin() + static_cast<ptrdiff_t>(taken), expected.end()));
     }
   }
 }
@@ -221,7 +221,7 @@ TEST(PullerTest, AStateOfTheFirstFormatRestores) {
   Puller<Example> whole(ShuffledExamples(8));
   const std::vector<uint64_t> expected = PopAll(whole);
   StagePtr<Example> saved = ShuffledExamples(8);
-  ASSERT_EQ((*saved->Next())->source_index, expected[0]);  // Python took it
+  ASSERT_EQ((*saved->Next())->source_index, expected[0]);         // Python took it
   absl::StatusOr<std::optional<Example>> pulled = saved->Next();  // pulled ahead
   ASSERT_TRUE(pulled.ok() && pulled->has_value());
   StateWriter w;
