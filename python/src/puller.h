@@ -5,8 +5,9 @@
 // Python's next() must be interruptible (Ctrl-C raises KeyboardInterrupt in the
 // waiting thread) and must not hold the GIL while it waits. A stage's Next()
 // cannot be waited on with a timeout, so a Puller runs it on a thread of its
-// own and keeps at most one element ready; Python waits for that element in
-// short slices with the GIL released, checking for signals between them:
+// own and keeps a few elements ready (`max_ahead`, kPullAhead by default);
+// Python waits for the next one in short slices with the GIL released,
+// checking for signals between them:
 //
 //   Puller<Batch> puller(std::move(stage));
 //   while (true) {
@@ -15,20 +16,29 @@
 //     ...   // an element, the end (sticky) or an error (sticky)
 //   }
 //
-// So the pipeline runs at most one element ahead of Python. Its stats row
-// ("python") counts the elements Python took and the time it waited for them
-// (consumer_wait); input_wait is the puller's time inside the last stage.
+// Why more than one: with a single slot, the pulling thread stops at every
+// element until Python takes it, and each hand-off then costs two thread
+// wake-ups (Python's, then the puller's) during which neither side works. With
+// two or more, the pipeline keeps running while Python handles an element, so
+// a loop faster than the pipeline runs at the pipeline's own speed. Its stats
+// row ("python") counts the elements Python took and the time it waited for
+// them (consumer_wait); input_wait is the puller's time inside the last stage.
 //
 // CHECKPOINTS. SaveState() is the position behind the last element Python
 // took: it pauses the pulling thread between two Next() calls, writes the
-// chain's state and then a section of its own ("python") holding a reference
-// to the element it pulled ahead (the last stage's SaveRefs()), if any.
-// RestoreInto() reads such a state into a chain that was not read from and
-// gives back that element, which a new Puller hands out first:
+// chain's state and then a section of its own ("python") holding references to
+// the elements it pulled ahead, oldest first (the last stage's SaveRefs()). So
+// every element pulled ahead must be one the last stage can still reference:
+// a stage that references only its last element (PaddedBatch) needs
+// max_ahead = 1. RestoreInto() reads such a state into a chain that was not
+// read from and gives back those elements, which a new Puller hands out first:
 //
-//   std::optional<Example> ahead;
+//   std::vector<Example> ahead;
 //   absl::Status s = Puller<Example>::RestoreInto(*stage, state, &ahead);
 //   Puller<Example> puller(std::move(stage), std::move(ahead));
+//
+// The section is a count then the references: a state saved with one element
+// ahead (or none) reads the same whatever max_ahead the restoring puller has.
 //
 // Thread safety: Pop() and SaveState() from one thread at a time; Cancel(),
 // AppendStats() and Shutdown() from any thread. Shutdown() joins the thread
@@ -37,6 +47,9 @@
 #ifndef DATAECHO_PYTHON_SRC_PULLER_H_
 #define DATAECHO_PYTHON_SRC_PULLER_H_
 
+#include <cstddef>
+#include <cstdint>
+#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -46,6 +59,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "dataecho/checkpoint.h"
@@ -56,6 +70,9 @@
 
 namespace dataecho::python {
 
+// Elements a Puller keeps ready by default (see the file comment).
+inline constexpr size_t kPullAhead = 3;
+
 template <typename T>
 class Puller {
  public:
@@ -63,10 +80,11 @@ class Puller {
   // The section the puller adds to the chain's state.
   static constexpr std::string_view kSection = "python";
 
-  // `ahead`: an element to hand out before the stage's (RestoreInto()).
-  explicit Puller(StagePtr<T> stage, std::optional<T> ahead = std::nullopt)
-      : stage_(std::move(stage)) {
-    if (ahead.has_value()) ready_.emplace(Item(std::move(ahead)));
+  // `ahead`: elements to hand out, in order, before the stage's
+  // (RestoreInto()). `max_ahead` (>= 1): the most elements kept ready.
+  explicit Puller(StagePtr<T> stage, std::vector<T> ahead = {}, size_t max_ahead = kPullAhead)
+      : stage_(std::move(stage)), max_ahead_(max_ahead < 1 ? 1 : max_ahead) {
+    for (T& e : ahead) ready_.push_back(std::move(e));
     thread_ = std::thread([this] { Run(); });
   }
   ~Puller() { Shutdown(); }
@@ -83,9 +101,9 @@ class Puller {
       totals_.consumer_wait_ns += internal::NowNanos() - t0;
     }
     if (cancel_) return Item(CancelledError());
-    if (ready_.has_value()) {
-      Item item = *std::move(ready_);
-      ready_.reset();
+    if (!ready_.empty()) {
+      Item item(std::optional<T>(std::move(ready_.front())));
+      ready_.pop_front();
       ++totals_.elements;
       totals_.bytes += static_cast<int64_t>(ElementTraits<T>::ByteSize(**item));
       return item;
@@ -119,7 +137,7 @@ class Puller {
   // Waits for a Next() in progress to return. The chain's error if it
   // failed; CANCELLED after Cancel().
   absl::StatusOr<std::string> SaveState() {
-    std::optional<Item> ahead;
+    std::vector<T> ahead;
     {
       absl::MutexLock lock(&mu_);
       pause_ = true;
@@ -128,7 +146,11 @@ class Puller {
         pause_ = false;
         return CancelledError();
       }
-      ahead = ready_.has_value() ? ready_ : terminal_;
+      if (terminal_.has_value() && !terminal_->ok()) {
+        pause_ = false;
+        return terminal_->status();
+      }
+      ahead.assign(ready_.begin(), ready_.end());  // handles: the payloads are shared
     }
     // The pulling thread waits while pause_ is set: the chain is ours
     // (stage_mu_ keeps Shutdown() from destroying it meanwhile).
@@ -143,12 +165,12 @@ class Puller {
   }
 
   // Reads `state` (SaveState()'s) into `stage`, which was not read from, and
-  // sets `*ahead` to the element the saved puller had pulled ahead, if any.
-  // INVALID_ARGUMENT for a state of another pipeline (naming the first stage
-  // that differs), DATA_LOSS for a damaged one; an error of the stages.
-  static absl::Status RestoreInto(Stage<T>& stage, std::string_view state,
-                                  std::optional<T>* ahead) {
-    ahead->reset();
+  // sets `*ahead` to the elements the saved puller had pulled ahead, oldest
+  // first (none if it had none). INVALID_ARGUMENT for a state of another
+  // pipeline (naming the first stage that differs), DATA_LOSS for a damaged
+  // one; an error of the stages.
+  static absl::Status RestoreInto(Stage<T>& stage, std::string_view state, std::vector<T>* ahead) {
+    ahead->clear();
     DATAECHO_ASSIGN_OR_RETURN(StateReader r, StateReader::Parse(state));
     StateWriter here;
     DATAECHO_RETURN_IF_ERROR(stage.SaveState(here));
@@ -157,32 +179,35 @@ class Puller {
     DATAECHO_RETURN_IF_ERROR(stage.RestoreState(r));
     DATAECHO_RETURN_IF_ERROR(r.status());
     DATAECHO_RETURN_IF_ERROR(r.BeginStage(kSection));
-    if (r.Bool()) {
+    const uint64_t n = r.Count();
+    DATAECHO_RETURN_IF_ERROR(r.status());
+    if (n > 0) {
       std::vector<T> items;
-      DATAECHO_RETURN_IF_ERROR(stage.Reread(r, 1, &items));
+      DATAECHO_RETURN_IF_ERROR(stage.Reread(r, static_cast<size_t>(n), &items));
       DATAECHO_RETURN_IF_ERROR(r.status());
-      if (items.size() != 1) {
-        return absl::DataLossError("pipeline state: the element pulled ahead was not read again");
+      if (items.size() != n) {
+        return absl::DataLossError(absl::StrCat("pipeline state: ", n,
+                                                " elements pulled ahead, ", items.size(),
+                                                " read again"));
       }
-      ahead->emplace(std::move(items[0]));
+      *ahead = std::move(items);
     }
     DATAECHO_RETURN_IF_ERROR(r.status());
     return r.Finish();
   }
 
-  // The chain's state, then the puller's section: `ahead`, the element pulled
-  // ahead (none if it is std::nullopt or the end; an error is returned).
-  static absl::StatusOr<std::string> SaveStateOf(Stage<T>& stage,
-                                                 const std::optional<Item>& ahead) {
-    if (ahead.has_value() && !ahead->ok()) return ahead->status();
+  // The chain's state, then the puller's section: the count of `ahead`, the
+  // elements pulled ahead (oldest first), and their references.
+  static absl::StatusOr<std::string> SaveStateOf(Stage<T>& stage, std::span<const T> ahead) {
     StateWriter w;
     DATAECHO_RETURN_IF_ERROR(stage.SaveState(w));
     w.BeginStage(kSection, 0);
-    const bool has = ahead.has_value() && (*ahead)->has_value();
-    w.Bool(has);
-    if (has) {
-      const T* item = &***ahead;
-      DATAECHO_RETURN_IF_ERROR(stage.SaveRefs(std::span<const T* const>(&item, 1), w));
+    w.U64(ahead.size());  // 0 or 1 reads as the Bool the first format wrote
+    if (!ahead.empty()) {
+      std::vector<const T*> items;
+      items.reserve(ahead.size());
+      for (const T& e : ahead) items.push_back(&e);
+      DATAECHO_RETURN_IF_ERROR(stage.SaveRefs(items, w));
     }
     return w.Finish();
   }
@@ -198,11 +223,11 @@ class Puller {
 
  private:
   bool ReadyOrCancelled() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return cancel_ || ready_.has_value() || terminal_.has_value();
+    return cancel_ || !ready_.empty() || terminal_.has_value();
   }
   // The pulling thread may call Next().
   bool MayPull() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return cancel_ || (!ready_.has_value() && !pause_);
+    return cancel_ || (ready_.size() < max_ahead_ && !pause_);
   }
   // The pulling thread is not inside Next() (and will not enter it while pause_).
   bool IdleOrCancelled() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return cancel_ || !in_next_; }
@@ -226,16 +251,17 @@ class Puller {
         terminal_ = std::move(item);
         return;
       }
-      ready_ = std::move(item);
+      ready_.push_back(**std::move(item));
     }
   }
 
   mutable absl::Mutex stage_mu_;  // guards resetting stage_ against stats and Cancel()
   // Used without stage_mu_ by the pulling thread, which Shutdown() joins first.
   StagePtr<T> stage_;
+  const size_t max_ahead_;
   mutable absl::Mutex mu_;
-  std::optional<Item> ready_ ABSL_GUARDED_BY(mu_);     // the next element
-  std::optional<Item> terminal_ ABSL_GUARDED_BY(mu_);  // the end or the error
+  std::deque<T> ready_ ABSL_GUARDED_BY(mu_);           // the next elements, oldest first
+  std::optional<Item> terminal_ ABSL_GUARDED_BY(mu_);  // the end or the error, after them
   bool cancel_ ABSL_GUARDED_BY(mu_) = false;
   bool pause_ ABSL_GUARDED_BY(mu_) = false;    // SaveState() runs: do not pull
   bool in_next_ ABSL_GUARDED_BY(mu_) = false;  // the pulling thread is in Next()

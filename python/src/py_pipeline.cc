@@ -180,8 +180,9 @@ absl::Status PipelineHandle::CheckBuildingLocked(const char* method) const {
 }
 
 PipelineHandle::AnyPuller PipelineHandle::StartLocked() {
-  AnyElement ahead = std::move(ahead_);
+  AnyAhead ahead = std::move(ahead_);
   ahead_ = std::monostate();
+  const size_t max_ahead = max_ahead_;
   return std::visit(
       [&](auto& p) -> AnyPuller {
         using T = typename std::decay_t<decltype(p)>::value_type;
@@ -190,9 +191,9 @@ PipelineHandle::AnyPuller PipelineHandle::StartLocked() {
           p = Pipeline<T>(s);  // sticky: every next() raises it
           ThrowStatus(s);
         }
-        std::optional<T> first;
-        if (T* a = std::get_if<T>(&ahead)) first.emplace(std::move(*a));
-        return std::make_shared<Puller<T>>(std::move(stage), std::move(first));
+        std::vector<T> first;
+        if (auto* a = std::get_if<std::vector<T>>(&ahead)) first = std::move(*a);
+        return std::make_shared<Puller<T>>(std::move(stage), std::move(first), max_ahead);
       },
       *builder_);
 }
@@ -243,6 +244,7 @@ void PipelineHandle::Cancel() {
 void PipelineHandle::Close() {
   std::optional<AnyPipeline> builder;
   AnyPuller puller;
+  std::vector<Buffer> kept;  // freed last, after the stages
   if (Inherited()) {
     // The threads that run these stages exist only in the parent, and locks
     // they held at fork() stay held here: touch nothing (no stats, no cancel,
@@ -274,6 +276,7 @@ void PipelineHandle::Close() {
     builder_.reset();
     puller = std::move(puller_);
     puller_ = std::monostate();
+    kept.swap(kept_);
   }
   WithoutGil([&] {
     std::visit(
@@ -282,6 +285,8 @@ void PipelineHandle::Close() {
         },
         puller);
     builder.reset();
+    puller = std::monostate();
+    kept.clear();
   });
 }
 
@@ -348,8 +353,9 @@ keyword arguments named and defaulted as the C++ option structs' fields; a bad
 option raises InvalidArgumentError at the call.
 
 Iterating runs the stages on their C++ threads; next() releases the GIL while
-it waits, so other Python threads run. The pipeline runs at most one element
-ahead of Python (its "python" stats row). close() (or `with`, or del, or
+it waits, so other Python threads run. The pipeline runs up to three elements
+ahead of Python (one after padded_batch), so it keeps working while Python
+handles an element (its "python" stats row). close() (or `with`, or del, or
 interpreter exit) cancels it and joins its threads.)");
   cls.def_property_readonly("element_type", &PipelineHandle::element_type,
                             "'Record', 'Example' or 'Batch': what next() returns.")

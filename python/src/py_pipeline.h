@@ -28,7 +28,7 @@
 // chain as epoch k when iteration starts (Stage::Restart(k), exactly what a
 // C++ .Repeat() does at its k-th pass), and builder calls carry the epoch to
 // the pipeline they return. save_state() is the position behind the last
-// element next() returned (puller.h: the element pulled ahead is part of it);
+// element next() returned (puller.h: the elements pulled ahead are part of it);
 // restore_state() puts a pipeline of the same shape there, after its last
 // builder call and before its first next(). Misuse (after the first next(),
 // twice, a builder call after restore_state()) is FailedPreconditionError.
@@ -58,6 +58,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "dataecho/buffer.h"
 #include "dataecho/example.h"
 #include "dataecho/formats/record.h"
 #include "dataecho/pipeline.h"
@@ -122,6 +123,12 @@ class PipelineHandle {
   Length length() const;
   void set_length(Length length);
 
+  // Holds `buffer` until close() (and the pipelines later builder calls
+  // return, until theirs): a source's copy of the caller's data (from_arrays)
+  // is then freed by close(), as a C++ program frees its rows after the
+  // pipeline, not by the pulling thread while it makes the last batches.
+  void KeepUntilClosed(Buffer buffer);
+
   // Closes every live handle: the atexit hook.
   static void CloseAll();
 
@@ -130,8 +137,9 @@ class PipelineHandle {
   using AnyPuller = std::variant<std::monostate, std::shared_ptr<Puller<Record>>,
                                  std::shared_ptr<Puller<Example>>, std::shared_ptr<Puller<Batch>>>;
 
-  // The element a restored state had pulled ahead, for the puller.
-  using AnyElement = std::variant<std::monostate, Record, Example, Batch>;
+  // The elements a restored state had pulled ahead, for the puller.
+  using AnyAhead = std::variant<std::monostate, std::vector<Record>, std::vector<Example>,
+                                std::vector<Batch>>;
 
   AnyPuller StartLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Restart(epoch_) on `stage` unless already done (or epoch 0).
@@ -157,8 +165,11 @@ class PipelineHandle {
   std::optional<uint32_t> epoch_ ABSL_GUARDED_BY(mu_);
   bool epoch_applied_ ABSL_GUARDED_BY(mu_) = false;
   bool restored_ ABSL_GUARDED_BY(mu_) = false;
-  AnyElement ahead_ ABSL_GUARDED_BY(mu_);
+  AnyAhead ahead_ ABSL_GUARDED_BY(mu_);
+  // The most elements the puller keeps ready (PullAheadAfter()).
+  size_t max_ahead_ ABSL_GUARDED_BY(mu_) = kPullAhead;
   Length length_ ABSL_GUARDED_BY(mu_) = Length::Unknown("from this source (its size is not read)");
+  std::vector<Buffer> kept_ ABSL_GUARDED_BY(mu_);  // KeepUntilClosed()
 };
 
 // A new registered handle for `pipeline`; raises its build error, if any.

@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "dataecho/status_macros.h"
@@ -34,8 +36,8 @@ py::bytes PipelineHandle::SaveState() {
               p = Pipeline<T>(e);  // sticky: next() raises it too
               return e;
             }
-            std::optional<typename Puller<T>::Item> ahead;
-            if (const T* a = std::get_if<T>(&ahead_)) ahead.emplace(std::optional<T>(*a));
+            std::span<const T> ahead;
+            if (const auto* a = std::get_if<std::vector<T>>(&ahead_)) ahead = *a;
             absl::StatusOr<std::string> s = Puller<T>::SaveStateOf(*stage, ahead);
             p = Pipeline<T>(std::move(stage));
             return s;
@@ -78,7 +80,7 @@ void PipelineHandle::RestoreState(std::string_view state) {
     builder_.reset();
     state_ = State::kRestoring;
   }
-  AnyElement ahead;
+  AnyAhead ahead;
   absl::Status status;
   {
     py::gil_scoped_release nogil;
@@ -91,14 +93,14 @@ void PipelineHandle::RestoreState(std::string_view state) {
             absl::MutexLock lock(&mu_);
             s = ApplyEpochLocked(*stage);
           }
-          std::optional<T> restored;
+          std::vector<T> restored;
           if (s.ok()) s = Puller<T>::RestoreInto(*stage, state, &restored);
           if (s.ok() || absl::IsInvalidArgument(s) || absl::IsDataLoss(s)) {
             p = Pipeline<T>(std::move(stage));  // unchanged by a bad state
           } else {
             p = Pipeline<T>(s);  // half restored: next() raises the error
           }
-          if (restored.has_value()) ahead = std::move(*restored);
+          if (!restored.empty()) ahead = std::move(restored);
           return s;
         },
         *pipeline);
@@ -146,12 +148,37 @@ std::optional<uint32_t> PipelineHandle::epoch() const {
   return epoch_;
 }
 
+namespace {
+
+// The most elements the puller may keep ready after the builder call `method`
+// (puller.h): each one is referenced in a saved state, and a PaddedBatch can
+// reference only the last batch it emitted, so from padded_batch on, one.
+size_t PullAheadAfter(std::string_view method, size_t before) {
+  return method == "padded_batch" ? 1 : before;
+}
+
+}  // namespace
+
 void PipelineHandle::InheritFrom(const PipelineHandle& from, const char* method) {
   const std::optional<uint32_t> e = from.epoch();
   Length length = LengthAfter(method, from.length());
+  size_t ahead = kPullAhead;
+  std::vector<Buffer> kept;
+  {
+    absl::MutexLock lock(&from.mu_);
+    ahead = PullAheadAfter(method, from.max_ahead_);
+    kept = from.kept_;
+  }
   absl::MutexLock lock(&mu_);
   epoch_ = e;
   length_ = std::move(length);
+  max_ahead_ = ahead;
+  kept_.insert(kept_.end(), kept.begin(), kept.end());
+}
+
+void PipelineHandle::KeepUntilClosed(Buffer buffer) {
+  absl::MutexLock lock(&mu_);
+  if (state_ != State::kClosed) kept_.push_back(std::move(buffer));
 }
 
 Length PipelineHandle::length() const {
@@ -167,7 +194,7 @@ void PipelineHandle::set_length(Length length) {
 void RegisterPipelineState(PipelineClass& cls) {
   cls.def("save_state", &PipelineHandle::SaveState,
           "The pipeline's position as bytes (a few hundred, plus a reference per element "
-          "a stage buffers): behind the last element next() returned, the element the "
+          "a stage buffers): behind the last element next() returned, the elements the "
           "pipeline pulled ahead included. Restore it with restore_state() into a pipeline "
           "built the same way. Waits (GIL released) for an element being made. "
           "FailedPreconditionError naming a stage that cannot save its state; the "

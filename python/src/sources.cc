@@ -308,7 +308,8 @@ void BindMemorySources(py::module_& m) {
   DefSigned(
       m, Signature("from_arrays").Arg("images").Arg("labels=None"),
       "A pipeline of Examples from in-memory arrays: row i of `images` (copied once, then "
-      "shared: rows are slices of one buffer) with label labels[i] (0 without labels) and "
+      "shared: rows are slices of one buffer, freed when the pipeline is closed or deleted) "
+      "with label labels[i] (0 without labels) and "
       "source_index i. Labels are integers (any integer dtype, or floats holding whole numbers "
       "within int64); a fractional, NaN, infinite or out-of-range label raises "
       "InvalidArgumentError naming its index.",
@@ -330,6 +331,7 @@ void BindMemorySources(py::module_& m) {
         }
         auto out = MakeHandle(FromVector(std::move(examples)));
         out->set_length(Length::Known(rows));
+        out->KeepUntilClosed(all.buffer());
         return out;
       },
       py::arg("images"), py::arg("labels") = py::none());

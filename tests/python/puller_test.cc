@@ -5,12 +5,18 @@
 // Pipeline.shard(). They run in every build, sanitizers included.
 #include "puller.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "dataecho/shuffle.h"
 #include "dataecho/source.h"
 #include "gtest/gtest.h"
@@ -55,7 +61,7 @@ TEST(PullerTest, ElementsInOrderThenAStickyEnd) {
 TEST(PullerTest, PopTimesOutUntilTheElementIsReadyAndRunsOneAhead) {
   auto gated = std::make_unique<GatedSource<Example>>();
   GatedSource<Example>* source = gated.get();
-  Puller<Example> puller(std::move(gated));
+  Puller<Example> puller(std::move(gated), {}, /*max_ahead=*/1);
   source->AwaitWaiting(1);  // the pulling thread waits for the first element
   EXPECT_FALSE(puller.Pop(absl::ZeroDuration()).has_value());
   source->Push(MakeExample(7));
@@ -66,6 +72,28 @@ TEST(PullerTest, PopTimesOutUntilTheElementIsReadyAndRunsOneAhead) {
   EXPECT_EQ((*PopBlocking(puller))->source_index, 8u);
   EXPECT_EQ((*PopBlocking(puller))->source_index, 9u);
   EXPECT_EQ(source->taken(), 3);
+}
+
+TEST(PullerTest, KeepsPullingWhileTheConsumerHoldsAnElement) {
+  // With kPullAhead slots the pulling thread goes on after handing out an
+  // element: it takes kPullAhead elements before the consumer pops any, and
+  // asks for the next one as soon as the consumer took one.
+  ASSERT_GE(kPullAhead, 2u);
+  auto gated = std::make_unique<GatedSource<Example>>();
+  GatedSource<Example>* source = gated.get();
+  Puller<Example> puller(std::move(gated));
+  for (size_t i = 0; i < kPullAhead; ++i) {
+    source->AwaitWaiting(1);  // it waits in Next() for element i, none popped yet
+    source->Push(MakeExample(i));
+    while (source->taken() < static_cast<int64_t>(i + 1)) absl::SleepFor(absl::Milliseconds(1));
+  }
+  EXPECT_EQ((*PopBlocking(puller))->source_index, 0u);
+  source->AwaitWaiting(1);  // room again: it waits for element kPullAhead
+  source->Push(MakeExample(kPullAhead));
+  for (uint64_t i = 1; i <= kPullAhead; ++i) {
+    EXPECT_EQ((*PopBlocking(puller))->source_index, i);
+  }
+  EXPECT_EQ(source->taken(), static_cast<int64_t>(kPullAhead + 1));
 }
 
 TEST(PullerTest, AnErrorComesInOrderAndStays) {
@@ -135,7 +163,7 @@ TEST(PullerTest, StateIsBehindWhatPopReturnedWithTheElementPulledAhead) {
     ASSERT_TRUE(state.ok()) << state.status();
     ASSERT_TRUE(first.SaveState().ok());
     StagePtr<Example> again = ShuffledExamples(12);
-    std::optional<Example> ahead;
+    std::vector<Example> ahead;
     ASSERT_TRUE(Puller<Example>::RestoreInto(*again, *state, &ahead).ok());
     Puller<Example> resumed(std::move(again), std::move(ahead));
     std::vector<uint64_t> rest = PopAll(resumed);
@@ -146,11 +174,76 @@ TEST(PullerTest, StateIsBehindWhatPopReturnedWithTheElementPulledAhead) {
   }
 }
 
+// Elements the shuffle stage of ShuffledExamples() emitted (its stats row).
+int64_t Emitted(const Puller<Example>& puller) {
+  std::vector<StageStats> stats;
+  puller.AppendStats(&stats);
+  EXPECT_EQ(stats.size(), 3u);  // vector, shuffle, python
+  return stats.size() == 3 ? stats[1].elements : INT64_MAX;
+}
+
+TEST(PullerTest, EveryElementPulledAheadIsInTheStateInOrder) {
+  Puller<Example> whole(ShuffledExamples(12));
+  const std::vector<uint64_t> expected = PopAll(whole);
+  ASSERT_EQ(expected.size(), 12u);
+  for (size_t max_ahead : {1u, 2u, 3u, 5u}) {
+    for (size_t taken : {0u, 2u, 9u, 11u}) {
+      Puller<Example> first(ShuffledExamples(12), {}, max_ahead);
+      for (size_t i = 0; i < taken; ++i) {
+        EXPECT_EQ((*PopBlocking(first))->source_index, expected[i]);
+      }
+      // The pulling thread fills its slots (or reaches the end).
+      const auto full = static_cast<int64_t>(std::min<size_t>(taken + max_ahead, 12));
+      while (Emitted(first) < full) absl::SleepFor(absl::Milliseconds(1));
+      absl::StatusOr<std::string> state = first.SaveState();
+      ASSERT_TRUE(state.ok()) << state.status();
+      StagePtr<Example> again = ShuffledExamples(12);
+      std::vector<Example> ahead;
+      ASSERT_TRUE(Puller<Example>::RestoreInto(*again, *state, &ahead).ok());
+      // Exactly the slots: never more elements ahead than max_ahead.
+      ASSERT_EQ(ahead.size(), static_cast<size_t>(full) - taken)
+          << "max_ahead " << max_ahead << ", after " << taken;
+      for (size_t i = 0; i < ahead.size(); ++i) {
+        EXPECT_EQ(ahead[i].source_index, expected[taken + i]);
+      }
+      // A puller of another depth hands them out first, then goes on.
+      Puller<Example> resumed(std::move(again), std::move(ahead), 1 + max_ahead % 3);
+      EXPECT_EQ(PopAll(resumed), std::vector<uint64_t>(
+                                     expected.begin() + static_cast<ptrdiff_t>(taken),
+                                     expected.end()));
+    }
+  }
+}
+
+TEST(PullerTest, AStateOfTheFirstFormatRestores) {
+  // The first format wrote Bool(an element is ahead) where the count is now:
+  // the same varint for 0 or 1.
+  Puller<Example> whole(ShuffledExamples(8));
+  const std::vector<uint64_t> expected = PopAll(whole);
+  StagePtr<Example> saved = ShuffledExamples(8);
+  ASSERT_EQ((*saved->Next())->source_index, expected[0]);  // Python took it
+  absl::StatusOr<std::optional<Example>> pulled = saved->Next();  // pulled ahead
+  ASSERT_TRUE(pulled.ok() && pulled->has_value());
+  StateWriter w;
+  ASSERT_TRUE(saved->SaveState(w).ok());
+  w.BeginStage(Puller<Example>::kSection, 0);
+  w.Bool(true);
+  const Example* item = &**pulled;
+  ASSERT_TRUE(saved->SaveRefs(std::span<const Example* const>(&item, 1), w).ok());
+  StagePtr<Example> chain = ShuffledExamples(8);
+  std::vector<Example> ahead;
+  ASSERT_TRUE(Puller<Example>::RestoreInto(*chain, w.Finish(), &ahead).ok());
+  ASSERT_EQ(ahead.size(), 1u);
+  EXPECT_EQ(ahead[0].source_index, expected[1]);
+  Puller<Example> resumed(std::move(chain), std::move(ahead));
+  EXPECT_EQ(PopAll(resumed), std::vector<uint64_t>(expected.begin() + 1, expected.end()));
+}
+
 TEST(PullerTest, RestoreRejectsAnotherPipelinesOrADamagedState) {
   Puller<Example> first(ShuffledExamples(6));
   ASSERT_TRUE(PopBlocking(first).ok());
   const std::string state = *first.SaveState();
-  std::optional<Example> ahead;
+  std::vector<Example> ahead;
   StagePtr<Example> other = *VectorSource(MakeExamples(6));  // no shuffle: another shape
   EXPECT_EQ(Puller<Example>::RestoreInto(*other, state, &ahead).code(),
             absl::StatusCode::kInvalidArgument);

@@ -3,6 +3,7 @@
 
 import time
 
+import numpy as np
 import pytest
 
 import dataecho
@@ -39,18 +40,45 @@ def test_a_restored_pipeline_continues_exactly_where_the_saved_one_was(small_arr
         assert first + rows(p) == whole  # the saved one goes on too
 
 
-def test_the_element_pulled_ahead_is_part_of_the_state(small_arrays):
-    # The binding pulls one element ahead of Python: after next() returned
-    # batch k, the pipeline already made batch k + 1. The state must still
-    # resume at batch k + 1, not skip it.
+def test_the_elements_pulled_ahead_are_part_of_the_state(small_arrays):
+    # The binding pulls a few elements ahead of Python: after next() returned
+    # batch k, the pipeline already made batches k + 1, k + 2, ... The state
+    # must still resume at batch k + 1, skipping none of them.
     whole = rows(dataecho.from_arrays(*small_arrays).batch(batch_size=4))
-    p = dataecho.from_arrays(*small_arrays).batch(batch_size=4)
-    first = rows([next(p), next(p)])
-    while p.stats()[0]["elements"] < 12:  # the source made batch 2's rows: pulled ahead
+    for ahead in (1, 2):
+        p = dataecho.from_arrays(*small_arrays).batch(batch_size=4)
+        first = rows([next(p), next(p)])
+        while p.stats()[0]["elements"] < 4 * (2 + ahead):  # batches 2 .. 1 + ahead made
+            time.sleep(0.001)
+        state = p.save_state()
+        q = dataecho.from_arrays(*small_arrays).batch(batch_size=4)
+        q.restore_state(state)
+        assert first + rows(q) == whole, ahead
+        assert first + rows(p) == whole, ahead
+
+
+def test_a_padded_batch_pipeline_saves_with_its_batch_pulled_ahead():
+    # A PaddedBatch can reference only the last batch it made: the binding
+    # pulls one batch ahead of such a pipeline, so its state can be saved.
+    examples = [dataecho.Example([np.arange(1 + i % 5, dtype=np.int32)], label=i, source_index=i)
+                for i in range(20)]
+
+    def padded():
+        return dataecho.from_examples(examples).padded_batch(batch_size=2, padding_values=[-1])
+
+    def contents(batches):
+        return [(b.components[0].tolist(), b.labels.tolist()) for b in batches]
+
+    whole = contents(padded())
+    p = padded()
+    first = contents([next(p), next(p)])
+    while p.stats()[0]["elements"] < 6:  # batch 2 made: pulled ahead
         time.sleep(0.001)
-    q = dataecho.from_arrays(*small_arrays).batch(batch_size=4)
-    q.restore_state(p.save_state())
-    assert first + rows(q) == whole
+    state = p.save_state()
+    q = padded()
+    q.restore_state(state)
+    assert first + contents(q) == whole
+    assert first + contents(p) == whole
 
 
 def test_state_of_a_file_source_through_a_shard(tmp_path):
