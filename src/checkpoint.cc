@@ -4,8 +4,10 @@
 
 #include "dataecho/checkpoint.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "dataecho/formats/crc32c.h"
@@ -86,23 +88,84 @@ void StateWriter::Bytes(std::string_view s) {
   (payloads_.empty() ? loose_ : payloads_.back()).append(s);
 }
 
+// Sections encoded once (StateWriter::Seal), with their CRC-32C.
+struct StateWriter::Sealed {
+  std::string bytes;
+  uint32_t crc = 0;
+  size_t stages = 0;
+  size_t payload_bytes = 0;
+};
+
 void StateWriter::Append(const StateWriter& sections) {
   if (!sections.loose_.empty()) {  // keep a bug loud: an unnamed section
     shape_.push_back({std::string(), 0});
     payloads_.push_back(sections.loose_);
   }
+  const size_t offset = shape_.size();
   shape_.insert(shape_.end(), sections.shape_.begin(), sections.shape_.end());
   payloads_.insert(payloads_.end(), sections.payloads_.begin(), sections.payloads_.end());
+  for (const SealedRun& run : sections.sealed_) sealed_.push_back({offset + run.first, run.block});
+}
+
+void StateWriter::Seal() {
+  if (!loose_.empty() || shape_.empty()) return;  // (a bug stays loud: Finish() as before)
+  auto block = std::make_shared<Sealed>();
+  block->stages = shape_.size();
+  block->payload_bytes = payload_bytes();
+  block->bytes.reserve(EncodedSizeBound());
+  size_t checked = 0;
+  EncodeSections(0, shape_.size(), &block->bytes, &block->crc, &checked);
+  block->crc =
+      Crc32cExtend(block->crc, block->bytes.data() + checked, block->bytes.size() - checked);
+  for (std::string& p : payloads_) std::string().swap(p);
+  sealed_.clear();
+  sealed_.push_back({0, std::move(block)});
 }
 
 size_t StateWriter::payload_bytes() const {
   size_t n = loose_.size();
   for (const std::string& p : payloads_) n += p.size();
+  for (const SealedRun& run : sealed_) n += run.block->payload_bytes;
   return n;
 }
 
+void StateWriter::EncodeSections(size_t begin, size_t end, std::string* out, uint32_t* crc,
+                                 size_t* checked) const {
+  auto run = std::lower_bound(sealed_.begin(), sealed_.end(), begin,
+                              [](const SealedRun& r, size_t i) { return r.first < i; });
+  for (size_t i = begin; i < end;) {
+    if (run != sealed_.end() && run->first == i) {
+      // Checksum what came before, then take the block's bytes and CRC as they are.
+      *crc = Crc32cExtend(*crc, out->data() + *checked, out->size() - *checked);
+      out->append(run->block->bytes);
+      *crc = Crc32cCombine(*crc, run->block->crc, run->block->bytes.size());
+      *checked = out->size();
+      i += run->block->stages;
+      ++run;
+      continue;
+    }
+    PutVarint(out, shape_[i].name.size());
+    *out += shape_[i].name;
+    PutFixed(out, shape_[i].options_hash, 8);
+    PutVarint(out, payloads_[i].size());
+    *out += payloads_[i];
+    ++i;
+  }
+}
+
+size_t StateWriter::EncodedSizeBound() const {
+  size_t size = 32 + loose_.size();  // the header, the checksum, a loose section
+  for (size_t i = 0; i < shape_.size(); ++i) {
+    size += shape_[i].name.size() + payloads_[i].size() + 28;  // 2 varints, the hash
+  }
+  for (const SealedRun& run : sealed_) size += run.block->bytes.size();
+  return size;
+}
+
 std::string StateWriter::Finish() const {
-  std::string out(kMagic);
+  std::string out;
+  out.reserve(EncodedSizeBound());  // one allocation
+  out += kMagic;
   PutVarint(&out, kStateVersion);
   // Bytes written outside any stage make an unreadable state (a stage's bug):
   // an extra unnamed section fails the shape check at restore.
@@ -114,14 +177,11 @@ std::string StateWriter::Finish() const {
     PutVarint(&out, loose_.size());
     out += loose_;
   }
-  for (size_t i = 0; i < shape_.size(); ++i) {
-    PutVarint(&out, shape_[i].name.size());
-    out += shape_[i].name;
-    PutFixed(&out, shape_[i].options_hash, 8);
-    PutVarint(&out, payloads_[i].size());
-    out += payloads_[i];
-  }
-  PutFixed(&out, MaskCrc32c(Crc32c(out)), 4);
+  uint32_t crc = 0;
+  size_t checked = 0;
+  EncodeSections(0, shape_.size(), &out, &crc, &checked);
+  crc = Crc32cExtend(crc, out.data() + checked, out.size() - checked);
+  PutFixed(&out, MaskCrc32c(crc), 4);
   return out;
 }
 
@@ -264,12 +324,23 @@ uint64_t StateReader::Count(size_t min_bytes_each) {
 }
 
 absl::Status StateReader::Finish() {
+  // The deferred work ends first, whatever the outcome (it may hold a stage's threads).
+  absl::Status deferred;
+  for (std::function<absl::Status()>& wait : deferred_) {
+    absl::Status s = wait();
+    if (deferred.ok()) deferred = std::move(s);
+  }
+  deferred_.clear();
   if (absl::Status s = CheckSectionRead(); !s.ok()) return s;
   if (next_section_ != sections_.size()) {
     return absl::InvalidArgumentError(absl::StrCat("pipeline state has ", sections_.size(),
                                                    " stages; this pipeline has ", next_section_));
   }
-  return absl::OkStatus();
+  return deferred;
+}
+
+void StateReader::Defer(std::function<absl::Status()> wait) {
+  deferred_.push_back(std::move(wait));
 }
 
 absl::Status CompareShapes(const std::vector<StageShape>& saved,

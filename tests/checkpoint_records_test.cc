@@ -13,12 +13,15 @@
 #include <functional>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/formats/crc32c.h"
 #include "dataecho/formats/tfrecord.h"
@@ -127,6 +130,95 @@ std::string ReadAll(const std::string& path) {
   while (f != nullptr && (n = std::fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
   if (f != nullptr) std::fclose(f);
   return out;
+}
+
+// Over HTTP the restore reopens the file the source's position is in while
+// the later stages read their buffered records again (the restore's end waits
+// for it): every request for that file waits in the server until a request
+// for the other file has come, which only a restore that does both at once
+// sends (one that did them one after the other would wait out the timeout).
+// The restored pipeline yields what the saved one does.
+TEST(CheckpointRecordsTest, RestoreOverHttpReopensTheSourceWhileRereadingTheBuffer) {
+  testing::TempDir dir;
+  const std::vector<std::string> paths = WriteTFRecordFiles(dir, 2, 100);
+  absl::Mutex mu;
+  bool armed = false;
+  bool part0_asked = false;
+  bool timed_out = false;
+  absl::StatusOr<std::unique_ptr<testing::HttpServer>> server =
+      testing::HttpServer::Start({.directory = dir.path()});
+  ASSERT_TRUE(server.ok()) << server.status();
+  (*server)->SetRoute([&](const testing::HttpRequestLog& r) -> std::optional<testing::HttpReply> {
+    absl::MutexLock lock(&mu);
+    if (!armed) return std::nullopt;
+    if (r.path.find("part-0") != std::string::npos) part0_asked = true;
+    if (r.path.find("part-1") != std::string::npos && !timed_out &&
+        !mu.AwaitWithTimeout(absl::Condition(&part0_asked), absl::Seconds(20))) {
+      timed_out = true;  // (once: the test fails, the rest goes on)
+    }
+    return std::nullopt;
+  });
+  const std::vector<std::string> uris = {(*server)->url() + "/part-0.tfrecord",
+                                         (*server)->url() + "/part-1.tfrecord"};
+  auto make = [&] {
+    return From(MakeTFRecordSource(Store(), uris)).Shuffle({.buffer_size = 20, .seed = 5});
+  };
+  Pipeline<Record> p = make();
+  for (int i = 0; i < 90; ++i) ASSERT_TRUE(p.Next().ok());  // 110 pulled: in part-1
+  absl::StatusOr<std::string> state = p.SaveState();
+  ASSERT_TRUE(state.ok()) << state.status();
+  Pipeline<Record> q = make();
+  {
+    absl::MutexLock lock(&mu);
+    armed = true;
+  }
+  absl::Status s = q.RestoreState(*state);
+  {
+    absl::MutexLock lock(&mu);
+    armed = false;
+    EXPECT_FALSE(timed_out) << "the source's file was reopened before the buffer was read again";
+    EXPECT_TRUE(part0_asked);
+  }
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(Rest(q), Rest(p));
+}
+
+// A file changed under a restore, found by the fingerprint checks that run
+// beside the reads (a buffered record far from the file's head) or by the
+// reopening of the source's file (deferred to the restore's end): DATA_LOSS
+// naming the file, from RestoreState() itself.
+TEST(CheckpointRecordsTest, ChangedFileFoundBesideTheReadsIsDataLossFromRestoreState) {
+  testing::TempDir dir;
+  const std::vector<std::string> paths = WriteTFRecordFiles(dir, 2, 100);
+  auto make = [&] {
+    return From(MakeTFRecordSource(Store(), paths))
+        .Filter([](const Record& r) { return (r.source_index & 0xffff) >= 50; })
+        .Shuffle({.buffer_size = 10, .seed = 5});
+  };
+  Pipeline<Record> p = make();
+  for (int i = 0; i < 60; ++i) ASSERT_TRUE(p.Next().ok());  // buffered: records >= 50; in part-1
+  absl::StatusOr<std::string> state = p.SaveState();
+  ASSERT_TRUE(state.ok()) << state.status();
+  for (const std::string& changed : {paths[0], paths[1]}) {
+    const std::string original = ReadAll(changed);
+    std::string bytes = original;
+    std::string other;
+    AppendTFRecord(&other, "FILE X RECORD 0 ");  // record 0's length, other bytes
+    ASSERT_EQ(bytes.substr(0, 8), other.substr(0, 8));
+    bytes.replace(0, other.size(), other);
+    testing::WriteFileOrDie(changed, bytes);
+    Pipeline<Record> q = make();
+    absl::Status s = q.RestoreState(*state);
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+    EXPECT_NE(s.message().find(std::filesystem::path(changed).filename().string()),
+              std::string::npos)
+        << s;
+    EXPECT_NE(s.message().find("first"), std::string::npos) << s;
+    testing::WriteFileOrDie(changed, original);
+  }
+  Pipeline<Record> q = make();
+  ASSERT_TRUE(q.RestoreState(*state).ok());
+  EXPECT_EQ(Rest(q), Rest(p));
 }
 
 TEST(CheckpointRecordsTest, FileThatChangedSizeIsDataLossNamingIt) {

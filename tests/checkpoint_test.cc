@@ -273,6 +273,89 @@ TEST(CheckpointTest, Version1StatesAreReadOtherVersionsAreInvalidArgument) {
       << s;
 }
 
+// A sealed writer (StateWriter::Seal: a Prefetch's snapshot) gives the same
+// state bytes as the same sections unsealed, appended (also sealed inside a
+// sealed writer) or not; the state parses and reads back.
+TEST(CheckpointTest, SealedSectionsGiveTheSameState) {
+  auto write = [](StateWriter& w, int first, int stages) {
+    for (int i = first; i < first + stages; ++i) {
+      w.BeginStage(fmt::format("stage{}", i), 1000 + i);
+      w.U64(i);
+      w.Bytes(std::string(static_cast<size_t>(i) * 1000, static_cast<char>('a' + i)));
+      w.Fixed32(0xabcd0000u + i);
+    }
+  };
+  // What is expected: stages 0..6 written into one writer.
+  StateWriter plain;
+  write(plain, 0, 7);
+  const std::string want = plain.Finish();
+
+  // Stages 0-1 sealed, appended into 2-3 (sealed again), appended with 4-6 after.
+  StateWriter inner;
+  write(inner, 0, 2);
+  const size_t inner_bytes = inner.payload_bytes();
+  inner.Seal();
+  EXPECT_EQ(inner.payload_bytes(), inner_bytes);
+  StateWriter middle;
+  middle.Append(inner);
+  write(middle, 2, 2);
+  middle.Seal();
+  StateWriter outer;
+  outer.Append(middle);
+  write(outer, 4, 3);
+  EXPECT_EQ(outer.shape(), plain.shape());
+  EXPECT_EQ(outer.payload_bytes(), plain.payload_bytes());
+  EXPECT_EQ(outer.Finish(), want);
+  // A sealed writer appended twice, and one finished alone.
+  StateWriter twice;
+  twice.Append(inner);
+  twice.Append(inner);
+  StateWriter twice_plain;
+  write(twice_plain, 0, 2);
+  write(twice_plain, 0, 2);
+  EXPECT_EQ(twice.Finish(), twice_plain.Finish());
+  StateWriter alone;
+  write(alone, 0, 7);
+  alone.Seal();
+  EXPECT_EQ(alone.Finish(), want);
+
+  absl::StatusOr<StateReader> r = StateReader::Parse(outer.Finish());
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (int i = 0; i < 7; ++i) {
+    ASSERT_TRUE(r->BeginStage(fmt::format("stage{}", i)).ok());
+    EXPECT_EQ(r->U64(), static_cast<uint64_t>(i));
+    EXPECT_EQ(r->Bytes().size(), static_cast<size_t>(i) * 1000);
+    EXPECT_EQ(r->Fixed32(), 0xabcd0000u + i);
+  }
+  EXPECT_TRUE(r->Finish().ok());
+}
+
+// Work a stage defers (StateReader::Defer) is waited for by Finish(), whose
+// status is its first error.
+TEST(CheckpointTest, FinishWaitsForDeferredWork) {
+  StateWriter w;
+  w.BeginStage("s", 0);
+  w.U64(1);
+  const std::string state = w.Finish();
+  absl::StatusOr<StateReader> r = StateReader::Parse(state);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r->BeginStage("s").ok());
+  EXPECT_EQ(r->U64(), 1u);
+  int waited = 0;
+  r->Defer([&] {
+    ++waited;
+    return absl::OkStatus();
+  });
+  r->Defer([&] {
+    ++waited;
+    return absl::DataLossError("deferred");
+  });
+  absl::Status s = r->Finish();
+  EXPECT_EQ(waited, 2);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_EQ(s.message(), "deferred");
+}
+
 TEST(CheckpointTest, UnsupportedStagesFailNamingThem) {
   Pipeline<int64_t> generated =
       FromGenerator<int64_t>([i = 0]() mutable -> absl::StatusOr<std::optional<int64_t>> {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -67,6 +68,45 @@ TEST(Crc32cTest, ExtendEqualsWhole) {
   for (auto [name, crc] : Impls()) {
     EXPECT_EQ(crc(crc(0, a.data(), a.size()), b.data(), b.size()), Crc32c(a + b)) << name;
   }
+}
+
+// Crc32cCombine(Crc32c(a), Crc32c(b), |b|) == Crc32c(a + b), against the direct
+// CRC: every split of random bytes up to 300, empty parts, parts of a few MB
+// (the combine's table of powers past 2^20 bits), and a chain of combines.
+TEST(Crc32cTest, CombineEqualsTheDirectCrc) {
+  std::mt19937 rng(7);
+  std::string data(300, '\0');
+  for (char& c : data) c = static_cast<char>(rng());
+  for (size_t n = 0; n <= data.size(); n += 1 + n / 16) {
+    for (size_t cut = 0; cut <= n; ++cut) {
+      const std::string_view all(data.data(), n);
+      ASSERT_EQ(Crc32cCombine(Crc32c(all.substr(0, cut)), Crc32c(all.substr(cut)), n - cut),
+                Crc32c(all))
+          << "n " << n << " cut " << cut;
+    }
+  }
+  EXPECT_EQ(Crc32cCombine(Crc32c("abc"), Crc32c(""), 0), Crc32c("abc"));
+  EXPECT_EQ(Crc32cCombine(Crc32c(""), Crc32c("abc"), 3), Crc32c("abc"));
+  EXPECT_EQ(Crc32cCombine(0, 0, 0), 0u);
+
+  std::string big((5 << 20) + 13, '\0');
+  for (char& c : big) c = static_cast<char>(rng());
+  for (size_t cut : {size_t{1}, size_t{4096}, big.size() / 3, big.size() - 1}) {
+    const std::string_view all(big);
+    EXPECT_EQ(Crc32cCombine(Crc32c(all.substr(0, cut)), Crc32c(all.substr(cut)), big.size() - cut),
+              Crc32c(all))
+        << "cut " << cut;
+  }
+  // A chain: the CRC of 7 parts from theirs, as a state's is from its sections'.
+  uint32_t crc = 0;
+  size_t at = 0;
+  for (size_t part :
+       {size_t{0}, size_t{5}, size_t{100000}, size_t{1}, size_t{77}, size_t{4096}, size_t{3}}) {
+    const std::string_view piece = std::string_view(big).substr(at, part);
+    crc = Crc32cCombine(crc, Crc32c(piece), piece.size());
+    at += part;
+  }
+  EXPECT_EQ(crc, Crc32c(big.data(), at));
 }
 
 TEST(Crc32cTest, MaskMatchesTensorFlow) {

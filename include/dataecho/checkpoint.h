@@ -48,7 +48,9 @@
 // Map) stores no read-ahead: its producer keeps a snapshot of its input's
 // state (a StateWriter of its own) taken after j pulls, and SaveState()
 // writes that snapshot (StateWriter::Append) and the count of elements the
-// consumer took since (internal/input_snapshots.h).
+// consumer took since (internal/input_snapshots.h). The producer seals its
+// snapshot (StateWriter::Seal: encoded and checksummed once, there), so the
+// consumer's SaveState() copies it once and checksums only its own bytes.
 //
 // Thread safety: StateWriter and StateReader are thread-compatible.
 #ifndef DATAECHO_CHECKPOINT_H_
@@ -57,6 +59,8 @@
 #include <array>
 #include <concepts>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -108,7 +112,17 @@ class DATAECHO_EXPORT StateWriter {
   // Appends the finished sections of `sections` (a chain's state written
   // earlier into a writer of its own: a Prefetch's or a parallel Map's
   // snapshot of its input) as the next stages' sections.
+  // A sealed writer's sections are shared, not copied.
   void Append(const StateWriter& sections);
+
+  // Encodes the sections written so far once, as Finish() lays them out,
+  // with their CRC-32C: an Append() of this writer then shares them instead
+  // of copying them, and Finish() copies them once and combines their CRC
+  // (Crc32cCombine) instead of checksumming them again. A Prefetch's
+  // snapshot is sealed on its producer's thread, so a SaveState() on the
+  // consumer's costs one copy of it. REQUIRES: BeginStage() before anything
+  // else is written into this writer.
+  void Seal();
 
   const std::vector<StageShape>& shape() const { return shape_; }
   // Bytes written into the stages' sections so far.
@@ -117,8 +131,22 @@ class DATAECHO_EXPORT StateWriter {
   std::string Finish() const;
 
  private:
+  struct Sealed;  // checkpoint.cc
+  // Stages [first, first + the block's stage count) are in `block`, encoded.
+  struct SealedRun {
+    size_t first = 0;
+    std::shared_ptr<const Sealed> block;
+  };
+  // Appends the encoded sections [begin, end) to *out; *crc is the CRC-32C
+  // of (*out)[0, *checked), which this may advance.
+  void EncodeSections(size_t begin, size_t end, std::string* out, uint32_t* crc,
+                      size_t* checked) const;
+  // At least the bytes Finish() returns.
+  size_t EncodedSizeBound() const;
+
   std::vector<StageShape> shape_;
-  std::vector<std::string> payloads_;
+  std::vector<std::string> payloads_;  // empty for a sealed stage
+  std::vector<SealedRun> sealed_;      // by `first`
   std::string loose_;  // written before the first BeginStage(): a bug, kept to fail loudly
 };
 
@@ -154,8 +182,18 @@ class DATAECHO_EXPORT StateReader {
   const absl::Status& status() const { return status_; }
   // Sets status() to `s` if it is OK.
   void Fail(absl::Status s);
-  // After the last stage: DATA_LOSS if a section was not read to its end.
+  // After the last stage: DATA_LOSS if a section was not read to its end;
+  // else waits for the work deferred (Defer()) and returns its first error.
   absl::Status Finish();
+
+  // Work a stage started during its restore and that must end before the
+  // restore does, overlapping the stages restored after it (a record source
+  // reopening its file while later stages read their buffered records
+  // again): Finish() calls `wait`, which blocks until that work ends and
+  // returns its status. A stage must not rely on it being called (a restore
+  // that fails earlier does not call Finish()): it waits for its work itself
+  // before it is next used.
+  void Defer(std::function<absl::Status()> wait);
 
  private:
   struct Section {  // offsets into owned_ (moves keep them valid)
@@ -173,6 +211,7 @@ class DATAECHO_EXPORT StateReader {
   absl::Status status_;
   uint32_t version_ = kStateVersion;
   std::string owned_;  // the state's bytes
+  std::vector<std::function<absl::Status()>> deferred_;
 };
 
 // INVALID_ARGUMENT naming the first stage where `saved` and `here` differ, or OK.

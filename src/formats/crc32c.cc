@@ -96,6 +96,51 @@ bool Crc32cHardwareAvailable() { return false; }
 
 }  // namespace internal
 
+namespace {
+
+// Polynomials modulo the CRC's, reflected as the CRC is: bit 31 is x^0, bit 0
+// is x^31. The product of a and b modulo the polynomial.
+constexpr uint32_t MultModP(uint32_t a, uint32_t b) {
+  uint32_t m = 1u << 31;
+  uint32_t product = 0;
+  while (true) {
+    if ((a & m) != 0) {
+      product ^= b;
+      if ((a & (m - 1)) == 0) break;
+    }
+    m >>= 1;
+    b = (b & 1u) != 0 ? (b >> 1) ^ internal::kPoly : b >> 1;
+  }
+  return product;
+}
+
+// kX2n[k] = x^(2^k) modulo the polynomial.
+constexpr std::array<uint32_t, 32> MakeX2n() {
+  std::array<uint32_t, 32> t{};
+  uint32_t p = 1u << 30;  // x^1
+  t[0] = p;
+  for (int k = 1; k < 32; ++k) t[k] = p = MultModP(p, p);
+  return t;
+}
+constexpr auto kX2n = MakeX2n();
+
+// x^(n * 2^k) modulo the polynomial.
+uint32_t X2nModP(uint64_t n, unsigned k) {
+  uint32_t p = 1u << 31;  // x^0
+  while (n != 0) {
+    if ((n & 1) != 0) p = MultModP(kX2n[k & 31], p);
+    n >>= 1;
+    ++k;
+  }
+  return p;
+}
+
+}  // namespace
+
+uint32_t Crc32cCombine(uint32_t crc_a, uint32_t crc_b, size_t size_b) {
+  return MultModP(X2nModP(size_b, 3), crc_a) ^ crc_b;  // x^(8 size_b) = x^(size_b 2^3)
+}
+
 uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t size) {
   static const auto impl = internal::Crc32cHardwareAvailable() ? &internal::Crc32cExtendSse42
                                                                : &internal::Crc32cExtendPortable;

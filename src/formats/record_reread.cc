@@ -15,6 +15,7 @@
 #include "dataecho/status_macros.h"
 #include "dataecho/storage/object_store.h"
 #include "fmt/format.h"
+#include "formats/record_input.h"
 #include "formats/record_source_state.h"
 
 namespace dataecho::internal {
@@ -24,12 +25,17 @@ namespace {
 // the bytes between costs less than another request.
 constexpr uint64_t kCoalesceBytes = uint64_t{256} << 10;
 // A read longer than this (first to last offset) is split, so that the
-// parts of a file are read at once too.
-constexpr uint64_t kMaxReadSpan = uint64_t{8} << 20;
-// Reads in flight at once.
-constexpr size_t kMaxReadsInFlight = 8;
-// Read-ahead of a ranged read past its last record's offset (that record's
-// length is not in the state).
+// parts of a file are read at once too (and, over HTTP, each read is one
+// ranged GET: its span and tail fit in one chunk of the store's, 4 MB by
+// default, so no chunk is fetched past what the read needs).
+constexpr uint64_t kMaxReadSpan = uint64_t{2} << 20;
+// Reads (and fingerprint checks) in flight at once: each waits for a round
+// trip or two over a remote store, so more than the cores.
+constexpr size_t kMaxReadsInFlight = 16;
+// Read-ahead of a ranged read past its last record's offset: that record's
+// length is not in the state. (The reader's buffer refills stay within it
+// too: RecordRangeOpener; over HTTP, a refill past it would fetch one more
+// chunk, a round trip later.)
 constexpr uint64_t kTailBytes = uint64_t{64} << 10;
 constexpr uint64_t kMaxReadAhead = uint64_t{8} << 20;
 
@@ -53,7 +59,8 @@ struct Wanted {
 struct Read {
   uint64_t file = 0;
   bool from_start = false;         // the file cannot be read from an offset
-  bool check_fingerprint = false;  // the first read of its file
+  bool check_fingerprint = false;  // with the reader of this read, after it
+  bool fingerprint_only = false;   // a task of its own: the file's fingerprint, no records
   size_t first = 0, last = 0;
 };
 
@@ -88,10 +95,12 @@ class Rereader {
   // Sorts the references by record, then groups the records by file and by
   // nearness.
   absl::Status Plan() {
-    order_.resize(refs_.size());
-    for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
-    std::sort(order_.begin(), order_.end(),
-              [this](size_t a, size_t b) { return refs_[a].source_index < refs_[b].source_index; });
+    // (Sorted as pairs, keys inline: faster than indices compared through refs_.)
+    std::vector<std::pair<uint64_t, size_t>> keyed(refs_.size());
+    for (size_t i = 0; i < keyed.size(); ++i) keyed[i] = {refs_[i].source_index, i};
+    std::sort(keyed.begin(), keyed.end());
+    order_.resize(keyed.size());
+    for (size_t k = 0; k < keyed.size(); ++k) order_[k] = keyed[k].second;
     for (size_t k = 0; k < order_.size(); ++k) {
       const Ref& ref = refs_[order_[k]];
       if (!wanted_.empty() && wanted_.back().source_index == ref.source_index) {
@@ -137,6 +146,23 @@ class Rereader {
       reads_.back().last = w + 1;
       last_offset = offset;
     }
+    // A file read from an offset past its head checks its fingerprint (its
+    // size and the CRC-32C of its head: one small ranged read) in a task of
+    // its own, started first, at the same time as the reads, instead of
+    // after its first read. (A read from the start, or from byte 0, passes
+    // the head: its reader gives the fingerprint for free.)
+    std::vector<Read> checks;
+    for (Read& read : reads_) {
+      if (!read.check_fingerprint || read.from_start || wanted_[read.first].offset == 0) continue;
+      auto it = fingerprints_.find(read.file);
+      read.check_fingerprint = false;
+      if (it == fingerprints_.end() || !it->second.has_value()) continue;
+      Read check;
+      check.file = read.file;
+      check.fingerprint_only = true;
+      checks.push_back(check);
+    }
+    reads_.insert(reads_.begin(), checks.begin(), checks.end());
     return absl::OkStatus();
   }
 
@@ -154,6 +180,13 @@ class Rereader {
 
   absl::Status Do(const Read& read) {
     const std::string& uri = uris_[read.file];
+    if (read.fingerprint_only) {
+      // Opened at byte 0, reading nothing: the fingerprint reads the head.
+      DATAECHO_ASSIGN_OR_RETURN(
+          std::unique_ptr<RecordFileReader> reader,
+          open_range_.open(uri, read.file, 0, 0, static_cast<size_t>(RecordInput::kHeadBytes)));
+      return CheckFingerprint(*reader, fingerprints_.at(read.file), uri);
+    }
     const Wanted& first = wanted_[read.first];
     std::unique_ptr<RecordFileReader> reader;
     if (read.from_start) {

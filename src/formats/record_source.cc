@@ -1,7 +1,10 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "dataecho/formats/record_source.h"
 
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
@@ -58,7 +61,12 @@ class SequentialSource final : public RecordSourceBase {
     if (current_) current_->Cancel();
   }
 
+  ~SequentialSource() override {
+    if (pending_ != nullptr) (void)pending_->Wait();  // its thread uses this source
+  }
+
   absl::Status Restart(uint32_t epoch) override {
+    (void)Settle();
     DATAECHO_RETURN_IF_ERROR(status_);
     std::unique_ptr<RecordFileReader> old;
     {
@@ -67,6 +75,7 @@ class SequentialSource final : public RecordSourceBase {
       current_ = nullptr;
       old = std::move(reader_);
     }
+    resume_at_.reset();
     next_file_ = 0;
     in_file_ = 0;
     last_ = {};
@@ -82,6 +91,7 @@ class SequentialSource final : public RecordSourceBase {
   // CRC-32C saved and the file its fingerprint (a file rewritten, even with
   // records of the same lengths, is DATA_LOSS, not other data).
   absl::Status SaveState(StateWriter& w) override {
+    (void)Settle();
     if (!status_.ok()) {
       return absl::FailedPreconditionError(
           fmt::format("{} cannot save its state after an error: {}", name_, status_.ToString()));
@@ -90,9 +100,10 @@ class SequentialSource final : public RecordSourceBase {
     w.BeginStage(name_, Hash());
     w.U64(epoch_);
     w.U64(next_file_);
-    w.Bool(reader_ != nullptr);
+    const bool open = reader_ != nullptr || resume_at_.has_value();
+    w.Bool(open);
     w.U64(in_file_);
-    if (reader_ == nullptr) return absl::OkStatus();
+    if (!open) return absl::OkStatus();
     if (in_file_ > 0) w.Fixed32(last_.PayloadCrc32c());
     auto fp = fingerprints_.find(order_[next_file_ - 1]);
     internal::SaveFingerprint(fp == fingerprints_.end()
@@ -108,13 +119,11 @@ class SequentialSource final : public RecordSourceBase {
     const uint64_t next_file = r.U64();
     const bool open = r.Bool();
     const uint64_t in_file = r.U64();
-    std::optional<uint32_t> last_crc;  // version 1 states have none
-    if (open && in_file > 0 && r.version() >= 2) last_crc = r.Fixed32();
-    std::optional<internal::FileFingerprint> fingerprint;  // version 3 on
-    std::optional<uint64_t> last_offset;                   // version 3 on
+    auto reopen = std::make_shared<Reopen>();
+    if (open && in_file > 0 && r.version() >= 2) reopen->last_crc = r.Fixed32();
     if (open && r.version() >= 3) {
-      fingerprint = internal::RestoreFingerprint(r);
-      if (in_file > 0) last_offset = r.U64();
+      reopen->fingerprint = internal::RestoreFingerprint(r);
+      if (in_file > 0) reopen->last_offset = r.U64();
     }
     DATAECHO_RETURN_IF_ERROR(r.status());
     if (epoch > UINT32_MAX || next_file > uris_.size() || (open && next_file == 0) ||
@@ -125,45 +134,167 @@ class SequentialSource final : public RecordSourceBase {
     DATAECHO_RETURN_IF_ERROR(Restart(static_cast<uint32_t>(epoch)));
     next_file_ = next_file;
     if (!open) return absl::OkStatus();
-    const size_t i = next_file - 1;
-    const std::string& uri = uris_[order_[i]];
-    std::unique_ptr<RecordFileReader> reader;
+    // The file is reopened on a thread of its own while the stages after
+    // this one restore (their buffered records are read again meanwhile);
+    // the restore's end (StateReader::Finish), or this source's next use,
+    // waits for it.
+    reopen->file = order_[next_file - 1];
+    reopen->in_file = in_file;
+    pending_ = reopen;
+    reopen->thread = std::thread([this, job = reopen.get()] { job->status = DoReopen(*job); });
+    r.Defer([reopen] { return reopen->Wait(); });
+    return absl::OkStatus();
+  }
+
+  void NoteOpenFile() override {
+    (void)Settle();
+    if (reader_ != nullptr) NoteFingerprint(order_[next_file_ - 1], *reader_);
+  }
+
+ private:
+  // A restore's reopening of the file its position is in (RestoreState):
+  // what it needs, and what it found, written by its thread before Wait()
+  // returns.
+  struct Reopen {
+    uint64_t file = 0;                                     // position in uris_
+    uint64_t in_file = 0;                                  // records taken from it
+    std::optional<uint32_t> last_crc;                      // version 2 on
+    std::optional<internal::FileFingerprint> fingerprint;  // version 3 on
+    std::optional<uint64_t> last_offset;                   // version 3 on
+    std::thread thread;
+    absl::Status status;
+    std::unique_ptr<RecordFileReader> reader;  // (none when resume_at is set)
     Record last;
-    if (last_offset.has_value() && open_range_ && open_range_.ranged(uri)) {
-      // The last record taken, read where it was; the reader goes on from there.
-      DATAECHO_ASSIGN_OR_RETURN(reader, open_range_.open(uri, order_[i], *last_offset, in_file - 1,
-                                                         /*read_ahead=*/0));
-      DATAECHO_RETURN_IF_ERROR(internal::SkipRecords(*reader, 1, uri, last_crc, &last));
-      if (last.offset != *last_offset || internal::IndexInFile(last.source_index) != in_file - 1) {
-        return absl::DataLossError(fmt::format(
-            "pipeline state: record {} of {} not found again at offset {} (the file changed?)",
-            in_file - 1, RedactUri(uri), *last_offset));
-      }
-    } else {
-      DATAECHO_ASSIGN_OR_RETURN(reader, OpenNth(i));
-      DATAECHO_RETURN_IF_ERROR(internal::SkipRecords(*reader, in_file, uri, last_crc, &last));
+    std::optional<uint64_t> resume_at;  // the offset of `last`, read from there at Resume()
+
+    ~Reopen() { (void)Wait(); }
+    absl::Status Wait() {
+      std::lock_guard<std::mutex> lock(join_mu);
+      if (thread.joinable()) thread.join();
+      return status;
     }
-    DATAECHO_RETURN_IF_ERROR(internal::CheckFingerprint(*reader, fingerprint, uri));
-    if (fingerprint.has_value()) fingerprints_.emplace(order_[i], *fingerprint);
-    files_.Add(1);
-    in_file_ = in_file;
-    last_ = std::move(last);
+    std::mutex join_mu;
+  };
+
+  // On the reopen's thread: the reader of `reopen.file` after the record
+  // the consumer took last, that record checked (its payload CRC-32C, its
+  // offset) and the file's fingerprint.
+  absl::Status DoReopen(Reopen& reopen) {
+    const std::string& uri = uris_[reopen.file];
+    // The reader is kept in `reopen` (Cancel() may reach it) until Settle() takes it or drops it.
+    if (reopen.last_offset.has_value() && open_range_ && open_range_.ranged(uri)) {
+      // The last record taken, read where it was and checked with a small
+      // read; the reading goes on from there at the next Next() (Resume()),
+      // with the source's read-ahead, as a new source opens its first file at
+      // its first Next(): the restore does not wait for (nor share its
+      // bandwidth with) a read-ahead it does not need.
+      DATAECHO_ASSIGN_OR_RETURN(
+          reopen.reader, open_range_.open(uri, reopen.file, *reopen.last_offset, reopen.in_file - 1,
+                                          kCheckReadAhead));
+      Register(reopen.reader.get());
+      DATAECHO_RETURN_IF_ERROR(
+          internal::SkipRecords(*reopen.reader, 1, uri, reopen.last_crc, &reopen.last));
+      DATAECHO_RETURN_IF_ERROR(CheckLast(reopen.last, reopen.in_file, *reopen.last_offset, uri));
+      DATAECHO_RETURN_IF_ERROR(internal::CheckFingerprint(*reopen.reader, reopen.fingerprint, uri));
+      {
+        absl::MutexLock lock(&mu_);
+        current_ = nullptr;
+      }
+      reopen.reader.reset();
+      reopen.resume_at = *reopen.last_offset;
+      return absl::OkStatus();
+    }
+    // Read from the start up to there (a compressed file, a state before version 3); this
+    // reader goes on.
+    DATAECHO_ASSIGN_OR_RETURN(reopen.reader, open_(uri, reopen.file));
+    Register(reopen.reader.get());
+    DATAECHO_RETURN_IF_ERROR(
+        internal::SkipRecords(*reopen.reader, reopen.in_file, uri, reopen.last_crc, &reopen.last));
+    return internal::CheckFingerprint(*reopen.reader, reopen.fingerprint, uri);
+  }
+
+  // The reopen's reader is cancelled by Cancel() too.
+  void Register(RecordFileReader* reader) {
     absl::MutexLock lock(&mu_);
-    reader_ = std::move(reader);
+    current_ = reader;
+    if (cancelled_) reader->Cancel();
+  }
+
+  // Waits for a restore's reopening of the file, if one is pending, and
+  // takes its reader. Its error stays (status_).
+  absl::Status Settle() {
+    if (pending_ == nullptr) return status_;
+    std::shared_ptr<Reopen> reopen = std::move(pending_);
+    pending_ = nullptr;
+    absl::Status s = reopen->Wait();
+    if (!s.ok()) {
+      absl::MutexLock lock(&mu_);
+      current_ = nullptr;
+    }
+    if (!s.ok()) {
+      if (status_.ok()) status_ = s;
+      return s;
+    }
+    if (reopen->fingerprint.has_value()) fingerprints_.emplace(reopen->file, *reopen->fingerprint);
+    files_.Add(1);
+    in_file_ = reopen->in_file;
+    last_ = std::move(reopen->last);
+    resume_at_ = reopen->resume_at;
+    if (resume_at_.has_value()) return absl::OkStatus();
+    absl::MutexLock lock(&mu_);
+    reader_ = std::move(reopen->reader);
     current_ = reader_.get();
     if (cancelled_) current_->Cancel();
     return absl::OkStatus();
   }
 
-  void NoteOpenFile() override {
-    if (reader_ != nullptr) NoteFingerprint(order_[next_file_ - 1], *reader_);
+  // DATA_LOSS unless `last` is record in_file - 1 of `uri`, at `offset`.
+  static absl::Status CheckLast(const Record& last, uint64_t in_file, uint64_t offset,
+                                const std::string& uri) {
+    if (last.offset != offset || internal::IndexInFile(last.source_index) != in_file - 1) {
+      return absl::DataLossError(fmt::format(
+          "pipeline state: record {} of {} not found again at offset {} (the file changed?)",
+          in_file - 1, RedactUri(uri), offset));
+    }
+    return absl::OkStatus();
   }
 
- private:
+  // After a restore, the first Next() opens the file at the last record
+  // taken (checked again: its offset, index and payload CRC-32C) and reads
+  // on from there.
+  absl::Status Resume() {
+    const size_t file = order_[next_file_ - 1];
+    const std::string& uri = uris_[file];
+    const uint64_t offset = *resume_at_;
+    DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<RecordFileReader> reader,
+                              open_range_.open(uri, file, offset, in_file_ - 1, /*read_ahead=*/0));
+    {
+      absl::MutexLock lock(&mu_);
+      if (cancelled_) return CancelledError();
+      current_ = reader.get();
+    }
+    Record last;
+    absl::Status s = internal::SkipRecords(*reader, 1, uri, last_.PayloadCrc32c(), &last);
+    if (s.ok()) s = CheckLast(last, in_file_, offset, uri);
+    absl::MutexLock lock(&mu_);
+    if (!s.ok()) {
+      current_ = nullptr;
+      return s;
+    }
+    resume_at_.reset();
+    reader_ = std::move(reader);
+    if (cancelled_) current_->Cancel();
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<std::optional<Record>> NextImpl() {
+    (void)Settle();
     if (!status_.ok()) return status_;
     while (true) {
       if (IsCancelled()) return CancelledError();
+      if (reader_ == nullptr && resume_at_.has_value()) {
+        DATAECHO_RETURN_IF_ERROR(Resume());
+      }
       if (reader_ == nullptr) {
         if (next_file_ >= uris_.size()) return std::nullopt;
         auto opened = OpenNth(next_file_);
@@ -192,6 +323,10 @@ class SequentialSource final : public RecordSourceBase {
     }
   }
 
+  // The read-ahead of the read that checks a restored position's last
+  // record (one request over HTTP).
+  static constexpr size_t kCheckReadAhead = size_t{64} << 10;
+
   bool IsCancelled() {
     absl::MutexLock lock(&mu_);
     return cancelled_;
@@ -200,6 +335,8 @@ class SequentialSource final : public RecordSourceBase {
   size_t next_file_ = 0;
   uint64_t in_file_ = 0;                      // records taken from the open file
   Record last_;                               // the payload (and CRC, if known) of the last of them
+  std::shared_ptr<Reopen> pending_;           // a restore's reopening, until Settle()
+  std::optional<uint64_t> resume_at_;         // after a restore: where Resume() reads on
   std::unique_ptr<RecordFileReader> reader_;  // written under mu_, read by the consumer
   absl::Mutex mu_;
   RecordFileReader* current_ ABSL_GUARDED_BY(mu_) = nullptr;

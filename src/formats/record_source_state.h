@@ -54,13 +54,19 @@ struct RecordRangeOpener {
   std::function<bool(const std::string& uri)> ranged;
   // Opens file `file_index` at `uri` at byte `offset`, where record number
   // `first_record` of the file starts, reading ahead about `read_ahead` bytes
-  // (0: the format's default).
+  // (0: the format's default). With `read_ahead` > 0 (a restore reading the
+  // records within about that many bytes of `offset`), the reader's own
+  // buffer refills stay small (kRangeRefillBytes), so that they do not reach
+  // far past it: a remote store would fetch another chunk for them.
   std::function<absl::StatusOr<std::unique_ptr<RecordFileReader>>(
       const std::string& uri, uint64_t file_index, uint64_t offset, uint64_t first_record,
       size_t read_ahead)>
       open;
   explicit operator bool() const { return ranged && open; }
 };
+
+// The buffer of a reader opened by RecordRangeOpener::open with a read-ahead.
+inline constexpr size_t kRangeRefillBytes = size_t{16} << 10;
 
 // The fingerprints of the files a source has read, by file index.
 using Fingerprints = absl::flat_hash_map<uint64_t, FileFingerprint>;

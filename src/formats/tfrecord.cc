@@ -360,7 +360,10 @@ StagePtr<Record> MakeTFRecordSource(std::shared_ptr<ObjectStore> store,
                         size_t read_ahead) -> absl::StatusOr<std::unique_ptr<RecordFileReader>> {
     DATAECHO_ASSIGN_OR_RETURN(
         std::unique_ptr<internal::RecordInput> in,
-        internal::RecordInput::Open(*store, uri, options.compression, options.buffer_size,
+        internal::RecordInput::Open(*store, uri, options.compression,
+                                    read_ahead > 0
+                                        ? std::min(options.buffer_size, internal::kRangeRefillBytes)
+                                        : options.buffer_size,
                                     read_ahead > 0 ? read_ahead : options.read_ahead, offset));
     auto reader = std::make_unique<TFRecordFileReader>(std::move(in), file_index, options, budget,
                                                        first_record);

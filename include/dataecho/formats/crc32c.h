@@ -10,6 +10,8 @@
 //
 //   uint32_t crc = dataecho::Crc32c("123456789", 9);        // 0xE3069283
 //   crc = dataecho::Crc32cExtend(crc, more.data(), more.size());
+//   // The CRC of a + b from the CRCs of a and b (b's length only: no pass over b):
+//   uint32_t ab = dataecho::Crc32cCombine(Crc32c(a), Crc32c(b), b.size());
 //   uint32_t stored = dataecho::MaskCrc32c(crc);            // what TFRecord writes
 //   assert(dataecho::UnmaskCrc32c(stored) == crc);
 //
@@ -31,6 +33,13 @@ DATAECHO_EXPORT uint32_t Crc32cExtend(uint32_t crc, const void* data, size_t siz
 
 inline uint32_t Crc32c(const void* data, size_t size) { return Crc32cExtend(0, data, size); }
 inline uint32_t Crc32c(std::string_view bytes) { return Crc32c(bytes.data(), bytes.size()); }
+
+// The CRC-32C of a + b, given crc_a = Crc32c(a), crc_b = Crc32c(b) and the
+// length of b, in O(log size_b) steps (zlib's crc32_combine, for CRC-32C:
+// crc_a times x^(8 size_b) modulo the polynomial, plus crc_b). A checksum of
+// bytes whose parts were checksummed earlier, elsewhere (a pipeline state
+// around a snapshot taken on another thread) costs no pass over them.
+DATAECHO_EXPORT uint32_t Crc32cCombine(uint32_t crc_a, uint32_t crc_b, size_t size_b);
 
 // TensorFlow's / LevelDB's CRC mask: rotate right by 15 bits, add a constant.
 inline constexpr uint32_t kCrc32cMaskDelta = 0xa282ead8u;

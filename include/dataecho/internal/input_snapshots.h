@@ -9,7 +9,8 @@
 // its input chain's state (the input's SaveState into a StateWriter of its
 // own), tagged with the count j of input elements pulled so far. The
 // consumer side counts what it returned (c). SaveState() writes the newest
-// snapshot with j <= c and the skip count c - j; RestoreState() restores the
+// snapshot with j <= c (sealed by the producer, StateWriter::Seal: shared, not
+// copied, and not checksummed again) and the skip count c - j; RestoreState() restores the
 // input from it and pulls and drops c - j input elements: the work that was
 // in flight is done again.
 //
@@ -92,6 +93,7 @@ class InputSnapshots {
     Snapshot snap;
     snap.pulled = pulled;
     absl::Status s = save(snap.state);
+    if (s.ok()) snap.state.Seal();  // encoded and checksummed here, not by each SaveState()
     const int64_t t1 = internal::NowNanos();
     absl::MutexLock lock(&mu_);
     last_end_ns_ = t1;
