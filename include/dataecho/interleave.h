@@ -46,7 +46,8 @@
 // it; a restore calls `fn` again on that element and has the new pipeline read
 // the referenced elements again. The stage knows which pipeline made an
 // element by the element's payload (it keeps a handle to each emitted element
-// while a later stage holds it), so the stages between the Interleave and the
+// while a later stage holds it, and at most a quarter more plus 64 elements
+// that no stage holds any more), so the stages between the Interleave and the
 // one that holds elements must pass elements on as they are (Echo, Shuffle,
 // Prefetch, Filter, Take, Repeat...): an element a Map after the Interleave
 // made is not found (FAILED_PRECONDITION naming the interleave; put the Map

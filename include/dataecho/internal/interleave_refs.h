@@ -9,8 +9,10 @@
 // pipeline's number, keeping a handle to the element so that the address is
 // not reused while the entry exists; an entry whose payload nobody else holds
 // (no later stage can reference it any more) is dropped by a sweep, run each
-// time the map doubled, so the map stays within twice what the later stages
-// hold. The element that opened a pipeline is kept while the pipeline is
+// time the map grew by a quarter plus 64 entries: so besides what the later
+// stages hold, it keeps at most a quarter of that and 64 elements alive
+// (amortized, a sweep costs a few hash-map steps per element emitted). The
+// element that opened a pipeline is kept while the pipeline is
 // open or an element it made may be referenced.
 //
 // A reference: the pipelines of the items (the elements that opened them:
@@ -28,7 +30,6 @@
 #ifndef DATAECHO_INTERNAL_INTERLEAVE_REFS_H_
 #define DATAECHO_INTERNAL_INTERLEAVE_REFS_H_
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -195,7 +196,7 @@ class InterleaveRefs {
     std::conditional_t<kEnabled, U, char> element;
   };
   static constexpr uint64_t kAmbiguous = UINT64_MAX;
-  static constexpr size_t kMinSweep = 4096;
+  static constexpr size_t kSweepSlack = 64;
 
   // The payload that identifies `v` (nullptr if it has none).
   static const Buffer* Payload(const U& v) {
@@ -220,13 +221,13 @@ class InterleaveRefs {
     absl::flat_hash_set<uint64_t> live(open.begin(), open.end());
     for (const auto& e : emitted_) live.insert(e.second.pipeline);
     absl::erase_if(origins_, [&](const auto& o) { return !live.contains(o.first); });
-    next_sweep_ = std::max(kMinSweep, 2 * emitted_.size());
+    next_sweep_ = emitted_.size() + emitted_.size() / 4 + kSweepSlack;
   }
 
   uint64_t next_ = 0;
   absl::flat_hash_map<uint64_t, std::conditional_t<kEnabled, T, char>> origins_;
   absl::flat_hash_map<const uint8_t*, Emitted> emitted_;
-  size_t next_sweep_ = kMinSweep;
+  size_t next_sweep_ = kSweepSlack;
 };
 
 }  // namespace dataecho::internal
