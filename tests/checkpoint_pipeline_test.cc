@@ -94,15 +94,18 @@ TEST_F(CheckpointPipelineTest, ReadmePipeline) {
 }
 
 TEST_F(CheckpointPipelineTest, NoShuffleFractionalEchoSmallQueues) {
-  const size_t largest = CheckResumes<Batch>([&] {
-    return Records(paths_)
-        .Map(DecodeImageRecord, {.parallelism = 2, .buffer = 3})
-        .Prefetch({.depth = 4})
-        .Echo({.factor = 1.5, .seed = 3})
-        .Map(RandomCropAndFlip)
-        .Batch(Fp16(8))
-        .Prefetch({.depth = 2});
-  });
+  size_t largest = 0;
+  CheckResumes<Batch>(
+      [&] {
+        return Records(paths_)
+            .Map(DecodeImageRecord, {.parallelism = 2, .buffer = 3})
+            .Prefetch({.depth = 4})
+            .Echo({.factor = 1.5, .seed = 3})
+            .Map(RandomCropAndFlip)
+            .Batch(Fp16(8))
+            .Prefetch({.depth = 2});
+      },
+      20, 1, 0, &largest);
   EXPECT_LE(largest, 4096u);
 }
 

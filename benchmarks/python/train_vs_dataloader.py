@@ -49,16 +49,16 @@ def load_test():
     return x.permute(0, 2, 3, 1).contiguous(), torch.from_numpy(y)
 
 
-def dataecho_batches(images, labels, echo, per_example_s, epoch):
+def dataecho_batches(images, labels, echo, per_example_s, seed):
     def build(shard):
         p = dataecho.from_arrays(images, labels)
         if per_example_s > 0:
             p = p.throttle(latency=per_example_s, min_sleep=0.001, catch_up=0.1)
         return (p.prefetch(depth=256)
-                .echo(factor=float(echo), seed=epoch)
-                .map([dataecho.RandomCrop(height=28, width=28, padding=2, seed=epoch),
-                      dataecho.RandomFlip(seed=epoch)], parallelism=2)
-                .shuffle(buffer_size=2048, seed=epoch)
+                .echo(factor=float(echo), seed=seed)
+                .map([dataecho.RandomCrop(height=28, width=28, padding=2, seed=seed),
+                      dataecho.RandomFlip(seed=seed)], parallelism=2)
+                .shuffle(buffer_size=2048, seed=seed)
                 .batch(batch_size=BATCH, drop_remainder=True, cast="float32", scale=1 / 255,
                        mean=[MEAN], stddev=[STD])
                 .prefetch(depth=2))
@@ -69,15 +69,15 @@ def dataecho_batches(images, labels, echo, per_example_s, epoch):
 class PythonInput(torch.utils.data.IterableDataset):
     """Upstream delay, echo, crop + flip and a shuffle buffer, in Python."""
 
-    def __init__(self, images, labels, echo, per_example_s, epoch):
+    def __init__(self, images, labels, echo, per_example_s, seed):
         super().__init__()
         self.images, self.labels, self.echo = images, labels, echo
-        self.per_example_s, self.epoch = per_example_s, epoch
+        self.per_example_s, self.seed = per_example_s, seed
 
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
         worker, workers = (info.id, info.num_workers) if info else (0, 1)
-        rng = random.Random(self.epoch * 1000 + worker)
+        rng = random.Random(self.seed * 1000 + worker)
         order = range(worker, len(self.images), workers)  # in file order, as from_arrays
         buf, due = [], time.perf_counter()
         for i in order:
@@ -110,9 +110,9 @@ def collate(items):
             torch.tensor([i[2] for i in items], dtype=torch.int32))
 
 
-def dataloader_batches(images, labels, echo, per_example_s, epoch, workers):
+def dataloader_batches(images, labels, echo, per_example_s, seed, workers):
     return torch.utils.data.DataLoader(
-        PythonInput(images, labels, echo, per_example_s, epoch), batch_size=BATCH,
+        PythonInput(images, labels, echo, per_example_s, seed), batch_size=BATCH,
         collate_fn=collate, num_workers=workers, drop_last=True)
 
 
@@ -139,10 +139,11 @@ def train(feeder, echo, per_example_s, args, data, test):
     fresh, next_eval, training_s, epoch = 0, args.eval_every, 0.0, 0
     while fresh < args.budget:
         epoch += 1
+        seed = args.seed * 1000 + epoch  # the data's draws: new every epoch and for every --seed
         if feeder == "dataecho":
-            batches = dataecho_batches(*data, echo, per_example_s, epoch)
+            batches = dataecho_batches(*data, echo, per_example_s, seed)
         else:
-            batches = dataloader_batches(*data, echo, per_example_s, epoch, args.workers)
+            batches = dataloader_batches(*data, echo, per_example_s, seed, args.workers)
         start = time.perf_counter()
         for x, y, _, repeat in batches:
             loss = nn.functional.cross_entropy(model(x), y)

@@ -36,6 +36,16 @@ worker process runs its own pipeline, and the DataLoader copies every batch
 into shared memory to hand it over; with ``num_workers=0`` nothing is copied,
 and dataecho's own threads do the parallel work.
 
+SEEDS. Every worker of the job (rank and DataLoader worker: the shard's rank
+of its world_size) reads its own records, and the draws keyed by a record's
+job-wide ``source_index`` (crops, flips) differ between workers by
+themselves. Shuffle positions and echo's fractional-factor draws come from a
+seed and the epoch alone, so while build() runs the dataset mixes the
+worker's place into the seeds build() gives shuffle, echo, adaptive_echo,
+auto_echo and echoed_batches: workers given the same seeds draw differently,
+and the same seeds, epoch and worker layout give the same draws. With one
+worker in all, seeds are used as given.
+
 EPOCHS. The dataset numbers its ``iter()`` calls as epochs (0, 1, ...) and
 starts each pipeline at its epoch (``Pipeline.set_epoch``): every epoch draws
 its own shuffle order, echo copies and augmentations, and the same seeds and
@@ -73,6 +83,7 @@ import torch.utils.data
 from torch.utils.dlpack import from_dlpack
 
 import dataecho
+from dataecho import _dataecho
 from dataecho._worker_shared import MAX_WORKERS, STATS_INTERVAL, SharedEpochs, WorkerReports
 
 
@@ -251,12 +262,18 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         return self._run(shard, epoch, loaded, worker, collates)
 
     def _make(self, shard, epoch):
-        if self._takes_epoch == "keyword":
-            pipeline = self._build(shard, epoch=epoch)
-        elif self._takes_epoch:
-            pipeline = self._build(shard, epoch)
-        else:
-            pipeline = self._build(shard)
+        # With several workers in the job, the seeds build() gives shuffle and echo are mixed
+        # with the worker's place in it, so workers draw differently (see SEEDS above).
+        _dataecho._seed_stream(shard.rank if shard.world_size > 1 else None)
+        try:
+            if self._takes_epoch == "keyword":
+                pipeline = self._build(shard, epoch=epoch)
+            elif self._takes_epoch:
+                pipeline = self._build(shard, epoch)
+            else:
+                pipeline = self._build(shard)
+        finally:
+            _dataecho._seed_stream(None)
         if not isinstance(pipeline, dataecho.Pipeline):
             raise TypeError(f"build() returned {type(pipeline).__name__}, not a dataecho.Pipeline")
         if pipeline.element_type == "Record":

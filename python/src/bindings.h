@@ -29,7 +29,7 @@ void RegisterElements(pybind11::module_& m);
 void RegisterFormats(pybind11::module_& m);
 void RegisterSources(pybind11::module_& m);
 PipelineClass RegisterPipeline(pybind11::module_& m);
-void RegisterStages(PipelineClass& cls);
+void RegisterStages(pybind11::module_& m, PipelineClass& cls);
 void RegisterTransforms(pybind11::module_& m, PipelineClass& cls);
 void RegisterSteps(pybind11::module_& m, PipelineClass& cls);
 void RegisterGenerator(pybind11::module_& m);

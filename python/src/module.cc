@@ -18,7 +18,7 @@ PYBIND11_MODULE(_dataecho, m) {
   de::RegisterSources(m);
   de::RegisterGenerator(m);
   de::PipelineClass pipeline = de::RegisterPipeline(m);
-  de::RegisterStages(pipeline);
+  de::RegisterStages(m, pipeline);
   de::RegisterTransforms(m, pipeline);
   de::RegisterSteps(m, pipeline);
 }

@@ -10,6 +10,7 @@
 #include "dataecho/storage/sharding.h"
 #include "options.h"
 #include "py_pipeline.h"
+#include "seed_stream.h"
 #include "shard_stage.h"
 #include "status.h"
 
@@ -17,13 +18,23 @@ namespace dataecho::python {
 
 namespace {
 
+// `options` with its seeds on this thread's seed stream (seed_stream.h).
+template <typename O>
+O OnSeedStream(O options) {
+  if constexpr (requires { options.seed; }) options.seed = ForSeedStream(options.seed);
+  if constexpr (requires { options.adaptive.seed; }) {
+    options.adaptive.seed = ForSeedStream(options.adaptive.seed);
+  }
+  return options;
+}
+
 // Binds `name` as a builder method taking the keyword arguments of O and
 // applying `f(pipeline, options)` to a Pipeline<T> of any element type.
 template <typename O, typename F>
 void BindGeneric(PipelineClass& cls, const char* name, const char* summary, F f) {
   DefSigned(cls, Signature(name).Arg("self").Options<O>(), summary,
             [name, f](PipelineHandle& self, const py::kwargs& kwargs) {
-              const O options = Spec<O>().FromKwargs(kwargs, name);
+              const O options = OnSeedStream(Spec<O>().FromKwargs(kwargs, name));
               std::shared_ptr<PipelineHandle> out =
                   Then(self, name, [&](auto p) -> AnyPipeline { return f(std::move(p), options); });
               if constexpr (std::is_same_v<O, EchoOptions>) {
@@ -35,7 +46,13 @@ void BindGeneric(PipelineClass& cls, const char* name, const char* summary, F f)
 
 }  // namespace
 
-void RegisterStages(PipelineClass& cls) {
+void RegisterStages(py::module_& m, PipelineClass& cls) {
+  m.def(
+      "_seed_stream", [](std::optional<uint64_t> stream) { SetSeedStream(stream); },
+      py::arg("stream"),
+      "Mixes `stream` into the seeds of the shuffle and echo stages built on this thread from "
+      "now on (None: seeds as given). dataecho.torch sets it to a worker's place in the job "
+      "while build() runs.");
   BindGeneric<PrefetchOptions>(
       cls, "prefetch",
       "Runs the pipeline so far ahead on a thread of its own, into a queue of `depth` "

@@ -21,6 +21,7 @@
 #include "fmt/format.h"
 #include "options.h"
 #include "py_pipeline.h"
+#include "seed_stream.h"
 #include "status.h"
 
 namespace dataecho::python {
@@ -284,8 +285,12 @@ void RegisterTransforms(py::module_& m, PipelineClass& cls) {
       "`placement` says (C++ EchoedBatches): augmentation `fn` (a transform, a callable or a "
       "list; None = none), shuffle, batch, the final prefetch.",
       [](PipelineHandle& self, const py::object& fn, const py::kwargs& kwargs) {
-        const EchoedBatchesOptions options =
+        EchoedBatchesOptions options =
             Spec<EchoedBatchesOptions>().FromKwargs(kwargs, "echoed_batches");
+        for (uint64_t* seed : {&options.echo.seed, &options.adaptive.seed, &options.shuffle.seed,
+                               &options.auto_placement.seed}) {
+          *seed = ForSeedStream(*seed);  // seed_stream.h
+        }
         if (std::string(self.element_type()) != "Example") {
           ThrowWrongElement("echoed_batches", "Example", self.element_type());
         }

@@ -42,6 +42,35 @@ def test_workers_split_the_data(small_arrays):
     assert sources == list(range(64))  # every row once, split between the two workers
 
 
+def test_workers_given_the_same_seeds_draw_differently(small_arrays):
+    def build(shard):
+        return (dataecho.from_arrays(*small_arrays)
+                .shard(rank=shard.rank, world_size=shard.world_size)
+                .echo(factor=1.5, seed=1)
+                .shuffle(buffer_size=16, seed=3)
+                .batch(batch_size=4))
+
+    def orders(num_workers):
+        loader = torch.utils.data.DataLoader(det.PipelineDataset(build, with_indices=True),
+                                             batch_size=None, num_workers=num_workers)
+        rows = [(s, r) for _, _, sources, repeats in loader
+                for s, r in zip(sources.tolist(), repeats.tolist())]
+        # Each worker's rows, as positions in its share (worker w reads rows w, w + 2, ...).
+        return [[(s // 2, r) for s, r in rows if s % 2 == w] for w in (0, 1)]
+
+    first, second = orders(2)
+    assert sorted({s for s, _ in first}) == list(range(32))
+    assert sorted({s for s, _ in second}) == list(range(32))
+    assert first != second  # other shuffle positions and echo counts over their shares
+    assert [first, second] == orders(2)  # the same seeds and layout give the same draws
+
+    # One worker in all: the seeds as given, as the pipeline built by hand.
+    alone = [s for _, _, sources, _ in torch.utils.data.DataLoader(
+        det.PipelineDataset(build, with_indices=True), batch_size=None) for s in sources.tolist()]
+    by_hand = [s for b in build(dataecho.Shard(0, 1)) for s in b.source_indices.tolist()]
+    assert alone == by_hand
+
+
 def test_shard_combines_rank_and_worker(monkeypatch):
     monkeypatch.setenv("RANK", "1")
     monkeypatch.setenv("WORLD_SIZE", "2")

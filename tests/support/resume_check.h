@@ -1,20 +1,23 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
-// Checkpoint tests' common check: a pipeline saved at random positions,
-// destroyed, rebuilt and restored yields exactly the rest of an
-// uninterrupted run, compared element by element (every index and payload
-// byte).
+// support/resume_check.h: the checkpoint tests' common check. A pipeline
+// saved at random positions, destroyed, rebuilt and restored yields exactly
+// the rest of an uninterrupted run, compared element by element (every index
+// and payload byte).
 //
-//   size_t largest = testing::CheckResumes<Batch>([&] { return BuildPipeline(); });
+//   size_t largest = 0;
+//   size_t n = testing::CheckResumes<Batch>([&] { return BuildPipeline(); }, 20, 1, 0, &largest);
 #ifndef DATAECHO_TESTS_SUPPORT_RESUME_CHECK_H_
 #define DATAECHO_TESTS_SUPPORT_RESUME_CHECK_H_
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dataecho/example.h"
@@ -30,7 +33,10 @@ inline std::string Key(int64_t v) { return std::to_string(v); }
 inline std::string Key(const Example& e) {
   std::string s =
       fmt::format("ex {} r{} e{} l{}:", e.source_index, e.repeat_index, e.epoch, e.label);
-  for (const Tensor& t : e.components) s.append(t.buffer().view());
+  for (const Tensor& t : e.components) {
+    s.append(fmt::format("[{}]", t.num_elements()));
+    s.append(t.buffer().view());
+  }
   return s;
 }
 inline std::string Key(const Record& r) {
@@ -43,8 +49,15 @@ inline std::string Key(const Batch& b) {
   s.append(b.labels.buffer().view());
   s.append(b.source_indices.buffer().view());
   s.append(b.repeat_indices.buffer().view());
-  for (const Tensor& t : b.components) s.append(t.buffer().view());
+  for (const Tensor& t : b.components) {
+    s.append(fmt::format("[{}]", t.num_elements()));
+    s.append(t.buffer().view());
+  }
   return s;
+}
+template <typename A, typename B>
+std::string Key(const std::pair<A, B>& p) {
+  return Key(p.first) + " | " + Key(p.second);
 }
 
 // The rest of `p`, as keys (a failure if it ends in an error).
@@ -60,50 +73,56 @@ std::vector<std::string> Rest(Pipeline<T>& p) {
   return out;
 }
 
-template <typename T>
-std::vector<std::string> Tail(const std::vector<std::string>& v, size_t from) {
+inline std::vector<std::string> Tail(const std::vector<std::string>& v, size_t from) {
   return std::vector<std::string>(v.begin() + static_cast<std::ptrdiff_t>(from), v.end());
 }
 
-// Saves `make()` at `positions` random positions (always 0 and the end too),
-// restores a rebuilt pipeline from each state and compares what follows,
-// element by element, with an uninterrupted run; the saved pipeline, read on
-// after the save, gives the same continuation. Returns the largest state.
+// Saves `make()` at `positions` random positions (always `min_position` and
+// the end too), destroys it, restores a rebuilt pipeline from each state (and
+// saves the restored one again at once and restores that) and compares what
+// follows, element by element, with an uninterrupted run; the saved pipeline,
+// read on after the save, gives the same continuation. Returns the number of
+// elements of a whole run; `*largest_state`, if given, is the largest state.
 template <typename T>
-size_t CheckResumes(const std::function<Pipeline<T>()>& make, int positions = 20,
-                    uint32_t seed = 1) {
+size_t CheckResumes(const std::function<Pipeline<T>()>& make, int positions = 20, uint32_t seed = 1,
+                    size_t min_position = 0, size_t* largest_state = nullptr) {
   Pipeline<T> whole = make();
   EXPECT_TRUE(whole.status().ok()) << whole.status();
   const std::vector<std::string> expected = Rest(whole);
   EXPECT_FALSE(expected.empty());
   std::mt19937 rng(seed);
-  std::vector<size_t> at = {0, expected.size()};
+  std::vector<size_t> at = {min_position, expected.size()};
   for (int i = 2; i < positions; ++i) {
-    at.push_back(std::uniform_int_distribution<size_t>(0, expected.size())(rng));
+    at.push_back(std::uniform_int_distribution<size_t>(min_position, expected.size())(rng));
   }
-  size_t largest = 0;
   for (size_t k : at) {
     std::string state;
     {
       Pipeline<T> first = make();
       for (size_t i = 0; i < k; ++i) {
         absl::StatusOr<std::optional<T>> next = first.Next();
-        EXPECT_TRUE(next.ok() && next->has_value());
+        EXPECT_TRUE(next.ok() && next->has_value()) << "at " << i;
       }
       absl::StatusOr<std::string> saved = first.SaveState();
       EXPECT_TRUE(saved.ok()) << saved.status() << " at " << k;
       if (!saved.ok()) return 0;
       state = *saved;
-      largest = std::max(largest, state.size());
-      EXPECT_EQ(Rest(first), Tail<T>(expected, k)) << "the saved pipeline, read on, at " << k;
+      if (largest_state != nullptr) *largest_state = std::max(*largest_state, state.size());
+      EXPECT_EQ(Rest(first), Tail(expected, k)) << "the saved pipeline, read on, at " << k;
     }  // destroyed
     Pipeline<T> second = make();
     absl::Status restored = second.RestoreState(state);
     EXPECT_TRUE(restored.ok()) << restored << " at " << k;
-    EXPECT_EQ(Rest(second), Tail<T>(expected, k))
-        << "restored at " << k << " of " << expected.size();
+    // A restored pipeline saves the same position again.
+    absl::StatusOr<std::string> again = second.SaveState();
+    EXPECT_TRUE(again.ok()) << again.status() << " at " << k;
+    if (!again.ok()) return 0;
+    Pipeline<T> third = make();
+    EXPECT_TRUE(third.RestoreState(*again).ok()) << " at " << k;
+    EXPECT_EQ(Rest(second), Tail(expected, k)) << "restored at " << k << " of " << expected.size();
+    EXPECT_EQ(Rest(third), Tail(expected, k)) << "restored twice at " << k;
   }
-  return largest;
+  return expected.size();
 }
 
 }  // namespace dataecho::testing

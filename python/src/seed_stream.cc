@@ -1,0 +1,22 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+#include "seed_stream.h"
+
+#include "dataecho/augment.h"
+
+namespace dataecho::python {
+namespace {
+
+thread_local std::optional<uint64_t> stream;
+
+// Keeps the mix apart from MixSeed(seed, epoch) and the other uses of MixSeed.
+constexpr uint64_t kStreamSalt = 0x5eed5eed;
+
+}  // namespace
+
+void SetSeedStream(std::optional<uint64_t> s) { stream = s; }
+
+uint64_t ForSeedStream(uint64_t seed) {
+  return stream.has_value() ? MixSeed(seed, *stream, kStreamSalt) : seed;
+}
+
+}  // namespace dataecho::python
