@@ -129,16 +129,6 @@ TEST(CheckpointStagesTest, InterleaveOfRangesRestartsEachEpoch) {
   EXPECT_EQ(CheckResumes<int64_t>(make), 30u);
 }
 
-TEST(CheckpointStagesTest, ShuffleAfterInterleaveFailsNamingIt) {
-  testing::TempDir dir;
-  const std::vector<std::string> paths = WriteTFRecordFiles(dir, 2, 4);
-  Pipeline<Record> p = InterleavedFiles(paths, 2, 1).Shuffle({.buffer_size = 3, .seed = 1});
-  ASSERT_TRUE(p.Next().ok());
-  absl::StatusOr<std::string> s = p.SaveState();
-  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition) << s.status();
-  EXPECT_NE(s.status().message().find("interleave"), std::string::npos) << s.status();
-}
-
 TEST(CheckpointStagesTest, CacheFillingAndReplaying) {
   testing::TempDir dir;
   const std::vector<std::string> paths = WriteTFRecordFiles(dir, 3, 8);

@@ -37,10 +37,23 @@
 // pipelines), then, per slot, the element that opened its pipeline (a string
 // by value, else its input's reference) and that pipeline's own state; a
 // restore calls `fn` again on those elements and restores what it returns,
-// so `fn` must build the same pipeline for the same element. Elements are
-// not referenced: a Shuffle or Echo after an Interleave cannot save its state
-// (FAILED_PRECONDITION naming it; shuffle inside the interleaved pipelines).
-// An input whose elements cannot be copied (pipelines) cannot be saved.
+// so `fn` must build the same pipeline for the same element. An input whose
+// elements cannot be copied (pipelines) cannot be saved.
+//
+// References (a Shuffle or Echo after an Interleave: stage.h's SaveRefs and
+// Reread). A Record, Example or Batch it emitted is referenced as the element
+// that opened its pipeline (as above), then that pipeline's own reference to
+// it; a restore calls `fn` again on that element and has the new pipeline read
+// the referenced elements again. The stage knows which pipeline made an
+// element by the element's payload (it keeps a handle to each emitted element
+// while a later stage holds it, and at most a quarter more plus 64 elements
+// that no stage holds any more), so the stages between the Interleave and the
+// one that holds elements must pass elements on as they are (Echo, Shuffle,
+// Prefetch, Filter, Take, Repeat...): an element a Map after the Interleave
+// made is not found (FAILED_PRECONDITION naming the interleave; put the Map
+// inside the interleaved pipelines), nor are pipelines whose elements share
+// one payload. Numbers are their own references; other element types cannot
+// be referenced (FAILED_PRECONDITION).
 //
 // Stats: the input's stages, then the interleave row: elements, bytes,
 // input_wait (time blocked on an open pipeline or the input with nothing
@@ -70,6 +83,7 @@
 #include "dataecho/checkpoint.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/interleave_refs.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
@@ -133,12 +147,30 @@ class InterleaveStage final : public UnaryStage<U, T> {
     return absl::OkStatus();
   }
 
-  // Elements are not referenced (see the file comment).
-  absl::Status SaveRefs(std::span<const U* const> /*items*/, StateWriter& /*w*/) override {
-    return absl::FailedPreconditionError(absl::StrCat(
-        options_.name,
-        " cannot reference the elements it emitted, so a stage after it that holds elements "
-        "(Shuffle, Echo) cannot save its state; shuffle inside the interleaved pipelines"));
+  // References: the pipeline that made each element, then that pipeline's
+  // references (see the file comment).
+  absl::Status SaveRefs(std::span<const U* const> items, StateWriter& w) override {
+    if constexpr (std::is_arithmetic_v<U>) {
+      return Stage<U>::SaveRefs(items, w);
+    } else if constexpr (!kReferenced) {
+      (void)items;
+      (void)w;
+      return Refs::NotReferenced(options_.name, kWhyNot);
+    } else {
+      return refs_.Save(items, w, RefHooks());
+    }
+  }
+  absl::Status Reread(StateReader& r, size_t n, std::vector<U>* out) override {
+    if constexpr (std::is_arithmetic_v<U>) {
+      return Stage<U>::Reread(r, n, out);
+    } else if constexpr (!kReferenced) {
+      (void)r;
+      (void)n;
+      (void)out;
+      return Refs::NotReferenced(options_.name, kWhyNot);
+    } else {
+      return refs_.Reread(r, n, out, RefHooks(), [this] { return OpenPipelines(); });
+    }
   }
 
  protected:
@@ -178,6 +210,7 @@ class InterleaveStage final : public UnaryStage<U, T> {
         totals_.input_wait_ns.Add(internal::PullTimed(*slot, &r));
         if (!r.ok()) return r;
         if (r->has_value()) {
+          if constexpr (kReferenced) Remember(**r, slot_pipelines_[index_]);
           if (++in_block_ == options_.block_length) Advance();
           return r;
         }
@@ -194,6 +227,8 @@ class InterleaveStage final : public UnaryStage<U, T> {
         if constexpr (kKeepsInputs) {
           slot_inputs_.resize(cycle_.size());
           slot_inputs_[index_] = **next;
+          slot_pipelines_.resize(cycle_.size());
+          slot_pipelines_[index_] = NewPipeline(**next);
         }
         absl::StatusOr<StagePtr<U>> opened = fn_(*std::move(*next));
         if (opened.ok() && *opened == nullptr) {
@@ -212,6 +247,9 @@ class InterleaveStage final : public UnaryStage<U, T> {
   // Input elements are kept (to open their pipelines again at restore) when
   // they can be copied.
   static constexpr bool kKeepsInputs = std::is_copy_constructible_v<T>;
+  static constexpr std::string_view kWhyNot =
+      kKeepsInputs ? "only records, examples and batches are traced to their pipelines"
+                   : "its input's elements cannot be copied";
 
   // Closes every open pipeline and starts from the first slot.
   void CloseAll() {
@@ -221,6 +259,7 @@ class InterleaveStage final : public UnaryStage<U, T> {
       cycle_.clear();
     }
     slot_inputs_.clear();
+    slot_pipelines_.clear();
     index_ = 0;
     in_block_ = 0;
     input_done_ = false;
@@ -326,12 +365,14 @@ class InterleaveStage final : public UnaryStage<U, T> {
       cycle_.resize(slots);
     }
     slot_inputs_.resize(slots);
+    slot_pipelines_.resize(slots);
     size_t next = 0;
     for (uint64_t i = 0; i < slots; ++i) {
       if (!open[i]) continue;
       const std::string inner_state = r.Bytes();
       DATAECHO_RETURN_IF_ERROR(r.status());
       slot_inputs_[i] = inputs[next];
+      slot_pipelines_[i] = NewPipeline(inputs[next]);
       absl::StatusOr<StagePtr<U>> opened = fn_(std::move(inputs[next++]));
       if (opened.ok() && *opened == nullptr) {
         opened = absl::InvalidArgumentError(options_.name + ": fn returned a null stage");
@@ -353,6 +394,42 @@ class InterleaveStage final : public UnaryStage<U, T> {
     input_done_ = input_done;
     return absl::OkStatus();
   }
+
+  // References (internal/interleave_refs.h).
+  using Refs = internal::InterleaveRefs<T, U>;
+  static constexpr bool kReferenced = Refs::kEnabled;
+
+  std::vector<uint64_t> OpenPipelines() const {
+    std::vector<uint64_t> out;
+    for (size_t i = 0; i < cycle_.size() && i < slot_pipelines_.size(); ++i) {
+      if (cycle_[i] != nullptr) out.push_back(slot_pipelines_[i]);
+    }
+    return out;
+  }
+  void Remember(const U& v, uint64_t pipeline) {
+    refs_.Remember(v, pipeline, [this] { return OpenPipelines(); });
+  }
+  typename Refs::Hooks RefHooks() {
+    return {.name = options_.name,
+            .open_pipeline = [this](uint64_t number) -> Stage<U>* {
+              for (size_t i = 0; i < cycle_.size() && i < slot_pipelines_.size(); ++i) {
+                if (cycle_[i] != nullptr && slot_pipelines_[i] == number) return cycle_[i].get();
+              }
+              return nullptr;
+            },
+            .make = [this](const T& input) -> absl::StatusOr<StagePtr<U>> {
+              absl::StatusOr<StagePtr<U>> opened = fn_(T(input));
+              if (opened.ok() && *opened == nullptr) {
+                opened = absl::InvalidArgumentError(options_.name + ": fn returned a null stage");
+              }
+              return opened;
+            },
+            .save_inputs = [this](std::span<const T* const> items,
+                                  StateWriter& w) { return SaveSlotInputs(items, w); },
+            .reread_inputs = [this](StateReader& r, size_t n,
+                                    std::vector<T>* out) { return RereadSlotInputs(r, n, out); }};
+  }
+  uint64_t NewPipeline(const T& input) { return refs_.NewPipeline(input); }
 
   void Advance() {
     in_block_ = 0;
@@ -381,6 +458,9 @@ class InterleaveStage final : public UnaryStage<U, T> {
   std::vector<StagePtr<U>> cycle_;
   // The element that opened each slot's pipeline (kKeepsInputs; consumer thread only).
   std::vector<std::optional<std::conditional_t<kKeepsInputs, T, int>>> slot_inputs_;
+  // The number of each slot's pipeline (kKeepsInputs; consumer thread only).
+  std::vector<uint64_t> slot_pipelines_;
+  Refs refs_;                // consumer thread only
   size_t index_ = 0;         // consumer thread only
   int64_t in_block_ = 0;     // consumer thread only
   bool input_done_ = false;  // consumer thread only

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# A 3-rank job of examples/mpi_trainer killed with SIGKILL -- mpirun and every
+# rank at once -- three times at random moments (each a random 0-10 ms after a
+# new checkpoint appears, or as soon as a checkpoint's temporary file does:
+# during a step, a checkpoint write, the removal of an old checkpoint) and
+# started again with the same command line and --resume ends as the job never
+# killed: the same data_digest, final_test_accuracy, step and fresh counts and
+# accuracy curve in its --json, and the same rows in every rank's
+# --dump_fresh_indices file. Rank 0 alone writes the job's checkpoint (one file
+# holding every rank's pipeline state) and sends the newest complete one to all
+# ranks at a resume, so the ranks always resume from the same step; every
+# resume must say so ("the ranks' pipelines restored"). The kill moments come
+# from a seed printed on failure (SIGKILL_SEED=N repeats them).
+#   tests/mpi/sigkill_resume.sh build/examples/mpi_trainer/mpi_trainer build/tools/dataecho/dataecho mpiexec
+set -euo pipefail
+trainer=$1 cli=$2 mpiexec=$3
+data=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
+records=3001
+seed=${SIGKILL_SEED:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
+RANDOM=$seed
+tmp=$(mktemp -d)
+# Open MPI's session files of the killed jobs go with the rest.
+mkdir "$tmp/mpi"
+export TMPDIR="$tmp/mpi"
+job_pids=()
+cleanup() {
+  [ ${#job_pids[@]} -eq 0 ] || kill -KILL "${job_pids[@]}" 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+"$cli" convert --images="$data/train-images-idx3-ubyte.gz" --labels="$data/train-labels-idx1-ubyte.gz" \
+  --output="$tmp/train" --shards=5 --limit=$records >/dev/null
+
+fail() { echo "FAIL ($*; kill moments of seed $seed)" >&2; exit 1; }
+args=(--allow-run-as-root --oversubscribe -np 3 "$trainer" --train_shards="$tmp/train-*"
+  --shard_mode=records --epochs=2 --echo=2 --batch_size=32 --shuffle_buffer=256
+  --test_limit=500 --eval_every=1000 --idx_dir="$data")
+field() { grep -o "\"$1\": [^,]*" "$2"; }
+# The pids of $1 and of all its descendants.
+tree() {
+  local pid=$1 child
+  echo "$pid"
+  for child in $(ps -o pid= --ppid "$pid" 2>/dev/null); do tree "$child"; done
+}
+# Whether process $1 runs (exists and is not a zombie).
+alive() {
+  local state
+  { read -r _ _ state _ <"/proc/$1/stat"; } 2>/dev/null && [ "$state" != Z ]
+}
+# The newest checkpoint's name in the directory (empty if none).
+newest() {
+  local files=("$tmp"/ck/ckpt-*.dtc)
+  [ -e "${files[0]}" ] && basename "${files[-1]}" || true
+}
+
+mkdir "$tmp/ref" "$tmp/dump"
+"$mpiexec" "${args[@]}" --dump_fresh_indices="$tmp/ref" --json="$tmp/ref.json" >"$tmp/ref.txt" 2>&1 ||
+  { cat "$tmp/ref.txt" >&2; fail "the uninterrupted job"; }
+flags=(--dump_fresh_indices="$tmp/dump" --checkpoint_dir="$tmp/ck" --checkpoint_every=7
+  --resume --json="$tmp/out.json")
+
+kills=0 starts=0
+while [ $kills -lt 3 ]; do
+  before=$(newest)
+  starts=$((starts + 1))
+  "$mpiexec" "${args[@]}" "${flags[@]}" >"$tmp/run-$starts.txt" 2>&1 &
+  job=$!
+  # Even kills: a random 0-10 ms after a new checkpoint appears; odd ones:
+  # after a first new checkpoint (so that each run makes progress), as soon as
+  # a checkpoint's temporary file is seen, or a second new checkpoint.
+  at_temp=$((kills % 2))
+  ended=0 mark=""
+  while true; do
+    if ! alive "$job"; then ended=1; break; fi
+    now=$(newest)
+    if [ -n "$now" ] && [[ "$now" > "$before" ]]; then
+      [ $at_temp -eq 0 ] && break
+      if [ -z "$mark" ]; then mark=$now; fi
+      [[ "$now" > "$mark" ]] && break
+      temps=("$tmp"/ck/.ckpt-*)
+      [ -e "${temps[0]}" ] && break
+    else
+      sleep 0.002
+    fi
+  done
+  if [ $ended -eq 1 ]; then
+    wait "$job" || { cat "$tmp/run-$starts.txt" >&2; fail "run $starts failed"; }
+    break  # it ended before this kill (a fast machine): checked below
+  fi
+  [ $at_temp -eq 0 ] && sleep "0.00$((RANDOM % 10))"
+  mapfile -t job_pids < <(tree "$job")
+  kill -KILL "${job_pids[@]}" 2>/dev/null || true
+  wait "$job" 2>/dev/null || true
+  for pid in "${job_pids[@]}"; do  # every rank gone before the next start
+    for _ in $(seq 500); do alive "$pid" || break; sleep 0.01; done
+    alive "$pid" && fail "process $pid of the killed job still runs"
+  done
+  job_pids=()
+  kills=$((kills + 1))
+done
+[ $kills -ge 2 ] || fail "the job ended before it was killed twice"
+if [ -e "$tmp/run-$starts.txt" ] && ! grep -q "final test accuracy" "$tmp/run-$starts.txt"; then
+  starts=$((starts + 1))
+  "$mpiexec" "${args[@]}" "${flags[@]}" >"$tmp/run-$starts.txt" 2>&1 ||
+    { cat "$tmp/run-$starts.txt" >&2; fail "the last resume"; }
+fi
+for i in $(seq 2 $starts); do
+  grep -q "the ranks' pipelines restored" "$tmp/run-$i.txt" ||
+    { cat "$tmp/run-$i.txt" >&2; fail "start $i did not restore the ranks' pipelines"; }
+  grep -o "resumed from .*/\(ckpt-[0-9]*\.dtc\)" "$tmp/run-$i.txt" | sed "s|.*/|start $i: resumed from |"
+done
+for f in data_digest final_test_accuracy steps_total fresh_examples_total; do
+  [ "$(field $f "$tmp/out.json")" = "$(field $f "$tmp/ref.json")" ] ||
+    fail "$f: $(field $f "$tmp/out.json") after $kills kills, $(field $f "$tmp/ref.json") uninterrupted"
+done
+[ "$(grep -o '"curve": \[[^]]*\]' "$tmp/out.json")" = "$(grep -o '"curve": \[[^]]*\]' "$tmp/ref.json")" ] ||
+  fail "another accuracy curve"
+for r in 0 1 2; do
+  cmp -s "$tmp/dump/rank-$r.txt" "$tmp/ref/rank-$r.txt" || fail "rank $r trained on other rows"
+done
+n=$(find "$tmp/ck" -name 'ckpt-*.dtc' | wc -l)
+[ "$n" -le 2 ] || fail "$n checkpoints kept, at most 2 expected"
+echo "3 ranks killed $kills times (seed $seed) and resumed: the same digest, accuracy and rows as uninterrupted"
