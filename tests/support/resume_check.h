@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "dataecho/example.h"
+#include "dataecho/formats/crc32c.h"
 #include "dataecho/formats/record.h"
 #include "dataecho/pipeline.h"
 #include "fmt/format.h"
@@ -123,6 +124,32 @@ size_t CheckResumes(const std::function<Pipeline<T>()>& make, int positions = 20
     EXPECT_EQ(Rest(third), Tail(expected, k)) << "restored twice at " << k;
   }
   return expected.size();
+}
+
+// Restores `trials` copies of `state` (from a pipeline `make()` builds), each
+// with one bit flipped and its checksum made valid again, into rebuilt
+// pipelines: each must fail to restore or end (an error or the end) within
+// 1,000 elements, never crash or spin.
+template <typename T>
+void CheckFlippedStatesEnd(const std::function<Pipeline<T>()>& make, const std::string& state,
+                           int trials = 300, uint32_t seed = 5) {
+  std::mt19937 rng(seed);
+  for (int trial = 0; trial < trials; ++trial) {
+    std::string body = state.substr(0, state.size() - 4);
+    const size_t at = std::uniform_int_distribution<size_t>(4, body.size() - 1)(rng);
+    body[at] = static_cast<char>(body[at] ^ (1 << (trial % 8)));
+    const uint32_t crc = MaskCrc32c(Crc32c(body));
+    for (int b = 0; b < 4; ++b) body.push_back(static_cast<char>((crc >> (8 * b)) & 0xff));
+    Pipeline<T> q = make();
+    if (!q.RestoreState(body).ok()) continue;
+    int n = 0;
+    while (n < 1000) {
+      absl::StatusOr<std::optional<T>> next = q.Next();
+      if (!next.ok() || !next->has_value()) break;
+      ++n;
+    }
+    EXPECT_LT(n, 1000) << "trial " << trial;
+  }
 }
 
 }  // namespace dataecho::testing
