@@ -18,7 +18,7 @@ find_package(fmt REQUIRED)
 set(DATAECHO_ABSL_TARGETS
   absl::status absl::statusor absl::strings absl::str_format absl::synchronization
   absl::time absl::span absl::inlined_vector absl::random_random absl::flat_hash_map
-  absl::cleanup)
+  absl::cleanup absl::cord)
 set(DATAECHO_PRIVATE_LIBS)
 set(DATAECHO_FIND_DEPENDENCIES Threads absl fmt)
 set(DATAECHO_PC_REQUIRES fmt)

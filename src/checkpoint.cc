@@ -8,6 +8,7 @@
 #include <bit>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "dataecho/formats/crc32c.h"
@@ -130,17 +131,26 @@ size_t StateWriter::payload_bytes() const {
 }
 
 void StateWriter::EncodeSections(size_t begin, size_t end, std::string* out, uint32_t* crc,
-                                 size_t* checked) const {
+                                 size_t* checked, absl::Cord* shared) const {
   auto run = std::lower_bound(sealed_.begin(), sealed_.end(), begin,
                               [](const SealedRun& r, size_t i) { return r.first < i; });
   for (size_t i = begin; i < end;) {
     if (run != sealed_.end() && run->first == i) {
       // Checksum what came before, then take the block's bytes and CRC as they are.
       *crc = Crc32cExtend(*crc, out->data() + *checked, out->size() - *checked);
-      out->append(run->block->bytes);
-      *crc = Crc32cCombine(*crc, run->block->crc, run->block->bytes.size());
-      *checked = out->size();
-      i += run->block->stages;
+      const Sealed& block = *run->block;
+      if (shared != nullptr) {
+        // The block itself becomes a chunk: a reference to it, not a copy.
+        shared->Append(std::move(*out));
+        out->clear();
+        shared->Append(absl::MakeCordFromExternal(block.bytes, [keep = run->block]() {}));
+        *checked = 0;
+      } else {
+        out->append(block.bytes);
+        *checked = out->size();
+      }
+      *crc = Crc32cCombine(*crc, block.crc, block.bytes.size());
+      i += block.stages;
       ++run;
       continue;
     }
@@ -162,27 +172,44 @@ size_t StateWriter::EncodedSizeBound() const {
   return size;
 }
 
-std::string StateWriter::Finish() const {
-  std::string out;
-  out.reserve(EncodedSizeBound());  // one allocation
-  out += kMagic;
-  PutVarint(&out, kStateVersion);
+void StateWriter::EncodeHeader(std::string* out) const {
+  *out += kMagic;
+  PutVarint(out, kStateVersion);
   // Bytes written outside any stage make an unreadable state (a stage's bug):
   // an extra unnamed section fails the shape check at restore.
   const bool loose = !loose_.empty();
-  PutVarint(&out, shape_.size() + (loose ? 1 : 0));
+  PutVarint(out, shape_.size() + (loose ? 1 : 0));
   if (loose) {
-    PutVarint(&out, 0);
-    PutFixed(&out, 0, 8);
-    PutVarint(&out, loose_.size());
-    out += loose_;
+    PutVarint(out, 0);
+    PutFixed(out, 0, 8);
+    PutVarint(out, loose_.size());
+    *out += loose_;
   }
+}
+
+std::string StateWriter::Finish() const {
+  std::string out;
+  out.reserve(EncodedSizeBound());  // one allocation
+  EncodeHeader(&out);
   uint32_t crc = 0;
   size_t checked = 0;
   EncodeSections(0, shape_.size(), &out, &crc, &checked);
   crc = Crc32cExtend(crc, out.data() + checked, out.size() - checked);
   PutFixed(&out, MaskCrc32c(crc), 4);
   return out;
+}
+
+absl::Cord StateWriter::FinishCord() const {
+  absl::Cord state;
+  std::string out;  // the bytes since the last sealed block
+  EncodeHeader(&out);
+  uint32_t crc = 0;
+  size_t checked = 0;
+  EncodeSections(0, shape_.size(), &out, &crc, &checked, &state);
+  crc = Crc32cExtend(crc, out.data() + checked, out.size() - checked);
+  PutFixed(&out, MaskCrc32c(crc), 4);
+  state.Append(std::move(out));
+  return state;
 }
 
 absl::StatusOr<StateReader> StateReader::Parse(std::string_view state) {
@@ -230,6 +257,13 @@ absl::StatusOr<StateReader> StateReader::Parse(std::string_view state) {
   }
   if (pos != body) return Corrupt(absl::StrCat(body - pos, " bytes after the last stage"));
   return r;
+}
+
+absl::StatusOr<StateReader> StateReader::Parse(const absl::Cord& state) {
+  if (auto flat = state.TryFlat(); flat.has_value()) {
+    return Parse(std::string_view(flat->data(), flat->size()));
+  }
+  return Parse(std::string(state));
 }
 
 absl::Status StateReader::CheckSectionRead() {

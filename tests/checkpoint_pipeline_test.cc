@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/cord.h"
 #include "dataecho/augment.h"
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/tfrecord.h"
@@ -307,6 +308,53 @@ TEST_F(CheckpointPipelineTest, BadStatesAreClearErrors) {
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
   EXPECT_NE(s.message().find("other contents than when the state was saved"), std::string::npos)
       << s;
+}
+
+// A state saved as a Cord (SaveStateCord) restores exactly as the string
+// one: from the Cord, from its flattened bytes, and from SaveState()'s string
+// taken at the same step, the rest of the run is the run's own; the Cord's
+// flattened bytes are a whole state (magic, checksum). Cut or flipped, it is
+// DATA_LOSS.
+TEST_F(CheckpointPipelineTest, CordStateRestoresAsTheString) {
+  using ::dataecho::testing::Rest;
+  for (int steps : {0, 3, 11, 25}) {
+    Pipeline<Batch> p = SmallReadme(paths_);
+    for (int i = 0; i < steps; ++i) ASSERT_TRUE(p.Next().ok());
+    absl::StatusOr<absl::Cord> cord = p.SaveStateCord();
+    ASSERT_TRUE(cord.ok()) << cord.status();
+    absl::StatusOr<std::string> string = p.SaveState();
+    ASSERT_TRUE(string.ok()) << string.status();
+    const std::string flat(*cord);
+    EXPECT_EQ(flat.substr(0, 4), "DEST");
+    const std::vector<std::string> want = Rest(p);
+    ASSERT_FALSE(want.empty());
+
+    Pipeline<Batch> from_cord = SmallReadme(paths_);
+    ASSERT_TRUE(from_cord.RestoreState(*cord).ok()) << steps;
+    EXPECT_EQ(Rest(from_cord), want) << steps;
+    Pipeline<Batch> from_flat = SmallReadme(paths_);
+    ASSERT_TRUE(from_flat.RestoreState(flat).ok()) << steps;
+    EXPECT_EQ(Rest(from_flat), want) << steps;
+    Pipeline<Batch> from_string = SmallReadme(paths_);
+    ASSERT_TRUE(from_string.RestoreState(*string).ok()) << steps;
+    EXPECT_EQ(Rest(from_string), want) << steps;
+  }
+  Pipeline<Batch> p = SmallReadme(paths_);
+  for (int i = 0; i < 7; ++i) ASSERT_TRUE(p.Next().ok());
+  absl::StatusOr<absl::Cord> cord = p.SaveStateCord();
+  ASSERT_TRUE(cord.ok()) << cord.status();
+  for (size_t n = 0; n < cord->size(); n += 7) {
+    Pipeline<Batch> q = SmallReadme(paths_);
+    EXPECT_EQ(q.RestoreState(cord->Subcord(0, n)).code(), absl::StatusCode::kDataLoss) << n;
+  }
+  const std::string flat(*cord);
+  for (size_t i = 0; i < flat.size(); i += 5) {
+    absl::Cord bad = cord->Subcord(0, i);
+    bad.Append(std::string(1, static_cast<char>(flat[i] ^ 0x10)));
+    bad.Append(cord->Subcord(i + 1, flat.size() - i - 1));
+    Pipeline<Batch> q = SmallReadme(paths_);
+    EXPECT_EQ(q.RestoreState(bad).code(), absl::StatusCode::kDataLoss) << i;
+  }
 }
 
 // State sizes, deterministic: with Shuffle(10,000) at most 16 bytes per

@@ -3,6 +3,7 @@
 // Pipeline::SaveState / RestoreState: for many pipeline shapes, a pipeline
 // saved at a random position, destroyed, rebuilt and restored yields exactly
 // the rest of an uninterrupted run; bad states get the documented codes.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/cord.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/formats/crc32c.h"
 #include "dataecho/formats/fixed_length.h"
@@ -328,6 +330,69 @@ TEST(CheckpointTest, SealedSectionsGiveTheSameState) {
     EXPECT_EQ(r->Fixed32(), 0xabcd0000u + i);
   }
   EXPECT_TRUE(r->Finish().ok());
+}
+
+// FinishCord() gives Finish()'s bytes, sharing the sealed blocks instead of
+// copying them (each is one chunk of the Cord, at the block's address), and
+// StateReader::Parse reads the Cord, flat or in chunks.
+TEST(CheckpointTest, FinishCordSharesSealedBlocks) {
+  StateWriter inner;
+  for (int i = 0; i < 3; ++i) {
+    inner.BeginStage(fmt::format("stage{}", i), 1000 + i);
+    inner.U64(i);
+    inner.Bytes(std::string(5000, static_cast<char>('a' + i)));
+  }
+  inner.Seal();
+  StateWriter outer;
+  outer.Append(inner);
+  outer.BeginStage("prefetch", 7);
+  outer.U64(42);
+  outer.Fixed32(0x12345678u);
+  const std::string want = outer.Finish();
+  const absl::Cord cord = outer.FinishCord();
+  EXPECT_EQ(std::string(cord), want);
+  // The block is one chunk, not copied: two Cords of the same writer share it.
+  const absl::Cord again = outer.FinishCord();
+  auto largest_chunk = [](const absl::Cord& c) {
+    absl::string_view big;
+    for (absl::string_view chunk : c.Chunks()) {
+      if (chunk.size() > big.size()) big = chunk;
+    }
+    return big;
+  };
+  EXPECT_GE(largest_chunk(cord).size(), 15000u);
+  EXPECT_EQ(largest_chunk(cord).data(), largest_chunk(again).data());
+  // A writer with nothing sealed: the same bytes too.
+  StateWriter loose;
+  loose.BeginStage("s", 1);
+  loose.Bytes("abc");
+  EXPECT_EQ(std::string(loose.FinishCord()), loose.Finish());
+
+  absl::StatusOr<StateReader> r = StateReader::Parse(cord);
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(r->BeginStage(fmt::format("stage{}", i)).ok());
+    EXPECT_EQ(r->U64(), static_cast<uint64_t>(i));
+    EXPECT_EQ(r->Bytes(), std::string(5000, static_cast<char>('a' + i)));
+  }
+  ASSERT_TRUE(r->BeginStage("prefetch").ok());
+  EXPECT_EQ(r->U64(), 42u);
+  EXPECT_EQ(r->Fixed32(), 0x12345678u);
+  EXPECT_TRUE(r->Finish().ok());
+  // A flipped bit anywhere, or a cut, is DATA_LOSS read from a Cord as from a string.
+  for (size_t i = 0; i < want.size(); i += 97) {
+    std::string bad = want;
+    bad[i] = static_cast<char>(bad[i] ^ 0x04);
+    absl::Cord chunked;  // in three chunks
+    chunked.Append(absl::Cord(bad.substr(0, i / 2)));
+    chunked.Append(absl::Cord(bad.substr(i / 2, 6000)));
+    chunked.Append(absl::Cord(bad.substr(std::min(bad.size(), i / 2 + 6000))));
+    EXPECT_EQ(StateReader::Parse(chunked).status().code(), absl::StatusCode::kDataLoss) << i;
+  }
+  for (size_t n = 0; n < want.size(); n += 101) {
+    EXPECT_EQ(StateReader::Parse(cord.Subcord(0, n)).status().code(), absl::StatusCode::kDataLoss)
+        << n;
+  }
 }
 
 // Work a stage defers (StateReader::Defer) is waited for by Finish(), whose

@@ -7,10 +7,14 @@
 // directory means "start fresh", and a payload of another layout is DATA_LOSS.
 #include "trainer/checkpoint_file.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <string>
 #include <vector>
 
+#include "absl/strings/cord.h"
+#include "dataecho/pipeline.h"
 #include "gtest/gtest.h"
 #include "support/temp_files.h"
 #include "trainer/data.h"
@@ -53,6 +57,52 @@ TEST(CheckpointFileTest, RoundTripKeepsTheLastTwo) {
   EXPECT_EQ((*c)->payload, "payload 15");
   EXPECT_EQ((*c)->path, CheckpointPath(dir, 15));
   EXPECT_TRUE(warnings.empty());
+}
+
+// A payload held as a Cord (a pipeline's SaveStateCord() after the trainer's
+// own values) is written chunk by chunk into the same file as its flattened
+// bytes, and loads back: the pipeline's state in it restores the pipeline.
+TEST(CheckpointFileTest, CordPayloadWritesTheSameFile) {
+  TempDir tmp;
+  auto build = [] {
+    return dataecho::FromRange(0, 5000)
+        .Shuffle({.buffer_size = 1000, .seed = 3})
+        .Prefetch({.depth = 4});
+  };
+  auto p = build();
+  for (int i = 0; i < 300; ++i) ASSERT_TRUE(p.Next().ok());
+  absl::StatusOr<absl::Cord> state = p.SaveStateCord();
+  ASSERT_TRUE(state.ok()) << state.status();
+  StateWriter w;
+  w.U64(7);
+  w.U64(state->size());  // as w.String() writes it
+  absl::Cord payload(w.Release());
+  payload.Append(*state);
+  ASSERT_GT(std::distance(payload.Chunks().begin(), payload.Chunks().end()), 1);
+  const std::string flat(payload);
+  ASSERT_TRUE(WriteCheckpointFile(tmp.File("cord"), 12, payload).ok());
+  ASSERT_TRUE(WriteCheckpointFile(tmp.File("flat"), 12, flat).ok());
+  EXPECT_EQ(ReadFileOrDie(CheckpointPath(tmp.File("cord"), 12)),
+            ReadFileOrDie(CheckpointPath(tmp.File("flat"), 12)));
+  EXPECT_EQ(ReadFileOrDie(CheckpointPath(tmp.File("cord"), 12)), EncodeCheckpointFile(12, flat));
+
+  std::vector<std::string> warnings;
+  absl::StatusOr<std::optional<CheckpointFile>> c = Read(tmp.File("cord"), &warnings);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(c->has_value());
+  EXPECT_EQ((*c)->payload, flat);
+  StateReader r((*c)->payload, (*c)->path);
+  EXPECT_EQ(r.U64(), 7u);
+  const std::string pipeline_state = r.String();
+  ASSERT_TRUE(r.Finish().ok());
+  auto q = build();
+  ASSERT_TRUE(q.RestoreState(pipeline_state).ok());
+  for (int i = 0; i < 50; ++i) {
+    absl::StatusOr<std::optional<int64_t>> a = p.Next();
+    absl::StatusOr<std::optional<int64_t>> b = q.Next();
+    ASSERT_TRUE(a.ok() && b.ok() && a->has_value() && b->has_value());
+    EXPECT_EQ(**a, **b) << i;
+  }
 }
 
 TEST(CheckpointFileTest, MissingOrEmptyDirectoryMeansStartFresh) {

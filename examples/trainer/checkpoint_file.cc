@@ -53,6 +53,24 @@ bool WriteAll(int fd, std::string_view bytes) {
   return true;
 }
 
+// Writes the checkpoint file of `step` around `payload`'s chunks: the
+// header, each chunk as it is, and the CRC-32C of them all.
+bool WriteFileChunks(int fd, int64_t step, const absl::Cord& payload) {
+  std::string header(kMagic);
+  PutLe(header, kCheckpointFileVersion, 4);
+  PutLe(header, static_cast<uint64_t>(step), 8);
+  PutLe(header, payload.size(), 8);
+  if (!WriteAll(fd, header)) return false;
+  uint32_t crc = dataecho::Crc32c(header);
+  for (absl::string_view chunk : payload.Chunks()) {
+    if (!WriteAll(fd, std::string_view(chunk.data(), chunk.size()))) return false;
+    crc = dataecho::Crc32cExtend(crc, chunk.data(), chunk.size());
+  }
+  std::string trailer;
+  PutLe(trailer, crc, 4);
+  return WriteAll(fd, trailer);
+}
+
 // The step of a checkpoint's file name, or -1 for another name.
 int64_t StepOf(std::string_view name) {
   if (name.size() <= kPrefix.size() + kSuffix.size() || !name.starts_with(kPrefix) ||
@@ -149,6 +167,14 @@ absl::StatusOr<CheckpointFile> ParseCheckpointFile(std::string_view name, std::s
 
 absl::Status WriteCheckpointFile(const std::string& dir, int64_t step, std::string_view payload,
                                  int keep) {
+  // The payload as one chunk of a Cord that refers to it (not a copy).
+  const absl::Cord chunk =
+      absl::MakeCordFromExternal(absl::string_view(payload.data(), payload.size()), [] {});
+  return WriteCheckpointFileChunks(dir, step, chunk, keep);
+}
+
+absl::Status WriteCheckpointFileChunks(const std::string& dir, int64_t step,
+                                       const absl::Cord& payload, int keep) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
@@ -160,7 +186,7 @@ absl::Status WriteCheckpointFile(const std::string& dir, int64_t step, std::stri
       fmt::format("{}/{}{:012d}.tmp-{}", dir, kTempPrefix, step, ::getpid());
   const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("cannot create", temp_path);
-  const bool written = WriteAll(fd, EncodeCheckpointFile(step, payload));
+  const bool written = WriteFileChunks(fd, step, payload);
   if (!written || ::fsync(fd) != 0) {
     absl::Status s = Errno(written ? "cannot fsync" : "cannot write", temp_path);
     ::close(fd);

@@ -19,6 +19,8 @@
 // before it is used.
 //
 //   absl::Status s = trainer::WriteCheckpointFile("/ckpt", step, payload);
+//   // or, with a payload in chunks (a pipeline's SaveStateCord(), not flattened):
+//   absl::Status s = trainer::WriteCheckpointFile("/ckpt", step, absl::Cord(...));
 //   absl::StatusOr<std::optional<trainer::CheckpointFile>> c =
 //       trainer::ReadNewestCheckpoint("/ckpt", [](std::string_view w) { ... });
 //   if (c.ok() && c->has_value()) payload = (*c)->payload;   // else: start fresh
@@ -27,6 +29,7 @@
 #ifndef DATAECHO_EXAMPLES_TRAINER_CHECKPOINT_FILE_H_
 #define DATAECHO_EXAMPLES_TRAINER_CHECKPOINT_FILE_H_
 
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -34,6 +37,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/cord.h"
 
 namespace trainer {
 
@@ -55,6 +59,17 @@ std::string CheckpointPath(const std::string& dir, int64_t step);
 // written is ever left under a checkpoint's name.
 absl::Status WriteCheckpointFile(const std::string& dir, int64_t step, std::string_view payload,
                                  int keep = 2);
+// The same file for a payload held as a Cord: its chunks are written and
+// checksummed as they are, never flattened into one string. (A template so
+// that a std::string or a literal still picks the overload above.)
+absl::Status WriteCheckpointFileChunks(const std::string& dir, int64_t step,
+                                       const absl::Cord& payload, int keep = 2);
+template <typename C>
+  requires std::same_as<C, absl::Cord>
+absl::Status WriteCheckpointFile(const std::string& dir, int64_t step, const C& payload,
+                                 int keep = 2) {
+  return WriteCheckpointFileChunks(dir, step, payload, keep);
+}
 
 // The newest complete checkpoint in DIR; std::nullopt when DIR does not exist
 // or holds none. A damaged file (torn, bit-flipped, another version) is

@@ -76,6 +76,7 @@ class PipelineData final : public TrainData {
   absl::StatusOr<std::optional<dataecho::Batch>> Next() override { return pipeline_.Next(); }
   std::vector<dataecho::StageStats> Stats() const override { return pipeline_.Stats(); }
   absl::StatusOr<std::string> SaveState() override { return pipeline_.SaveState(); }
+  absl::StatusOr<absl::Cord> SaveStateCord() override { return pipeline_.SaveStateCord(); }
   absl::Status RestoreState(std::string_view state) override {
     return pipeline_.RestoreState(state);
   }

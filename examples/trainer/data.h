@@ -40,9 +40,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/cord.h"
 #include "dataecho/example.h"
 #include "dataecho/map_parallelism.h"
 #include "dataecho/pipeline.h"
@@ -77,6 +79,13 @@ class TrainData {
   // its restore, before the first Next() (Pipeline::RestoreState).
   virtual absl::StatusOr<std::string> SaveState() = 0;
   virtual absl::Status RestoreState(std::string_view state) = 0;
+  // The same state as a Cord that shares the pipeline's sealed snapshot
+  // (Pipeline::SaveStateCord): what a checkpoint writes, chunk by chunk.
+  virtual absl::StatusOr<absl::Cord> SaveStateCord() {
+    absl::StatusOr<std::string> state = SaveState();
+    if (!state.ok()) return state.status();
+    return absl::Cord(*std::move(state));
+  }
 };
 
 // Everything after the upstream's Prefetch boundary as described above (echo

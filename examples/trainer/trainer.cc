@@ -7,6 +7,7 @@
 #include <numbers>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "dataecho/augment.h"
 #include "dataecho/formats/crc32c.h"
 #include "dataecho/storage/object_store.h"
@@ -130,7 +131,7 @@ absl::Status NoTrainingData(const TrainOptions& o) {
 absl::Status WriteTrainCheckpoint(const TrainOptions& o, Mlp& model, Sgd& sgd,
                                   const TrainResult& result, const LoopState& loop,
                                   TrainData& data) {
-  absl::StatusOr<std::string> pipeline = data.SaveState();
+  absl::StatusOr<absl::Cord> pipeline = data.SaveStateCord();
   if (!pipeline.ok()) {
     return absl::Status(pipeline.status().code(),
                         fmt::format("checkpoint of step {}: the pipeline cannot save its state: {}",
@@ -140,8 +141,12 @@ absl::Status WriteTrainCheckpoint(const TrainOptions& o, Mlp& model, Sgd& sgd,
   w.String(OptionsFingerprint(o));
   SaveLoop(result, loop, w);
   SaveModel(model, sgd, w);
-  w.String(*pipeline);
-  return WriteCheckpointFile(o.checkpoint_dir, result.steps_total, w.bytes());
+  // The pipeline's state as w.String() would write it (its size, then its
+  // bytes), its chunks appended as they are: the sealed snapshot is not copied.
+  w.U64(pipeline->size());
+  absl::Cord payload(w.Release());
+  payload.Append(*std::move(pipeline));
+  return WriteCheckpointFile(o.checkpoint_dir, result.steps_total, payload);
 }
 
 }  // namespace

@@ -50,7 +50,11 @@
 // writes that snapshot (StateWriter::Append) and the count of elements the
 // consumer took since (internal/input_snapshots.h). The producer seals its
 // snapshot (StateWriter::Seal: encoded and checksummed once, there), so the
-// consumer's SaveState() copies it once and checksums only its own bytes.
+// consumer's SaveState() copies it once and checksums only its own bytes,
+// and a SaveStateCord() (pipeline.h) does not copy it at all: the state is
+// an absl::Cord whose big chunk is the sealed snapshot itself
+// (StateWriter::FinishCord). A Cord's bytes, flattened, are the same state
+// as SaveState()'s string: one format, on disk and in memory.
 //
 // Thread safety: StateWriter and StateReader are thread-compatible.
 #ifndef DATAECHO_CHECKPOINT_H_
@@ -67,6 +71,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/cord.h"
 #include "dataecho/export.h"
 #include "dataecho/internal/random.h"
 
@@ -129,6 +134,12 @@ class DATAECHO_EXPORT StateWriter {
   size_t payload_bytes() const;
   // The state: header, sections, checksum.
   std::string Finish() const;
+  // The same bytes as Finish(), as a Cord that shares the sealed blocks
+  // (Seal()) instead of copying them: each one is an external chunk holding
+  // a reference to the block, and the bytes around them (the header, the
+  // sections not sealed, the checksum) are small chunks of their own. The
+  // CRC-32C is combined as in Finish(): a sealed block is not read.
+  absl::Cord FinishCord() const;
 
  private:
   struct Sealed;  // checkpoint.cc
@@ -138,9 +149,14 @@ class DATAECHO_EXPORT StateWriter {
     std::shared_ptr<const Sealed> block;
   };
   // Appends the encoded sections [begin, end) to *out; *crc is the CRC-32C
-  // of (*out)[0, *checked), which this may advance.
-  void EncodeSections(size_t begin, size_t end, std::string* out, uint32_t* crc,
-                      size_t* checked) const;
+  // of (*out)[0, *checked), which this may advance. With `shared`, a sealed
+  // block is not copied into *out: *out (checksummed) moves to the end of
+  // *shared, then the block follows it as an external chunk, and *out starts
+  // empty again (*checked = 0).
+  void EncodeSections(size_t begin, size_t end, std::string* out, uint32_t* crc, size_t* checked,
+                      absl::Cord* shared = nullptr) const;
+  // The header (magic, version, stage count, a loose section) into *out.
+  void EncodeHeader(std::string* out) const;
   // At least the bytes Finish() returns.
   size_t EncodedSizeBound() const;
 
@@ -158,6 +174,8 @@ class DATAECHO_EXPORT StateReader {
   // DATA_LOSS if `state` is not a whole state; INVALID_ARGUMENT for a version
   // this library cannot read (outside kOldestStateVersion..kStateVersion).
   static absl::StatusOr<StateReader> Parse(std::string_view state);
+  // The same for a state held as a Cord (Pipeline::SaveStateCord).
+  static absl::StatusOr<StateReader> Parse(const absl::Cord& state);
 
   // The state's format version (a stage reads what that version wrote).
   uint32_t version() const { return version_; }

@@ -45,6 +45,17 @@
 // use EchoedBatches (echo_placement.h). For a stage of your own, pass a
 // factory to Apply(): `.Apply([](dataecho::StagePtr<T> in) { return Wrap(std::move(in)); })`.
 //
+// Checkpoints (checkpoint.h, docs/checkpoint.md): SaveState() returns the
+// state as a string; SaveStateCord() returns the same bytes as an absl::Cord
+// that shares the snapshot the last Prefetch's producer sealed instead of
+// copying it: the one to call when saving after every step. Either restores:
+//
+//   absl::StatusOr<absl::Cord> state = pipeline.SaveStateCord();  // no copy
+//   if (!state.ok()) return state.status();
+//   WriteChunks(*state);   // e.g. `for (std::string_view c : state->Chunks())`
+//   ...
+//   absl::Status s = again.RestoreState(*state);   // or its flattened bytes
+//
 // Thread safety: as for a stage (stage.h): one consumer thread calls Next();
 // Cancel() and Stats() from any thread.
 #ifndef DATAECHO_PIPELINE_H_
@@ -61,6 +72,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/cord.h"
 #include "dataecho/adaptive_echo.h"
 #include "dataecho/auto_echo.h"
 #include "dataecho/batch.h"
@@ -276,6 +288,15 @@ class Pipeline {
   // between two Next() calls. FAILED_PRECONDITION naming a stage that cannot
   // save its state; the pipeline's error if it has one.
   absl::StatusOr<std::string> SaveState();
+  // The same state as SaveState(), as a Cord whose big chunk is the newest
+  // snapshot the last Prefetch's producer sealed (shared by reference count,
+  // not copied; StateWriter::FinishCord). Flattened, its bytes are
+  // SaveState()'s: write its chunks to a file as they are, and restore it
+  // with RestoreState(cord) or RestoreState(the bytes read back). What
+  // saving after every step should call: it allocates and copies only the
+  // few bytes around the snapshot. The Cord keeps the snapshot alive (it is
+  // immutable; the producer seals new ones into new blocks).
+  absl::StatusOr<absl::Cord> SaveStateCord();
   // Puts a freshly built pipeline of the same shape where the saved one was:
   // it then yields exactly what that one would have yielded next. Before the
   // first Next(). INVALID_ARGUMENT for a state of another shape (naming the
@@ -283,6 +304,13 @@ class Pipeline {
   // the pipeline is unchanged by those. An error while restoring the stages
   // (e.g. a file that cannot be read again) becomes the pipeline's error.
   absl::Status RestoreState(std::string_view state);
+  // The same for a state held as a Cord (SaveStateCord()). (A template so
+  // that a std::string or a string literal still picks the overload above.)
+  template <typename C>
+    requires std::same_as<C, absl::Cord>
+  absl::Status RestoreState(const C& state) {
+    return Restore(StateReader::Parse(state));
+  }
 
   // The last stage, owning the whole chain, or the build error.
   absl::StatusOr<StagePtr<T>> Release() && {
@@ -296,6 +324,8 @@ class Pipeline {
     if (!status_.ok()) return Pipeline(status_);
     return Pipeline(make(std::move(stage_)));
   }
+
+  absl::Status Restore(absl::StatusOr<StateReader> parsed);
 
   absl::Status status_;
   StagePtr<T> stage_;
@@ -391,9 +421,23 @@ absl::StatusOr<std::string> Pipeline<T>::SaveState() {
 }
 
 template <typename T>
-absl::Status Pipeline<T>::RestoreState(std::string_view state) {
+absl::StatusOr<absl::Cord> Pipeline<T>::SaveStateCord() {
   if (!status_.ok()) return status_;
-  DATAECHO_ASSIGN_OR_RETURN(StateReader r, StateReader::Parse(state));
+  StateWriter w;
+  DATAECHO_RETURN_IF_ERROR(stage_->SaveState(w));
+  return w.FinishCord();
+}
+
+template <typename T>
+absl::Status Pipeline<T>::RestoreState(std::string_view state) {
+  return Restore(StateReader::Parse(state));
+}
+
+template <typename T>
+absl::Status Pipeline<T>::Restore(absl::StatusOr<StateReader> parsed) {
+  if (!status_.ok()) return status_;
+  if (!parsed.ok()) return parsed.status();
+  StateReader& r = *parsed;
   StateWriter here;
   DATAECHO_RETURN_IF_ERROR(stage_->SaveState(here));
   DATAECHO_RETURN_IF_ERROR(CompareShapes(r.shape(), here.shape()));
