@@ -65,9 +65,10 @@ absl::Status WriteCheckpointFile(const std::string& dir, int64_t step, std::stri
 absl::Status WriteCheckpointFileChunks(const std::string& dir, int64_t step,
                                        const absl::Cord& payload, int keep = 2);
 template <typename C>
-  requires std::same_as<C, absl::Cord>
-absl::Status WriteCheckpointFile(const std::string& dir, int64_t step, const C& payload,
-                                 int keep = 2) {
+requires std::same_as<C, absl::Cord> absl::Status WriteCheckpointFile(const std::string& dir,
+                                                                      int64_t step,
+                                                                      const C& payload,
+                                                                      int keep = 2) {
   return WriteCheckpointFileChunks(dir, step, payload, keep);
 }
 

@@ -307,8 +307,7 @@ class Pipeline {
   // The same for a state held as a Cord (SaveStateCord()). (A template so
   // that a std::string or a string literal still picks the overload above.)
   template <typename C>
-    requires std::same_as<C, absl::Cord>
-  absl::Status RestoreState(const C& state) {
+  requires std::same_as<C, absl::Cord> absl::Status RestoreState(const C& state) {
     return Restore(StateReader::Parse(state));
   }
 
