@@ -16,6 +16,10 @@
 //   auto again = BuildSamePipeline();
 //   absl::Status s = again.RestoreState(*state);   // before its first Next()
 //
+//   // Saving after every step: the same bytes as a Cord, the snapshot shared.
+//   absl::StatusOr<absl::Cord> cord = pipeline.SaveStateCord();
+//   for (absl::string_view chunk : cord->Chunks()) Write(chunk);
+//
 // The format (version 3; little-endian, "varint" = LEB128):
 //
 //   "DEST" | varint version | varint stage count |
