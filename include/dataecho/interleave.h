@@ -84,6 +84,7 @@
 #include "dataecho/element_traits.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/interleave_refs.h"
+#include "dataecho/internal/interleave_state.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
@@ -230,10 +231,7 @@ class InterleaveStage final : public UnaryStage<U, T> {
           slot_pipelines_.resize(cycle_.size());
           slot_pipelines_[index_] = NewPipeline(**next);
         }
-        absl::StatusOr<StagePtr<U>> opened = fn_(*std::move(*next));
-        if (opened.ok() && *opened == nullptr) {
-          opened = absl::InvalidArgumentError(options_.name + ": fn returned a null stage");
-        }
+        absl::StatusOr<StagePtr<U>> opened = Open(*std::move(*next));
         if (!opened.ok()) return opened.status();
         Replace(slot, *std::move(opened));
         opened_.Add(1);
@@ -265,24 +263,6 @@ class InterleaveStage final : public UnaryStage<U, T> {
     input_done_ = false;
   }
 
-  // The element that opened a slot: a string by value, else its input's reference.
-  absl::Status SaveSlotInputs(std::span<const T* const> items, StateWriter& w) {
-    if constexpr (std::is_same_v<T, std::string>) {
-      for (const T* v : items) w.Bytes(*v);
-      return absl::OkStatus();
-    } else {
-      return this->input().SaveRefs(items, w);
-    }
-  }
-  absl::Status RereadSlotInputs(StateReader& r, size_t n, std::vector<T>* out) {
-    if constexpr (std::is_same_v<T, std::string>) {
-      for (size_t i = 0; i < n && r.status().ok(); ++i) out->push_back(r.Bytes());
-      return r.status();
-    } else {
-      return this->input().Reread(r, n, out);
-    }
-  }
-
   // State (stage.h's shape): the input's, then this stage's section: the
   // cursor, the slots (open or not), the elements that opened the open ones,
   // and their pipelines' states.
@@ -312,53 +292,37 @@ class InterleaveStage final : public UnaryStage<U, T> {
     }
   }
   absl::Status SaveSlots(StateWriter& w) {
-    w.U64(index_);
-    w.U64(static_cast<uint64_t>(in_block_));
-    w.Bool(input_done_);
-    w.U64(cycle_.size());
+    std::vector<bool> open(cycle_.size());
     std::vector<const T*> inputs;
+    std::vector<Stage<U>*> pipelines;
     for (size_t i = 0; i < cycle_.size(); ++i) {
-      const bool open = cycle_[i] != nullptr;
-      w.Bool(open);
-      if (!open) continue;
+      if (!(open[i] = cycle_[i] != nullptr)) continue;
       if (i >= slot_inputs_.size() || !slot_inputs_[i].has_value()) {
         return absl::InternalError(absl::StrCat(options_.name, ": slot ", i, " has no input"));
       }
       inputs.push_back(&*slot_inputs_[i]);
+      pipelines.push_back(cycle_[i].get());
     }
-    DATAECHO_RETURN_IF_ERROR(SaveSlotInputs(inputs, w));
-    for (StagePtr<U>& slot : cycle_) {
-      if (slot == nullptr) continue;
-      StateWriter inner;
-      DATAECHO_RETURN_IF_ERROR(slot->SaveState(inner));
-      w.Bytes(inner.Finish());
-    }
-    return absl::OkStatus();
+    return internal::SaveInterleaveSlots<T>(
+        {index_, static_cast<uint64_t>(in_block_), input_done_}, open,
+        std::span<const T* const>(inputs),
+        [this](std::span<const T* const> items, StateWriter& w) {
+          return internal::SaveOpeningElements<T>(this->input(), items, w);
+        },
+        std::span<Stage<U>* const>(pipelines), w);
   }
+  // Reads the section, then opens each open slot's pipeline again with `fn`
+  // and restores its state.
   absl::Status RestoreSlots(StateReader& r) {
-    const uint64_t index = r.U64();
-    const uint64_t in_block = r.U64();
-    const bool input_done = r.Bool();
-    const uint64_t slots = r.Count(1);
-    DATAECHO_RETURN_IF_ERROR(r.status());
-    if (slots > static_cast<uint64_t>(options_.cycle_length) || index > slots ||
-        (index == slots && index >= static_cast<uint64_t>(options_.cycle_length)) ||
-        in_block >= static_cast<uint64_t>(options_.block_length)) {
-      return absl::DataLossError(absl::StrCat("pipeline state: ", options_.name, " at slot ", index,
-                                              " of ", slots, ", ", in_block,
-                                              " elements into its block"));
-    }
-    std::vector<bool> open(slots);
-    size_t open_count = 0;
-    for (uint64_t i = 0; i < slots; ++i) open_count += (open[i] = r.Bool()) ? 1 : 0;
-    DATAECHO_RETURN_IF_ERROR(r.status());
-    std::vector<T> inputs;
-    DATAECHO_RETURN_IF_ERROR(RereadSlotInputs(r, open_count, &inputs));
-    DATAECHO_RETURN_IF_ERROR(r.status());
-    if (inputs.size() != open_count) {
-      return absl::DataLossError(
-          absl::StrCat("pipeline state: ", options_.name, "'s inputs not read again"));
-    }
+    absl::StatusOr<internal::InterleaveSlots<T>> saved = internal::ReadInterleaveSlots<T>(
+        r,
+        {static_cast<uint64_t>(options_.cycle_length),
+         static_cast<uint64_t>(options_.block_length), options_.name},
+        [this](StateReader& r, size_t n, std::vector<T>* out) {
+          return internal::RereadOpeningElements<T>(this->input(), r, n, out);
+        });
+    if (!saved.ok()) return saved.status();
+    const size_t slots = saved->open.size();
     CloseAll();
     {
       absl::MutexLock lock(&mu_);
@@ -367,18 +331,14 @@ class InterleaveStage final : public UnaryStage<U, T> {
     slot_inputs_.resize(slots);
     slot_pipelines_.resize(slots);
     size_t next = 0;
-    for (uint64_t i = 0; i < slots; ++i) {
-      if (!open[i]) continue;
-      const std::string inner_state = r.Bytes();
-      DATAECHO_RETURN_IF_ERROR(r.status());
-      slot_inputs_[i] = inputs[next];
-      slot_pipelines_[i] = NewPipeline(inputs[next]);
-      absl::StatusOr<StagePtr<U>> opened = fn_(std::move(inputs[next++]));
-      if (opened.ok() && *opened == nullptr) {
-        opened = absl::InvalidArgumentError(options_.name + ": fn returned a null stage");
-      }
+    for (size_t i = 0; i < slots; ++i) {
+      if (!saved->open[i]) continue;
+      T& input = saved->inputs[next];
+      slot_inputs_[i] = input;
+      slot_pipelines_[i] = NewPipeline(input);
+      absl::StatusOr<StagePtr<U>> opened = Open(std::move(input));
       if (!opened.ok()) return opened.status();
-      absl::StatusOr<StateReader> inner = StateReader::Parse(inner_state);
+      absl::StatusOr<StateReader> inner = StateReader::Parse(saved->states[next++]);
       if (!inner.ok()) return inner.status();
       absl::Status s = (*opened)->RestoreState(*inner);
       if (s.ok()) s = inner->Finish();
@@ -389,10 +349,19 @@ class InterleaveStage final : public UnaryStage<U, T> {
       Replace(cycle_[i], *std::move(opened));
       opened_.Add(1);
     }
-    index_ = static_cast<size_t>(index);
-    in_block_ = static_cast<int64_t>(in_block);
-    input_done_ = input_done;
+    index_ = static_cast<size_t>(saved->cursor.index);
+    in_block_ = static_cast<int64_t>(saved->cursor.in_block);
+    input_done_ = saved->cursor.input_done;
     return absl::OkStatus();
+  }
+
+  // fn's pipeline for `input`; INVALID_ARGUMENT if fn returned null.
+  absl::StatusOr<StagePtr<U>> Open(T input) {
+    absl::StatusOr<StagePtr<U>> opened = fn_(std::move(input));
+    if (opened.ok() && *opened == nullptr) {
+      opened = absl::InvalidArgumentError(options_.name + ": fn returned a null stage");
+    }
+    return opened;
   }
 
   // References (internal/interleave_refs.h).
@@ -417,17 +386,15 @@ class InterleaveStage final : public UnaryStage<U, T> {
               }
               return nullptr;
             },
-            .make = [this](const T& input) -> absl::StatusOr<StagePtr<U>> {
-              absl::StatusOr<StagePtr<U>> opened = fn_(T(input));
-              if (opened.ok() && *opened == nullptr) {
-                opened = absl::InvalidArgumentError(options_.name + ": fn returned a null stage");
-              }
-              return opened;
-            },
-            .save_inputs = [this](std::span<const T* const> items,
-                                  StateWriter& w) { return SaveSlotInputs(items, w); },
-            .reread_inputs = [this](StateReader& r, size_t n,
-                                    std::vector<T>* out) { return RereadSlotInputs(r, n, out); }};
+            .make = [this](const T& input) { return Open(T(input)); },
+            .save_inputs =
+                [this](std::span<const T* const> items, StateWriter& w) {
+                  return internal::SaveOpeningElements<T>(this->input(), items, w);
+                },
+            .reread_inputs =
+                [this](StateReader& r, size_t n, std::vector<T>* out) {
+                  return internal::RereadOpeningElements<T>(this->input(), r, n, out);
+                }};
   }
   uint64_t NewPipeline(const T& input) { return refs_.NewPipeline(input); }
 
