@@ -40,16 +40,26 @@ std::string Why(const EchoCosts& c, int placement, double e) {
         Ms(rows * c.upstream_time), c.batch_rows, Ms(c.step));
   }
   const double fresh_cost = c.upstream_cpu + c.augment_cpu + c.row_cpu;
-  // I/O-bound: a copy costs next to nothing of a fresh item, or the
-  // augmentation next to nothing of the upstream's time per item *and* that
-  // time is not the upstream's own CPU (a CPU-bound upstream is not I/O).
+  // Copies are cheap: one costs next to nothing of a fresh item, or the
+  // augmentation next to nothing of the upstream's time per item while that
+  // time is not the upstream's own CPU. The upstream is I/O-bound only when
+  // its time per item is mostly not its CPU (a CPU-bound upstream can make
+  // copies cheap too, but it is not I/O).
   const bool upstream_io = c.upstream_cpu < 0.5 * c.upstream_time;
-  if (copy_cpu < 0.02 * std::max(fresh_cost, 1e-9) ||
+  // (A batch copy always costs nothing; whether batch echo pays depends on
+  // the augmentation of the fresh items, said below when it is not cheap.)
+  if ((placement != kBatch && copy_cpu < 0.02 * std::max(fresh_cost, 1e-9)) ||
       (upstream_io && c.augment_cpu < 0.05 * c.upstream_time)) {
+    if (upstream_io) {
+      return fmt::format(
+          "a copy costs {:.3g} ms of the {}, a fresh item {:.3g} ms of the upstream's time "
+          "(I/O-bound)",
+          Ms(copy_cpu), cores, Ms(c.upstream_time));
+    }
     return fmt::format(
-        "a copy costs {:.3g} ms of the {}, a fresh item {:.3g} ms of the upstream's time "
-        "(I/O-bound)",
-        Ms(copy_cpu), cores, Ms(c.upstream_time));
+        "a copy costs {:.3g} ms of the {}, a fresh item {:.3g} ms of the upstream's CPU "
+        "(CPU-bound upstream)",
+        Ms(copy_cpu), cores, Ms(c.upstream_cpu));
   }
   if (placement == kBefore) {
     return fmt::format("augmenting a copy costs {:.3g} ms of the {}, a fresh item {:.3g} ms",
