@@ -159,7 +159,8 @@ double PredictProgress(const EchoCosts& c, int placement, double e, double copy_
 EchoPlan PlanEcho(const EchoCosts& c, const AutoPlacementOptions& options) {
   const bool quality = options.prefer == EchoPrefer::kQuality;
   struct Best {
-    double e = 1, rate = 0, progress = 0;
+    double e = 1, rate = 0, progress = 0;  // the plan's factor for p, its rates
+    double fastest_rate = 0;               // the step rate at p's factor for speed
     bool fits = false;
   };
   Best per[3];
@@ -167,9 +168,11 @@ EchoPlan PlanEcho(const EchoCosts& c, const AutoPlacementOptions& options) {
     per[p].fits = Fits(c, p, options.ram_budget_bytes);
     if (!per[p].fits) continue;
     const double v = CopyValue(options, p);
+    const double speed_e = PlacementFactor(c, p, options.max_factor);
+    per[p].fastest_rate = 1 / PredictStepTime(c, p, speed_e);
     per[p].e = quality ? KneeFactor([&](double e) { return PredictProgress(c, p, e, v); },
                                     options.max_factor)
-                       : PlacementFactor(c, p, options.max_factor);
+                       : speed_e;
     per[p].rate = 1 / PredictStepTime(c, p, per[p].e);
     per[p].progress = PredictProgress(c, p, per[p].e, v);
   }
@@ -177,7 +180,7 @@ EchoPlan PlanEcho(const EchoCosts& c, const AutoPlacementOptions& options) {
   int fastest = -1, most = -1;
   for (int p : {kBefore, kAfter, kBatch}) {
     if (!per[p].fits) continue;
-    if (fastest < 0 || per[p].rate > per[fastest].rate * 1.0001) fastest = p;
+    if (fastest < 0 || per[p].fastest_rate > per[fastest].fastest_rate * 1.0001) fastest = p;
     if (most < 0 || per[p].progress > per[most].progress * 1.0001) most = p;
   }
   EchoPlan plan;
@@ -204,14 +207,14 @@ EchoPlan PlanEcho(const EchoCosts& c, const AutoPlacementOptions& options) {
   plan.factor = per[chosen].e;
   plan.steps_per_sec = per[chosen].rate;
   plan.best_placement = fastest;
-  plan.best_steps_per_sec = per[fastest].rate;
+  plan.best_steps_per_sec = per[fastest].fastest_rate;
   plan.progress_per_sec = per[chosen].progress;
   std::string tail;
-  if (chosen != fastest && per[fastest].rate > 1.02 * per[chosen].rate) {
+  if (chosen != fastest && plan.best_steps_per_sec > 1.02 * plan.steps_per_sec) {
     tail = fmt::format("; {} echo would step {:.2g}x faster", kNames[fastest],
-                       per[fastest].rate / per[chosen].rate);
+                       plan.best_steps_per_sec / plan.steps_per_sec);
     if (quality) {
-      tail += fmt::format(" but {} is worth {:.2g} of a fresh {}", 
+      tail += fmt::format(" but {} is worth {:.2g} of a fresh {}",
                           fastest == kBatch ? "a batch copy" : "a copy there",
                           CopyValue(options, fastest), fastest == kBatch ? "batch" : "example");
     }
