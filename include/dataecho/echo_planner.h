@@ -41,7 +41,7 @@
 //   after_augment echo, e = 4.00: augmenting a copy would cost 0.104 ms of
 //   the 1 pipeline core; a copy here costs 0.007 ms; batch echo would step
 //   1.2x faster but a batch copy is worth 0 of a fresh batch; predicted
-//   223.2 steps/s, 12929 fresh-equivalent examples/s
+//   223.2 steps/s, 9714 fresh-equivalent examples/s
 //
 //   dataecho::EchoCosts costs = ...;  // measured (EchoedBatches does this)
 //   dataecho::EchoPlan plan = dataecho::PlanEcho(costs, {.max_factor = 6});
@@ -74,13 +74,13 @@ enum class EchoPrefer { kSpeed, kQuality };
 
 // The value of an echoed copy relative to a fresh example, per placement
 // (AutoPlacementOptions' defaults), fitted to the fresh examples
-// Fashion-MNIST's trainer needs to reach 0.85 test accuracy at e = 1, 2 and 3
+// Fashion-MNIST's trainer needs to reach 0.85 test accuracy at e = 1, 2, 3 and 4
 // (examples/fashion_mnist_trainer.cc; docs/results.md, "Value of a copy per
-// placement": F_e (1 + (e - 1) v) = F_1, least squares over e, clamped to
-// [0, 1]). A copy before augmentation gets its own crop and flip...
-inline constexpr double kCopyValueBeforeAugment = 0.47;
+// placement": F_e (1 + (e - 1) v) = F_1, least squares over e = 2, 3, 4,
+// clamped to [0, 1]). A copy before augmentation gets its own crop and flip...
+inline constexpr double kCopyValueBeforeAugment = 0.40;
 // ... one after it is the same augmented example again ...
-inline constexpr double kCopyValueAfterAugment = 0.27;
+inline constexpr double kCopyValueAfterAugment = 0.12;
 // ... and a batch copy repeats a whole batch, in the same order (fitted
 // slightly below 0: on this model it did not help at all).
 inline constexpr double kCopyValueBatch = 0.0;
