@@ -217,6 +217,8 @@ int main(int argc, char** argv) {
     std::printf("upstream capped at %.0f fresh examples/s (%.2f ms per step measured, ratio %g)\n",
                 r.upstream_examples_per_second, r.step_seconds * 1e3, o.upstream_ratio);
   }
+  for (const std::string& d : r.decisions)
+    std::printf("auto: %s\n", dataecho::TerminalSafe(d).c_str());
   if (r.fresh_examples_to_target) {
     std::printf("reached %.3f after %lld fresh examples, %lld steps, %.1f s\n", o.target_accuracy,
                 static_cast<long long>(*r.fresh_examples_to_target),

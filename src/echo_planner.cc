@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "fmt/format.h"
 
@@ -39,11 +40,26 @@ std::string Why(const EchoCosts& c, int placement, double e) {
         Ms(rows * c.upstream_time), c.batch_rows, Ms(c.step));
   }
   const double fresh_cost = c.upstream_cpu + c.augment_cpu + c.row_cpu;
-  if (copy_cpu < 0.02 * std::max(fresh_cost, 1e-9) || c.augment_cpu < 0.05 * c.upstream_time) {
+  // Copies are cheap: one costs next to nothing of a fresh item, or the
+  // augmentation next to nothing of the upstream's time per item while that
+  // time is not the upstream's own CPU. The upstream is I/O-bound only when
+  // its time per item is mostly not its CPU (a CPU-bound upstream can make
+  // copies cheap too, but it is not I/O).
+  const bool upstream_io = c.upstream_cpu < 0.5 * c.upstream_time;
+  // (A batch copy always costs nothing; whether batch echo pays depends on
+  // the augmentation of the fresh items, said below when it is not cheap.)
+  if ((placement != kBatch && copy_cpu < 0.02 * std::max(fresh_cost, 1e-9)) ||
+      (upstream_io && c.augment_cpu < 0.05 * c.upstream_time)) {
+    if (upstream_io) {
+      return fmt::format(
+          "a copy costs {:.3g} ms of the {}, a fresh item {:.3g} ms of the upstream's time "
+          "(I/O-bound)",
+          Ms(copy_cpu), cores, Ms(c.upstream_time));
+    }
     return fmt::format(
-        "a copy costs {:.3g} ms of the {}, a fresh item {:.3g} ms of the upstream's time "
-        "(I/O-bound)",
-        Ms(copy_cpu), cores, Ms(c.upstream_time));
+        "a copy costs {:.3g} ms of the {}, a fresh item {:.3g} ms of the upstream's CPU "
+        "(CPU-bound upstream)",
+        Ms(copy_cpu), cores, Ms(c.upstream_cpu));
   }
   if (placement == kBefore) {
     return fmt::format("augmenting a copy costs {:.3g} ms of the {}, a fresh item {:.3g} ms",
@@ -53,6 +69,25 @@ std::string Why(const EchoCosts& c, int placement, double e) {
                      placement == kBatch
                          ? "; a batch copy costs nothing"
                          : fmt::format("; a copy here costs {:.3g} ms", Ms(copy_cpu)));
+}
+
+double CopyValue(const AutoPlacementOptions& o, int placement) {
+  return placement == kBefore  ? o.copy_value_before
+         : placement == kAfter ? o.copy_value_after
+                               : o.copy_value_batch;
+}
+
+// The smallest factor within 2 % of the best of `rate(e)` for e in [1,
+// max_factor], plus 10 % headroom (a factor a little past the knee costs a
+// little; one short of it costs the rate).
+template <typename Rate>
+double KneeFactor(const Rate& rate, double max_factor) {
+  double top = 0;
+  for (double e = 1; e <= max_factor + 1e-9; e += kFactorStep) top = std::max(top, rate(e));
+  double e = 1;
+  while (e + kFactorStep <= max_factor + 1e-9 && rate(e) < 0.98 * top) e += kFactorStep;
+  if (e > 1) e = std::min(max_factor, e * 1.1);
+  return std::round(e * 100) / 100;
 }
 
 bool Fits(const EchoCosts& c, int placement, int64_t budget) {
@@ -83,6 +118,14 @@ absl::Status AutoPlacementOptions::Validate() const {
     return absl::InvalidArgumentError(
         fmt::format("auto echo placement decide_every must be >= 2, got {}", decide_every));
   }
+  for (const auto& [field, v] : {std::pair{"copy_value_before", copy_value_before},
+                                 std::pair{"copy_value_after", copy_value_after},
+                                 std::pair{"copy_value_batch", copy_value_batch}}) {
+    if (!(v >= 0 && v <= 1)) {  // NaN fails too
+      return absl::InvalidArgumentError(
+          fmt::format("auto echo placement {} must be a number in [0, 1], got {}", field, v));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -103,33 +146,42 @@ double PredictStepTime(const EchoCosts& c, int placement, double e) {
 }
 
 double PlacementFactor(const EchoCosts& c, int p, double max_factor) {
-  double top = 0;
-  for (double e = 1; e <= max_factor + 1e-9; e += kFactorStep)
-    top = std::max(top, 1 / PredictStepTime(c, p, e));
-  // The smallest factor within 2 % of the best rate: copies beyond what the
-  // upstream needs only cost quality; then 10 % headroom against noise.
-  double e = 1;
-  while (e + kFactorStep <= max_factor + 1e-9 && 1 / PredictStepTime(c, p, e) < 0.98 * top)
-    e += kFactorStep;
-  if (e > 1) e = std::min(max_factor, e * 1.1);
-  return std::round(e * 100) / 100;
+  // Copies beyond what the upstream needs only cost quality.
+  return KneeFactor([&](double e) { return 1 / PredictStepTime(c, p, e); }, max_factor);
+}
+
+double PredictProgress(const EchoCosts& c, int placement, double e, double copy_value) {
+  const double b = static_cast<double>(std::max<int64_t>(c.batch_rows, 1));
+  e = std::max(e, 1.0);
+  return b * (1 + (e - 1) * copy_value) / e / PredictStepTime(c, placement, e);
 }
 
 EchoPlan PlanEcho(const EchoCosts& c, const AutoPlacementOptions& options) {
+  const bool quality = options.prefer == EchoPrefer::kQuality;
   struct Best {
-    double e = 1, rate = 0;
+    double e = 1, rate = 0, progress = 0;  // the plan's factor for p, its rates
+    double fastest_rate = 0;               // the step rate at p's factor for speed
     bool fits = false;
   };
   Best per[3];
   for (int p : {kBefore, kAfter, kBatch}) {
     per[p].fits = Fits(c, p, options.ram_budget_bytes);
     if (!per[p].fits) continue;
-    per[p].e = PlacementFactor(c, p, options.max_factor);
+    const double v = CopyValue(options, p);
+    const double speed_e = PlacementFactor(c, p, options.max_factor);
+    per[p].fastest_rate = 1 / PredictStepTime(c, p, speed_e);
+    per[p].e = quality ? KneeFactor([&](double e) { return PredictProgress(c, p, e, v); },
+                                    options.max_factor)
+                       : speed_e;
     per[p].rate = 1 / PredictStepTime(c, p, per[p].e);
+    per[p].progress = PredictProgress(c, p, per[p].e, v);
   }
-  int fastest = -1;
+  // The fastest by step rate, and the best by progress.
+  int fastest = -1, most = -1;
   for (int p : {kBefore, kAfter, kBatch}) {
-    if (per[p].fits && (fastest < 0 || per[p].rate > per[fastest].rate * 1.0001)) fastest = p;
+    if (!per[p].fits) continue;
+    if (fastest < 0 || per[p].fastest_rate > per[fastest].fastest_rate * 1.0001) fastest = p;
+    if (most < 0 || per[p].progress > per[most].progress * 1.0001) most = p;
   }
   EchoPlan plan;
   if (fastest < 0) {  // nothing fits the budget: no echo
@@ -137,14 +189,15 @@ EchoPlan PlanEcho(const EchoCosts& c, const AutoPlacementOptions& options) {
     plan.factor = 1;
     plan.steps_per_sec = 1 / PredictStepTime(c, kBefore, 1);
     plan.best_steps_per_sec = plan.steps_per_sec;
+    plan.progress_per_sec = PredictProgress(c, kBefore, 1, 0);
     plan.reason = fmt::format("no echo: no placement's buffer fits the RAM budget of {} bytes",
                               options.ram_budget_bytes);
     return plan;
   }
   int chosen = fastest;
-  if (options.prefer == EchoPrefer::kQuality) {
+  if (quality) {  // the most example-level within 10 % of the best progress
     for (int p : {kBefore, kAfter, kBatch}) {
-      if (per[p].fits && per[p].rate >= 0.9 * per[fastest].rate) {
+      if (per[p].fits && per[p].progress >= 0.9 * per[most].progress) {
         chosen = p;
         break;
       }
@@ -154,11 +207,23 @@ EchoPlan PlanEcho(const EchoCosts& c, const AutoPlacementOptions& options) {
   plan.factor = per[chosen].e;
   plan.steps_per_sec = per[chosen].rate;
   plan.best_placement = fastest;
-  plan.best_steps_per_sec = per[fastest].rate;
-  std::string tail = fmt::format("; predicted {:.1f} steps/s", plan.steps_per_sec);
-  if (chosen != fastest) {
-    tail += fmt::format(" (fastest: {} echo, {:.1f}; prefer quality: within 10 %)", kNames[fastest],
-                        plan.best_steps_per_sec);
+  plan.best_steps_per_sec = per[fastest].fastest_rate;
+  plan.progress_per_sec = per[chosen].progress;
+  std::string tail;
+  if (chosen != fastest && plan.best_steps_per_sec > 1.02 * plan.steps_per_sec) {
+    tail = fmt::format("; {} echo would step {:.2g}x faster", kNames[fastest],
+                       plan.best_steps_per_sec / plan.steps_per_sec);
+    if (quality) {
+      tail += fmt::format(" but {} is worth {:.2g} of a fresh {}",
+                          fastest == kBatch ? "a batch copy" : "a copy there",
+                          CopyValue(options, fastest), fastest == kBatch ? "batch" : "example");
+    }
+  }
+  tail += fmt::format("; predicted {:.1f} steps/s, {:.0f} fresh-equivalent examples/s",
+                      plan.steps_per_sec, plan.progress_per_sec);
+  if (quality && chosen != most) {
+    tail += fmt::format(" (most: {} echo, {:.0f}; prefer quality: within 10 %)", kNames[most],
+                        per[most].progress);
   }
   plan.reason = fmt::format("{} echo, e = {:.2f}: {}{}", kNames[chosen], plan.factor,
                             Why(c, chosen, plan.factor), tail);

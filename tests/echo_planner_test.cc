@@ -6,6 +6,7 @@
 // trainer-bound consumer).
 #include "dataecho/echo_planner.h"
 
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -75,6 +76,87 @@ TEST(PlanEchoTest, IoBoundEchoesBeforeAugmentationAtR) {
   EXPECT_EQ(PlanEcho(IoBound(), {.max_factor = 3}).factor, 3);
 }
 
+// Fashion-MNIST over throttled HTTP at R = 4 with a CPU-heavy augmentation
+// (the trainer's --augment_cpu_ms=0.1) on one pipeline core: each augmented
+// example costs 0.1 ms, so batch echo (which augments only the fresh ones)
+// steps fastest, but its copies are worth least.
+EchoCosts CpuHeavyAugmentation() {
+  return {.upstream_cpu = 8e-6,
+          .augment_cpu = 0.104e-3,
+          .row_cpu = 7e-6,
+          .upstream_time = 4 * 2.5e-3 / 128,
+          .step = 2.5e-3,
+          .batch_rows = 128,
+          .cores = 1};
+}
+
+TEST(PlanEchoTest, CpuHeavyPrefersAfterAugmentOverAFasterBatchEcho) {
+  const EchoCosts c = CpuHeavyAugmentation();
+  const EchoPlan quality = PlanEcho(c, {.max_factor = 4});
+  EXPECT_EQ(quality.placement, kAfter) << quality.reason;
+  EXPECT_GE(quality.factor, 3) << quality.reason;
+  // Batch echo steps faster than the chosen plan...
+  EXPECT_EQ(quality.best_placement, kBatchEcho) << quality.reason;
+  EXPECT_GT(quality.best_steps_per_sec, 1.05 * quality.steps_per_sec) << quality.reason;
+  // ... but makes less progress per second at its own best factor.
+  const double batch_e = PlacementFactor(c, kBatchEcho, 4);
+  EXPECT_LT(PredictProgress(c, kBatchEcho, batch_e, kCopyValueBatch), quality.progress_per_sec)
+      << quality.reason;
+  EXPECT_NE(quality.reason.find("after_augment echo, e = "), std::string::npos) << quality.reason;
+  EXPECT_NE(quality.reason.find("batch echo would step"), std::string::npos) << quality.reason;
+  EXPECT_NE(quality.reason.find("a batch copy is worth 0 of a fresh batch"), std::string::npos)
+      << quality.reason;
+  EXPECT_NE(quality.reason.find("fresh-equivalent examples/s"), std::string::npos)
+      << quality.reason;
+  EXPECT_EQ(quality.reason.find("I/O-bound"), std::string::npos) << quality.reason;
+
+  // prefer = speed: the raw step rate, batch echo.
+  const EchoPlan speed = PlanEcho(c, {.max_factor = 4, .prefer = EchoPrefer::kSpeed});
+  EXPECT_EQ(speed.placement, kBatchEcho) << speed.reason;
+  EXPECT_EQ(speed.steps_per_sec, speed.best_steps_per_sec) << speed.reason;
+
+  // Copies as good as fresh examples everywhere: batch echo's speed wins
+  // back unless after_augment is within 10 % of its progress.
+  const EchoPlan equal = PlanEcho(
+      c, {.max_factor = 4, .copy_value_before = 1, .copy_value_after = 1, .copy_value_batch = 1});
+  EXPECT_GE(equal.steps_per_sec, 0.9 * speed.steps_per_sec) << equal.reason;
+  EXPECT_NE(equal.placement, kBefore) << equal.reason;
+}
+
+TEST(PlanEchoTest, ProgressWeighsAStepByTheValueOfItsCopies) {
+  const EchoCosts c = IoBound();
+  // At e = 1 every row is fresh: the value of a copy does not matter.
+  EXPECT_DOUBLE_EQ(PredictProgress(c, kBatchEcho, 1, 0), PredictProgress(c, kBatchEcho, 1, 1));
+  // Worthless copies: progress is the fresh rate; perfect ones: the row rate.
+  const double steps = 1 / PredictStepTime(c, kBatchEcho, 4);
+  EXPECT_NEAR(PredictProgress(c, kBatchEcho, 4, 0), steps * 128 / 4, 1e-6 * steps);
+  EXPECT_NEAR(PredictProgress(c, kBatchEcho, 4, 1), steps * 128, 1e-6 * steps);
+  EXPECT_NEAR(PredictProgress(c, kBatchEcho, 4, 0.5), steps * 128 * 2.5 / 4, 1e-6 * steps);
+}
+
+TEST(PlanEchoTest, IoBoundQualityAndSpeedAgree) {
+  const EchoPlan quality = PlanEcho(IoBound(), {.max_factor = 8});
+  const EchoPlan speed = PlanEcho(IoBound(), {.max_factor = 8, .prefer = EchoPrefer::kSpeed});
+  EXPECT_EQ(quality.placement, kBefore) << quality.reason;
+  EXPECT_EQ(speed.placement, kBefore) << speed.reason;  // copies free: example level is as fast
+  EXPECT_NEAR(quality.factor, speed.factor, 0.1 * speed.factor) << quality.reason;
+}
+
+// A CPU-bound upstream whose copies are cheap is not I/O-bound.
+TEST(PlanEchoTest, ACpuBoundUpstreamIsNotCalledIoBound) {
+  const EchoCosts c = {.upstream_cpu = 1e-3,
+                       .augment_cpu = 0.01e-3,
+                       .row_cpu = 1e-6,
+                       .upstream_time = 1e-3,
+                       .step = 2e-3,
+                       .batch_rows = 32,
+                       .cores = 1};
+  const EchoPlan plan = PlanEcho(c, {.max_factor = 8});
+  EXPECT_GT(plan.factor, 1) << plan.reason;
+  EXPECT_EQ(plan.reason.find("I/O-bound"), std::string::npos) << plan.reason;
+  EXPECT_NE(plan.reason.find("CPU-bound upstream"), std::string::npos) << plan.reason;
+}
+
 TEST(PlanEchoTest, ATrainerBoundPipelineDoesNotEcho) {
   EchoCosts c = IoBound();
   c.step = 50e-3;  // the upstream makes a batch in 12 ms
@@ -105,6 +187,20 @@ TEST(PlanEchoTest, OptionsAreValidated) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(AutoPlacementOptions{.decide_every = 1}.Validate().code(),
             absl::StatusCode::kInvalidArgument);
+  // The value of a copy: a number in [0, 1] at each placement.
+  EXPECT_TRUE(
+      (AutoPlacementOptions{.copy_value_before = 0, .copy_value_after = 1}.Validate().ok()));
+  for (double bad : {-0.1, 1.5, std::nan("")}) {
+    EXPECT_EQ(AutoPlacementOptions{.copy_value_before = bad}.Validate().code(),
+              absl::StatusCode::kInvalidArgument)
+        << bad;
+    EXPECT_EQ(AutoPlacementOptions{.copy_value_after = bad}.Validate().code(),
+              absl::StatusCode::kInvalidArgument)
+        << bad;
+    const absl::Status batch = AutoPlacementOptions{.copy_value_batch = bad}.Validate();
+    EXPECT_EQ(batch.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(batch.message().find("copy_value_batch"), std::string_view::npos) << batch;
+  }
   EXPECT_EQ(EchoedBatches(FromVector(MakeExamples(8)).Prefetch({}), nullptr,
                           {.placement = EchoPlacement::kAuto, .auto_placement = {.max_factor = -1}})
                 .status()

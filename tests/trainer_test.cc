@@ -20,6 +20,7 @@
 #include "dataecho/formats/tfrecord.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
+#include "internal/json_reader.h"
 #include "support/examples.h"
 #include "trainer/data.h"
 
@@ -208,6 +209,48 @@ TEST(TrainerTest, JsonHasExactlyTheFields) {
             std::string::npos)
       << json;
   EXPECT_NE(json.find("\"realized_echo_factor\": 3.25, "), std::string::npos) << json;
+  EXPECT_EQ(json.find("\"decisions\""), std::string::npos) << json;
+  r.insert = EchoInsert::kAuto;
+  r.decisions = {"after 48 batches: batch echo, e = 2.00: \"quoted\"", "second"};
+  json = ResultToJson(r);
+  EXPECT_NE(json.find("\"curve\": [[20000, 0.75], [40000, 0.8]], \"decisions\": [\"after 48 "
+                      "batches: batch echo, e = 2.00: \\\"quoted\\\"\", \"second\"]}\n"),
+            std::string::npos)
+      << json;
+}
+
+// --insert=auto: the planner's decisions, each with its reason, in the
+// result and in the JSON ("decisions": [...]); none for a fixed placement.
+TEST(TrainerTest, AutoPlacementReportsItsDecisionsInTheJson) {
+  TrainOptions o = SmallRun();
+  o.fresh_budget = 12000;
+  o.eval_every = 12000;
+  o.insert = EchoInsert::kAuto;
+  o.max_echo = 3.0;
+  absl::StatusOr<TrainResult> r = Train(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // The first plan comes after 3 x 16 batches; 12,000 fresh rows are 93.
+  ASSERT_FALSE(r->decisions.empty());
+  absl::StatusOr<dataecho::internal::JsonValue> json =
+      dataecho::internal::ParseJson(ResultToJson(*r));
+  ASSERT_TRUE(json.ok()) << json.status();
+  EXPECT_EQ(json->String("insert"), "auto");
+  const dataecho::internal::JsonValue* decisions = json->Find("decisions");
+  ASSERT_NE(decisions, nullptr);
+  ASSERT_EQ(decisions->type, dataecho::internal::JsonValue::Type::kArray);
+  ASSERT_EQ(decisions->items.size(), r->decisions.size());
+  for (size_t i = 0; i < r->decisions.size(); ++i) {
+    EXPECT_EQ(decisions->items[i].text, r->decisions[i]);
+    EXPECT_NE(r->decisions[i].find("after "), std::string::npos) << r->decisions[i];
+    EXPECT_NE(r->decisions[i].find(" echo, e = "), std::string::npos) << r->decisions[i];
+  }
+
+  TrainResult fixed = *r;
+  fixed.insert = EchoInsert::kBatch;
+  absl::StatusOr<dataecho::internal::JsonValue> fixed_json =
+      dataecho::internal::ParseJson(ResultToJson(fixed));
+  ASSERT_TRUE(fixed_json.ok()) << fixed_json.status();
+  EXPECT_EQ(fixed_json->Find("decisions"), nullptr);
 }
 
 // The suggested `--echo=2` without a slow upstream: the loop hardly waits for

@@ -11,6 +11,7 @@
 #include <numbers>
 
 #include "dataecho/augment.h"
+#include "dataecho/echo_planner.h"
 #include "dataecho/formats/record.h"
 #include "dataecho/text.h"
 #include "fmt/format.h"
@@ -245,6 +246,11 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
   if (r.fresh_examples_total > 0) {
     r.realized_echo_factor =
         static_cast<double>(r.examples_total) / static_cast<double>(r.fresh_examples_total);
+  }
+  if (r.insert == trainer::EchoInsert::kAuto) {  // this rank's planner's decisions
+    for (const dataecho::StageStats& row : data.Stats()) {
+      if (row.name == dataecho::AutoPlacementOptions{}.name) r.decisions = row.notes;
+    }
   }
   result.fresh_per_rank.resize(static_cast<size_t>(world));
   result.rows_per_rank.resize(static_cast<size_t>(world));

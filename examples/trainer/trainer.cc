@@ -5,10 +5,12 @@
 #include <cmath>
 #include <cstdio>
 #include <numbers>
+#include <string>
 #include <utility>
 
 #include "absl/strings/cord.h"
 #include "dataecho/augment.h"
+#include "dataecho/echo_planner.h"
 #include "dataecho/formats/crc32c.h"
 #include "dataecho/storage/object_store.h"
 #include "dataecho/text.h"
@@ -281,6 +283,11 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
   }
   result.final_test_accuracy = accuracy;
   result.seconds_total = train_seconds;
+  if (o.insert == EchoInsert::kAuto) {
+    for (const dataecho::StageStats& row : (*data)->Stats()) {
+      if (row.name == dataecho::AutoPlacementOptions{}.name) result.decisions = row.notes;
+    }
+  }
   if (result.fresh_examples_total > 0) {
     result.realized_echo_factor = static_cast<double>(result.examples_total) /
                                   static_cast<double>(result.fresh_examples_total);
@@ -322,18 +329,24 @@ std::string ResultToJson(const TrainResult& r) {
     if (!curve.empty()) curve += ", ";
     curve += fmt::format("[{}, {}]", p.fresh_examples, JsonNumber(p.test_accuracy));
   }
+  std::string decisions;
+  if (r.insert == EchoInsert::kAuto) {
+    for (const std::string& d : r.decisions)
+      decisions += (decisions.empty() ? "" : ", ") + dataecho::JsonQuote(d);
+    decisions = fmt::format(", \"decisions\": [{}]", decisions);
+  }
   return fmt::format(
       "{{\"echo\": {}, \"insert\": {}, \"max_echo\": {}, \"fresh_examples_to_target\": {}, "
       "\"steps_to_target\": {}, \"seconds_to_target\": {}, \"final_test_accuracy\": {}, "
       "\"fresh_examples_total\": {}, \"steps_total\": {}, \"seconds_total\": {}, "
       "\"data_wait_seconds\": {}, "
-      "\"realized_echo_factor\": {}, \"data_digest\": \"{:016x}\", \"curve\": [{}]}}\n",
+      "\"realized_echo_factor\": {}, \"data_digest\": \"{:016x}\", \"curve\": [{}]{}}}\n",
       JsonNumber(r.echo), dataecho::JsonQuote(EchoInsertName(r.insert)),
       optional_number(r.max_echo), optional_number(r.fresh_examples_to_target),
       optional_number(r.steps_to_target), optional_number(r.seconds_to_target),
       JsonNumber(r.final_test_accuracy), r.fresh_examples_total, r.steps_total,
       JsonNumber(r.seconds_total), JsonNumber(r.data_wait_seconds),
-      JsonNumber(r.realized_echo_factor), r.data_digest, curve);
+      JsonNumber(r.realized_echo_factor), r.data_digest, curve, decisions);
 }
 
 }  // namespace trainer

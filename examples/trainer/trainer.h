@@ -153,6 +153,9 @@ struct TrainResult {
   double step_seconds = 0.0;
   double upstream_examples_per_second = 0.0;
   std::vector<CurvePoint> curve;
+  // With insert = kAuto: the planner's decisions, each with its reason, in
+  // order (dataecho/echo_planner.h; the "echo_planner" stats row's notes).
+  std::vector<std::string> decisions;
   // With TrainOptions::resume: the checkpoint the run continued from (its path
   // and step); nullopt when it started fresh. Not part of the JSON.
   std::optional<int64_t> resumed_from_step;
@@ -184,8 +187,10 @@ std::string UpstreamNote(const TrainResult& result);
 // {"echo", "insert", "max_echo", "fresh_examples_to_target", "steps_to_target",
 //  "seconds_to_target", "final_test_accuracy", "fresh_examples_total",
 //  "steps_total", "seconds_total", "data_wait_seconds", "realized_echo_factor",
-//  "curve"} (values not reached, and max_echo of a fixed factor, are null;
-// curve = [[fresh_examples, test_accuracy], ...]).
+//  "data_digest", "curve"}, and with insert = kAuto also "decisions" (an
+// array of strings: TrainResult::decisions) (values not reached, and
+// max_echo of a fixed factor, are null; curve = [[fresh_examples,
+// test_accuracy], ...]).
 std::string ResultToJson(const TrainResult& result);
 
 // TrainResult::data_digest after one more batch `b`: `digest` folded with

@@ -17,15 +17,31 @@
 //     step time       T = max(step, D, (D + U) / cores, f up_time)
 //
 // (D runs on one thread: the final Prefetch's; up_time is the upstream's
-// measured time per item while it ran). It keeps the placements whose echo
-// buffer fits `ram_budget_bytes`, takes for each the smallest factor within
-// 2 % of its best rate (plus 10 % headroom, at most max_factor), and then:
-// `prefer = kSpeed` the fastest; `kQuality` (the default) the most
-// example-level placement (before_augment, then after_augment, then batch)
-// within 10 % of the fastest. Every plan says why, e.g.
+// measured time per item while it ran). A step is not worth the same at
+// every placement: a copy echoed before augmentation gets its own crop and
+// flip, one echoed after it is the same augmented item again, and a batch
+// copy repeats a whole batch. The planner weighs each step by what it is
+// worth, as fresh-equivalent examples per second (the rate of training
+// progress):
 //
-//   after_augment echo, e = 3.4: augmenting a copy costs 0.28 ms of the 1
-//   pipeline core; predicted 36.1 steps/s (best: batch, 37.0)
+//   progress = steps/s x B x (1 + (e - 1) v_p) / e
+//
+// where v_p in [0, 1] is the value of an echoed copy relative to a fresh
+// example at placement p (AutoPlacementOptions::copy_value_*, calibrated on
+// Fashion-MNIST: docs/results.md, "Value of a copy per placement").
+//
+// It keeps the placements whose echo buffer fits `ram_budget_bytes`, takes
+// for each the smallest factor within 2 % of its best rate (plus 10 %
+// headroom, at most max_factor; the step rate under kSpeed, the progress
+// rate under kQuality), and then: `prefer = kSpeed` the fastest step rate;
+// `kQuality` (the default) the most example-level placement (before_augment,
+// then after_augment, then batch) within 10 % of the best progress rate.
+// Every plan says why, e.g.
+//
+//   after_augment echo, e = 4.00: augmenting a copy would cost 0.104 ms of
+//   the 1 pipeline core; a copy here costs 0.007 ms; batch echo would step
+//   1.2x faster but a batch copy is worth 0 of a fresh batch; predicted
+//   223.2 steps/s, 9714 fresh-equivalent examples/s
 //
 //   dataecho::EchoCosts costs = ...;  // measured (EchoedBatches does this)
 //   dataecho::EchoPlan plan = dataecho::PlanEcho(costs, {.max_factor = 6});
@@ -51,9 +67,23 @@
 namespace dataecho {
 
 // What a plan optimizes: the step rate alone, or (the default) the most
-// example-level placement within 10 % of the best step rate (batch echoing
-// repeats whole batches and is worth less per step).
+// example-level placement within 10 % of the best rate of training progress
+// (steps/s weighted by what a step is worth at its placement and factor:
+// batch echoing repeats whole batches and is worth less per step).
 enum class EchoPrefer { kSpeed, kQuality };
+
+// The value of an echoed copy relative to a fresh example, per placement
+// (AutoPlacementOptions' defaults), fitted to the fresh examples
+// Fashion-MNIST's trainer needs to reach 0.85 test accuracy at e = 1, 2, 3 and 4
+// (examples/fashion_mnist_trainer.cc; docs/results.md, "Value of a copy per
+// placement": F_e (1 + (e - 1) v) = F_1, least squares over e = 2, 3, 4,
+// clamped to [0, 1]). A copy before augmentation gets its own crop and flip...
+inline constexpr double kCopyValueBeforeAugment = 0.40;
+// ... one after it is the same augmented example again ...
+inline constexpr double kCopyValueAfterAugment = 0.12;
+// ... and a batch copy repeats a whole batch, in the same order (fitted
+// slightly below 0: on this model it did not help at all).
+inline constexpr double kCopyValueBatch = 0.0;
 
 struct DATAECHO_EXPORT AutoPlacementOptions {
   // The largest factor a plan may choose. Finite, in [1, 1e6].
@@ -76,6 +106,12 @@ struct DATAECHO_EXPORT AutoPlacementOptions {
   uint64_t seed = 0;
   // Name of the planning stage in stats.
   std::string name = "echo_planner";
+  // The value of an echoed copy relative to a fresh example at each
+  // placement, in [0, 1] (see kCopyValueBeforeAugment): what kQuality weighs
+  // a step by. A model whose copies are worth more or less may set its own.
+  double copy_value_before = kCopyValueBeforeAugment;
+  double copy_value_after = kCopyValueAfterAugment;
+  double copy_value_batch = kCopyValueBatch;
 
   absl::Status Validate() const;
 };
@@ -98,9 +134,13 @@ struct DATAECHO_EXPORT EchoCosts {
 struct DATAECHO_EXPORT EchoPlan {
   int placement = 0;  // static_cast<int>(EchoPlacement)
   double factor = 1;
-  double steps_per_sec = 0;       // predicted
-  double best_steps_per_sec = 0;  // the fastest placement's, predicted
+  double steps_per_sec = 0;  // predicted
+  // The fastest placement by step rate (at its own best factor for speed,
+  // PlacementFactor) and its predicted step rate.
+  double best_steps_per_sec = 0;
   int best_placement = 0;
+  // Predicted fresh-equivalent examples per second (see the file comment).
+  double progress_per_sec = 0;
   std::string reason;
 };
 
@@ -113,6 +153,13 @@ DATAECHO_EXPORT double PredictStepTime(const EchoCosts& costs, int placement, do
 // max_factor. For before_augment on a CPU-bound upstream this is where
 // copies stop raising the step rate (adaptive echo's cap, echo_placement.h).
 DATAECHO_EXPORT double PlacementFactor(const EchoCosts& costs, int placement, double max_factor);
+
+// The predicted rate of training progress of `placement` at factor `e`:
+// fresh-equivalent examples per second, steps/s x B x (1 + (e - 1) v) / e
+// where v = `copy_value` (the value of a copy there relative to a fresh
+// example).
+DATAECHO_EXPORT double PredictProgress(const EchoCosts& costs, int placement, double e,
+                                       double copy_value);
 
 // The plan for `costs` (see the file comment). REQUIRES: options.Validate().
 DATAECHO_EXPORT EchoPlan PlanEcho(const EchoCosts& costs, const AutoPlacementOptions& options);

@@ -152,8 +152,9 @@ const OptionsSpec<AutoPlacementOptions>& Spec<AutoPlacementOptions>() {
                  CheckOk(ParseEchoPrefer(v.cast<std::string>(), &o.prefer));
                },
                [](const O& o) { return py::cast(std::string(EchoPreferName(o.prefer))); },
-               "'quality' (the most example-level placement within 10 % of the best step "
-               "rate) or 'speed'.")
+               "'quality' (the most example-level placement within 10 % of the best rate of "
+               "training progress: steps/s weighted by the copy_value_* of the placement) or "
+               "'speed' (the best step rate).")
            .Add("pipeline_cores", &O::pipeline_cores,
                 "Cores the pipeline may use; 0 = the CPUs of the process minus trainer_cores.")
            .Add("trainer_cores", &O::trainer_cores, "Cores the trainer keeps. >= 0.")
@@ -161,7 +162,14 @@ const OptionsSpec<AutoPlacementOptions>& Spec<AutoPlacementOptions>() {
                 "The most bytes echo's buffer may hold. > 0.")
            .Add("decide_every", &O::decide_every, "Batches between two plans. >= 2.")
            .Add("seed", &O::seed, "Seed of the per-item draws of fractional factors.")
-           .Add("name", &O::name, "Name of the planning stage in stats.");
+           .Add("name", &O::name, "Name of the planning stage in stats.")
+           .Add("copy_value_before", &O::copy_value_before,
+                "Value of a copy echoed before augmentation relative to a fresh example, in "
+                "[0, 1] (prefer 'quality').")
+           .Add("copy_value_after", &O::copy_value_after,
+                "Value of a copy echoed after augmentation, in [0, 1].")
+           .Add("copy_value_batch", &O::copy_value_batch,
+                "Value of a batch copy relative to a fresh batch, in [0, 1].");
   return *spec;
 }
 

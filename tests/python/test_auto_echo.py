@@ -35,6 +35,19 @@ def test_auto_placement_decides_and_reports(small_arrays):
         dataecho.AutoPlacementOptions(prefer="fastest")
 
 
+def test_auto_placement_copy_values(small_arrays):
+    o = dataecho.AutoPlacementOptions(copy_value_batch=0.5)
+    assert o.copy_value_batch == 0.5
+    assert dataecho.AutoPlacementOptions().copy_value_batch < \
+        dataecho.AutoPlacementOptions().copy_value_before
+    with pytest.raises(dataecho.InvalidArgumentError, match="copy_value_batch"):
+        p = dataecho.from_arrays(*small_arrays).prefetch(depth=8).echoed_batches(
+            dataecho.RandomFlip(seed=1), placement="auto",
+            auto_placement=dataecho.AutoPlacementOptions(copy_value_batch=1.5),
+            batch={"batch_size": 8})
+        next(iter(p))
+
+
 def test_echo_diagnostics(small_arrays):
     p = dataecho.from_arrays(*small_arrays).prefetch(depth=8).echoed_batches(
         dataecho.RandomFlip(seed=1), placement="batch", echo={"factor": 2, "seed": 1},
