@@ -19,7 +19,6 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -77,7 +76,7 @@ struct InterleaveSlots {
 struct InterleaveLimits {
   uint64_t cycle_length = 1;
   uint64_t block_length = 1;
-  std::string_view name;
+  std::string name;
 };
 
 // `open[i]`: whether slot i holds a pipeline; `inputs` the elements that
