@@ -45,15 +45,14 @@ Pipeline<Batch> Build(int64_t items) {
                                     return e;
                                   })
                                   .Prefetch({.depth = 8});
-  return EchoedBatches(std::move(decoded), Augment,
-                       {.placement = EchoPlacement::kAuto,
-                        .shuffle = {.buffer_size = 8, .seed = 2},
-                        .batch = {.batch_size = kBatch},
-                        .prefetch = {.depth = 4},
-                        .auto_placement = {.max_factor = 3,
-                                           .pipeline_cores = 1,
-                                           .decide_every = kDecideEvery,
-                                           .seed = 5}});
+  return EchoedBatches(
+      std::move(decoded), Augment,
+      {.placement = EchoPlacement::kAuto,
+       .shuffle = {.buffer_size = 8, .seed = 2},
+       .batch = {.batch_size = kBatch},
+       .prefetch = {.depth = 4},
+       .auto_placement = {
+           .max_factor = 3, .pipeline_cores = 1, .decide_every = kDecideEvery, .seed = 5}});
 }
 
 // Source indices of the fresh rows (fresh batch, fresh example) of `b`.
@@ -134,7 +133,7 @@ TEST(CheckpointAutoPlacementTest, EveryRecordFreshOnceAndReplayedDecisionsResume
       ASSERT_TRUE(saved.ok()) << saved.status() << " at " << at;
       state = *saved;
       original = Drain(a);  // read on after the save
-    }  // destroyed
+    }                       // destroyed
     Pipeline<Batch> b = Build(kItems);
     absl::Status restored = b.RestoreState(state);
     ASSERT_TRUE(restored.ok()) << restored << " at " << at;
@@ -153,7 +152,8 @@ TEST(CheckpointAutoPlacementTest, EveryRecordFreshOnceAndReplayedDecisionsResume
                                  static_cast<int64_t>(at));
     size_t same = original.keys.size();
     if (next != original.decisions.end()) same = static_cast<size_t>(*next) - at;
-    if (!resumed.decisions.empty()) same = std::min(same, static_cast<size_t>(resumed.decisions[0]));
+    if (!resumed.decisions.empty())
+      same = std::min(same, static_cast<size_t>(resumed.decisions[0]));
     same = std::min({same, original.keys.size(), resumed.keys.size()});
     for (size_t i = 0; i < same; ++i) {
       ASSERT_EQ(resumed.keys[i], original.keys[i]) << "element " << i << " after a save at " << at;
