@@ -193,5 +193,17 @@ TEST(CheckpointAutoPlacementTest, OtherShapeIsInvalidArgument) {
   EXPECT_EQ(fixed.RestoreState(*state).code(), absl::StatusCode::kInvalidArgument);
 }
 
+// The adaptive placement cannot be saved yet: FAILED_PRECONDITION naming its planner.
+TEST(CheckpointAutoPlacementTest, AdaptivePlacementIsFailedPrecondition) {
+  Pipeline<Batch> p =
+      EchoedBatches(FromVector(testing::MakeExamples(16, kBytes)).Prefetch({}), Augment,
+                    {.placement = EchoPlacement::kAdaptive,
+                     .adaptive = {.max_factor = 2, .pool_size = 4, .seed = 1},
+                     .batch = {.batch_size = kBatch}});
+  absl::StatusOr<std::string> state = p.SaveState();
+  ASSERT_EQ(state.status().code(), absl::StatusCode::kFailedPrecondition) << state.status();
+  EXPECT_NE(state.status().message().find("echo_planner"), std::string::npos) << state.status();
+}
+
 }  // namespace
 }  // namespace dataecho
