@@ -75,6 +75,9 @@ ABSL_FLAG(std::string, checkpoint_dir, "",
           "Directory of the checkpoints (model, optimizer, loop and pipeline state; the last two "
           "kept)");
 ABSL_FLAG(int64_t, checkpoint_every, 0, "Write a checkpoint every N steps (0 = never)");
+ABSL_FLAG(std::string, dump_fresh_indices, "",
+          "Write the source index of each fresh row trained to this file, one a line (a resumed "
+          "run cuts it back to its checkpoint)");
 ABSL_FLAG(bool, resume, false,
           "Continue from the newest complete checkpoint in --checkpoint_dir (start fresh if it "
           "holds none); the other flags must be those of the run that wrote it");
@@ -171,6 +174,7 @@ int main(int argc, char** argv) {
   o.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
   o.checkpoint_every = absl::GetFlag(FLAGS_checkpoint_every);
   o.resume = absl::GetFlag(FLAGS_resume);
+  o.dump_fresh_indices = absl::GetFlag(FLAGS_dump_fresh_indices);
   if (positional.size() > 1)
     return UsageError(fmt::format("unexpected argument '{}'", positional[1]));
   if (absl::Status s = trainer::ValidateOptions(o); !s.ok())

@@ -218,6 +218,7 @@ void SaveLoop(const TrainResult& t, const LoopState& loop, StateWriter& w) {
   w.I64(loop.next_eval);
   w.F64(loop.accuracy);
   w.F64(loop.train_seconds);
+  w.I64(loop.dump_bytes);
 }
 
 void RestoreLoop(StateReader& r, TrainResult& t, LoopState& loop) {
@@ -246,7 +247,9 @@ void RestoreLoop(StateReader& r, TrainResult& t, LoopState& loop) {
   loop.next_eval = r.I64();
   loop.accuracy = r.F64();
   loop.train_seconds = r.F64();
-  if (r.status().ok() && (t.steps_total < 0 || t.fresh_examples_total < 0 || loop.next_eval < 0)) {
+  loop.dump_bytes = r.I64();
+  if (r.status().ok() && (t.steps_total < 0 || t.fresh_examples_total < 0 || loop.next_eval < 0 ||
+                          loop.dump_bytes < 0)) {
     r.Fail("negative counters");
   }
 }

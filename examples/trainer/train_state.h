@@ -85,6 +85,7 @@ struct LoopState {
   int64_t next_eval = 0;
   double accuracy = -1;      // the latest evaluation, -1 before the first
   double train_seconds = 0;  // training time so far, evaluations excluded
+  int64_t dump_bytes = 0;    // written to TrainOptions::dump_fresh_indices so far
 };
 
 // "name=value;..." of every option that changes what a run computes (seed,

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <memory>
 #include <numbers>
 #include <string>
 #include <utility>
@@ -153,6 +155,46 @@ absl::Status WriteTrainCheckpoint(const TrainOptions& o, Mlp& model, Sgd& sgd,
 
 }  // namespace
 
+namespace {
+
+// TrainOptions::dump_fresh_indices: no file (null) without one; a new file,
+// or at a resume the file cut back to the `bytes` its checkpoint counted.
+absl::StatusOr<std::unique_ptr<std::FILE, int (*)(std::FILE*)>> OpenFreshDump(
+    const std::string& path, bool resumed, int64_t bytes) {
+  using File = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
+  if (path.empty()) return File(nullptr, &std::fclose);
+  if (resumed) {
+    std::error_code ec;
+    const uintmax_t size = std::filesystem::file_size(path, ec);
+    if (ec || size < static_cast<uintmax_t>(bytes)) {
+      return absl::DataLossError(
+          fmt::format("dump_fresh_indices: {} has {} bytes, the checkpoint counted {}", path,
+                      ec ? 0 : size, bytes));
+    }
+    std::filesystem::resize_file(path, static_cast<uintmax_t>(bytes), ec);
+    if (ec) return absl::InternalError(fmt::format("cutting back {}: {}", path, ec.message()));
+  }
+  File f(std::fopen(path.c_str(), resumed ? "a" : "w"), &std::fclose);
+  if (f == nullptr) return absl::InternalError(fmt::format("cannot open {}", path));
+  return f;
+}
+
+// Writes the source indices of `b`'s fresh rows, one a line; the bytes written.
+int64_t DumpFresh(const dataecho::Batch& b, std::FILE* out) {
+  if (!b.fresh()) return 0;
+  int64_t bytes = 0;
+  for (int64_t i = 0; i < b.num_rows; ++i) {
+    if (b.repeat_indices.data<int32_t>()[static_cast<size_t>(i)] != 0) continue;
+    const std::string line =
+        fmt::format("{}\n", b.source_indices.data<int64_t>()[static_cast<size_t>(i)]);
+    std::fwrite(line.data(), 1, line.size(), out);
+    bytes += static_cast<int64_t>(line.size());
+  }
+  return bytes;
+}
+
+}  // namespace
+
 absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progress) {
   if (absl::Status s = ValidateOptions(o); !s.ok()) return s;
   std::optional<CheckpointFile> checkpoint;
@@ -221,6 +263,9 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
   }
   result.step_seconds = step_seconds;
   result.upstream_examples_per_second = upstream_examples_per_second;
+  absl::StatusOr<std::unique_ptr<std::FILE, int (*)(std::FILE*)>> dump =
+      OpenFreshDump(o.dump_fresh_indices, checkpoint.has_value(), loop.dump_bytes);
+  if (!dump.ok()) return dump.status();
 
   using Clock = std::chrono::steady_clock;
   double& train_seconds = loop.train_seconds;  // excludes evaluations
@@ -262,6 +307,7 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
     ++result.steps_total;
     result.examples_total += rows;
     result.fresh_examples_total += b.fresh_rows;
+    if (*dump != nullptr) loop.dump_bytes += DumpFresh(b, dump->get());
     const bool done = result.fresh_examples_total >= o.fresh_budget;
     if (result.fresh_examples_total >= next_eval || done) {
       evaluate();
@@ -273,6 +319,10 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
       const double elapsed = std::chrono::duration<double>(Clock::now() - resumed).count();
       LoopState saved = loop;
       saved.train_seconds += elapsed;
+      // The rows the checkpoint counts are in the file (the kernel's) before it is written.
+      if (*dump != nullptr && std::fflush(dump->get()) != 0) {
+        return absl::InternalError(fmt::format("writing {}", o.dump_fresh_indices));
+      }
       if (absl::Status s = WriteTrainCheckpoint(o, model, sgd, result, saved, **data); !s.ok()) {
         return s;
       }

@@ -114,9 +114,19 @@ struct TrainOptions {
   // killed at any point ends with the same data_digest and final accuracy as
   // one never interrupted. (With upstream_ratio > 0 it needs
   // upstream_over_http = false: the loopback server's port changes per run.)
+  // With insert = auto the placement's decisions depend on timing: a resumed
+  // run replays those its pipeline state carries (the batches in flight at
+  // the checkpoint), then decides afresh, so it trains every fresh example
+  // of an epoch exactly once across the kills, but its data_digest is an
+  // uninterrupted run's only up to the first decision after the resume.
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
   bool resume = false;
+  // A file: the source index of each fresh row trained (a fresh batch's rows
+  // with repeat index 0), one a line, in training order. A resumed run cuts
+  // it back to what its checkpoint counted, so it shows what the model was
+  // trained on across kills.
+  std::string dump_fresh_indices;
 };
 
 // One evaluation: fresh examples seen so far and test accuracy.

@@ -23,7 +23,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "dataecho/echo_planner.h"
 #include "dataecho/example.h"
 #include "dataecho/map_parallelism.h"
@@ -59,6 +62,22 @@ struct EchoControl {
   // kAuto: the decode Map's workers, raised by the planner (null: left alone;
   // internal/decode_workers.h).
   std::shared_ptr<MapParallelism> decode;
+  // Checkpoints: the decisions as data. Each placed echo logs the factor
+  // changes it applied, at the index of the fresh item where each took
+  // effect (`changes`), and counts the fresh items it took (`taken`, its
+  // position). The planner's state carries them (the part taken after the
+  // Prefetch's snapshot is known only to the consumer's side); a restore sets
+  // `replay_until` to the positions at the save, so that items made again
+  // before them get the logged factors, and later ones read `factor` (the
+  // planner's, restored, then decided afresh).
+  struct FactorChange {
+    int64_t fresh = 0;  // the index of the fresh item it took effect at
+    double factor = 1;
+  };
+  mutable absl::Mutex log_mu;
+  std::vector<FactorChange> changes[3] ABSL_GUARDED_BY(log_mu);
+  int64_t replay_until[3] ABSL_GUARDED_BY(log_mu) = {0, 0, 0};
+  std::atomic<int64_t> taken[3] = {0, 0, 0};
   bool RepeatBeforeAllowed() const {
     return realized_before.load(std::memory_order_relaxed) <
            before_cap.load(std::memory_order_relaxed);

@@ -8,7 +8,13 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <span>
+#include <string>
 #include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "dataecho/checkpoint.h"
 
 #include "dataecho/element_traits.h"
 #include "dataecho/internal/echo_stage_base.h"
@@ -32,7 +38,10 @@ class PlacedEchoStage final : public EchoStageBase<T> {
   using Result = absl::StatusOr<std::optional<T>>;
 
   PlacedEchoStage(StagePtr<T> input, std::shared_ptr<EchoControl> control, int slot, uint64_t seed)
-      : EchoStageBase<T>(std::move(input), 1.0, seed), control_(std::move(control)), slot_(slot) {}
+      : EchoStageBase<T>(std::move(input), 1.0, seed),
+        control_(std::move(control)),
+        slot_(slot),
+        seed_(seed) {}
 
   Result Next() override {
     if (this->cancelled()) return CancelledError();
@@ -60,6 +69,23 @@ class PlacedEchoStage final : public EchoStageBase<T> {
     return true;
   }
 
+  // References: the repeat index, then the input's (as EchoStage's).
+  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
+    for (const T* v : items) w.U64(RepeatIndexOf(*v));
+    return this->input().SaveRefs(items, w);
+  }
+  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
+    std::vector<uint32_t> repeats(n);
+    for (uint32_t& k : repeats) k = static_cast<uint32_t>(r.U64());
+    if (!r.status().ok()) return r.status();
+    const size_t first = out->size();
+    if (absl::Status s = this->input().Reread(r, n, out); !s.ok()) return s;
+    for (size_t i = 0; i < n && first + i < out->size(); ++i) {
+      if (repeats[i] > 0) ElementTraits<T>::MarkRepeat((*out)[first + i], repeats[i]);
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status EnableRestart() override { return this->input().EnableRestart(); }
   absl::Status Restart(uint32_t epoch) override {
     if (absl::Status s = this->input().Restart(epoch); !s.ok()) return s;
@@ -70,6 +96,62 @@ class PlacedEchoStage final : public EchoStageBase<T> {
   }
 
  protected:
+  // State: the draws, the factor in effect, the fresh items taken (the
+  // position the planner's log of factor changes counts in), the copies left
+  // of the current item and a reference to it.
+  std::string StateName() const override { return kPlacedNames[slot_]; }
+  uint64_t StateOptionsHash() const override {
+    return OptionsHash().Add(seed_).Add(static_cast<int64_t>(slot_)).value();
+  }
+  absl::Status SaveOwn(StateWriter& w) override {
+    this->SaveDraws(w);
+    w.Double(factor_.load(std::memory_order_relaxed));
+    w.U64(static_cast<uint64_t>(position_));
+    w.U64(remaining_);
+    w.U64(repeat_);
+    if (remaining_ == 0) return absl::OkStatus();
+    const T* item = &*current_;
+    return this->input().SaveRefs(std::span<const T* const>(&item, 1), w);
+  }
+  absl::Status RestoreOwn(StateReader& r) override {
+    this->RestoreDraws(r);
+    const double factor = r.Double();
+    const uint64_t position = r.U64();
+    remaining_ = static_cast<uint32_t>(r.U64());
+    repeat_ = static_cast<uint32_t>(r.U64());
+    current_.reset();
+    if (!r.status().ok()) return r.status();
+    const std::string name = kPlacedNames[slot_];
+    if (!(factor >= 1 && factor <= kMaxFactor) || position > kMaxPosition) {
+      return absl::DataLossError(absl::StrCat("pipeline state: ", name, " has factor ", factor,
+                                              " at fresh item ", position));
+    }
+    this->SetFactor(factor);
+    factor_.store(factor, std::memory_order_relaxed);
+    if (uint64_t{remaining_} + repeat_ >= this->max_copies()) {
+      return absl::DataLossError(absl::StrCat("pipeline state: ", name, " has ", remaining_,
+                                              " copies left after ", repeat_));
+    }
+    position_ = static_cast<int64_t>(position);
+    control_->taken[slot_].store(position_, std::memory_order_release);
+    {  // The decisions to replay (the planner's state, restored before this stage).
+      absl::MutexLock lock(&control_->log_mu);
+      replay_until_ = control_->replay_until[slot_];
+      replay_ = control_->changes[slot_];
+    }
+    if (remaining_ == 0) return absl::OkStatus();
+    std::vector<T> item;
+    if (absl::Status s = this->input().Reread(r, 1, &item); !s.ok()) return s;
+    if (!r.status().ok()) return r.status();
+    if (item.size() != 1) {
+      return absl::DataLossError(absl::StrCat("pipeline state: ", name, "'s item not read again"));
+    }
+    current_.emplace(std::move(item[0]));
+    ElementTraits<T>::MarkRepeat(*current_, repeat_);
+    current_bytes_ = static_cast<int64_t>(ElementTraits<T>::ByteSize(*current_));
+    return absl::OkStatus();
+  }
+
   StageStats OwnStats() const override {
     return this->counts().ToStats(kPlacedNames[slot_],
                                   {{"factor", factor_.load(std::memory_order_relaxed)}});
@@ -101,11 +183,18 @@ class PlacedEchoStage final : public EchoStageBase<T> {
     if constexpr (std::is_same_v<T, Batch>) {
       control_->rows_built.fetch_add(item.num_rows, std::memory_order_relaxed);
     }
-    const double e = control_->factor[slot_].load(std::memory_order_relaxed);
+    const int64_t n = position_;
+    const double e = FactorAt(n);
     if (e != factor_.load(std::memory_order_relaxed)) {
+      if (n >= replay_until_) {  // a decision taken now: logged (a replayed one is there)
+        absl::MutexLock lock(&control_->log_mu);
+        control_->changes[slot_].push_back({.fresh = n, .factor = e});
+      }
       this->SetFactor(e);
       factor_.store(e, std::memory_order_relaxed);
     }
+    position_ = n + 1;
+    control_->taken[slot_].store(position_, std::memory_order_release);
     // A copy is never copied again: around a switch of placement, copies the
     // old placement made pass the new one once, so an item gets at most the
     // old factor plus the new one, never their product.
@@ -116,9 +205,32 @@ class PlacedEchoStage final : public EchoStageBase<T> {
     if (remaining_ > 0) current_.emplace(item);
   }
 
+  // The factor for the fresh item `n`: before the position the restored
+  // state was saved at, the one the log says was in effect (a replay);
+  // afterwards the planner's.
+  double FactorAt(int64_t n) const {
+    if (n < replay_until_) {
+      double e = factor_.load(std::memory_order_relaxed);
+      for (const EchoControl::FactorChange& c : replay_) {
+        if (c.fresh > n) break;
+        if (c.fresh == n) e = c.factor;
+      }
+      return e;
+    }
+    return control_->factor[slot_].load(std::memory_order_relaxed);
+  }
+
+  static constexpr double kMaxFactor = 1e6;  // echo_options.h's bound
+  static constexpr uint64_t kMaxPosition = uint64_t{1} << 62;
+
   const std::shared_ptr<EchoControl> control_;
   const int slot_;
+  const uint64_t seed_;
   std::atomic<double> factor_{1.0};
+  int64_t position_ = 0;  // fresh items taken
+  // After a restore: the logged factor changes, replayed below replay_until_.
+  int64_t replay_until_ = 0;
+  std::vector<EchoControl::FactorChange> replay_;
   std::optional<T> current_;
   uint32_t remaining_ = 0;
   uint32_t repeat_ = 0;

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <random>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -97,6 +98,41 @@ Outcome Parse(const std::string& json) {
           field(R"re("fresh_examples_total": (\d+))re"), field(R"re("curve": \[(.*)\])re")};
 }
 
+// Starts a checkpointed run and kills it (SIGKILL) `delay` after `dir`
+// holds a checkpoint newer than its newest at the start, and at least
+// `wanted_files` of them (and `min_new_steps` steps newer). False if the run
+// ended first.
+bool RunAndKill(const std::vector<std::string>& args, const std::string& log,
+                const std::string& dir, std::chrono::microseconds delay, size_t wanted_files,
+                int64_t min_new_steps = 0) {
+  const std::vector<std::string> before = Checkpoints(dir);
+  const std::string newest_before = before.empty() ? "" : before.back();
+  auto step = [](const std::string& path) -> int64_t {
+    std::smatch m;
+    static const std::regex kStep(R"re(ckpt-0*(\d+)\.dtc$)re");
+    return std::regex_search(path, m, kStep) ? std::stoll(m[1].str()) : 0;
+  };
+  const int64_t step_before = newest_before.empty() ? 0 : step(newest_before);
+  const pid_t pid = Start(args, log);
+  int status = 0;
+  while (true) {
+    if (Exited(pid, &status)) {
+      EXPECT_EQ(status, 0) << ReadFileOrDie(log);
+      return false;
+    }
+    const std::vector<std::string> now = Checkpoints(dir);
+    if (!now.empty() && now.back() > newest_before && now.size() >= wanted_files &&
+        step(now.back()) >= step_before + min_new_steps) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::this_thread::sleep_for(delay);
+  kill(pid, SIGKILL);
+  Wait(pid);
+  return true;
+}
+
 struct Config {
   const char* name;
   std::vector<std::string> flags;
@@ -123,29 +159,6 @@ class TrainerKillTest : public ::testing::TestWithParam<Config> {
     const int status = Wait(Start(Flags(json), log));
     EXPECT_EQ(status, 0) << ReadFileOrDie(log);
     return Parse(ReadFileOrDie(json));
-  }
-  // Starts a checkpointed run and kills it (SIGKILL) `delay` after `dir`
-  // holds a checkpoint newer than its newest at the start, and at least
-  // `wanted_files` of them. False if the run ended first.
-  bool RunAndKill(const std::vector<std::string>& args, const std::string& log,
-                  const std::string& dir, std::chrono::microseconds delay, size_t wanted_files) {
-    const std::vector<std::string> before = Checkpoints(dir);
-    const std::string newest_before = before.empty() ? "" : before.back();
-    const pid_t pid = Start(args, log);
-    int status = 0;
-    while (true) {
-      if (Exited(pid, &status)) {
-        EXPECT_EQ(status, 0) << ReadFileOrDie(log);
-        return false;
-      }
-      const std::vector<std::string> now = Checkpoints(dir);
-      if (!now.empty() && now.back() > newest_before && now.size() >= wanted_files) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    std::this_thread::sleep_for(delay);
-    kill(pid, SIGKILL);
-    Wait(pid);
-    return true;
   }
 };
 
@@ -175,6 +188,54 @@ TEST_P(TrainerKillTest, KilledAtRandomMomentsEndsAsAnUninterruptedRun) {
       << ReadFileOrDie(last_log);
   EXPECT_EQ(Parse(ReadFileOrDie(json)), reference) << ReadFileOrDie(log);
   EXPECT_LE(Checkpoints(dir).size(), 2u);
+}
+
+// --insert=auto decides from timing, which is not state: a resumed run
+// replays the decisions its checkpoint's pipeline state carries, then
+// decides afresh, so its data_digest is not an uninterrupted run's. What
+// holds across the kills: every example trained fresh exactly once (the
+// dumped indices; the budget is below one epoch), as many as the JSON
+// counts, and the resumed run completes.
+TEST(TrainerKillAutoTest, KilledAtRandomMomentsTrainsEveryExampleFreshOnce) {
+  TempDir tmp;
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE(fmt::format("kill moments drawn with seed {}", seed));
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> delay_us(0, 10000);
+  const std::string dir = tmp.File("ck"), json = tmp.File("auto.json"), log = tmp.File("auto.log"),
+                    dump = tmp.File("fresh.txt");
+  constexpr int kExamples = 20000;
+  const std::vector<std::string> args = {
+      "--train_limit=" + std::to_string(kExamples), "--test_limit=1000", "--fresh_budget=10000",
+      "--eval_every=5000", "--batch_size=64", "--shuffle_buffer=512", "--learning_rate=0.05",
+      "--seed=3", "--no_progress", "--insert=auto", "--max_echo=3",
+      // The augmentation is the bottleneck: auto echoes (after it).
+      "--augment_cpu_ms=0.2", "--json=" + json, "--dump_fresh_indices=" + dump,
+      "--checkpoint_dir=" + dir, "--checkpoint_every=4", "--resume"};
+  // Each run is killed after at least 60 more steps: past its planner's
+  // first decisions (after 3 x 16 batches), so that the kills land while
+  // batches made with the decided factors are in flight.
+  constexpr int kKills = 2;
+  int kills = 0;
+  while (kills < kKills &&
+         RunAndKill(args, log, dir, std::chrono::microseconds(delay_us(rng)), 1, 60)) {
+    ++kills;
+  }
+  EXPECT_GE(kills, 2) << "the run ended before it was killed twice";
+  const std::string last_log = tmp.File("last.log");
+  ASSERT_EQ(Wait(Start(args, last_log)), 0) << ReadFileOrDie(last_log);
+  EXPECT_NE(ReadFileOrDie(last_log).find("resumed from " + dir), std::string::npos)
+      << ReadFileOrDie(last_log);
+  const Outcome outcome = Parse(ReadFileOrDie(json));
+  std::vector<int> seen(kExamples, 0);
+  int64_t rows = 0;
+  std::istringstream lines(ReadFileOrDie(dump));
+  for (int64_t index = 0; lines >> index; ++rows) {
+    ASSERT_TRUE(index >= 0 && index < kExamples) << index;
+    EXPECT_EQ(++seen[static_cast<size_t>(index)], 1) << "example " << index << " fresh twice";
+  }
+  EXPECT_EQ(std::to_string(rows), outcome.fresh) << ReadFileOrDie(log);
+  EXPECT_GE(rows, 10000);
 }
 
 TEST_P(TrainerKillTest, ResumeWithAnEmptyDirectoryStartsFresh) {
