@@ -264,9 +264,9 @@ class Puller {
   // wake-up per element to matter (kMaxHold).
   absl::Duration HoldLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (wake_at_ <= 1 || next_ns_ <= 0) return absl::ZeroDuration();
-    const int64_t hold = next_ns_ * static_cast<int64_t>(wake_at_) * 3 / 2;
-    return hold > absl::ToInt64Nanoseconds(kMaxHold) ? absl::ZeroDuration()
-                                                     : absl::Nanoseconds(hold);
+    const absl::Duration hold =
+        absl::Nanoseconds(next_ns_ * static_cast<int64_t>(wake_at_) * 3 / 2);
+    return hold > kMaxHold ? absl::ZeroDuration() : hold;
   }
   // The pulling thread may call Next().
   bool MayPull() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
