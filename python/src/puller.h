@@ -24,6 +24,18 @@
 // row ("python") counts the elements Python took and the time it waited for
 // them (consumer_wait); input_wait is the puller's time inside the last stage.
 //
+// HAND-OFF. A Pop() that finds an element ready takes it without waiting (the
+// binding does so with the GIL held). One that finds none waits first for all
+// slots but one (`max_ahead` - 1, at least one element), then takes them one
+// Pop() each: when the loop is faster than the pipeline, the pulling thread
+// wakes it once per `max_ahead` - 1 elements instead of once per element (a
+// wake-up costs the pulling thread a system call, and the woken thread may
+// take its core for a while). It waits so for at most 1.5 times what the
+// pipeline took to make that many at its recent pace, and not at all before
+// the first element or when the pace is slower than kMaxHold for them: then
+// it is woken by the next element, as the end, an error or Cancel() always
+// wake it.
+//
 // CHECKPOINTS. SaveState() is the position behind the last element Python
 // took: it pauses the pulling thread between two Next() calls, writes the
 // chain's state and then a section of its own ("python") holding references to
@@ -47,6 +59,7 @@
 #ifndef DATAECHO_PYTHON_SRC_PULLER_H_
 #define DATAECHO_PYTHON_SRC_PULLER_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -72,6 +85,8 @@ namespace dataecho::python {
 
 // Elements a Puller keeps ready by default (see the file comment).
 inline constexpr size_t kPullAhead = 3;
+// The longest a Pop() waits for more than one element (HAND-OFF above).
+inline constexpr absl::Duration kMaxHold = absl::Milliseconds(1);
 
 template <typename T>
 class Puller {
@@ -83,7 +98,9 @@ class Puller {
   // `ahead`: elements to hand out, in order, before the stage's
   // (RestoreInto()). `max_ahead` (>= 1): the most elements kept ready.
   explicit Puller(StagePtr<T> stage, std::vector<T> ahead = {}, size_t max_ahead = kPullAhead)
-      : stage_(std::move(stage)), max_ahead_(max_ahead < 1 ? 1 : max_ahead) {
+      : stage_(std::move(stage)),
+        max_ahead_(max_ahead < 1 ? 1 : max_ahead),
+        wake_at_(max_ahead_ > 2 ? max_ahead_ - 1 : 1) {
     for (T& e : ahead) ready_.push_back(std::move(e));
     thread_ = std::thread([this] { Run(); });
   }
@@ -93,11 +110,23 @@ class Puller {
 
   // The next item if one arrives within `timeout`, else std::nullopt. After
   // the end or an error, returns it again (sticky); after Cancel(), CANCELLED.
+  // With a zero `timeout` it never waits (nor reads the clock).
   std::optional<Item> Pop(absl::Duration timeout) {
     absl::MutexLock lock(&mu_);
-    if (!ReadyOrCancelled()) {  // the clock is read only for a real wait
+    if (!ReadyOrCancelled() && timeout > absl::ZeroDuration()) {
       const int64_t t0 = internal::NowNanos();
-      mu_.AwaitWithTimeout(absl::Condition(this, &Puller::ReadyOrCancelled), timeout);
+      // First for wake_at_ elements, while the pipeline's pace says they come
+      // soon (HAND-OFF above), then for one.
+      const absl::Duration hold = std::min(timeout, HoldLocked());
+      if (hold > absl::ZeroDuration()) {
+        mu_.AwaitWithTimeout(absl::Condition(this, &Puller::SeveralReadyOrDone), hold);
+      }
+      if (!ReadyOrCancelled()) {
+        const absl::Duration left = timeout - absl::Nanoseconds(internal::NowNanos() - t0);
+        if (left > absl::ZeroDuration()) {
+          mu_.AwaitWithTimeout(absl::Condition(this, &Puller::ReadyOrCancelled), left);
+        }
+      }
       totals_.consumer_wait_ns += internal::NowNanos() - t0;
     }
     if (cancel_) return Item(CancelledError());
@@ -224,6 +253,21 @@ class Puller {
   bool ReadyOrCancelled() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return cancel_ || !ready_.empty() || terminal_.has_value();
   }
+  // What a waiting Pop() is woken for first: wake_at_ elements (or fewer
+  // after the end or an error).
+  bool SeveralReadyOrDone() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return cancel_ || ready_.size() >= wake_at_ || terminal_.has_value();
+  }
+  // How long a Pop() that found nothing ready waits for wake_at_ elements:
+  // 1.5 times what the pipeline takes to make them at its recent pace, or
+  // zero (wait for one) when that pace is unknown yet or too slow for a
+  // wake-up per element to matter (kMaxHold).
+  absl::Duration HoldLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (wake_at_ <= 1 || next_ns_ <= 0) return absl::ZeroDuration();
+    const absl::Duration hold =
+        absl::Nanoseconds(next_ns_ * static_cast<int64_t>(wake_at_) * 3 / 2);
+    return hold > kMaxHold ? absl::ZeroDuration() : hold;
+  }
   // The pulling thread may call Next().
   bool MayPull() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return cancel_ || (ready_.size() < max_ahead_ && !pause_);
@@ -246,6 +290,7 @@ class Puller {
       absl::MutexLock lock(&mu_);
       in_next_ = false;
       totals_.input_wait_ns += waited;
+      next_ns_ = next_ns_ <= 0 ? waited : next_ns_ + (waited - next_ns_) / 8;  // recent pace
       if (!item.ok() || !item->has_value()) {
         terminal_ = std::move(item);
         return;
@@ -258,12 +303,14 @@ class Puller {
   // Used without stage_mu_ by the pulling thread, which Shutdown() joins first.
   StagePtr<T> stage_;
   const size_t max_ahead_;
+  const size_t wake_at_;  // elements a waiting Pop() is woken for: all slots but one
   mutable absl::Mutex mu_;
   std::deque<T> ready_ ABSL_GUARDED_BY(mu_);           // the next elements, oldest first
   std::optional<Item> terminal_ ABSL_GUARDED_BY(mu_);  // the end or the error, after them
   bool cancel_ ABSL_GUARDED_BY(mu_) = false;
   bool pause_ ABSL_GUARDED_BY(mu_) = false;    // SaveState() runs: do not pull
   bool in_next_ ABSL_GUARDED_BY(mu_) = false;  // the pulling thread is in Next()
+  int64_t next_ns_ ABSL_GUARDED_BY(mu_) = 0;   // a moving average of Next()'s duration
   internal::StageTotals<int64_t> totals_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;  // last: started after everything above exists
 };

@@ -81,9 +81,12 @@ void WithoutGil(F&& fn) {
 template <typename T>
 py::object NextFrom(Puller<T>& puller) {
   const WaiterScope waiter;
+  // An element already waiting is taken with the GIL held: Pop() without a
+  // timeout only takes the puller's mutex, which no thread holds while it
+  // waits for the GIL or for a stage.
+  std::optional<typename Puller<T>::Item> item = puller.Pop(absl::ZeroDuration());
   while (true) {
-    std::optional<typename Puller<T>::Item> item;
-    {
+    if (!item.has_value()) {
       py::gil_scoped_release nogil;
       item = puller.Pop(kSignalCheckInterval);
     }

@@ -119,6 +119,34 @@ TEST(PullerTest, CancelWakesAWaitingPop) {
   EXPECT_EQ(item->status().code(), absl::StatusCode::kCancelled);
 }
 
+TEST(PullerTest, AWaitingPopTakesTheOneElementThatComesWhenNoOtherFollows) {
+  // A waiting Pop() first waits for all slots but one (two of three here),
+  // but only for as long as the pipeline's pace says they come: the one
+  // element that comes while the source then stalls is handed out, in order,
+  // long before the slice ends.
+  auto gated = std::make_unique<GatedSource<Example>>();
+  GatedSource<Example>* source = gated.get();
+  for (uint64_t i = 0; i < 3; ++i) source->Push(MakeExample(i));  // a fast pace
+  Puller<Example> puller(std::move(gated));
+  for (uint64_t i = 0; i < 3; ++i) EXPECT_EQ((*PopBlocking(puller))->source_index, i);
+  source->AwaitWaiting(1);  // nothing ready: the next Pop() waits
+  std::thread pusher([&] {
+    absl::SleepFor(absl::Milliseconds(20));  // (ordering only) Pop() waits first
+    source->Push(MakeExample(3));
+  });
+  std::optional<Puller<Example>::Item> item = puller.Pop(absl::Hours(1));
+  pusher.join();
+  ASSERT_TRUE(item.has_value());
+  ASSERT_TRUE(item->ok());
+  EXPECT_EQ((**item)->source_index, 3u);
+  // The end wakes a Pop() waiting for more than one element too.
+  std::thread ender([&] { source->PushEnd(); });
+  std::optional<Puller<Example>::Item> end = puller.Pop(absl::Hours(1));
+  ender.join();
+  ASSERT_TRUE(end.has_value() && end->ok());
+  EXPECT_FALSE(end->value().has_value());
+}
+
 TEST(PullerTest, ShutdownWhileTheUpstreamIsBlockedJoinsAndKeepsNoStages) {
   auto gated = std::make_unique<GatedSource<Example>>();
   GatedSource<Example>* source = gated.get();
