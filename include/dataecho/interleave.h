@@ -316,8 +316,8 @@ class InterleaveStage final : public UnaryStage<U, T> {
   absl::Status RestoreSlots(StateReader& r) {
     absl::StatusOr<internal::InterleaveSlots<T>> saved = internal::ReadInterleaveSlots<T>(
         r,
-        {static_cast<uint64_t>(options_.cycle_length),
-         static_cast<uint64_t>(options_.block_length), options_.name},
+        {static_cast<uint64_t>(options_.cycle_length), static_cast<uint64_t>(options_.block_length),
+         options_.name},
         [this](StateReader& r, size_t n, std::vector<T>* out) {
           return internal::RereadOpeningElements<T>(this->input(), r, n, out);
         });

@@ -16,6 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 #include "internal/decode_workers.h"
 #include "internal/echo_diagnostics.h"
@@ -130,79 +131,22 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
   }
 
  private:
-  static constexpr double kMaxFactor = 1e6;  // echo_options.h's bound
-  static constexpr uint64_t kMaxPosition = uint64_t{1} << 62;
-
-  // Per placed echo: its position (fresh items taken) and its factor changes
-  // before it; then the factors the planner set and its placement.
+  // The placed echoes' positions and factor changes (SaveFactorLogs), then
+  // the planner's placement and factor.
   void SaveDecisions(StateWriter& w) {
-    for (int slot : {kPlacedBefore, kPlacedAfter, kPlacedBatch}) {
-      // The position first: a change at an index below it was logged before it was read.
-      const int64_t taken = control_->taken[slot].load(std::memory_order_acquire);
-      std::vector<EchoControl::FactorChange> changes;
-      {
-        absl::MutexLock lock(&control_->log_mu);
-        for (const EchoControl::FactorChange& c : control_->changes[slot]) {
-          if (c.fresh < taken) changes.push_back(c);
-        }
-      }
-      w.U64(static_cast<uint64_t>(taken));
-      w.U64(changes.size());
-      int64_t last = 0;
-      for (const EchoControl::FactorChange& c : changes) {
-        w.U64(static_cast<uint64_t>(c.fresh - last));
-        w.Double(c.factor);
-        last = c.fresh;
-      }
-      w.Double(control_->factor[slot].load(std::memory_order_relaxed));
-    }
+    SaveFactorLogs(*control_, w);
     absl::MutexLock lock(&mu_);
     w.U64(static_cast<uint64_t>(placement_));
     w.Double(factor_);
   }
   absl::Status RestoreDecisions(StateReader& r) {
-    auto bad = [&](auto... what) {
-      return absl::DataLossError(absl::StrCat("pipeline state: ", options_.name, ": ", what...));
-    };
-    auto factor_ok = [](double e) { return e >= 1 && e <= kMaxFactor; };
-    std::vector<EchoControl::FactorChange> changes[3];
-    int64_t until[3] = {0, 0, 0};
-    double factors[3] = {1, 1, 1};
-    for (int slot : {kPlacedBefore, kPlacedAfter, kPlacedBatch}) {
-      const uint64_t taken = r.U64();
-      const uint64_t n = r.Count(9);
-      if (!r.status().ok()) return r.status();
-      if (taken > kMaxPosition) return bad("placed echo ", slot, " at fresh item ", taken);
-      uint64_t at = 0;
-      for (uint64_t i = 0; i < n; ++i) {
-        const uint64_t delta = r.U64();
-        const double e = r.Double();
-        if (!r.status().ok()) return r.status();
-        if ((i > 0 && delta == 0) || delta >= taken - at || !factor_ok(e)) {
-          return bad("placed echo ", slot, "'s factor change ", i, " (", e, " after ", delta,
-                     " fresh items) is out of order");
-        }
-        at += delta;
-        changes[slot].push_back({.fresh = static_cast<int64_t>(at), .factor = e});
-      }
-      until[slot] = static_cast<int64_t>(taken);
-      factors[slot] = r.Double();
-      if (!r.status().ok()) return r.status();
-      if (!factor_ok(factors[slot])) return bad("placed echo ", slot, " factor ", factors[slot]);
-    }
+    DATAECHO_RETURN_IF_ERROR(RestoreFactorLogs(*control_, options_.name, r));
     const uint64_t placement = r.U64();
     const double factor = r.Double();
     if (!r.status().ok()) return r.status();
-    if (placement > kPlacedBatch || !factor_ok(factor)) {
-      return bad("placement ", placement, " at factor ", factor);
-    }
-    {
-      absl::MutexLock lock(&control_->log_mu);
-      for (int slot : {kPlacedBefore, kPlacedAfter, kPlacedBatch}) {
-        control_->changes[slot] = std::move(changes[slot]);
-        control_->replay_until[slot] = until[slot];
-        control_->factor[slot].store(factors[slot], std::memory_order_relaxed);
-      }
+    if (placement > kPlacedBatch || !(factor >= 1 && factor <= kMaxEchoFactor)) {
+      return absl::DataLossError(absl::StrCat("pipeline state: ", options_.name, ": placement ",
+                                              placement, " at factor ", factor));
     }
     absl::MutexLock lock(&mu_);
     placement_ = static_cast<int>(placement);

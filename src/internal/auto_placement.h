@@ -26,7 +26,9 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "dataecho/checkpoint.h"
 #include "dataecho/echo_planner.h"
 #include "dataecho/example.h"
 #include "dataecho/map_parallelism.h"
@@ -83,6 +85,19 @@ struct EchoControl {
            before_cap.load(std::memory_order_relaxed);
   }
 };
+
+// The largest echo factor (echo_options.h's bound) and fresh-item position a
+// state may hold.
+inline constexpr double kMaxEchoFactor = 1e6;
+inline constexpr uint64_t kMaxStatePosition = uint64_t{1} << 62;
+
+// Checkpoints (the planner's section, before its input's): per placed echo,
+// its position (fresh items taken), its factor changes before that position
+// and its factor now. RestoreFactorLogs sets them back with `replay_until`
+// at the positions; DATA_LOSS naming `name` for a change out of order or a
+// factor outside [1, kMaxEchoFactor]. (src/internal/factor_log.cc)
+void SaveFactorLogs(EchoControl& control, StateWriter& w);
+absl::Status RestoreFactorLogs(EchoControl& control, const std::string& name, StateReader& r);
 
 // Thread CPU time of the calling thread, and of the process, in nanoseconds.
 int64_t ThreadCpuNanos();

@@ -122,7 +122,7 @@ class PlacedEchoStage final : public EchoStageBase<T> {
     current_.reset();
     if (!r.status().ok()) return r.status();
     const std::string name = kPlacedNames[slot_];
-    if (!(factor >= 1 && factor <= kMaxFactor) || position > kMaxPosition) {
+    if (!(factor >= 1 && factor <= kMaxEchoFactor) || position > kMaxStatePosition) {
       return absl::DataLossError(absl::StrCat("pipeline state: ", name, " has factor ", factor,
                                               " at fresh item ", position));
     }
@@ -219,9 +219,6 @@ class PlacedEchoStage final : public EchoStageBase<T> {
     }
     return control_->factor[slot_].load(std::memory_order_relaxed);
   }
-
-  static constexpr double kMaxFactor = 1e6;  // echo_options.h's bound
-  static constexpr uint64_t kMaxPosition = uint64_t{1} << 62;
 
   const std::shared_ptr<EchoControl> control_;
   const int slot_;

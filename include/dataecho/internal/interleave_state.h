@@ -35,8 +35,7 @@ namespace dataecho::internal {
 // The elements that opened pipelines: strings by value, anything else as
 // `input`'s references to them.
 template <typename T>
-absl::Status SaveOpeningElements(Stage<T>& input, std::span<const T* const> items,
-                                 StateWriter& w) {
+absl::Status SaveOpeningElements(Stage<T>& input, std::span<const T* const> items, StateWriter& w) {
   if constexpr (std::is_same_v<T, std::string>) {
     for (const T* v : items) w.Bytes(*v);
     return absl::OkStatus();
@@ -45,8 +44,7 @@ absl::Status SaveOpeningElements(Stage<T>& input, std::span<const T* const> item
   }
 }
 template <typename T>
-absl::Status RereadOpeningElements(Stage<T>& input, StateReader& r, size_t n,
-                                   std::vector<T>* out) {
+absl::Status RereadOpeningElements(Stage<T>& input, StateReader& r, size_t n, std::vector<T>* out) {
   if constexpr (std::is_same_v<T, std::string>) {
     for (size_t i = 0; i < n && r.status().ok(); ++i) out->push_back(r.Bytes());
     return r.status();
