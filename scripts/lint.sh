@@ -40,7 +40,13 @@ for h in $(cd include && find dataecho -name '*.h' | sort); do
 done
 log="$build/lint/clang-tidy.log"
 # Headers' units are not in the compilation database: give them the flags.
+# The static analyzer runs in its shallow mode (small functions inlined into
+# their callers, fewer paths per function): it still follows a null or a
+# leak through a helper, and the run takes half the time; in the default deep
+# mode the analyzer alone was more than half of this step, mostly inside the
+# standard library's and Abseil's templates.
 printf '%s\n' "${files[@]}" | xargs -P "$jobs" -n 4 \
-  "$tidy" -p "$headers_dir" --quiet --extra-arg=-std=c++20 --extra-arg=-I"$PWD/include" --extra-arg=-I"$PWD/src" >"$log" 2>&1 \
+  "$tidy" -p "$headers_dir" --quiet --extra-arg=-std=c++20 --extra-arg=-I"$PWD/include" --extra-arg=-I"$PWD/src" \
+  --extra-arg=-Xclang --extra-arg=-analyzer-config --extra-arg=-Xclang --extra-arg=mode=shallow >"$log" 2>&1 \
   || { grep -E "(error|warning):" "$log" | sort -u; echo "lint: clang-tidy failed (full log: $log)" >&2; exit 1; }
 echo "lint: clang-tidy clean on ${#files[@]} files (the headers through them)"

@@ -64,6 +64,15 @@ TEST(MapTest, NeverMoreCallsInFlightThanParallelism) {
                          int p = peak.load();
                          while (now > p && !peak.compare_exchange_weak(p, now)) {
                          }
+                         // The first call waits (bounded) for a second one to start: a pool
+                         // that runs calls in parallel always lets it, whatever the scheduler
+                         // does, and a serial one never does.
+                         const auto deadline =
+                             std::chrono::steady_clock::now() + std::chrono::seconds(20);
+                         while (x == 0 && in_flight.load() < 2 &&
+                                std::chrono::steady_clock::now() < deadline) {
+                           std::this_thread::sleep_for(std::chrono::microseconds(100));
+                         }
                          Jitter(x);
                          --in_flight;
                          return x;
