@@ -50,6 +50,10 @@ ABSL_FLAG(
 ABSL_FLAG(double, max_echo, 4.0,
           "With --insert=adaptive: the most emissions of one example (m >= 1); with --insert=auto: "
           "the largest factor it may choose");
+ABSL_FLAG(std::string, prefer, "quality",
+          "With --insert=auto: quality (the most example-level placement within 10% of the best "
+          "step rate), speed (the best step rate) or progress (within 10% of the best rate of "
+          "training progress, a step weighed by what its copies are worth)");
 ABSL_FLAG(double, upstream_ratio, 0.0,
           "Upstream R times slower than a training step (shards over loopback HTTP through a "
           "throttled store); 0 = local files at full speed");
@@ -157,6 +161,8 @@ int main(int argc, char** argv) {
   if (!insert.ok()) return UsageError(std::string(insert.status().message()));
   o.insert = *insert;
   o.max_echo = absl::GetFlag(FLAGS_max_echo);
+  if (absl::Status s = dataecho::ParseEchoPrefer(absl::GetFlag(FLAGS_prefer), &o.prefer); !s.ok())
+    return UsageError(std::string(s.message()));
   o.upstream_ratio = absl::GetFlag(FLAGS_upstream_ratio);
   o.upstream_over_http = absl::GetFlag(FLAGS_upstream_http);
   o.step_seconds = absl::GetFlag(FLAGS_step_ms) * 1e-3;

@@ -4,16 +4,22 @@
 # if a target crashes, leaks, times out or runs out of memory.
 #   scripts/fuzz.sh                 # all targets
 #   FUZZ_SECONDS=300 scripts/fuzz.sh tfrecord_fuzz
+#   FUZZ_BUILD_DIR=build-asan scripts/fuzz.sh   # the targets of the ASan build
+# FUZZ_BUILD_DIR (default build-fuzz) is configured here for the fuzz targets
+# alone, unless it already has them: scripts/sanitize.sh address builds them
+# with its suite (DATAECHO_FUZZ=ON), and scripts/test.sh runs them from there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-25}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(tfrecord_fuzz idx_fuzz jpeg_fuzz uri_fuzz s3_listing_fuzz gcs_listing_fuzz state_fuzz sizes_fuzz)
-cmake -S . -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-  -DDATAECHO_FUZZ=ON -DDATAECHO_SANITIZE=address -DDATAECHO_BUILD_TESTS=OFF \
-  -DDATAECHO_BUILD_BENCHMARKS=OFF -DDATAECHO_BUILD_EXAMPLES=OFF -DDATAECHO_BUILD_TOOLS=OFF >/dev/null
+if ! grep -qx 'DATAECHO_FUZZ:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
+  cmake -S . -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+    -DDATAECHO_FUZZ=ON -DDATAECHO_SANITIZE=address -DDATAECHO_BUILD_TESTS=OFF \
+    -DDATAECHO_BUILD_BENCHMARKS=OFF -DDATAECHO_BUILD_EXAMPLES=OFF -DDATAECHO_BUILD_TOOLS=OFF >/dev/null
+fi
 cmake --build "$build" -j"${FUZZ_JOBS:-2}" --target "${targets[@]}"
 artifacts=$build/fuzz-artifacts
 mkdir -p "$artifacts"

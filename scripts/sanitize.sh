@@ -14,15 +14,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 sanitizer=${1:?usage: scripts/sanitize.sh address|thread [build|test]}
 what=${2:-all}
+# The ASan build also builds the libFuzzer targets (scripts/fuzz.sh runs them
+# with FUZZ_BUILD_DIR=build-asan): only the library and the targets are
+# instrumented for coverage, and no separate build compiles the library again.
 case "$sanitizer" in
-  address) dir=build-asan ;;
-  thread) dir=build-tsan ;;
+  address) dir=build-asan fuzz=ON ;;
+  thread) dir=build-tsan fuzz=OFF ;;
   *) echo "sanitize: unknown sanitizer '$sanitizer'" >&2; exit 2 ;;
 esac
 jobs=${JOBS:-$(nproc)}
 if [ "$what" != test ]; then
   cmake -S . -B "$dir" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-    -DDATAECHO_SANITIZE="$sanitizer" -DDATAECHO_BUILD_BENCHMARKS=OFF >/dev/null
+    -DDATAECHO_SANITIZE="$sanitizer" -DDATAECHO_FUZZ="$fuzz" -DDATAECHO_BUILD_BENCHMARKS=OFF >/dev/null
   cmake --build "$dir" -j"$jobs"
 fi
 [ "$what" != build ] || exit 0

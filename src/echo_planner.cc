@@ -157,7 +157,7 @@ double PredictProgress(const EchoCosts& c, int placement, double e, double copy_
 }
 
 EchoPlan PlanEcho(const EchoCosts& c, const AutoPlacementOptions& options) {
-  const bool quality = options.prefer == EchoPrefer::kQuality;
+  const bool progress = options.prefer == EchoPrefer::kProgress;
   struct Best {
     double e = 1, rate = 0, progress = 0;  // the plan's factor for p, its rates
     double fastest_rate = 0;               // the step rate at p's factor for speed
@@ -170,9 +170,9 @@ EchoPlan PlanEcho(const EchoCosts& c, const AutoPlacementOptions& options) {
     const double v = CopyValue(options, p);
     const double speed_e = PlacementFactor(c, p, options.max_factor);
     per[p].fastest_rate = 1 / PredictStepTime(c, p, speed_e);
-    per[p].e = quality ? KneeFactor([&](double e) { return PredictProgress(c, p, e, v); },
-                                    options.max_factor)
-                       : speed_e;
+    per[p].e = progress ? KneeFactor([&](double e) { return PredictProgress(c, p, e, v); },
+                                     options.max_factor)
+                        : speed_e;
     per[p].rate = 1 / PredictStepTime(c, p, per[p].e);
     per[p].progress = PredictProgress(c, p, per[p].e, v);
   }
@@ -194,10 +194,14 @@ EchoPlan PlanEcho(const EchoCosts& c, const AutoPlacementOptions& options) {
                               options.ram_budget_bytes);
     return plan;
   }
+  // kSpeed: the fastest. kQuality: the most example-level placement within
+  // 10 % of the fastest's step rate; kProgress: of the best progress rate.
   int chosen = fastest;
-  if (quality) {  // the most example-level within 10 % of the best progress
+  if (options.prefer != EchoPrefer::kSpeed) {
     for (int p : {kBefore, kAfter, kBatch}) {
-      if (per[p].fits && per[p].progress >= 0.9 * per[most].progress) {
+      if (!per[p].fits) continue;
+      if (progress ? per[p].progress >= 0.9 * per[most].progress
+                   : per[p].rate >= 0.9 * per[fastest].fastest_rate) {
         chosen = p;
         break;
       }
@@ -213,16 +217,18 @@ EchoPlan PlanEcho(const EchoCosts& c, const AutoPlacementOptions& options) {
   if (chosen != fastest && plan.best_steps_per_sec > 1.02 * plan.steps_per_sec) {
     tail = fmt::format("; {} echo would step {:.2g}x faster", kNames[fastest],
                        plan.best_steps_per_sec / plan.steps_per_sec);
-    if (quality) {
+    if (progress) {
       tail += fmt::format(" but {} is worth {:.2g} of a fresh {}",
                           fastest == kBatch ? "a batch copy" : "a copy there",
                           CopyValue(options, fastest), fastest == kBatch ? "batch" : "example");
+    } else {
+      tail += " (prefer quality: the most example-level placement within 10 %)";
     }
   }
   tail += fmt::format("; predicted {:.1f} steps/s, {:.0f} fresh-equivalent examples/s",
                       plan.steps_per_sec, plan.progress_per_sec);
-  if (quality && chosen != most) {
-    tail += fmt::format(" (most: {} echo, {:.0f}; prefer quality: within 10 %)", kNames[most],
+  if (progress && chosen != most) {
+    tail += fmt::format(" (most: {} echo, {:.0f}; prefer progress: within 10 %)", kNames[most],
                         per[most].progress);
   }
   plan.reason = fmt::format("{} echo, e = {:.2f}: {}{}", kNames[chosen], plan.factor,
@@ -231,7 +237,11 @@ EchoPlan PlanEcho(const EchoCosts& c, const AutoPlacementOptions& options) {
 }
 
 const char* EchoPreferName(EchoPrefer prefer) {
-  return prefer == EchoPrefer::kSpeed ? "speed" : "quality";
+  switch (prefer) {
+    case EchoPrefer::kSpeed: return "speed";
+    case EchoPrefer::kProgress: return "progress";
+    default: return "quality";
+  }
 }
 
 absl::Status ParseEchoPrefer(const std::string& name, EchoPrefer* prefer) {
@@ -239,9 +249,11 @@ absl::Status ParseEchoPrefer(const std::string& name, EchoPrefer* prefer) {
     *prefer = EchoPrefer::kSpeed;
   } else if (name == "quality") {
     *prefer = EchoPrefer::kQuality;
+  } else if (name == "progress") {
+    *prefer = EchoPrefer::kProgress;
   } else {
     return absl::InvalidArgumentError(
-        fmt::format("echo prefer must be speed or quality, got '{}'", name));
+        fmt::format("echo prefer must be speed, quality or progress, got '{}'", name));
   }
   return absl::OkStatus();
 }

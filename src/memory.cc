@@ -64,8 +64,8 @@ int64_t EffectiveMemoryCap(int64_t max_bytes) {
 std::string FormatBytes(int64_t bytes) {
   if (bytes < 1024) return fmt::format("{} bytes", bytes);
   constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double v = static_cast<double>(bytes);
-  int unit = -1;
+  double v = static_cast<double>(bytes) / 1024;  // >= 1
+  int unit = 0;
   while (v >= 1024 && unit + 1 < 6) {
     v /= 1024;
     ++unit;

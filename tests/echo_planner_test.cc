@@ -79,7 +79,8 @@ TEST(PlanEchoTest, IoBoundEchoesBeforeAugmentationAtR) {
 // Fashion-MNIST over throttled HTTP at R = 4 with a CPU-heavy augmentation
 // (the trainer's --augment_cpu_ms=0.1) on one pipeline core: each augmented
 // example costs 0.1 ms, so batch echo (which augments only the fresh ones)
-// steps fastest, but its copies are worth least.
+// steps fastest, but its copies are worth least: prefer = progress gives up
+// that speed, prefer = quality (within 10 % of the step rate) does not.
 EchoCosts CpuHeavyAugmentation() {
   return {.upstream_cpu = 8e-6,
           .augment_cpu = 0.104e-3,
@@ -90,9 +91,9 @@ EchoCosts CpuHeavyAugmentation() {
           .cores = 1};
 }
 
-TEST(PlanEchoTest, CpuHeavyPrefersAfterAugmentOverAFasterBatchEcho) {
+TEST(PlanEchoTest, CpuHeavyProgressPrefersAfterAugmentOverAFasterBatchEcho) {
   const EchoCosts c = CpuHeavyAugmentation();
-  const EchoPlan quality = PlanEcho(c, {.max_factor = 4});
+  const EchoPlan quality = PlanEcho(c, {.max_factor = 4, .prefer = EchoPrefer::kProgress});
   EXPECT_EQ(quality.placement, kAfter) << quality.reason;
   EXPECT_GE(quality.factor, 3) << quality.reason;
   // Batch echo steps faster than the chosen plan...
@@ -114,11 +115,25 @@ TEST(PlanEchoTest, CpuHeavyPrefersAfterAugmentOverAFasterBatchEcho) {
   const EchoPlan speed = PlanEcho(c, {.max_factor = 4, .prefer = EchoPrefer::kSpeed});
   EXPECT_EQ(speed.placement, kBatchEcho) << speed.reason;
   EXPECT_EQ(speed.steps_per_sec, speed.best_steps_per_sec) << speed.reason;
+  // prefer = quality (the default): after_augment steps more than 10 %
+  // slower than batch echo here, so batch echo.
+  EXPECT_LT(quality.steps_per_sec, 0.9 * speed.steps_per_sec) << quality.reason;
+  const EchoPlan by_rate = PlanEcho(c, {.max_factor = 4});
+  EXPECT_EQ(by_rate.placement, kBatchEcho) << by_rate.reason;
+  // With the augmentation a third as costly, after_augment is within 10 %.
+  EchoCosts lighter = c;
+  lighter.augment_cpu /= 3;
+  const EchoPlan near = PlanEcho(lighter, {.max_factor = 4});
+  EXPECT_EQ(near.placement, kAfter) << near.reason;
+  EXPECT_GE(near.steps_per_sec, 0.9 * near.best_steps_per_sec) << near.reason;
 
   // Copies as good as fresh examples everywhere: batch echo's speed wins
   // back unless after_augment is within 10 % of its progress.
-  const EchoPlan equal = PlanEcho(
-      c, {.max_factor = 4, .copy_value_before = 1, .copy_value_after = 1, .copy_value_batch = 1});
+  const EchoPlan equal = PlanEcho(c, {.max_factor = 4,
+                                      .prefer = EchoPrefer::kProgress,
+                                      .copy_value_before = 1,
+                                      .copy_value_after = 1,
+                                      .copy_value_batch = 1});
   EXPECT_GE(equal.steps_per_sec, 0.9 * speed.steps_per_sec) << equal.reason;
   EXPECT_NE(equal.placement, kBefore) << equal.reason;
 }
@@ -209,6 +224,10 @@ TEST(PlanEchoTest, OptionsAreValidated) {
   EchoPrefer prefer;
   EXPECT_TRUE(ParseEchoPrefer("speed", &prefer).ok());
   EXPECT_EQ(prefer, EchoPrefer::kSpeed);
+  EXPECT_TRUE(ParseEchoPrefer("progress", &prefer).ok());
+  EXPECT_EQ(prefer, EchoPrefer::kProgress);
+  EXPECT_STREQ(EchoPreferName(EchoPrefer::kProgress), "progress");
+  EXPECT_STREQ(EchoPreferName(EchoPrefer::kQuality), "quality");
   EXPECT_EQ(ParseEchoPrefer("fast", &prefer).code(), absl::StatusCode::kInvalidArgument);
 }
 

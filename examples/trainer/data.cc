@@ -142,7 +142,9 @@ dataecho::Pipeline<dataecho::Batch> EchoedTrainBatches(
        .prefetch = adaptive ? dataecho::PrefetchOptions{.depth = 4, .name = "trainer_prefetch"}
                             : dataecho::PrefetchOptions{.depth = 2},
        // Auto: placement and factor (at most max_echo) from the measured costs.
-       .auto_placement = {.max_factor = o.max_echo, .seed = DeriveSeed(o.seed, 4)},
+       .auto_placement = {.max_factor = o.max_echo,
+                          .prefer = o.prefer,
+                          .seed = DeriveSeed(o.seed, 4)},
        // Auto: the decode Map's workers too, where it is the bottleneck.
        .decode_parallelism = std::move(decode)});
   return batches;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include "dataecho/echo_planner.h"
 #include "fmt/format.h"
 
 namespace trainer {
@@ -120,11 +121,11 @@ std::string OptionsFingerprint(const TrainOptions& o) {
       "seed={};echo={};insert={};max_echo={};batch_size={};shuffle_buffer={};prefetch_depth={};"
       "fresh_budget={};eval_every={};target_accuracy={};stop_at_target={};learning_rate={};"
       "momentum={};weight_decay={};lr_schedule={};train_shards={};train_limit={};test_limit={};"
-      "idx_dir={}",
+      "idx_dir={};prefer={}",
       o.seed, o.echo, EchoInsertName(o.insert), o.max_echo, o.batch_size, o.shuffle_buffer,
       o.prefetch_depth, o.fresh_budget, o.eval_every, o.target_accuracy, o.stop_at_target,
       o.learning_rate, o.momentum, o.weight_decay, o.lr_schedule, o.train_shards, o.train_limit,
-      o.test_limit, o.idx_dir);
+      o.test_limit, o.idx_dir, dataecho::EchoPreferName(o.prefer));
 }
 
 absl::Status CheckFingerprint(StateReader& r, const TrainOptions& options, std::string_view path) {

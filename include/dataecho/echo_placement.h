@@ -32,7 +32,7 @@
 //                   the pipeline may use) and sets placement and factor, again
 //                   when the costs change, within a RAM budget, reporting every
 //                   decision with its reason in the stats (echo_planner.h,
-//                   `auto_placement`: prefer speed or quality, max_factor, ...);
+//                   `auto_placement`: prefer speed, quality or progress, max_factor, ...);
 //                   given the decode Map's `decode_parallelism`, also its workers.
 //
 //   auto decoded = dataecho::From(std::move(records))
@@ -113,7 +113,7 @@ struct EchoedBatchesOptions {
   // The final Prefetch (the consumer's queue). For kAdaptive its `level` is
   // what the demand gate reads; one is made if it is null.
   PrefetchOptions prefetch;
-  // kAuto's planner: the largest factor, speed or quality, the cores, the RAM
+  // kAuto's planner: the largest factor, speed, quality or progress, the cores, the RAM
   // budget, how often it decides (echo_planner.h). Its seed draws the copies.
   // kAdaptive's planner uses it too, with adaptive.max_factor as max_factor.
   AutoPlacementOptions auto_placement;

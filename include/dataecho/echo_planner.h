@@ -32,16 +32,19 @@
 //
 // It keeps the placements whose echo buffer fits `ram_budget_bytes`, takes
 // for each the smallest factor within 2 % of its best rate (plus 10 %
-// headroom, at most max_factor; the step rate under kSpeed, the progress
-// rate under kQuality), and then: `prefer = kSpeed` the fastest step rate;
-// `kQuality` (the default) the most example-level placement (before_augment,
-// then after_augment, then batch) within 10 % of the best progress rate.
+// headroom, at most max_factor; the progress rate under kProgress, else the
+// step rate), and then: `prefer = kSpeed` the fastest step rate; `kQuality`
+// (the default) the most example-level placement (before_augment, then
+// after_augment, then batch) within 10 % of the fastest step rate;
+// `kProgress` the most example-level placement within 10 % of the best
+// progress rate (it trusts the copy values: on Fashion-MNIST's calibration a
+// batch copy was worth nothing, so it gives up step rate that kQuality keeps).
 // Every plan says why, e.g.
 //
 //   after_augment echo, e = 4.00: augmenting a copy would cost 0.104 ms of
 //   the 1 pipeline core; a copy here costs 0.007 ms; batch echo would step
 //   1.2x faster but a batch copy is worth 0 of a fresh batch; predicted
-//   223.2 steps/s, 9714 fresh-equivalent examples/s
+//   223.2 steps/s, 9714 fresh-equivalent examples/s       (prefer = kProgress)
 //
 //   dataecho::EchoCosts costs = ...;  // measured (EchoedBatches does this)
 //   dataecho::EchoPlan plan = dataecho::PlanEcho(costs, {.max_factor = 6});
@@ -66,11 +69,13 @@
 
 namespace dataecho {
 
-// What a plan optimizes: the step rate alone, or (the default) the most
-// example-level placement within 10 % of the best rate of training progress
-// (steps/s weighted by what a step is worth at its placement and factor:
-// batch echoing repeats whole batches and is worth less per step).
-enum class EchoPrefer { kSpeed, kQuality };
+// What a plan optimizes: the step rate alone (kSpeed); the most
+// example-level placement within 10 % of the fastest step rate (kQuality, the
+// default: batch echoing repeats whole batches and is worth less per step);
+// or the most example-level placement within 10 % of the best rate of
+// training progress (kProgress: steps/s weighted by what a step is worth at
+// its placement and factor, AutoPlacementOptions::copy_value_*).
+enum class EchoPrefer { kSpeed, kQuality, kProgress };
 
 // The value of an echoed copy relative to a fresh example, per placement
 // (AutoPlacementOptions' defaults), fitted to the fresh examples
@@ -107,8 +112,9 @@ struct DATAECHO_EXPORT AutoPlacementOptions {
   // Name of the planning stage in stats.
   std::string name = "echo_planner";
   // The value of an echoed copy relative to a fresh example at each
-  // placement, in [0, 1] (see kCopyValueBeforeAugment): what kQuality weighs
-  // a step by. A model whose copies are worth more or less may set its own.
+  // placement, in [0, 1] (see kCopyValueBeforeAugment): what kProgress
+  // weighs a step by (every plan reports the progress rate). A model whose copies are worth more or
+  // less may set its own.
   double copy_value_before = kCopyValueBeforeAugment;
   double copy_value_after = kCopyValueAfterAugment;
   double copy_value_batch = kCopyValueBatch;

@@ -92,7 +92,8 @@ class SourceStage : public Stage<T> {
 }  // namespace internal
 
 // Emits the elements of a vector in order (moved out, one by one; copies once
-// a Repeat will restart it, so that every epoch has them).
+// a Repeat will restart it, so that every epoch has them, and after a restore,
+// when stages above may read an element again that the restore pulled anew).
 template <typename T>
 class VectorSourceStage final : public internal::SourceStage<T> {
  public:
@@ -142,6 +143,11 @@ class VectorSourceStage final : public internal::SourceStage<T> {
                                               " of ", items_.size(), " items"));
     }
     if (keep) DATAECHO_RETURN_IF_ERROR(EnableRestart());
+    // A restore redoes the work that was in flight (a Prefetch above pulls
+    // again what its consumer took after its last snapshot), and the stages
+    // above it then read their buffered elements again (Reread), some of them
+    // among those: from now on elements are copied out, never moved.
+    copy_out_ = true;
     pos_ = pos;
     this->set_epoch(static_cast<uint32_t>(epoch));
     return absl::OkStatus();
@@ -195,14 +201,15 @@ class VectorSourceStage final : public internal::SourceStage<T> {
 
   T Take(T& item) {
     if constexpr (std::is_copy_constructible_v<T>) {
-      if (keep_) return item;
+      if (keep_ || copy_out_) return item;
     }
     return std::move(item);
   }
 
   std::vector<T> items_;
   size_t pos_ = 0;
-  bool keep_ = false;  // copy items out instead of moving them (restartable)
+  bool keep_ = false;      // copy items out instead of moving them (restartable)
+  bool copy_out_ = false;  // copy them out: restored (Reread may ask for any)
   absl::flat_hash_map<uint64_t, size_t> by_index_;  // source_index -> position (Reread)
 };
 

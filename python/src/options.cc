@@ -152,9 +152,10 @@ const OptionsSpec<AutoPlacementOptions>& Spec<AutoPlacementOptions>() {
                  CheckOk(ParseEchoPrefer(v.cast<std::string>(), &o.prefer));
                },
                [](const O& o) { return py::cast(std::string(EchoPreferName(o.prefer))); },
-               "'quality' (the most example-level placement within 10 % of the best rate of "
-               "training progress: steps/s weighted by the copy_value_* of the placement) or "
-               "'speed' (the best step rate).")
+               "'quality' (the most example-level placement within 10 % of the best step "
+               "rate), 'speed' (the best step rate) or 'progress' (the most example-level "
+               "placement within 10 % of the best rate of training progress: steps/s weighted "
+               "by the copy_value_* of the placement).")
            .Add("pipeline_cores", &O::pipeline_cores,
                 "Cores the pipeline may use; 0 = the CPUs of the process minus trainer_cores.")
            .Add("trainer_cores", &O::trainer_cores, "Cores the trainer keeps. >= 0.")
@@ -165,7 +166,7 @@ const OptionsSpec<AutoPlacementOptions>& Spec<AutoPlacementOptions>() {
            .Add("name", &O::name, "Name of the planning stage in stats.")
            .Add("copy_value_before", &O::copy_value_before,
                 "Value of a copy echoed before augmentation relative to a fresh example, in "
-                "[0, 1] (prefer 'quality').")
+                "[0, 1] (prefer 'progress').")
            .Add("copy_value_after", &O::copy_value_after,
                 "Value of a copy echoed after augmentation, in [0, 1].")
            .Add("copy_value_batch", &O::copy_value_batch,
@@ -264,7 +265,7 @@ const OptionsSpec<EchoedBatchesOptions>& Spec<EchoedBatchesOptions>() {
            .AddNested("batch", &O::batch, "The batch stage.")
            .AddNested("prefetch", &O::prefetch, "The final prefetch (the consumer's queue).")
            .AddNested("auto_placement", &O::auto_placement,
-                      "Placement 'auto': max_factor, prefer ('quality' | 'speed'), "
+                      "Placement 'auto': max_factor, prefer ('quality' | 'speed' | 'progress'), "
                       "pipeline_cores, ...")
            .Add("diagnostics", &O::diagnostics,
                 "Fixed placements: add an echo_diagnostics stage at the top (duplicate rows per "

@@ -153,7 +153,7 @@ TEST(TrainerHostileTest, MeaninglessNumbersAreUsageErrors) {
        {"--learning_rate=inf", "--learning_rate=nan", "--learning_rate=0", "--learning_rate=-1",
         "--learning_rate=1e39", "--target_accuracy=5", "--target_accuracy=0",
         "--target_accuracy=-0.5", "--step_ms=1e308", "--echo=1e300", "--momentum=1",
-        "--upstream_ratio=inf", "--checkpoint_every=-1", "--checkpoint_every=5"}) {
+        "--upstream_ratio=inf", "--checkpoint_every=-1", "--checkpoint_every=5", "--prefer=fast"}) {
     ProgramRun r = Program(TRAINER_PATH, base + " " + args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
     // The message names the option (step_ms as step_seconds).

@@ -45,8 +45,9 @@ ABSL_FLAG(std::string, insert, std::string(dataecho::bench::InsertName(Defaults(
           "before_augment | after_augment | batch | adaptive | auto\n"
           "(auto: placement and factor chosen from measured costs)");
 ABSL_FLAG(std::string, prefer, "quality",
-          "--insert=auto: speed, or quality (the most example-level\n"
-          "placement within 10% of the best step rate)");
+          "--insert=auto: speed, quality (the most example-level\n"
+          "placement within 10% of the best step rate) or progress (within\n"
+          "10% of the best rate of training progress, copies weighed by value)");
 ABSL_FLAG(bool, grid, false,
           "run every fixed placement x --echo factor and auto\n"
           "(--max_echo) in one run, rotating; report auto / best\n"
@@ -249,7 +250,7 @@ absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
   c.insert = *placement;
   const std::string prefer = absl::GetFlag(FLAGS_prefer);
   if (!ParseEchoPrefer(prefer, &c.prefer).ok())
-    return Bad("prefer", prefer, "must be speed or quality");
+    return Bad("prefer", prefer, "must be speed, quality or progress");
   c.grid = absl::GetFlag(FLAGS_grid);
   if (c.grid && cl->given.count("insert"))
     return Bad("insert", insert, "--grid runs every placement (leave --insert out)");

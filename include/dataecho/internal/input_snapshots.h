@@ -188,24 +188,35 @@ class TakenFingerprints {
       ++first_;
     }
   }
-  // The fold of the fingerprints of elements [from, end).
-  uint32_t Fold(int64_t from) const {
-    uint32_t fold = 0;
-    for (size_t i = static_cast<size_t>(std::max<int64_t>(0, from - first_)); i < fps_.size();
-         ++i) {
-      fold = FoldFingerprint(fold, fps_[i]);
+  // The fold of the fingerprints of elements [from, end) (those kept). A
+  // state saved every step asks for the same `from` again and again: the fold
+  // goes on from where the last one ended, so a save folds only the elements
+  // taken since the last (folding all kept ones was most of a save's time).
+  uint32_t Fold(int64_t from) {
+    const int64_t start = std::max(from, first_);
+    if (start != fold_start_ || fold_end_ < start) {
+      fold_start_ = fold_end_ = start;
+      fold_ = 0;
     }
-    return fold;
+    for (auto i = static_cast<size_t>(fold_end_ - first_); i < fps_.size(); ++i) {
+      fold_ = FoldFingerprint(fold_, fps_[i]);
+    }
+    fold_end_ = first_ + static_cast<int64_t>(fps_.size());
+    return fold_;
   }
   size_t size() const { return fps_.size(); }
   void Reset() {
     fps_.clear();
     first_ = 0;
+    fold_start_ = -1;
   }
 
  private:
   std::deque<uint32_t> fps_;
   int64_t first_ = 0;  // the element fps_.front() is the fingerprint of
+  // The last Fold(): of elements [fold_start_, fold_end_) (-1: none).
+  int64_t fold_start_ = -1, fold_end_ = -1;
+  uint32_t fold_ = 0;
 };
 
 // Pulls and drops `n` elements of `input` (a restore redoing the work that
