@@ -23,6 +23,8 @@
 #                         (0: the default crop and flip, I/O-bound; 0.5: CPU-heavy)
 #   --echo=3              the fixed placements' factor (default 3)
 #   --max_echo=4          auto's largest factor (default 4)
+#   --placements="..."    what to run (default "before_augment after_augment
+#                         batch auto"; auto-progress: auto with --prefer=progress)
 #   --fresh_budget=N      stop after N fresh examples (default 600000)
 #   --eval_every=N        evaluate every N fresh examples (default 20000)
 #   --target=ACC          the target accuracy (default 0.85)
@@ -58,6 +60,7 @@ while [ $# -gt 0 ]; do
     --augment_cpu_ms=*) AUGS=${1#*=} ;;
     --echo=*) ECHO=${1#*=} ;;
     --max_echo=*) MAX_ECHO=${1#*=} ;;
+    --placements=*) PLACEMENTS=${1#*=} ;;
     --fresh_budget=*) BUDGET=${1#*=} ;;
     --eval_every=*) EVAL_EVERY=${1#*=} ;;
     --target=*) TARGET=${1#*=} ;;
@@ -98,11 +101,13 @@ if [ "$TABLE_ONLY" = 0 ]; then
   run() {  # insert aug seed
     local f="$OUT/$1-aug$2-s$3.json"
     [ -s "$f" ] && return 0
-    local echo_flags=(--echo="$ECHO")
-    [ "$1" = auto ] && echo_flags=(--max_echo="$MAX_ECHO")
+    local insert=$1 echo_flags=(--echo="$ECHO")
+    [ "$1" = auto-progress ] && insert=auto
+    [ "$insert" = auto ] && echo_flags=(--max_echo="$MAX_ECHO")
+    [ "$1" = auto-progress ] && echo_flags+=(--prefer=progress)
     echo "== $1 ${echo_flags[*]} --augment_cpu_ms=$2 --seed=$3" >&2
     nice -n "$NICE" "$TRAINER" --train_shards="$SHARDS-*.tfrecord" --upstream_ratio="$RATIO" \
-      --step_ms="$STEP_MS" --insert="$1" "${echo_flags[@]}" --augment_cpu_ms="$2" --seed="$3" \
+      --step_ms="$STEP_MS" --insert="$insert" "${echo_flags[@]}" --augment_cpu_ms="$2" --seed="$3" \
       --stop_at_target --target_accuracy="$TARGET" --fresh_budget="$BUDGET" \
       --eval_every="$EVAL_EVERY" --no_progress --json="$f.tmp" >&2
     mv "$f.tmp" "$f"
@@ -163,9 +168,10 @@ for aug in augs:
         r_eff = ratio * step_ms / step if step else None
         if r_eff is not None and not 0.8 * ratio <= r_eff <= 1.25 * ratio:
             off.append((aug, insert, r_eff))
-        name = insert if insert == "auto" else f"{insert}, e = {rs[0]['echo']:g}"
-        if insert == "auto" and rs[0].get("max_echo") is not None:
-            name = f"auto, e <= {rs[0]['max_echo']:g}"
+        auto = insert.startswith("auto")
+        name = insert if auto else f"{insert}, e = {rs[0]['echo']:g}"
+        if auto and rs[0].get("max_echo") is not None:
+            name = f"{insert}, e <= {rs[0]['max_echo']:g}"
         print(f"| {aug} | {name} | {len(hit)}/{len(rs)} "
               f"| {fmt(mean([r['fresh_examples_to_target'] for r in hit]), ',.0f')} "
               f"| {fmt(mean([r['seconds_to_target'] for r in hit]), '.1f')} "
