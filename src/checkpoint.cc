@@ -106,6 +106,7 @@ void StateWriter::Append(const StateWriter& sections) {
   shape_.insert(shape_.end(), sections.shape_.begin(), sections.shape_.end());
   payloads_.insert(payloads_.end(), sections.payloads_.begin(), sections.payloads_.end());
   for (const SealedRun& run : sections.sealed_) sealed_.push_back({offset + run.first, run.block});
+  anchors_.insert(anchors_.end(), sections.anchors_.begin(), sections.anchors_.end());
 }
 
 void StateWriter::Seal() {

@@ -84,6 +84,8 @@ Pipeline<Batch> EchoedBatches(Pipeline<Example> decoded, AugmentFn augment,
         options.prefetch.level = std::make_shared<std::atomic<int64_t>>(0);
       auto control = std::make_shared<internal::EchoControl>();
       control->augment_inline = options.augment.parallelism == 0;
+      control->journal = std::make_shared<internal::DecisionJournal>();
+      options.adaptive.journal = control->journal;
       if (!options.adaptive.repeat_gate && options.gate_below > 0) {
         options.adaptive.repeat_gate = [level = options.prefetch.level, n = options.gate_below,
                                         control] {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -16,7 +17,9 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "dataecho/checkpoint.h"
 #include "dataecho/echo_placement.h"
+#include "dataecho/internal/decision_journal.h"
 #include "dataecho/pipeline.h"
 #include "gtest/gtest.h"
 #include "support/examples.h"
@@ -193,16 +196,122 @@ TEST(CheckpointAutoPlacementTest, OtherShapeIsInvalidArgument) {
   EXPECT_EQ(fixed.RestoreState(*state).code(), absl::StatusCode::kInvalidArgument);
 }
 
-// The adaptive placement cannot be saved yet: FAILED_PRECONDITION naming its planner.
-TEST(CheckpointAutoPlacementTest, AdaptivePlacementIsFailedPrecondition) {
-  Pipeline<Batch> p =
-      EchoedBatches(FromVector(testing::MakeExamples(16, kBytes)).Prefetch({}), Augment,
-                    {.placement = EchoPlacement::kAdaptive,
-                     .adaptive = {.max_factor = 2, .pool_size = 4, .seed = 1},
-                     .batch = {.batch_size = kBatch}});
-  absl::StatusOr<std::string> state = p.SaveState();
-  ASSERT_EQ(state.status().code(), absl::StatusCode::kFailedPrecondition) << state.status();
-  EXPECT_NE(state.status().message().find("echo_planner"), std::string::npos) << state.status();
+// The adaptive placement: its adaptive echo decides fresh or repeat from
+// timing, below the consumer's Prefetch; the planner carries the decisions
+// taken after the Prefetch's snapshot (internal/decision_journal.h), so the
+// restored Prefetch makes its batches in flight again as they were.
+Pipeline<Batch> BuildAdaptive(int64_t items) {
+  Pipeline<Example> decoded = FromVector(testing::MakeExamples(items, kBytes))
+                                  .Map([](Example e) -> absl::StatusOr<Example> {
+                                    absl::SleepFor(absl::Microseconds(150));
+                                    return e;
+                                  })
+                                  .Prefetch({.depth = 8});
+  return EchoedBatches(std::move(decoded), Augment,
+                       {.placement = EchoPlacement::kAdaptive,
+                        .adaptive = {.max_factor = 3, .pool_size = 8, .seed = 1},
+                        .shuffle = {.buffer_size = 8, .seed = 2},
+                        .batch = {.batch_size = kBatch},
+                        .prefetch = {.depth = 4},
+                        .auto_placement = {.pipeline_cores = 1, .decide_every = kDecideEvery}});
+}
+
+// Saved anywhere, it restores (the batches made again after the snapshot are
+// checked against the ones the consumer took: without the journal the
+// restored echo decided afresh and they differed), every record is fresh
+// exactly once across the save, and the batches the original had made ahead
+// come again first.
+TEST(CheckpointAutoPlacementTest, AdaptivePlacementResumesWithEveryRecordFreshOnce) {
+  constexpr int64_t kItems = 160;
+  std::mt19937 rng(7);
+  int64_t same_total = 0;
+  int64_t repeats = 0;
+  for (int trial = 0; trial < 8; ++trial) {
+    const auto at = static_cast<size_t>(std::uniform_int_distribution<int>(0, 40)(rng));
+    std::vector<int64_t> fresh;
+    std::string state;
+    Drained original;
+    {
+      Pipeline<Batch> a = BuildAdaptive(kItems);
+      ASSERT_TRUE(a.status().ok()) << a.status();
+      for (size_t i = 0; i < at; ++i) {
+        absl::StatusOr<std::optional<Batch>> b = a.Next();
+        ASSERT_TRUE(b.ok() && b->has_value()) << "at " << i;
+        const size_t had = fresh.size();
+        AddFresh(**b, &fresh);
+        repeats += (*b)->num_rows - static_cast<int64_t>(fresh.size() - had);
+      }
+      absl::StatusOr<std::string> saved = a.SaveState();
+      ASSERT_TRUE(saved.ok()) << saved.status() << " at " << at;
+      state = *saved;
+      original = Drain(a);
+    }
+    Pipeline<Batch> b = BuildAdaptive(kItems);
+    absl::Status restored = b.RestoreState(state);
+    ASSERT_TRUE(restored.ok()) << restored << " at " << at;
+    const Drained resumed = Drain(b);
+    std::vector<int64_t> all = fresh;
+    all.insert(all.end(), resumed.fresh.begin(), resumed.fresh.end());
+    std::sort(all.begin(), all.end());
+    std::vector<int64_t> expected(kItems);
+    for (int64_t i = 0; i < kItems; ++i) expected[static_cast<size_t>(i)] = i;
+    EXPECT_EQ(all, expected) << "saved after " << at << " batches";
+    size_t same = 0;
+    while (same < original.keys.size() && same < resumed.keys.size() &&
+           original.keys[same] == resumed.keys[same])
+      ++same;
+    same_total += static_cast<int64_t>(same);
+  }
+  EXPECT_GT(repeats, 0);  // the echo repeated: its decisions were not all "fresh"
+  EXPECT_GT(same_total, 0);
+  std::printf("%lld batches as the original's first after the restores; %lld repeats\n",
+              static_cast<long long>(same_total), static_cast<long long>(repeats));  // NOLINT
+}
+
+TEST(CheckpointAutoPlacementTest, AdaptivePlacementFlippedStatesFailOrEnd) {
+  constexpr int64_t kItems = 48;
+  Pipeline<Batch> a = BuildAdaptive(kItems);
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(a.Next().ok());
+  absl::StatusOr<std::string> state = a.SaveState();
+  ASSERT_TRUE(state.ok()) << state.status();
+  testing::CheckFlippedStatesEnd<Batch>([] { return BuildAdaptive(kItems); }, *state, 60);
+}
+
+// The journal keeps the decisions from the oldest snapshot still held, and
+// nothing when none is; a restored echo replays from its own position.
+TEST(DecisionJournalTest, KeepsFromTheOldestAnchorAndReplaysFromThePosition) {
+  internal::DecisionJournal journal;
+  for (int i = 0; i < 10000; ++i) journal.Record('F');
+  EXPECT_LT(journal.kept(), 4096U);  // no snapshot: nothing can need them (trimmed in steps)
+  std::shared_ptr<const void> older = journal.Anchor(10000);
+  EXPECT_EQ(journal.kept(), 0U);
+  for (int i = 0; i < 6000; ++i) journal.Record(i % 3 == 0 ? 'F' : 'R');
+  std::shared_ptr<const void> newer = journal.Anchor(16000);
+  for (int i = 0; i < 5; ++i) journal.Record('R');
+  EXPECT_EQ(journal.kept(), 6005U);
+  older.reset();
+  for (int i = 0; i < 5000; ++i) journal.Record('F');
+  EXPECT_EQ(journal.kept(), 5005U);  // from the newer anchor on
+
+  StateWriter w;
+  w.BeginStage("planner", 1);
+  journal.Save(w);
+  absl::StatusOr<StateReader> r = StateReader::Parse(w.Finish());
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->BeginStage("planner").ok());
+  internal::DecisionJournal restored;
+  ASSERT_TRUE(restored.Restore(*r, "planner").ok());
+  absl::StatusOr<std::string> replay = restored.ReplayFrom(16003, "echo");
+  ASSERT_TRUE(replay.ok()) << replay.status();
+  EXPECT_EQ(replay->substr(0, 3), "RRF");
+  EXPECT_EQ(replay->size(), 5002U);
+  // A position the journal does not hold: DATA_LOSS naming the stage.
+  absl::StatusOr<StateReader> again = StateReader::Parse(w.Finish());
+  ASSERT_TRUE(again.ok() && again->BeginStage("planner").ok());
+  ASSERT_TRUE(restored.Restore(*again, "planner").ok());
+  absl::StatusOr<std::string> before = restored.ReplayFrom(15000, "echo");
+  EXPECT_EQ(before.status().code(), absl::StatusCode::kDataLoss) << before.status();
+  EXPECT_NE(before.status().message().find("echo"), std::string::npos);
 }
 
 }  // namespace

@@ -316,8 +316,9 @@ TEST(CheckpointStagesTest, VectorSourceBehindAPrefetchRereadsWhatItPulledAgain) 
 // valid checksum) they end, never crash or spin; and the committed corpus
 // (tests/fuzz/corpus/state/stages-*) replays. DATAECHO_WRITE_STATE_CORPUS=dir
 // writes the corpus inputs there. (The auto placement's continuation is
-// equal only up to its next decision, which timing may move: its resumes
-// are tested in checkpoint_auto_placement_test.cc.)
+// equal only up to its next decision, which timing may move, and the
+// adaptive placement's after the decisions its journal carries: their
+// resumes are tested in checkpoint_auto_placement_test.cc.)
 template <typename T>
 void FuzzPipelineStates(const std::function<Pipeline<T>()>& make, const std::string& name,
                         bool check_resumes = true) {
@@ -351,6 +352,8 @@ TEST(CheckpointStagesTest, FuzzTargetPipelines) {
   FuzzPipelineStates<Example>(fuzz::StateFuzzAutoEcho, "auto");
   FuzzPipelineStates<Example>(fuzz::StateFuzzInterleavedEcho, "interleaved-echo");
   FuzzPipelineStates<Batch>(fuzz::StateFuzzAutoPlacement, "auto-placement",
+                            /*check_resumes=*/false);
+  FuzzPipelineStates<Batch>(fuzz::StateFuzzAdaptivePlacement, "adaptive-placement",
                             /*check_resumes=*/false);
   int replayed = 0;
   const std::string dir = std::string(DATAECHO_FUZZ_CORPUS_DIR) + "/state";

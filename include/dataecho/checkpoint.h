@@ -71,6 +71,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -124,6 +125,11 @@ class DATAECHO_EXPORT StateWriter {
   // A sealed writer's sections are shared, not copied.
   void Append(const StateWriter& sections);
 
+  // Keeps `anchor` alive as long as this writer, or one it is appended to,
+  // lives: a stage's hold on what it needs while a snapshot holding its
+  // state may still be restored (internal/decision_journal.h).
+  void KeepAlive(std::shared_ptr<const void> anchor) { anchors_.push_back(std::move(anchor)); }
+
   // Encodes the sections written so far once, as Finish() lays them out,
   // with their CRC-32C: an Append() of this writer then shares them instead
   // of copying them, and Finish() copies them once and combines their CRC
@@ -168,6 +174,7 @@ class DATAECHO_EXPORT StateWriter {
   std::vector<std::string> payloads_;  // empty for a sealed stage
   std::vector<SealedRun> sealed_;      // by `first`
   std::string loose_;  // written before the first BeginStage(): a bug, kept to fail loudly
+  std::vector<std::shared_ptr<const void>> anchors_;  // KeepAlive()
 };
 
 // Reads a state. Each read past the end of a stage's section returns 0 (or

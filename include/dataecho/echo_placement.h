@@ -134,10 +134,11 @@ struct EchoedBatchesOptions {
 // if `augment` is empty), shuffle, batch, the final prefetch, and echo where
 // `options.placement` says. An invalid option makes the returned pipeline
 // hold INVALID_ARGUMENT (see pipeline.h), as does an unknown placement.
-// Checkpoints (docs/checkpoint.md): every placement saves and restores
-// except kAdaptive (FAILED_PRECONDITION). kAuto's state carries the
-// placement's decisions (the placed echoes' factor changes), replayed for the
-// batches in flight at the save; the restored planner then decides afresh.
+// Checkpoints (docs/checkpoint.md): every placement saves and restores.
+// kAuto's state carries the placement's decisions (the placed echoes' factor
+// changes), kAdaptive's also the adaptive echo's fresh/repeat decisions taken
+// after the Prefetch's snapshot; they are replayed for the batches in flight
+// at the save, then the restored planner and echo decide afresh.
 DATAECHO_EXPORT Pipeline<Batch> EchoedBatches(Pipeline<Example> decoded, AugmentFn augment,
                                               EchoedBatchesOptions options);
 

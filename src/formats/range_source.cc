@@ -6,8 +6,10 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "dataecho/checkpoint.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
+#include "formats/record_source_base.h"
 
 namespace dataecho {
 namespace {
@@ -74,6 +76,12 @@ StagePtr<Record> MakeRangeSource(std::vector<std::string> uris, std::vector<Reco
   for (const RecordRange& r : ranges) {
     range_uris.push_back(r.file < uris.size() ? uris[r.file] : std::string());
   }
+  // With cycle_length > 1 the ranges go into the state's shape, so that a
+  // state of another list of ranges over the same files is refused (a
+  // sequential range source keeps the shape its older states have).
+  OptionsHash list_hash;
+  list_hash.Add(static_cast<uint64_t>(ranges.size()));
+  for (const RecordRange& r : ranges) list_hash.Add(r.file).Add(r.begin).Add(r.end);
   auto shared_ranges = std::make_shared<const std::vector<RecordRange>>(std::move(ranges));
   const size_t num_files = uris.size();
   RecordFileOpener by_position =
@@ -88,8 +96,9 @@ StagePtr<Record> MakeRangeSource(std::vector<std::string> uris, std::vector<Reco
     }
     return open(uri, range);
   };
-  return MakeRecordSource(std::move(range_uris), std::move(by_position), options, std::move(name),
-                          std::move(budget));
+  return internal::MakeRangedRecordSource(std::move(range_uris), std::move(by_position), {},
+                                          options, std::move(name), std::move(budget),
+                                          list_hash.value());
 }
 
 }  // namespace dataecho

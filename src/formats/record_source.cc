@@ -350,7 +350,8 @@ namespace internal {
 StagePtr<Record> MakeRangedRecordSource(std::vector<std::string> uris, RecordFileOpener open,
                                         RecordRangeOpener open_range, InterleaveOptions options,
                                         std::string name,
-                                        std::shared_ptr<const CorruptionBudget> budget) {
+                                        std::shared_ptr<const CorruptionBudget> budget,
+                                        std::optional<uint64_t> list_hash) {
   if (options.cycle_length <= 1) {
     return std::make_unique<SequentialSource>(std::move(uris), std::move(open), options,
                                               std::move(name), std::move(budget),
@@ -358,7 +359,7 @@ StagePtr<Record> MakeRangedRecordSource(std::vector<std::string> uris, RecordFil
   }
   if (options.buffered_records == 0) options.buffered_records = 1;
   return internal::MakeInterleavedSource(std::move(uris), std::move(open), options, std::move(name),
-                                         std::move(budget), std::move(open_range));
+                                         std::move(budget), std::move(open_range), list_hash);
 }
 
 }  // namespace internal

@@ -7,7 +7,9 @@
 #ifndef DATAECHO_SRC_FORMATS_RECORD_SOURCE_BASE_H_
 #define DATAECHO_SRC_FORMATS_RECORD_SOURCE_BASE_H_
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -30,10 +32,12 @@ class RecordSourceBase : public Stage<Record> {
  public:
   RecordSourceBase(std::vector<std::string> uris, RecordFileOpener open, InterleaveOptions options,
                    std::string name, std::shared_ptr<const CorruptionBudget> budget,
-                   RecordRangeOpener open_range = {})
+                   RecordRangeOpener open_range = {},
+                   std::optional<uint64_t> list_hash = std::nullopt)
       : uris_(std::move(uris)),
         open_(std::move(open)),
         open_range_(std::move(open_range)),
+        list_hash_(list_hash),
         options_(options),
         name_(std::move(name)),
         budget_(std::move(budget)),
@@ -185,7 +189,12 @@ class RecordSourceBase : public Stage<Record> {
   const std::vector<std::string> uris_;
   const RecordFileOpener open_;
   const RecordRangeOpener open_range_;  // may be empty
-  Fingerprints fingerprints_;           // of the files read so far (consumer only)
+  // What the list's entries are besides their URIs, if they are not whole
+  // files (a range source: the hash of its ranges). The interleaved source's
+  // state hash covers it, so that a state of another list of ranges over the
+  // same files is refused, not read as positions in this one.
+  const std::optional<uint64_t> list_hash_;
+  Fingerprints fingerprints_;  // of the files read so far (consumer only)
   const InterleaveOptions options_;
   const std::string name_;
   const std::shared_ptr<const CorruptionBudget> budget_;
@@ -201,14 +210,18 @@ class RecordSourceBase : public Stage<Record> {
 StagePtr<Record> MakeInterleavedSource(std::vector<std::string> uris, RecordFileOpener open,
                                        InterleaveOptions options, std::string name,
                                        std::shared_ptr<const CorruptionBudget> budget,
-                                       RecordRangeOpener open_range);
+                                       RecordRangeOpener open_range,
+                                       std::optional<uint64_t> list_hash = std::nullopt);
 
 // MakeRecordSource() for a format that can also read a file from an offset
-// (TFRecord): a restore reads only the records it needs.
+// (TFRecord): a restore reads only the records it needs. `list_hash`: see
+// RecordSourceBase::list_hash_ (the sequential source's state leaves it out:
+// its states from before it was added still restore).
 StagePtr<Record> MakeRangedRecordSource(std::vector<std::string> uris, RecordFileOpener open,
                                         RecordRangeOpener open_range, InterleaveOptions options,
                                         std::string name,
-                                        std::shared_ptr<const CorruptionBudget> budget);
+                                        std::shared_ptr<const CorruptionBudget> budget,
+                                        std::optional<uint64_t> list_hash = std::nullopt);
 
 }  // namespace dataecho::internal
 

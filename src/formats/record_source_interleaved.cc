@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -22,10 +23,11 @@ namespace dataecho::internal {
 StagePtr<Record> MakeInterleavedSource(std::vector<std::string> uris, RecordFileOpener open,
                                        InterleaveOptions options, std::string name,
                                        std::shared_ptr<const CorruptionBudget> budget,
-                                       RecordRangeOpener open_range) {
+                                       RecordRangeOpener open_range,
+                                       std::optional<uint64_t> list_hash) {
   return std::make_unique<InterleavedSource>(std::move(uris), std::move(open), options,
                                              std::move(name), std::move(budget),
-                                             std::move(open_range));
+                                             std::move(open_range), list_hash);
 }
 
 }  // namespace dataecho::internal

@@ -33,9 +33,9 @@ class InterleavedSource final : public RecordSourceBase {
  public:
   InterleavedSource(std::vector<std::string> uris, RecordFileOpener open, InterleaveOptions options,
                     std::string name, std::shared_ptr<const CorruptionBudget> budget,
-                    RecordRangeOpener open_range)
+                    RecordRangeOpener open_range, std::optional<uint64_t> list_hash)
       : RecordSourceBase(std::move(uris), std::move(open), options, std::move(name),
-                         std::move(budget), std::move(open_range)),
+                         std::move(budget), std::move(open_range), list_hash),
         // A slot past the last file would only be a finished one: there are
         // never more than the files (so cycle_length = INT_MAX costs nothing).
         slots_(std::min(static_cast<size_t>(options.cycle_length),
@@ -67,9 +67,11 @@ class InterleavedSource final : public RecordSourceBase {
 
   // State (record_source_interleaved_state.cc): the epoch, the turn, and per
   // slot the position behind the records the consumer took: the file (its
-  // place in the slot's files) and the records taken of it, with the last
-  // one's offset and CRC-32C. The read-ahead in the queues is not saved: a
-  // restore starts each thread there and reads it again.
+  // place in the epoch's order, which the reading thread queued beside each
+  // record: a range source's records name their dataset file, not their
+  // range) and the records taken of it, with the last one's offset and
+  // CRC-32C. The read-ahead in the queues is not saved: a restore starts each
+  // thread there and reads it again.
   absl::Status SaveState(StateWriter& w) override;
   absl::Status RestoreState(StateReader& r) override;
   // References, with the fingerprints of the files the threads finished.
@@ -94,18 +96,22 @@ class InterleavedSource final : public RecordSourceBase {
   // Hand-offs are batched: a reading thread that filled its queue sleeps until
   // the queue is down to half, and the consumer is only signalled when it
   // waits. One wake-up per record and thread costs more CPU than reading the
-  // record (a futex wake and two context switches on a busy VM).
-  static constexpr int64_t kUnplaced = -2;
+  // record (a futex wake and two context switches on a busy VM). A queued
+  // record (or the error that ends the slot's files) goes with the place in
+  // the epoch's order of the file it was read from (checkpoints: Took()).
+  struct Queued {
+    absl::StatusOr<Record> item;
+    int64_t file = -1;
+  };
   struct Slot {
-    std::deque<absl::StatusOr<Record>> queue;
+    std::deque<Queued> queue;
     bool done = false;                   // the thread pushed its last item
     bool worker_waiting = false;         // the thread waits for room
     absl::CondVar room;                  // signalled when the queue is down to half
     RecordFileReader* reader = nullptr;  // the file being read, for Cancel()
     // What the consumer took (checkpoints): the place in the epoch's order of
     // the file of its last record (-1: none yet), the records taken of that
-    // file, and the last one (payload handle, offset). kUnplaced: a record
-    // whose file is not in the list (a range source), so no state.
+    // file, and the last one (payload handle, offset).
     int64_t taken_file = -1;
     uint64_t taken = 0;
     Record last;
@@ -121,8 +127,9 @@ class InterleavedSource final : public RecordSourceBase {
   absl::Status StopThreads();
   void ResetSlots();
   uint64_t StateHash() const;
-  // Notes the record the consumer takes from slot `i`.
-  void Took(size_t i, const Record& rec) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Notes the record the consumer takes from slot `i`, read from the file at
+  // place `file` of the epoch's order.
+  void Took(size_t i, int64_t file, const Record& rec) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Opens the file where slot `slot` resumes, positioned after its records taken.
   absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenResumed(size_t slot, size_t f,
                                                                 uint64_t taken,
@@ -159,13 +166,13 @@ class InterleavedSource final : public RecordSourceBase {
 
   absl::StatusOr<std::optional<Record>> Pop(size_t i) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     Slot& slot = slots_[i];
-    absl::StatusOr<Record> item = std::move(slot.queue.front());
+    Queued queued = std::move(slot.queue.front());
     slot.queue.pop_front();
     turn_ = (i + 1) % slots_.size();
     if (slot.worker_waiting && slot.queue.size() <= LowWater()) slot.room.Signal();
-    if (!item.ok()) return item.status();
-    Took(i, *item);
-    return std::optional<Record>(std::move(*item));
+    if (!queued.item.ok()) return queued.item.status();
+    Took(i, queued.file, *queued.item);
+    return std::optional<Record>(std::move(*queued.item));
   }
 
   size_t LowWater() const { return options_.buffered_records / 2; }
@@ -230,7 +237,7 @@ class InterleavedSource final : public RecordSourceBase {
         if (Halted()) break;
         slots_[slot].reader = reader.get();
       }
-      status = Drain(slot, *reader);
+      status = Drain(slot, static_cast<int64_t>(f), *reader);
       if (status.ok()) {  // read to its end: its fingerprint costs nothing more
         std::optional<FileFingerprint> fp = KnownFingerprintOf(*reader);
         absl::MutexLock lock(&mu_);
@@ -243,8 +250,9 @@ class InterleavedSource final : public RecordSourceBase {
     Finish(slot, status);
   }
 
-  // Moves the records of one file into the slot's queue.
-  absl::Status Drain(size_t slot, RecordFileReader& reader) {
+  // Moves the records of one file, at place `file` of the epoch's order, into
+  // the slot's queue.
+  absl::Status Drain(size_t slot, int64_t file, RecordFileReader& reader) {
     while (true) {
       DATAECHO_ASSIGN_OR_RETURN(std::optional<Record> next, reader.Next());
       if (!next.has_value()) return absl::OkStatus();
@@ -258,7 +266,7 @@ class InterleavedSource final : public RecordSourceBase {
           s.worker_waiting = false;
         }
         if (Halted()) return CancelledError();
-        s.queue.emplace_back(*std::move(next));
+        s.queue.push_back({*std::move(next), file});
         wake = consumer_waiting_;
       }
       if (wake) consumer_cv_.Signal();
@@ -268,7 +276,7 @@ class InterleavedSource final : public RecordSourceBase {
   void Finish(size_t slot, absl::Status status) {
     {
       absl::MutexLock lock(&mu_);
-      if (!status.ok() && !Halted()) slots_[slot].queue.emplace_back(std::move(status));
+      if (!status.ok() && !Halted()) slots_[slot].queue.push_back({std::move(status)});
       slots_[slot].done = true;
       slots_[slot].reader = nullptr;
     }

@@ -49,19 +49,10 @@ void InterleavedSource::ResetSlots() {
   turn_ = 0;
 }
 
-void InterleavedSource::Took(size_t i, const Record& rec) {
+void InterleavedSource::Took(size_t i, int64_t file, const Record& rec) {
   Slot& s = slots_[i];
-  const uint64_t file = rec.source_index >> kRecordIndexBits;
-  const auto n = static_cast<int64_t>(slots_.size());
-  if (s.taken_file < 0 || order_[static_cast<size_t>(s.taken_file)] != file) {
-    // A new file of this slot (files without records are passed over).
-    int64_t f = s.taken_file < 0 ? static_cast<int64_t>(i) : s.taken_file + n;
-    while (f < static_cast<int64_t>(order_.size()) && order_[static_cast<size_t>(f)] != file)
-      f += n;
-    // A record numbered other than by its file's place in the list (a range
-    // source: its "files" are ranges, its records carry their dataset file):
-    // the slot's position is unknown, and SaveState() says so.
-    s.taken_file = f < static_cast<int64_t>(order_.size()) ? f : kUnplaced;
+  if (s.taken_file != file) {  // a new file of this slot (files without records are passed over)
+    s.taken_file = file;
     s.taken = 0;
   }
   ++s.taken;
@@ -94,11 +85,12 @@ absl::StatusOr<std::unique_ptr<RecordFileReader>> InterleavedSource::OpenResumed
 }
 
 uint64_t InterleavedSource::StateHash() const {
-  return OptionsHash()
-      .Add(Hash())
+  OptionsHash h;
+  h.Add(Hash())
       .Add(static_cast<uint64_t>(slots_.size()))
-      .Add(static_cast<uint64_t>(options_.deterministic))
-      .value();
+      .Add(static_cast<uint64_t>(options_.deterministic));
+  if (list_hash_.has_value()) h.Add(*list_hash_);  // a range source: its ranges
+  return h.value();
 }
 
 absl::Status InterleavedSource::SaveState(StateWriter& w) {
@@ -106,14 +98,6 @@ absl::Status InterleavedSource::SaveState(StateWriter& w) {
   if (!status_.ok()) {
     return absl::FailedPreconditionError(
         fmt::format("{} cannot save its state after an error: {}", name_, status_.ToString()));
-  }
-  for (const Slot& s : slots_) {
-    if (s.taken_file == kUnplaced) {
-      return absl::FailedPreconditionError(fmt::format(
-          "{} cannot save its state: its records are not numbered by their files' places in its "
-          "list (a range source with cycle_length > 1)",
-          name_));
-    }
   }
   w.BeginStage(name_, StateHash());
   w.U64(epoch_);

@@ -75,24 +75,23 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
 
   // Checkpoints. The planner's section comes *before* its input's: it holds
   // the decisions (the placed echoes' logs of factor changes, up to their
-  // positions now), which the stages below need while they restore (the
+  // positions now; kAdaptive: the adaptive echo's journal of fresh/repeat
+  // decisions), which the stages below need while they restore (the
   // Prefetch between makes its in-flight batches again with them). Its
   // timing (costs, windows) is not state: a restored planner measures and
   // decides afresh.
   absl::Status SaveState(StateWriter& w) override {
-    if (mode_ == PlannerMode::kAdaptive) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "pipeline state: ", options_.name,
-          " (echo placement adaptive) cannot be saved: its adaptive echo's decisions are not "
-          "carried across the Prefetch yet (docs/checkpoint.md)"));
-    }
     w.BeginStage(StateName(), StateOptionsHash());
     SaveDecisions(w);
+    if (control_->journal != nullptr) control_->journal->Save(w);
     return this->input().SaveState(w);
   }
   absl::Status RestoreState(StateReader& r) override {
     if (absl::Status s = r.BeginStage(StateName()); !s.ok()) return s;
     if (absl::Status s = RestoreDecisions(r); !s.ok()) return s;
+    if (control_->journal != nullptr) {
+      if (absl::Status s = control_->journal->Restore(r, options_.name); !s.ok()) return s;
+    }
     return this->input().RestoreState(r);
   }
   absl::Status SaveRefs(std::span<const Batch* const> items, StateWriter& w) override {

@@ -31,6 +31,7 @@
 #include "dataecho/checkpoint.h"
 #include "dataecho/echo_planner.h"
 #include "dataecho/example.h"
+#include "dataecho/internal/decision_journal.h"
 #include "dataecho/map_parallelism.h"
 #include "dataecho/stage.h"
 
@@ -61,6 +62,9 @@ struct EchoControl {
   // batches (`realized_before`, kept by the planner) is below `before_cap`.
   std::atomic<double> before_cap{1e9};
   std::atomic<double> realized_before{1.0};
+  // kAdaptive: the adaptive echo's decisions after its snapshot's, which the
+  // planner carries in the state (internal/decision_journal.h).
+  std::shared_ptr<DecisionJournal> journal;
   // kAuto: the decode Map's workers, raised by the planner (null: left alone;
   // internal/decode_workers.h).
   std::shared_ptr<MapParallelism> decode;

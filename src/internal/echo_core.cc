@@ -45,7 +45,9 @@ bool RateRatioEstimator::AddFresh(int64_t now_ns) {
 }
 
 AdaptiveEchoCore::AdaptiveEchoCore(AdaptiveEchoOptions options)
-    : options_(std::move(options)), estimator_(options_.rate_window, options_.rate_smoothing) {}
+    : options_(std::move(options)),
+      estimator_(options_.rate_window, options_.rate_smoothing),
+      replay_(options_.replay_decisions) {}
 
 absl::Status AdaptiveEchoCore::ReplayMismatch() const {
   return absl::FailedPreconditionError(

@@ -3,9 +3,9 @@
 // The pipeline-state fuzz target's second half (state_fuzz.cc): arbitrary
 // bytes restored into small in-memory pipelines with Zip, Interleave (alone
 // and under Echo and Shuffle), Cache, PaddedBatch, AdaptiveEcho, AutoEcho and
-// the auto echo placement (as they are, and with a valid checksum appended so
-// that the stages' own parsers see them); a restored pipeline must end (an
-// error or end of stream), never crash or spin.
+// the auto and adaptive echo placements (as they are, and with a valid
+// checksum appended so that the stages' own parsers see them); a restored
+// pipeline must end (an error or end of stream), never crash or spin.
 #ifndef DATAECHO_TESTS_FUZZ_STATE_STAGES_TARGET_H_
 #define DATAECHO_TESTS_FUZZ_STATE_STAGES_TARGET_H_
 
@@ -92,6 +92,19 @@ inline Pipeline<Batch> StateFuzzAutoPlacement() {
        .auto_placement = {.max_factor = 3, .pipeline_cores = 1, .decide_every = 2, .seed = 5}});
 }
 
+// The adaptive echo placement (EchoedBatches, kAdaptive): the planner's
+// section carries the adaptive echo's journal of decisions as well.
+inline Pipeline<Batch> StateFuzzAdaptivePlacement() {
+  return EchoedBatches(FromVector(StateStagesExamples(32, 0, false)).Prefetch({.depth = 4}),
+                       [](Example e) -> absl::StatusOr<Example> { return e; },
+                       {.placement = EchoPlacement::kAdaptive,
+                        .adaptive = {.max_factor = 3, .pool_size = 4, .seed = 3},
+                        .shuffle = {.buffer_size = 4, .seed = 2},
+                        .batch = {.batch_size = 4},
+                        .prefetch = {.depth = 2},
+                        .auto_placement = {.pipeline_cores = 1, .decide_every = 2}});
+}
+
 template <typename T>
 void RestoreAndDrainStages(Pipeline<T> p, std::string_view state) {
   if (!p.RestoreState(state).ok()) return;
@@ -113,6 +126,7 @@ inline void StateStagesTarget(const uint8_t* data, size_t size) {
     RestoreAndDrainStages(StateFuzzAutoEcho(), state);
     RestoreAndDrainStages(StateFuzzInterleavedEcho(), state);
     RestoreAndDrainStages(StateFuzzAutoPlacement(), state);
+    RestoreAndDrainStages(StateFuzzAdaptivePlacement(), state);
   }
 }
 

@@ -47,7 +47,9 @@ using RecordRangeOpener = std::function<absl::StatusOr<std::unique_ptr<RecordFil
 // A source reading `ranges` in order (interleaved as record_source.h says:
 // with cycle_length k, k ranges at once); range.file indexes `uris`
 // (INVALID_ARGUMENT, in order, when a range naming no file is reached). Stats as
-// MakeRecordSource's; "files" counts ranges opened.
+// MakeRecordSource's; "files" counts ranges opened. Its state (checkpoint.h)
+// is its position in `ranges`, with any cycle_length; with cycle_length > 1 a
+// state of another list of ranges is INVALID_ARGUMENT (docs/checkpoint.md).
 DATAECHO_EXPORT StagePtr<Record> MakeRangeSource(
     std::vector<std::string> uris, std::vector<RecordRange> ranges, RecordRangeOpener open,
     InterleaveOptions options = {}, std::string name = "range_source",

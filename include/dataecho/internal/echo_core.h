@@ -23,6 +23,7 @@
 #include "dataecho/echo_options.h"
 #include "dataecho/export.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/decision_journal.h"
 #include "dataecho/stats.h"
 
 namespace dataecho::internal {
@@ -136,15 +137,20 @@ class DATAECHO_EXPORT AdaptiveEchoCore {
 
   // Replay of recorded decisions: true while some are left; the next one
   // ('F': wait for a fresh item, 'R': repeat); step past it.
-  bool replaying() const { return replay_pos_ < options_.replay_decisions.size(); }
-  bool ReplayWantsFresh() const { return options_.replay_decisions[replay_pos_] == 'F'; }
+  bool replaying() const { return replay_pos_ < replay_.size(); }
+  bool ReplayWantsFresh() const { return replay_[replay_pos_] == 'F'; }
   void ReplayStep() { ++replay_pos_; }
   // A restored stage (checkpoints): `decisions` were taken before its state
   // was saved, so a replay goes on after them.
   void SeekReplay(uint64_t decisions) {
-    replay_pos_ = static_cast<size_t>(decisions < options_.replay_decisions.size()
-                                          ? decisions
-                                          : options_.replay_decisions.size());
+    replay_pos_ = static_cast<size_t>(decisions < replay_.size() ? decisions : replay_.size());
+  }
+  // A restored stage behind a Prefetch: the decisions its journal says it
+  // took after its state was saved (internal/decision_journal.h), to take
+  // again from now on instead of the recorded ones.
+  void ReplayFromHere(std::string decisions) {
+    replay_ = std::move(decisions);
+    replay_pos_ = 0;
   }
   // FAILED_PRECONDITION: the next decision is a repeat and nothing is eligible.
   absl::Status ReplayMismatch() const;
@@ -181,11 +187,13 @@ class DATAECHO_EXPORT AdaptiveEchoCore {
  private:
   void Record(char decision) {
     if (options_.record_decisions != nullptr) options_.record_decisions->push_back(decision);
+    if (options_.journal != nullptr) options_.journal->Record(decision);
   }
 
   const AdaptiveEchoOptions options_;
   RateRatioEstimator estimator_;
   bool started_ = false;
+  std::string replay_;  // options_.replay_decisions, or a journal's
   size_t replay_pos_ = 0;
   Counter stalls_, floor_waits_, gate_waits_, evicted_, pooled_;
   std::atomic<double> rate_ratio_{0};

@@ -20,7 +20,10 @@
 // draws, whether the input ended, the policy's own part (auto echo's fixed
 // factor) and the pool: each entry's emissions and budget and a reference to
 // its item. Timing is not state: a restored stage decides from its own
-// timing, so "the same output" after a restore needs the decisions replayed.
+// timing, so "the same output" after a restore needs the decisions replayed:
+// with a journal (AdaptiveEchoOptions::journal, internal/decision_journal.h)
+// the stage replays those it took after its state was saved, as the journal
+// restored by a stage above its Prefetch says.
 //
 // Thread safety: as every stage (stage.h).
 #ifndef DATAECHO_INTERNAL_POOLED_ECHO_STAGE_H_
@@ -35,11 +38,13 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/echo_options.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
+#include "dataecho/internal/decision_journal.h"
 #include "dataecho/internal/echo_core.h"
 #include "dataecho/internal/echo_pool.h"
 #include "dataecho/internal/echo_stage_base.h"
@@ -143,6 +148,11 @@ class PooledEchoStage : public EchoStageBase<T> {
     SavePolicy(w);
     this->SaveDraws(w);
     w.U64(decisions_);
+    // Behind a Prefetch, what this stage decides from here on may have to be
+    // decided again at a restore: the snapshot holding this state keeps the
+    // journal from here on.
+    if (const auto& journal = core_.options().journal; journal != nullptr)
+      w.KeepAlive(journal->Anchor(decisions_));
     w.Bool(terminal_.has_value());
     const std::vector<std::pair<uint32_t, uint32_t>> counts = pool_.counts();
     w.U64(counts.size());
@@ -187,6 +197,12 @@ class PooledEchoStage : public EchoStageBase<T> {
     core_.OnPooled(false, pool_.size());
     decisions_ = decisions;
     core_.SeekReplay(decisions_);
+    if (const auto& journal = core_.options().journal; journal != nullptr) {
+      absl::StatusOr<std::string> replay = journal->ReplayFrom(decisions_, OwnName());
+      DATAECHO_RETURN_IF_ERROR(replay.status());
+      journal->RestartAt(decisions_);
+      if (!replay->empty()) core_.ReplayFromHere(*std::move(replay));
+    }
     if (ended) terminal_ = Result(std::nullopt);
     return absl::OkStatus();
   }

@@ -1,0 +1,260 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// Checkpoints of range sources (formats/range_source.h) over real TFRecord
+// files, with cycle_length 1, 2 and 3: several ranges of one file, ranges of
+// different files, an empty range; saved after every record, restored into a
+// rebuilt source, compared record by record with an uninterrupted run; a
+// Prefetch above; a state of another range list refused; damaged states.
+// (No Shuffle or Echo above: references to a range source's records, which
+// name their dataset file, are read again from the range at that place of the
+// list, not from the range holding them, with any cycle_length.)
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "dataecho/checkpoint.h"
+#include "dataecho/formats/range_source.h"
+#include "dataecho/formats/tfrecord.h"
+#include "dataecho/formats/tfrecord_index.h"
+#include "dataecho/pipeline.h"
+#include "dataecho/storage/epoch_plan.h"
+#include "fmt/format.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "support/checkpoint_check.h"
+#include "support/temp_files.h"
+
+namespace dataecho {
+namespace {
+
+using testing::CheckResumes;
+using ::testing::HasSubstr;
+using testing::Key;
+using testing::Rest;
+using testing::Store;
+using testing::Tail;
+
+// TFRecord files of `counts` records, "f<file>-r<record>" padded to varying
+// lengths, with their indexes (`*indexes`).
+std::vector<std::string> WriteFiles(const testing::TempDir& dir, const std::vector<int>& counts,
+                                    std::vector<TFRecordIndex>* indexes) {
+  std::vector<std::string> paths;
+  for (size_t f = 0; f < counts.size(); ++f) {
+    std::string bytes;
+    TFRecordIndex index;
+    for (int i = 0; i < counts[f]; ++i) {
+      index.offsets.push_back(bytes.size());
+      AppendTFRecord(&bytes, fmt::format("f{}-r{}{}", f, i, std::string((i * 7 + f) % 13, '.')));
+    }
+    index.offsets.push_back(bytes.size());
+    paths.push_back(dir.File(fmt::format("ranges-{}.tfrecord", f)));
+    testing::WriteFileOrDie(paths.back(), bytes);
+    indexes->push_back(std::move(index));
+  }
+  return paths;
+}
+
+// Several ranges of file 0 (adjacent and not, out of order), ranges of the
+// other files between them, an empty one, one of a single record.
+const std::vector<RecordRange> kRanges = {
+    {.file = 0, .begin = 0, .end = 5},  {.file = 1, .begin = 2, .end = 9},
+    {.file = 0, .begin = 5, .end = 12}, {.file = 2, .begin = 0, .end = 4},
+    {.file = 1, .begin = 9, .end = 10}, {.file = 0, .begin = 12, .end = 12},
+    {.file = 2, .begin = 4, .end = 11}, {.file = 0, .begin = 14, .end = 17},
+    {.file = 1, .begin = 0, .end = 2},
+};
+
+class RangeCheckpointTest : public ::testing::Test {
+ protected:
+  RangeCheckpointTest() : paths_(WriteFiles(dir_, {20, 10, 11}, &indexes_)) {}
+
+  // The source over `ranges`; with indexes each range is one ranged read,
+  // without them read from its file's start (LimitToRange).
+  StagePtr<Record> Source(const std::vector<RecordRange>& ranges, InterleaveOptions interleave,
+                          bool indexed = true) const {
+    return MakeTFRecordRangeSource(
+        Store(), paths_, ranges,
+        indexed ? std::make_shared<const std::vector<TFRecordIndex>>(indexes_) : nullptr, {},
+        interleave);
+  }
+
+  testing::TempDir dir_;
+  std::vector<TFRecordIndex> indexes_;
+  const std::vector<std::string> paths_;
+};
+
+// Saves `make()` after each k = 0..n records of an uninterrupted run of n,
+// restores a rebuilt pipeline from it (and one from the restored pipeline's
+// state, saved at once), and compares the rest with the run's. Returns n.
+size_t ExpectResumesAtEveryPoint(const std::function<Pipeline<Record>()>& make) {
+  Pipeline<Record> whole = make();
+  const std::vector<std::string> expected = Rest(whole);
+  for (size_t k = 0; k <= expected.size(); ++k) {
+    std::string state;
+    {
+      Pipeline<Record> first = make();
+      for (size_t i = 0; i < k; ++i) {
+        absl::StatusOr<std::optional<Record>> next = first.Next();
+        EXPECT_TRUE(next.ok() && next->has_value()) << "at " << i;
+      }
+      absl::StatusOr<std::string> saved = first.SaveState();
+      EXPECT_TRUE(saved.ok()) << saved.status() << " after " << k;
+      if (!saved.ok()) return 0;
+      state = *saved;
+    }
+    Pipeline<Record> second = make();
+    absl::Status restored = second.RestoreState(state);
+    EXPECT_TRUE(restored.ok()) << restored << " after " << k;
+    absl::StatusOr<std::string> again = second.SaveState();
+    EXPECT_TRUE(again.ok()) << again.status() << " after " << k;
+    if (!again.ok()) return 0;
+    Pipeline<Record> third = make();
+    EXPECT_TRUE(third.RestoreState(*again).ok()) << "after " << k;
+    EXPECT_EQ(Rest(second), Tail(expected, k)) << "restored after " << k;
+    EXPECT_EQ(Rest(third), Tail(expected, k)) << "restored twice after " << k;
+  }
+  return expected.size();
+}
+
+TEST_F(RangeCheckpointTest, InterleavedRangesResumeAfterEveryRecord) {
+  size_t total = 0;
+  for (const RecordRange& r : kRanges) total += r.size();
+  for (int cycle : {1, 2, 3}) {
+    for (size_t buffered : {size_t{1}, size_t{4}}) {
+      for (bool indexed : {true, false}) {
+        SCOPED_TRACE(fmt::format("cycle_length {} buffered_records {} {}", cycle, buffered,
+                                 indexed ? "indexed" : "not indexed"));
+        const InterleaveOptions interleave{.cycle_length = cycle, .buffered_records = buffered};
+        EXPECT_EQ(ExpectResumesAtEveryPoint([&] { return From(Source(kRanges, interleave)); }),
+                  total);
+      }
+    }
+  }
+}
+
+// The records a restored source reads on are those of the ranges' rest:
+// checked against the ranges themselves, not only against another run.
+TEST_F(RangeCheckpointTest, RestoredSourceReadsTheRangesRest) {
+  for (int cycle : {2, 3}) {
+    const InterleaveOptions interleave{.cycle_length = cycle};
+    Pipeline<Record> whole = From(Source(kRanges, interleave));
+    std::vector<std::string> all;
+    for (std::string& key : Rest(whole)) all.push_back(std::move(key));
+    std::vector<std::string> want;
+    for (const RecordRange& r : kRanges) {
+      for (uint64_t i = r.begin; i < r.end; ++i) want.push_back(fmt::format("f{}-r{}", r.file, i));
+    }
+    for (size_t k : {size_t{0}, size_t{1}, all.size() / 2, all.size()}) {
+      std::vector<std::string> got;
+      std::string state;
+      {
+        Pipeline<Record> first = From(Source(kRanges, interleave));
+        for (size_t i = 0; i < k; ++i) {
+          absl::StatusOr<std::optional<Record>> next = first.Next();
+          ASSERT_TRUE(next.ok() && next->has_value());
+          const std::string_view data = (*next)->data.view();
+          got.emplace_back(data.substr(0, data.find('.')));
+        }
+        absl::StatusOr<std::string> saved = first.SaveState();
+        ASSERT_TRUE(saved.ok()) << saved.status();
+        state = *saved;
+      }
+      Pipeline<Record> second = From(Source(kRanges, interleave));
+      ASSERT_TRUE(second.RestoreState(state).ok());
+      while (true) {
+        absl::StatusOr<std::optional<Record>> next = second.Next();
+        ASSERT_TRUE(next.ok()) << next.status();
+        if (!next->has_value()) break;
+        const std::string_view data = (*next)->data.view();
+        got.emplace_back(data.substr(0, data.find('.')));
+      }
+      std::sort(got.begin(), got.end());
+      std::sort(want.begin(), want.end());
+      EXPECT_EQ(got, want) << "cycle_length " << cycle << ", saved after " << k;
+    }
+  }
+}
+
+TEST_F(RangeCheckpointTest, InterleavedRangesBehindAPrefetchResume) {
+  for (int cycle : {2, 3}) {
+    SCOPED_TRACE(fmt::format("cycle_length {}", cycle));
+    const InterleaveOptions interleave{.cycle_length = cycle, .buffered_records = 3};
+    EXPECT_GT(CheckResumes<Record>(
+                  [&] { return From(Source(kRanges, interleave)).Prefetch({.depth = 4}); }),
+              30u);
+  }
+}
+
+TEST_F(RangeCheckpointTest, NonDeterministicInterleavedRangesResumeExactlyOnce) {
+  const InterleaveOptions interleave{.cycle_length = 3, .deterministic = false};
+  Pipeline<Record> whole = From(Source(kRanges, interleave));
+  std::vector<std::string> all = Rest(whole);
+  std::sort(all.begin(), all.end());
+  for (size_t k : {size_t{0}, size_t{7}, size_t{30}, all.size()}) {
+    std::vector<std::string> got;
+    std::string state;
+    {
+      Pipeline<Record> first = From(Source(kRanges, interleave));
+      for (size_t i = 0; i < k; ++i) {
+        absl::StatusOr<std::optional<Record>> next = first.Next();
+        ASSERT_TRUE(next.ok() && next->has_value());
+        got.push_back(Key(**next));
+      }
+      absl::StatusOr<std::string> saved = first.SaveState();
+      ASSERT_TRUE(saved.ok()) << saved.status();
+      state = *saved;
+    }
+    Pipeline<Record> second = From(Source(kRanges, interleave));
+    ASSERT_TRUE(second.RestoreState(state).ok());
+    for (std::string& key : Rest(second)) got.push_back(std::move(key));
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, all) << "saved after " << k;
+  }
+}
+
+// A state of another list of ranges (other bounds over the same files, or
+// other files) is INVALID_ARGUMENT naming the source, never another position.
+TEST_F(RangeCheckpointTest, StateOfAnotherRangeListIsRefused) {
+  std::vector<RecordRange> shifted = kRanges;
+  shifted[2].begin = 6;  // same files in the same places, one bound moved
+  std::vector<RecordRange> swapped = kRanges;
+  std::swap(swapped[0], swapped[1]);
+  std::vector<RecordRange> shorter(kRanges.begin(), kRanges.end() - 1);
+  for (int cycle : {2, 3}) {
+    const InterleaveOptions interleave{.cycle_length = cycle};
+    Pipeline<Record> p = From(Source(kRanges, interleave));
+    for (int i = 0; i < 6; ++i) ASSERT_TRUE(p.Next().ok());
+    absl::StatusOr<std::string> state = p.SaveState();
+    ASSERT_TRUE(state.ok()) << state.status();
+    for (const std::vector<RecordRange>* other : {&shifted, &swapped, &shorter}) {
+      Pipeline<Record> q = From(Source(*other, interleave));
+      absl::Status s = q.RestoreState(*state);
+      EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+      EXPECT_THAT(s.message(), HasSubstr("'tfrecord_source') has other options")) << s;
+    }
+    // The same list restores.
+    Pipeline<Record> same = From(Source(kRanges, interleave));
+    EXPECT_TRUE(same.RestoreState(*state).ok());
+  }
+}
+
+// Damaged states of an interleaved range source fail to restore or end,
+// never crash or spin.
+TEST_F(RangeCheckpointTest, FlippedStatesOfInterleavedRangesEnd) {
+  const InterleaveOptions interleave{.cycle_length = 3, .buffered_records = 2};
+  auto make = [&] { return From(Source(kRanges, interleave)); };
+  Pipeline<Record> p = make();
+  for (int i = 0; i < 11; ++i) ASSERT_TRUE(p.Next().ok());
+  absl::StatusOr<std::string> state = p.SaveState();
+  ASSERT_TRUE(state.ok()) << state.status();
+  testing::CheckFlippedStatesEnd<Record>(make, *state, 200);
+}
+
+}  // namespace
+}  // namespace dataecho
