@@ -4,10 +4,8 @@
 // files, with cycle_length 1, 2 and 3: several ranges of one file, ranges of
 // different files, an empty range; saved after every record, restored into a
 // rebuilt source, compared record by record with an uninterrupted run; a
-// Prefetch above; a state of another range list refused; damaged states.
-// (No Shuffle or Echo above: references to a range source's records, which
-// name their dataset file, are read again from the range at that place of the
-// list, not from the range holding them, with any cycle_length.)
+// Prefetch, an Echo and a Shuffle above; a state of another range list
+// refused; damaged states.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -189,6 +187,47 @@ TEST_F(RangeCheckpointTest, InterleavedRangesBehindAPrefetchResume) {
                   [&] { return From(Source(kRanges, interleave)).Prefetch({.depth = 4}); }),
               30u);
   }
+}
+
+// A Shuffle's and an Echo's references to a range source's records name
+// their dataset file: they are read again from it (not from the range at
+// that place of the list), with and without indexes, with any cycle_length.
+TEST_F(RangeCheckpointTest, EchoAndShuffleAboveRangesResume) {
+  for (int cycle : {1, 2, 3}) {
+    for (bool indexed : {true, false}) {
+      SCOPED_TRACE(fmt::format("cycle_length {}, indexed {}", cycle, indexed));
+      const InterleaveOptions interleave{.cycle_length = cycle, .buffered_records = 3};
+      EXPECT_GT(CheckResumes<Record>([&] {
+                  return From(Source(kRanges, interleave, indexed))
+                      .Prefetch({.depth = 4})
+                      .Echo({.factor = 2, .seed = 3})
+                      .Shuffle({.buffer_size = 9, .seed = 4});
+                }),
+                60u);
+    }
+  }
+}
+
+// The references' files are fingerprinted by dataset file: one that changed
+// after the save is DATA_LOSS naming it.
+TEST_F(RangeCheckpointTest, ChangedFileUnderReferencesIsDataLoss) {
+  const InterleaveOptions interleave{.cycle_length = 2};
+  auto make = [&] {
+    return From(Source(kRanges, interleave, /*indexed=*/false))
+        .Echo({.factor = 2, .seed = 3})
+        .Shuffle({.buffer_size = 40, .seed = 4});
+  };
+  Pipeline<Record> a = make();
+  for (int i = 0; i < 30; ++i) ASSERT_TRUE(a.Next().ok());
+  absl::StatusOr<std::string> state = a.SaveState();
+  ASSERT_TRUE(state.ok()) << state.status();
+  std::string bytes;
+  for (int i = 0; i < 11; ++i) AppendTFRecord(&bytes, fmt::format("f2-r{}-changed", i));
+  testing::WriteFileOrDie(paths_[2], bytes);
+  Pipeline<Record> b = make();
+  const absl::Status restored = b.RestoreState(*state);
+  EXPECT_EQ(restored.code(), absl::StatusCode::kDataLoss) << restored;
+  EXPECT_THAT(restored.message(), HasSubstr("ranges-2.tfrecord"));
 }
 
 TEST_F(RangeCheckpointTest, NonDeterministicInterleavedRangesResumeExactlyOnce) {

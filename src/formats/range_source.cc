@@ -1,9 +1,11 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "dataecho/formats/range_source.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "dataecho/checkpoint.h"
@@ -82,6 +84,25 @@ StagePtr<Record> MakeRangeSource(std::vector<std::string> uris, std::vector<Reco
   OptionsHash list_hash;
   list_hash.Add(static_cast<uint64_t>(ranges.size()));
   for (const RecordRange& r : ranges) list_hash.Add(r.file).Add(r.begin).Add(r.end);
+  // References to records (a Shuffle's, an Echo's) name their dataset file:
+  // they are read again from that file, from its start to the end of the
+  // last range of it in the list (a reference is to a record of some range).
+  auto reread = std::make_shared<internal::RereadFiles>();
+  std::vector<uint64_t> file_end(uris.size(), 0);
+  for (const RecordRange& r : ranges) {
+    if (r.file < uris.size()) file_end[r.file] = std::max(file_end[r.file], r.end);
+    reread->entry_file.push_back(r.file);
+  }
+  reread->uris = uris;
+  reread->open = [file_end = std::move(file_end), open](
+                     const std::string& uri,
+                     uint64_t file) -> absl::StatusOr<std::unique_ptr<RecordFileReader>> {
+    if (file >= file_end.size() || file_end[file] == 0) {
+      return absl::DataLossError(fmt::format(
+          "pipeline state: a record of file {}, of which the source reads no range", file));
+    }
+    return open(uri, RecordRange{.file = file, .begin = 0, .end = file_end[file]});
+  };
   auto shared_ranges = std::make_shared<const std::vector<RecordRange>>(std::move(ranges));
   const size_t num_files = uris.size();
   RecordFileOpener by_position =
@@ -98,7 +119,7 @@ StagePtr<Record> MakeRangeSource(std::vector<std::string> uris, std::vector<Reco
   };
   return internal::MakeRangedRecordSource(std::move(range_uris), std::move(by_position), {},
                                           options, std::move(name), std::move(budget),
-                                          list_hash.value());
+                                          list_hash.value(), std::move(reread));
 }
 
 }  // namespace dataecho

@@ -351,15 +351,19 @@ StagePtr<Record> MakeRangedRecordSource(std::vector<std::string> uris, RecordFil
                                         RecordRangeOpener open_range, InterleaveOptions options,
                                         std::string name,
                                         std::shared_ptr<const CorruptionBudget> budget,
-                                        std::optional<uint64_t> list_hash) {
+                                        std::optional<uint64_t> list_hash,
+                                        std::shared_ptr<const RereadFiles> reread_files) {
   if (options.cycle_length <= 1) {
-    return std::make_unique<SequentialSource>(std::move(uris), std::move(open), options,
-                                              std::move(name), std::move(budget),
-                                              std::move(open_range));
+    // (The sequential source's state leaves the list's hash out: its states
+    // from before it was added still restore.)
+    return std::make_unique<SequentialSource>(
+        std::move(uris), std::move(open), options, std::move(name), std::move(budget),
+        std::move(open_range), std::nullopt, std::move(reread_files));
   }
   if (options.buffered_records == 0) options.buffered_records = 1;
   return internal::MakeInterleavedSource(std::move(uris), std::move(open), options, std::move(name),
-                                         std::move(budget), std::move(open_range), list_hash);
+                                         std::move(budget), std::move(open_range), list_hash,
+                                         std::move(reread_files));
 }
 
 }  // namespace internal

@@ -27,17 +27,29 @@ namespace dataecho::internal {
 // The order in which epoch `epoch` reads `n` files (indices into the list).
 std::vector<size_t> FileOrder(size_t n, const InterleaveOptions& options, uint32_t epoch);
 
+// A source whose list is of ranges of files (range_source.h): its records
+// name their dataset file (the file's number in `uris`), not their range, so
+// references to them (and the files' fingerprints) are by dataset file, and
+// are read again from `uris` with `open`, a whole file by its number.
+struct RereadFiles {
+  std::vector<std::string> uris;
+  RecordFileOpener open;
+  std::vector<uint64_t> entry_file;  // the file of each entry of the source's list
+};
+
 // Base for both modes: stats and the stage interface.
 class RecordSourceBase : public Stage<Record> {
  public:
   RecordSourceBase(std::vector<std::string> uris, RecordFileOpener open, InterleaveOptions options,
                    std::string name, std::shared_ptr<const CorruptionBudget> budget,
                    RecordRangeOpener open_range = {},
-                   std::optional<uint64_t> list_hash = std::nullopt)
+                   std::optional<uint64_t> list_hash = std::nullopt,
+                   std::shared_ptr<const RereadFiles> reread_files = nullptr)
       : uris_(std::move(uris)),
         open_(std::move(open)),
         open_range_(std::move(open_range)),
         list_hash_(list_hash),
+        reread_files_(std::move(reread_files)),
         options_(options),
         name_(std::move(name)),
         budget_(std::move(budget)),
@@ -83,7 +95,12 @@ class RecordSourceBase : public Stage<Record> {
   }
   absl::Status Reread(StateReader& r, size_t n, std::vector<Record>* out) override {
     const size_t first = out->size();
-    DATAECHO_RETURN_IF_ERROR(internal::RereadRecords(r, n, uris_, open_, open_range_, out));
+    if (reread_files_ != nullptr) {  // a range source: whole files, by their numbers
+      DATAECHO_RETURN_IF_ERROR(
+          internal::RereadRecords(r, n, reread_files_->uris, reread_files_->open, {}, out));
+    } else {
+      DATAECHO_RETURN_IF_ERROR(internal::RereadRecords(r, n, uris_, open_, open_range_, out));
+    }
     for (size_t i = first; i < out->size(); ++i) ToJobWide((*out)[i]);
     return absl::OkStatus();
   }
@@ -92,6 +109,17 @@ class RecordSourceBase : public Stage<Record> {
   // SaveRefs() of records that left this source: their files named by their
   // positions in uris_, with the files' fingerprints.
   absl::Status SaveRefsByPosition(std::span<const Record* const> items, StateWriter& w) const {
+    if (reread_files_ != nullptr) {
+      // A range source: the fingerprints are of list entries (ranges), the
+      // references name dataset files.
+      Fingerprints by_file;
+      for (const auto& [entry, fp] : fingerprints_) {
+        if (entry < reread_files_->entry_file.size())
+          by_file.emplace(reread_files_->entry_file[entry], fp);
+      }
+      internal::SaveRecordRefs(items, by_file, w);
+      return absl::OkStatus();
+    }
     if (!Renumbered()) {
       internal::SaveRecordRefs(items, fingerprints_, w);
       return absl::OkStatus();
@@ -194,6 +222,7 @@ class RecordSourceBase : public Stage<Record> {
   // state hash covers it, so that a state of another list of ranges over the
   // same files is refused, not read as positions in this one.
   const std::optional<uint64_t> list_hash_;
+  const std::shared_ptr<const RereadFiles> reread_files_;  // null: the list is of files
   Fingerprints fingerprints_;  // of the files read so far (consumer only)
   const InterleaveOptions options_;
   const std::string name_;
@@ -211,7 +240,8 @@ StagePtr<Record> MakeInterleavedSource(std::vector<std::string> uris, RecordFile
                                        InterleaveOptions options, std::string name,
                                        std::shared_ptr<const CorruptionBudget> budget,
                                        RecordRangeOpener open_range,
-                                       std::optional<uint64_t> list_hash = std::nullopt);
+                                       std::optional<uint64_t> list_hash = std::nullopt,
+                                       std::shared_ptr<const RereadFiles> reread_files = nullptr);
 
 // MakeRecordSource() for a format that can also read a file from an offset
 // (TFRecord): a restore reads only the records it needs. `list_hash`: see
@@ -221,7 +251,8 @@ StagePtr<Record> MakeRangedRecordSource(std::vector<std::string> uris, RecordFil
                                         RecordRangeOpener open_range, InterleaveOptions options,
                                         std::string name,
                                         std::shared_ptr<const CorruptionBudget> budget,
-                                        std::optional<uint64_t> list_hash = std::nullopt);
+                                        std::optional<uint64_t> list_hash = std::nullopt,
+                                        std::shared_ptr<const RereadFiles> reread_files = nullptr);
 
 }  // namespace dataecho::internal
 

@@ -24,10 +24,11 @@ StagePtr<Record> MakeInterleavedSource(std::vector<std::string> uris, RecordFile
                                        InterleaveOptions options, std::string name,
                                        std::shared_ptr<const CorruptionBudget> budget,
                                        RecordRangeOpener open_range,
-                                       std::optional<uint64_t> list_hash) {
-  return std::make_unique<InterleavedSource>(std::move(uris), std::move(open), options,
-                                             std::move(name), std::move(budget),
-                                             std::move(open_range), list_hash);
+                                       std::optional<uint64_t> list_hash,
+                                       std::shared_ptr<const RereadFiles> reread_files) {
+  return std::make_unique<InterleavedSource>(
+      std::move(uris), std::move(open), options, std::move(name), std::move(budget),
+      std::move(open_range), list_hash, std::move(reread_files));
 }
 
 }  // namespace dataecho::internal

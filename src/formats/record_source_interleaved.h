@@ -33,9 +33,11 @@ class InterleavedSource final : public RecordSourceBase {
  public:
   InterleavedSource(std::vector<std::string> uris, RecordFileOpener open, InterleaveOptions options,
                     std::string name, std::shared_ptr<const CorruptionBudget> budget,
-                    RecordRangeOpener open_range, std::optional<uint64_t> list_hash)
+                    RecordRangeOpener open_range, std::optional<uint64_t> list_hash,
+                    std::shared_ptr<const RereadFiles> reread_files)
       : RecordSourceBase(std::move(uris), std::move(open), options, std::move(name),
-                         std::move(budget), std::move(open_range), list_hash),
+                         std::move(budget), std::move(open_range), list_hash,
+                         std::move(reread_files)),
         // A slot past the last file would only be a finished one: there are
         // never more than the files (so cycle_length = INT_MAX costs nothing).
         slots_(std::min(static_cast<size_t>(options.cycle_length),

@@ -75,9 +75,9 @@ absl::Status DecisionJournal::Restore(StateReader& r, std::string_view name) {
   if (!r.status().ok()) return r.status();
   if (base > (uint64_t{1} << 62) || count > uint64_t{8} * bits.size() ||
       bits.size() > count / 8 + 1) {
-    return absl::DataLossError(fmt::format(
-        "pipeline state: {}: a journal of {} decisions from {} in {} bytes", name, count, base,
-        bits.size()));
+    return absl::DataLossError(
+        fmt::format("pipeline state: {}: a journal of {} decisions from {} in {} bytes", name,
+                    count, base, bits.size()));
   }
   std::string log(static_cast<size_t>(count), 'F');
   for (size_t i = 0; i < log.size(); ++i) {
