@@ -45,17 +45,19 @@
 
 namespace dataecho::internal {
 
-class DATAECHO_EXPORT DecisionJournal {
+// The echo stages' template code (internal/pooled_echo_stage.h) calls Record,
+// Anchor, RestartAt and ReplayFrom: those are exported.
+class DecisionJournal {
  public:
   // The echo took its next decision: 'F' (fresh) or 'R' (repeat).
-  void Record(char decision);
+  DATAECHO_EXPORT void Record(char decision);
   // The echo's state is being written at `position` decisions (its SaveOwn):
   // the anchor keeps the journal from `position` on while it lives; put it
   // into the snapshot with StateWriter::KeepAlive.
-  std::shared_ptr<const void> Anchor(uint64_t position);
+  DATAECHO_EXPORT std::shared_ptr<const void> Anchor(uint64_t position);
   // The echo was restored at `position` decisions: what it records next is
   // decision `position`.
-  void RestartAt(uint64_t position);
+  DATAECHO_EXPORT void RestartAt(uint64_t position);
 
   // Writes the journal from the oldest live anchor on: its first position,
   // the count, the decisions as bits (1 = repeat).
@@ -67,7 +69,7 @@ class DATAECHO_EXPORT DecisionJournal {
   // take again from there ("" without a restored journal, or at its end).
   // DATA_LOSS naming `name` when the journal starts after `position` or ends
   // before it (a state whose parts do not belong together).
-  absl::StatusOr<std::string> ReplayFrom(uint64_t position, std::string_view name);
+  DATAECHO_EXPORT absl::StatusOr<std::string> ReplayFrom(uint64_t position, std::string_view name);
 
   // Decisions kept (for tests and stats).
   size_t kept() const;
