@@ -8,6 +8,7 @@
 // either run) are the original's, element by element; damaged states fail.
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -98,6 +99,33 @@ Drained Drain(Pipeline<Batch>& p) {
   return d;
 }
 
+// Every record of `items` fresh exactly once across a save after `at`
+// batches: `before` it, or `after` the restore.
+void ExpectEveryRecordFreshOnce(const std::vector<int64_t>& before,
+                                const std::vector<int64_t>& after, int64_t items, size_t at) {
+  std::vector<int64_t> all = before;
+  all.insert(all.end(), after.begin(), after.end());
+  std::sort(all.begin(), all.end());
+  std::vector<int64_t> expected(static_cast<size_t>(items));
+  for (int64_t i = 0; i < items; ++i) expected[static_cast<size_t>(i)] = i;
+  EXPECT_EQ(all, expected) << "saved after " << at << " batches";
+}
+
+// A state of `make()` saved after `batches` batches, a bit flipped (the
+// checksum made valid again): the restore fails or the pipeline ends, never
+// a crash or a spin.
+void ExpectFlippedStatesFailOrEnd(const std::function<Pipeline<Batch>()>& make, int batches) {
+  Pipeline<Batch> a = make();
+  for (int i = 0; i < batches; ++i) ASSERT_TRUE(a.Next().ok());
+  absl::StatusOr<std::string> state = a.SaveState();
+  ASSERT_TRUE(state.ok()) << state.status();
+  testing::CheckFlippedStatesEnd<Batch>(make, *state, 60);
+  // A truncated state is DATA_LOSS.
+  Pipeline<Batch> b = make();
+  EXPECT_EQ(b.RestoreState(state->substr(0, state->size() - 9)).code(),
+            absl::StatusCode::kDataLoss);
+}
+
 TEST(CheckpointAutoPlacementTest, EveryRecordFreshOnceAndReplayedDecisionsResume) {
   constexpr int64_t kItems = 240;
   constexpr int kMaxAt = 50;  // at least 60 batches come, echoed or not
@@ -142,12 +170,7 @@ TEST(CheckpointAutoPlacementTest, EveryRecordFreshOnceAndReplayedDecisionsResume
     ASSERT_TRUE(restored.ok()) << restored << " at " << at;
     const Drained resumed = Drain(b);
     // Every record exactly once, fresh, across the save.
-    std::vector<int64_t> all = fresh;
-    all.insert(all.end(), resumed.fresh.begin(), resumed.fresh.end());
-    std::sort(all.begin(), all.end());
-    std::vector<int64_t> expected(kItems);
-    for (int64_t i = 0; i < kItems; ++i) expected[static_cast<size_t>(i)] = i;
-    EXPECT_EQ(all, expected) << "saved after " << at << " batches";
+    ExpectEveryRecordFreshOnce(fresh, resumed.fresh, kItems, at);
     // Up to the next decision of either run (the original's after the save,
     // the restored one's first), the decisions are the state's: the same
     // elements.
@@ -168,19 +191,9 @@ TEST(CheckpointAutoPlacementTest, EveryRecordFreshOnceAndReplayedDecisionsResume
               static_cast<long long>(compared), static_cast<long long>(echoed));  // NOLINT
 }
 
-// A state whose decisions say nonsense (a bit flipped, the checksum made
-// valid again) fails the restore or ends: never a crash or a spin.
+// A state whose decisions say nonsense: never a crash or a spin.
 TEST(CheckpointAutoPlacementTest, FlippedStatesFailOrEnd) {
-  constexpr int64_t kItems = 48;
-  Pipeline<Batch> a = Build(kItems);
-  for (int i = 0; i < 30; ++i) ASSERT_TRUE(a.Next().ok());
-  absl::StatusOr<std::string> state = a.SaveState();
-  ASSERT_TRUE(state.ok()) << state.status();
-  testing::CheckFlippedStatesEnd<Batch>([] { return Build(kItems); }, *state, 60);
-  // A truncated state is DATA_LOSS.
-  Pipeline<Batch> b = Build(kItems);
-  EXPECT_EQ(b.RestoreState(state->substr(0, state->size() - 9)).code(),
-            absl::StatusCode::kDataLoss);
+  ExpectFlippedStatesFailOrEnd([] { return Build(48); }, 30);
 }
 
 // The planner writes its decisions before its input's sections: a state of
@@ -250,12 +263,7 @@ TEST(CheckpointAutoPlacementTest, AdaptivePlacementResumesWithEveryRecordFreshOn
     absl::Status restored = b.RestoreState(state);
     ASSERT_TRUE(restored.ok()) << restored << " at " << at;
     const Drained resumed = Drain(b);
-    std::vector<int64_t> all = fresh;
-    all.insert(all.end(), resumed.fresh.begin(), resumed.fresh.end());
-    std::sort(all.begin(), all.end());
-    std::vector<int64_t> expected(kItems);
-    for (int64_t i = 0; i < kItems; ++i) expected[static_cast<size_t>(i)] = i;
-    EXPECT_EQ(all, expected) << "saved after " << at << " batches";
+    ExpectEveryRecordFreshOnce(fresh, resumed.fresh, kItems, at);
     size_t same = 0;
     while (same < original.keys.size() && same < resumed.keys.size() &&
            original.keys[same] == resumed.keys[same])
@@ -269,12 +277,7 @@ TEST(CheckpointAutoPlacementTest, AdaptivePlacementResumesWithEveryRecordFreshOn
 }
 
 TEST(CheckpointAutoPlacementTest, AdaptivePlacementFlippedStatesFailOrEnd) {
-  constexpr int64_t kItems = 48;
-  Pipeline<Batch> a = BuildAdaptive(kItems);
-  for (int i = 0; i < 10; ++i) ASSERT_TRUE(a.Next().ok());
-  absl::StatusOr<std::string> state = a.SaveState();
-  ASSERT_TRUE(state.ok()) << state.status();
-  testing::CheckFlippedStatesEnd<Batch>([] { return BuildAdaptive(kItems); }, *state, 60);
+  ExpectFlippedStatesFailOrEnd([] { return BuildAdaptive(48); }, 10);
 }
 
 // The journal keeps the decisions from the oldest snapshot still held, and
