@@ -96,7 +96,7 @@ absl::Status BatchStage::Reread(StateReader& r, size_t n, std::vector<Batch>* ou
   for (uint64_t size : sizes) {
     for (uint64_t i = 0; i < size; ++i, ++next) {
       if (i == 0) DATAECHO_RETURN_IF_ERROR(StartBatch(rows[next]));
-      DATAECHO_RETURN_IF_ERROR(AddRow(rows[next]));
+      DATAECHO_RETURN_IF_ERROR(AddRow(std::move(rows[next])));
     }
     DATAECHO_ASSIGN_OR_RETURN(Batch b, FinishBatch());
     out->push_back(std::move(b));

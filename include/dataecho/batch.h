@@ -129,7 +129,7 @@ class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
   struct Layout;  // per-component shapes and conversion of the current batch
   BatchStage(StagePtr<Example> input, BatchOptions options);
   absl::Status StartBatch(const Example& first);
-  absl::Status AddRow(const Example& row);
+  absl::Status AddRow(Example&& row);
   // Copies (and converts) the components of `row` into row `r` of the batch.
   // Called concurrently for different rows by the row pool.
   void CopyRow(const Example& row, size_t r);
@@ -141,6 +141,9 @@ class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
   // With a row pool: the rows of the current batch, copied in FinishBatch().
   std::unique_ptr<internal::ForkJoin> row_pool_;
   std::vector<Example> pending_;
+  // Without: the last few rows added, prefetched, each copied a few rows
+  // later (src/batch.cc, kLagRows), row r in lagged_[r % lagged_.size()].
+  std::vector<Example> lagged_;
   // What a reference to a row needs besides its source and repeat index.
   struct RowRef {
     uint64_t record_offset = 0;

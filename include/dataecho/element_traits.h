@@ -41,8 +41,6 @@ struct ElementTraits {
   static int64_t FreshCount(const T&) { return 1; }
   static int64_t ItemCount(const T&) { return 1; }
   static void MarkRepeat(T&, uint32_t /*repeat_index*/) {}
-  // Optional: `static void Prefetch(const T&)` hints the CPU to load the
-  // element's bytes; Shuffle calls it on the element it will emit next.
 };
 
 template <>
@@ -53,15 +51,6 @@ struct ElementTraits<Example> {
   static void MarkRepeat(Example& e, uint32_t k) { e.repeat_index = k; }
   static uint32_t Epoch(const Example& e) { return e.epoch; }
   static void SetEpoch(Example& e, uint32_t epoch) { e.epoch = epoch; }
-  // Up to the first 4 KiB of each component (the hardware prefetcher follows
-  // a longer row by itself).
-  static void Prefetch(const Example& e) {
-    for (const Tensor& t : e.components) {
-      const uint8_t* p = t.buffer().data();
-      const size_t n = std::min<size_t>(t.byte_size(), 4096);
-      for (size_t off = 0; off < n; off += 64) __builtin_prefetch(p + off);
-    }
-  }
 };
 
 template <>

@@ -120,17 +120,14 @@ class ShuffleStage final : public PassThroughStage<T> {
     }
     totals_.elements.Add(1);
     totals_.bytes.Add(b);
-    // Draw the next call's slot now and start loading its bytes, so that they
-    // arrive while the consumer works on `out`: from a large buffer each
-    // emitted element is otherwise a cache miss for whoever reads it (Batch's
-    // gather; BM_EchoShuffleBatch). The draws are the ones the next call
-    // would make: the buffer keeps its size until then.
+    // Draw the next call's slot now: the draws are the ones the next call
+    // would make (the buffer keeps its size until then), and saved states
+    // hold the slot drawn (next_). (It was drawn early to prefetch the
+    // element; Batch's own prefetch a few rows ahead does better:
+    // docs/benchmarks.md, "Prefetching rows".)
     if (!buffer_.empty()) {
       next_ = rng_.Below(buffer_.size());
       next_size_ = buffer_.size();
-      if constexpr (requires(const T& v) { ElementTraits<T>::Prefetch(v); }) {
-        ElementTraits<T>::Prefetch(buffer_[next_]);
-      }
     }
     return out;
   }
