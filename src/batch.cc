@@ -22,7 +22,7 @@ namespace {
 // random from megabytes of images), so copying a row waits on memory unless
 // its bytes were asked for earlier: without a row pool, a row is prefetched
 // when it arrives and copied kLagRows rows later (docs/benchmarks.md,
-// "Prefetching rows": 1.4x items/s in arrays_bench). Only kLagRows rows are
+// "Prefetching rows": 1.32x items/s in arrays_bench). Only kLagRows rows are
 // held meanwhile, not the batch's.
 constexpr size_t kLagRows = 8;
 constexpr size_t kPrefetchBytes = 1024;  // per component; hardware prefetch takes the rest
