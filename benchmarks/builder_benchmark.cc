@@ -120,6 +120,19 @@ void BM_PaddedBatch(benchmark::State& state) {
 }
 BENCHMARK(BM_PaddedBatch)->Arg(32)->Arg(256);
 
+// The same behind a Shuffle of 8,192 of 16,384 sequences (16 MB): rows come
+// in random order, so each row's copy would wait on memory without the
+// prefetch a few rows ahead (docs/benchmarks.md, "Prefetching rows").
+void BM_PaddedBatchShuffled(benchmark::State& state) {
+  auto p = Cycle(Sequences(16384))
+               .Shuffle({.buffer_size = 8192, .seed = 1})
+               .PaddedBatch({.batch_size = state.range(0)});
+  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 256 * 4);
+}
+BENCHMARK(BM_PaddedBatchShuffled)->Arg(256);
+
 // PaddedBatch of the equal-length rows of BM_BatchFixedLength (no padding):
 // its cost next to Batch's when there is nothing to pad (masks and lengths
 // are still written).

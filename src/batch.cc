@@ -18,25 +18,10 @@
 namespace dataecho {
 namespace {
 
-// Rows come from wherever the upstream left them (a Shuffle draws them at
-// random from megabytes of images), so copying a row waits on memory unless
-// its bytes were asked for earlier: without a row pool, a row is prefetched
-// when it arrives and copied kLagRows rows later (docs/benchmarks.md,
-// "Prefetching rows": 1.32x items/s in arrays_bench). Only kLagRows rows are
-// held meanwhile, not the batch's.
+// Without a row pool, a row's bytes are asked for when it arrives and it is
+// copied kLagRows rows later (internal::PrefetchRowBytes; 1.32x items/s in
+// arrays_bench). Only kLagRows rows are held meanwhile, not the batch's.
 constexpr size_t kLagRows = 8;
-constexpr size_t kPrefetchBytes = 1024;  // per component; hardware prefetch takes the rest
-
-// Asks for the first bytes of each component of `row`. Always inlined: GCC 12
-// takes a separate function that only prefetches for one without effects and
-// drops the calls to it.
-[[gnu::always_inline]] inline void PrefetchRow(const Example& row) {
-  for (const Tensor& t : row.components) {
-    const uint8_t* p = t.buffer().data();
-    const size_t n = std::min(t.buffer().size(), kPrefetchBytes);
-    for (size_t i = 0; i < n; i += 64) __builtin_prefetch(p + i);
-  }
-}
 
 bool IsFloatType(DType t) {
   return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16;
@@ -278,7 +263,9 @@ absl::Status BatchStage::AddRow(Example&& row) {
   Example& slot = lagged_[r % kLagRows];
   if (r >= kLagRows) CopyRow(slot, r - kLagRows);
   slot = std::move(row);
-  PrefetchRow(slot);
+  for (const Tensor& t : slot.components) {
+    internal::PrefetchRowBytes(t.buffer().data(), t.buffer().size());
+  }
   return absl::OkStatus();
 }
 

@@ -23,6 +23,19 @@ void AffineU8ToF16(const uint8_t* src, uint16_t* dst, size_t n, float a, float b
 // True if the functions above use AVX2 and F16C on this CPU.
 bool HasAvx2F16c();
 
+// Asks the CPU for the first bytes of a row (at most 1 KiB; the hardware
+// prefetcher follows a longer row by itself), so that copying it a few rows
+// later does not wait on memory: a batch's rows come from wherever the
+// upstream left them, a Shuffle's in random order from megabytes of data
+// (docs/benchmarks.md, "Prefetching rows"). Always inlined: GCC 12 takes a
+// separate function that only prefetches for one without effects and drops
+// the calls to it.
+[[gnu::always_inline]] inline void PrefetchRowBytes(const uint8_t* p, size_t n) {
+  constexpr size_t kMaxBytes = 1024;
+  if (n > kMaxBytes) n = kMaxBytes;
+  for (size_t i = 0; i < n; i += 64) __builtin_prefetch(p + i);
+}
+
 }  // namespace dataecho::internal
 
 #endif  // DATAECHO_SRC_ROW_CONVERT_H_
