@@ -181,6 +181,7 @@ absl::Status BatchStage::StartBatch(const Example& first) {
   l.rows_crc32c = 0;
   l.epoch = 0;
   row_refs_.clear();
+  pending_.clear();  // the rows of a remainder dropped at the end of an epoch
   const size_t n = static_cast<size_t>(options_.batch_size);
   // The whole batch against the cap, before any buffer is taken.
   int64_t row_bytes = BatchOptions::kIndexBytesPerRow;

@@ -54,6 +54,35 @@ TEST(BatchTest, DropRemainder) {
   EXPECT_EQ(BatchAll(MakeExamples(8), {.batch_size = 4}).size(), 2u);
 }
 
+// Each row holds its own example's bytes, in every epoch: a remainder dropped
+// at the end of one epoch leaves nothing behind for the next one's batches,
+// on the single-threaded path (rows copied a few rows after they arrive) and
+// with row threads (rows copied at the end of the batch).
+TEST(BatchTest, RowsAreTheirOwnAcrossEpochsAfterADroppedRemainder) {
+  for (int threads : {1, 3}) {
+    Pipeline<Batch> p = FromVector(MakeExamples(23, 33))
+                            .Batch({.batch_size = 10,
+                                    .drop_remainder = true,
+                                    .threads = threads,
+                                    .parallel_min_rows = 4})
+                            .Repeat(3);
+    int batches = 0;
+    for (const Batch& batch : p) {
+      ++batches;
+      ASSERT_EQ(batch.num_rows, 10);
+      for (int64_t r = 0; r < batch.num_rows; ++r) {
+        const auto i = static_cast<uint64_t>(batch.source_indices.data<int64_t>()[r]);
+        EXPECT_EQ(std::memcmp(batch.components[0].buffer().data() + r * 33,
+                              MakeExample(i, 33).components[0].buffer().data(), 33),
+                  0)
+            << "threads " << threads << ", batch " << batches << ", row " << r;
+      }
+    }
+    EXPECT_TRUE(p.status().ok()) << p.status();
+    EXPECT_EQ(batches, 6) << "threads " << threads;
+  }
+}
+
 Example PixelExample(std::vector<uint8_t> pixels, int64_t channels) {
   Example e;
   const int64_t n = static_cast<int64_t>(pixels.size());
