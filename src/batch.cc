@@ -21,7 +21,7 @@ namespace {
 // Without a row pool, a row's bytes are asked for when it arrives and it is
 // copied kLagRows rows later (internal::PrefetchRowBytes; 1.32x items/s in
 // arrays_bench). Only kLagRows rows are held meanwhile, not the batch's.
-constexpr size_t kLagRows = 8;
+constexpr size_t kLagRows = internal::kPrefetchRowsAhead;
 
 bool IsFloatType(DType t) {
   return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16;

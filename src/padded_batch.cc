@@ -21,8 +21,6 @@ namespace dataecho {
 namespace {
 
 constexpr char kCapOption[] = "PaddedBatchOptions::max_bytes";
-// Rows ahead whose bytes a copy asks for (internal::PrefetchRowBytes).
-constexpr size_t kPrefetchAhead = 8;
 
 // Pool blocks come in size classes (8 per power of two, at most 12.5% unused)
 // so that batches whose padded shapes differ a little reuse each other's blocks.
@@ -200,8 +198,8 @@ absl::StatusOr<Batch> PaddedBatchStage::MakeBatch() {
                               : MutableBuffer();
     int64_t data_cells = 0;
     for (size_t r = 0; r < rows; ++r) {
-      if (r + kPrefetchAhead < rows) {
-        const Buffer& ahead = rows_[r + kPrefetchAhead].components[i].buffer();
+      if (r + internal::kPrefetchRowsAhead < rows) {
+        const Buffer& ahead = rows_[r + internal::kPrefetchRowsAhead].components[i].buffer();
         internal::PrefetchRowBytes(ahead.data(), ahead.size());
       }
       const Tensor& t = rows_[r].components[i];

@@ -30,6 +30,8 @@ bool HasAvx2F16c();
 // (docs/benchmarks.md, "Prefetching rows"). Always inlined: GCC 12 takes a
 // separate function that only prefetches for one without effects and drops
 // the calls to it.
+// How many rows before its copy a batch asks for a row's bytes.
+inline constexpr size_t kPrefetchRowsAhead = 8;
 [[gnu::always_inline]] inline void PrefetchRowBytes(const uint8_t* p, size_t n) {
   constexpr size_t kMaxBytes = 1024;
   if (n > kMaxBytes) n = kMaxBytes;
