@@ -120,14 +120,17 @@ class ShuffleStage final : public PassThroughStage<T> {
     }
     totals_.elements.Add(1);
     totals_.bytes.Add(b);
-    // Draw the next call's slot now: the draws are the ones the next call
-    // would make (the buffer keeps its size until then), and saved states
-    // hold the slot drawn (next_). (It was drawn early to prefetch the
-    // element; Batch's own prefetch a few rows ahead does better:
-    // docs/benchmarks.md, "Prefetching rows".)
+    // Draw the next call's slot now and ask for the slot itself, a cache miss
+    // in a large buffer (the element's bytes are left to the consumer: Batch
+    // prefetches them a few rows ahead; docs/benchmarks.md, "Prefetching
+    // rows"). The draws are the ones the next call would make (the buffer
+    // keeps its size until then); saved states hold the slot drawn (next_).
     if (!buffer_.empty()) {
       next_ = rng_.Below(buffer_.size());
       next_size_ = buffer_.size();
+      // (Inline: GCC 12 drops calls to a function that only prefetches.)
+      const char* slot = reinterpret_cast<const char*>(&buffer_[next_]);
+      for (size_t off = 0; off < sizeof(T); off += 64) __builtin_prefetch(slot + off);
     }
     return out;
   }
