@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-25}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(tfrecord_fuzz idx_fuzz jpeg_fuzz uri_fuzz s3_listing_fuzz gcs_listing_fuzz state_fuzz sizes_fuzz)
+[ ${#targets[@]} -gt 0 ] || targets=(tfrecord_fuzz idx_fuzz jpeg_fuzz uri_fuzz s3_listing_fuzz gcs_listing_fuzz state_fuzz sizes_fuzz checkpoint_fuzz)
 if ! grep -qx 'DATAECHO_FUZZ:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
   cmake -S . -B "$build" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \

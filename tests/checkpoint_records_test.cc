@@ -267,6 +267,52 @@ TEST(CheckpointRecordsTest, FileWhoseHeadChangedIsDataLossNamingIt) {
   EXPECT_NE(s.message().find("first"), std::string::npos) << s;
 }
 
+// A shard replaced under a state is reported as a changed file (its size or
+// its head), with a Prefetch between the source and the state or without:
+// never a count of records that misleads ("has 0 records, the state says at
+// least 1", which a restore that reopened the new, shorter file at the saved
+// offset gave before it checked the file's fingerprint).
+TEST(CheckpointRecordsTest, AReplacedShardIsAChangedFileOnEveryPath) {
+  for (bool prefetch : {false, true}) {
+    for (int replacement_records : {0, 1, 5, 20}) {
+      SCOPED_TRACE(fmt::format("prefetch {}, replaced by {} records", prefetch,
+                               replacement_records));
+      testing::TempDir dir;
+      const std::vector<std::string> paths = WriteTFRecordFiles(dir, 4, 20);
+      auto make = [&] {
+        Pipeline<Record> p = From(MakeTFRecordSource(Store(), paths));
+        return prefetch ? std::move(p).Prefetch({.depth = 8}) : std::move(p);
+      };
+      Pipeline<Record> p = make();
+      for (int i = 0; i < 30; ++i) ASSERT_TRUE(p.Next().ok());  // 10 into part-1
+      absl::StatusOr<std::string> state = p.SaveState();
+      ASSERT_TRUE(state.ok()) << state.status();
+      std::string other;
+      for (int r = 0; r < replacement_records; ++r) AppendTFRecord(&other, fmt::format("new {}", r));
+      testing::WriteFileOrDie(paths[1], other);
+      Pipeline<Record> q = make();
+      absl::Status s = q.RestoreState(*state);
+      while (s.ok()) {  // a restore may find it at the first pull
+        absl::StatusOr<std::optional<Record>> next = q.Next();
+        if (!next.ok()) s = next.status();
+        if (next.ok() && !next->has_value()) break;
+      }
+      EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+      EXPECT_EQ(s.message().find("the state says at least"), std::string::npos) << s;
+      if (!prefetch || s.message().find("part-1.tfrecord") != std::string::npos) {
+        // The source's own check (without a Prefetch, or behind one whose
+        // snapshot was taken in part-1): the file, and that it changed.
+        EXPECT_NE(s.message().find("part-1.tfrecord"), std::string::npos) << s;
+        EXPECT_NE(s.message().find("the file changed"), std::string::npos) << s;
+      } else {
+        // Behind a Prefetch whose snapshot was taken before part-1: the
+        // records made again since differ from those the consumer took.
+        EXPECT_NE(s.message().find("the input's files changed"), std::string::npos) << s;
+      }
+    }
+  }
+}
+
 // A state of format version 2 (before fingerprints and the position's
 // offset), written by hand for a record source alone: still read.
 TEST(CheckpointRecordsTest, Version2StateOfARecordSourceIsRead) {

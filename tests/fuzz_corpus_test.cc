@@ -46,6 +46,10 @@ TEST(FuzzCorpusTest, TFRecordInputs) {
   EXPECT_GT(ReplayCorpus("tfrecord", fuzz::TFRecordTarget), 0);
 }
 
+TEST(FuzzCorpusTest, CheckpointInputs) {
+  EXPECT_GT(ReplayCorpus("checkpoint", fuzz::CheckpointTarget), 0);
+}
+
 TEST(FuzzCorpusTest, IdxInputs) { EXPECT_GT(ReplayCorpus("idx", fuzz::IdxTarget), 0); }
 
 TEST(FuzzCorpusTest, JpegInputs) { EXPECT_GT(ReplayCorpus("jpeg", fuzz::JpegTarget), 0); }

@@ -290,7 +290,7 @@ TEST(TrainerTest, TrainingDataRunsNumberedEpochs) {
   EXPECT_GE(epoch, 3u);
   const std::vector<dataecho::StageStats> stats = (*data)->Stats();
   ASSERT_FALSE(stats.empty());
-  EXPECT_EQ(stats[0].name, "vector");
+  EXPECT_EQ(stats[0].name, "idx_source");  // the IDX files, read by reference
   EXPECT_GE(stats[0].elements, 1000);
 }
 

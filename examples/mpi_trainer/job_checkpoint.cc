@@ -9,7 +9,6 @@
 #include <utility>
 
 #include "fmt/format.h"
-#include "trainer/checkpoint_file.h"
 
 namespace step {
 namespace {
@@ -110,7 +109,8 @@ absl::Status WriteJobCheckpoint(const JobOptions& job, std::string_view shard_mo
   }
   trainer::SaveLoop(r, loop, w);
   trainer::SaveModel(model, sgd, w);
-  return trainer::WriteCheckpointFile(job.train.checkpoint_dir, r.steps_total, w.bytes());
+  return job.checkpoints->Write(
+      r.steps_total, {{std::string(trainer::kTrainerSection), absl::Cord(w.Release())}});
 }
 
 // Opens this rank's dump of fresh rows: new, or (resuming) cut back to what

@@ -4,8 +4,9 @@
 // steps all ranks call WriteJobCheckpoint (a collective): they OR their trained
 // flags of the epochs in flight (elastic.h), gather their counts, dump sizes,
 // digests and, when every rank's pipeline can save one, their pipeline states;
-// rank 0 writes one checkpoint file (trainer/checkpoint_file.h). A resumed job
-// (any world size) reads it with ParseCheckpoint on every rank.
+// rank 0 writes one checkpoint file (dataecho/checkpoint_dir.h: its section
+// "trainer"). A resumed job (any world size) reads it with ParseCheckpoint on
+// every rank.
 //
 // Payload: the trainer's options fingerprint, the job's (JobFingerprint), the
 // epochs' resume (elastic::Save), the world size, per-rank fresh rows, rows,

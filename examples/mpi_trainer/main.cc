@@ -44,7 +44,7 @@
 #include "mpi_trainer/job_checkpoint.h"
 #include "mpi_trainer/rank_data.h"
 #include "mpi_trainer/step.h"
-#include "trainer/checkpoint_file.h"
+#include "trainer/train_state.h"
 #include "trainer/trainer.h"
 
 ABSL_FLAG(std::string, train_shards, "",
@@ -135,19 +135,18 @@ std::vector<dataecho::TFRecordIndex> SharedIndexes(int rank, const std::vector<s
 
 // Rank 0 reads the newest checkpoint of `dir` and sends it to every rank:
 // {payload, path}, or nullopt when there is none.
-std::optional<std::pair<std::string, std::string>> SharedCheckpoint(int rank,
-                                                                    const std::string& dir) {
+std::optional<std::pair<std::string, std::string>> SharedCheckpoint(
+    int rank, const dataecho::CheckpointDir* dir) {
   std::string payload, path;
   uint64_t sizes[2] = {UINT64_MAX, 0};
   if (rank == 0) {
-    absl::StatusOr<std::optional<trainer::CheckpointFile>> newest =
-        trainer::ReadNewestCheckpoint(dir, [](std::string_view warning) {
-          std::fprintf(stderr, "mpi_trainer warning: %s\n",
-                       dataecho::TerminalSafe(warning).c_str());
-        });
+    absl::StatusOr<std::optional<dataecho::Checkpoint>> newest = dir->ReadNewest();
     if (!newest.ok()) Fail(rank, newest.status());
     if (newest->has_value()) {
-      payload = std::move((*newest)->payload);
+      absl::StatusOr<std::string_view> own =
+          trainer::SectionOf(**newest, trainer::kTrainerSection);
+      if (!own.ok()) Fail(rank, own.status());
+      payload = std::string(*own);
       path = std::move((*newest)->path);
       sizes[0] = payload.size();
       sizes[1] = path.size();
@@ -222,6 +221,16 @@ int main(int argc, char** argv) {
   }
 
   std::unique_ptr<dataecho::ObjectStore> local = dataecho::OpenObjectStore();
+  // Rank 0 writes the checkpoints: the directory is checked (one writer,
+  // writable) before any work.
+  std::unique_ptr<dataecho::CheckpointDir> checkpoints;
+  if (rank == 0) {
+    absl::StatusOr<std::unique_ptr<dataecho::CheckpointDir>> dir =
+        trainer::OpenCheckpoints(t, "mpi_trainer");
+    if (!dir.ok()) Fail(rank, dir.status());
+    checkpoints = *std::move(dir);
+    job.checkpoints = checkpoints.get();
+  }
   absl::StatusOr<std::vector<std::string>> uris = dataecho::ExpandUris(*local, t.train_shards);
   if (!uris.ok()) Fail(rank, uris.status());
   rank_data::RankDataOptions data;
@@ -239,7 +248,7 @@ int main(int argc, char** argv) {
   const std::string_view shard_mode = dataecho::ShardModeName(*mode);
   std::optional<step::Restored> restored;
   if (t.resume) {
-    if (auto checkpoint = SharedCheckpoint(rank, t.checkpoint_dir)) {
+    if (auto checkpoint = SharedCheckpoint(rank, checkpoints.get())) {
       restored.emplace();
       absl::Status s = step::ParseCheckpoint(checkpoint->first, checkpoint->second, job, shard_mode,
                                              &job.start, &*restored);
@@ -272,6 +281,9 @@ int main(int argc, char** argv) {
   absl::StatusOr<step::JobResult> result =
       step::Train(job, rank, world, **batches, restored ? &*restored : nullptr, shard_mode);
   if (!result.ok()) Fail(rank, result.status());
+  if (checkpoints != nullptr) {
+    if (absl::Status s = checkpoints->Flush(); !s.ok()) Fail(rank, s);
+  }
   if (rank == 0) {
     const trainer::TrainResult& r = result->train;
     std::printf(

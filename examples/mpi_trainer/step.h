@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "dataecho/checkpoint_dir.h"
 #include "dataecho/storage/epoch_plan.h"
 #include "mpi_trainer/elastic.h"
 #include "mpi_trainer/rank_data.h"
@@ -48,6 +49,8 @@ struct JobOptions {
   std::vector<uint64_t> counts;     // records per shard
   dataecho::EpochPlanOptions plan;  // the job's epoch plan
   elastic::JobResume start;         // where this run starts (empty: fresh)
+  // Rank 0: the directory the checkpoints go to (trainer::OpenCheckpoints).
+  dataecho::CheckpointDir* checkpoints = nullptr;
   // This rank's ranges (rank_data::MakeRankData): where a row comes from.
   std::vector<rank_data::RowOrigin> layout;
   // > 0: stop after this many steps (counted over resumes), as a job that is

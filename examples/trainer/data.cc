@@ -157,14 +157,28 @@ absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
   dataecho::Pipeline<Example> upstream(absl::UnknownError("unset"));
   std::shared_ptr<dataecho::MapParallelism> decode;  // the shards' decode Map
   if (o.train_shards.empty()) {
-    absl::StatusOr<std::vector<dataecho::Example>> train =
-        ReadIdxExamples(o.idx_dir, "train", o.train_limit);
-    if (!train.ok()) return train.status();
-    // Endless epochs, each in its own order (the Shuffle restarts from
-    // (seed, epoch)); the examples carry their epoch, so crops and flips
-    // differ from epoch to epoch.
-    const int64_t n = static_cast<int64_t>(train->size());
-    upstream = dataecho::FromVector(*std::move(train))
+    // The IDX files read by the library's source, which saves its state by
+    // reference (rows and the files' fingerprints): a resume over files
+    // that changed is DATA_LOSS naming them. Endless epochs, each in its own
+    // order (the Shuffle, as large as the data, restarts from (seed,
+    // epoch)); the examples carry their epoch, so crops and flips differ
+    // from epoch to epoch.
+    std::shared_ptr<dataecho::ObjectStore> store = dataecho::OpenObjectStore();
+    const std::string images = fmt::format("{}/train-images-idx3-ubyte.gz", o.idx_dir);
+    absl::StatusOr<dataecho::IdxHeader> header = dataecho::ReadIdxHeader(store, images);
+    if (!header.ok()) return header.status();
+    if (header->dims.size() != 3 || header->dims[1] != kSide || header->dims[2] != kSide) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}/train: expected 28x28 images", o.idx_dir));
+    }
+    int64_t n = static_cast<int64_t>(header->rows());
+    upstream = dataecho::From(dataecho::MakeIdxSource(
+        store, images, fmt::format("{}/train-labels-idx1-ubyte.gz", o.idx_dir)));
+    if (o.train_limit > 0) {
+      n = std::min(n, o.train_limit);
+      upstream = std::move(upstream).Take(o.train_limit);
+    }
+    upstream = std::move(upstream)
                    .Shuffle({.buffer_size = std::max<int64_t>(n, 1),
                              .seed = DeriveSeed(o.seed, 1),
                              .name = "epoch_order"})

@@ -2,10 +2,12 @@
 #include "trainer/train_state.h"
 
 #include <bit>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 
 #include "dataecho/echo_planner.h"
+#include "dataecho/text.h"
 #include "fmt/format.h"
 
 namespace trainer {
@@ -253,6 +255,35 @@ void RestoreLoop(StateReader& r, TrainResult& t, LoopState& loop) {
                           loop.dump_bytes < 0)) {
     r.Fail("negative counters");
   }
+}
+
+absl::StatusOr<std::unique_ptr<dataecho::CheckpointDir>> OpenCheckpoints(
+    const TrainOptions& options, std::string_view program) {
+  dataecho::CheckpointDirOptions dir_options{
+      .keep = 2,
+      .warn =
+          [program = std::string(program)](std::string_view warning) {
+            std::fprintf(stderr, "%s warning: %s\n", program.c_str(),
+                         dataecho::TerminalSafe(warning).c_str());
+          },
+      .background = true};
+  if (options.checkpoint_every > 0) {
+    return dataecho::CheckpointDir::OpenForWriting(options.checkpoint_dir, std::move(dir_options));
+  }
+  if (options.resume) {
+    return dataecho::CheckpointDir::OpenForReading(options.checkpoint_dir, std::move(dir_options));
+  }
+  return nullptr;
+}
+
+absl::StatusOr<std::string_view> SectionOf(const dataecho::Checkpoint& checkpoint,
+                                           std::string_view name) {
+  const std::string* bytes = checkpoint.Section(name);
+  if (bytes == nullptr) {
+    return absl::DataLossError(fmt::format("checkpoint {} has no section \"{}\": not a trainer's",
+                                           checkpoint.path, name));
+  }
+  return std::string_view(*bytes);
 }
 
 }  // namespace trainer

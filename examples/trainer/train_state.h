@@ -6,9 +6,11 @@
 // curve and the target reached, times), and a fingerprint of the options that
 // change a run. The pipeline's own state (Pipeline::SaveState) and what is
 // particular to one trainer are appended by the trainer with the same writer.
-// The bytes go into a checkpoint file (checkpoint_file.h), which checks them
-// with a CRC; the reader here still checks every length, so a payload of
-// another layout is an error, never a crash.
+// The bytes go into a checkpoint file (dataecho/checkpoint_dir.h: the
+// section "trainer", beside the pipeline's "pipeline"), which checks them with
+// a CRC; the reader here still checks every length, so a payload of another
+// layout is an error, never a crash. OpenCheckpoints() opens the trainers'
+// --checkpoint_dir the one way both trainers do.
 //
 //   trainer::StateWriter w;
 //   w.String(trainer::OptionsFingerprint(options));
@@ -30,6 +32,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "dataecho/checkpoint_dir.h"
 #include "trainer/mlp.h"
 #include "trainer/trainer.h"
 
@@ -101,6 +105,23 @@ void RestoreModel(StateReader& r, Mlp& model, Sgd& sgd);
 
 void SaveLoop(const TrainResult& result, const LoopState& loop, StateWriter& w);
 void RestoreLoop(StateReader& r, TrainResult& result, LoopState& loop);
+
+// The section of a trainer's checkpoint that holds what this file writes (the
+// pipeline's state is the section "pipeline").
+inline constexpr std::string_view kTrainerSection = "trainer";
+inline constexpr std::string_view kPipelineSection = "pipeline";
+
+// The checkpoint directory of `options`, checked before any training: with
+// checkpoint_every > 0 opened for writing (this process its one writer, the
+// directory writable; checkpoints written in the background, the newest two
+// kept), else with `resume` opened for reading; nullptr without either.
+// Warnings (damaged checkpoints skipped) go to stderr after `program`.
+absl::StatusOr<std::unique_ptr<dataecho::CheckpointDir>> OpenCheckpoints(
+    const TrainOptions& options, std::string_view program);
+
+// The section `name` of `checkpoint`: DATA_LOSS naming the file if it has none.
+absl::StatusOr<std::string_view> SectionOf(const dataecho::Checkpoint& checkpoint,
+                                           std::string_view name);
 
 }  // namespace trainer
 

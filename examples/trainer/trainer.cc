@@ -17,7 +17,6 @@
 #include "dataecho/storage/object_store.h"
 #include "dataecho/text.h"
 #include "fmt/format.h"
-#include "trainer/checkpoint_file.h"
 #include "trainer/data.h"
 #include "trainer/mlp.h"
 #include "trainer/train_state.h"
@@ -130,10 +129,12 @@ absl::Status NoTrainingData(const TrainOptions& o) {
       fmt::format("no records in {}: not one batch to train on", dataecho::RedactUri(where)));
 }
 
-// Writes the checkpoint of the step just taken: options fingerprint, loop,
-// model and optimizer, pipeline (train_state.h for the layout).
-absl::Status WriteTrainCheckpoint(const TrainOptions& o, Mlp& model, Sgd& sgd,
-                                  const TrainResult& result, const LoopState& loop,
+// Writes the checkpoint of the step just taken (in the background): the
+// section "trainer" (options fingerprint, loop, model and optimizer:
+// train_state.h) and the pipeline's state (its chunks as they are: the
+// sealed snapshot is not copied).
+absl::Status WriteTrainCheckpoint(const TrainOptions& o, dataecho::CheckpointDir& dir, Mlp& model,
+                                  Sgd& sgd, const TrainResult& result, const LoopState& loop,
                                   TrainData& data) {
   absl::StatusOr<absl::Cord> pipeline = data.SaveStateCord();
   if (!pipeline.ok()) {
@@ -145,12 +146,8 @@ absl::Status WriteTrainCheckpoint(const TrainOptions& o, Mlp& model, Sgd& sgd,
   w.String(OptionsFingerprint(o));
   SaveLoop(result, loop, w);
   SaveModel(model, sgd, w);
-  // The pipeline's state as w.String() would write it (its size, then its
-  // bytes), its chunks appended as they are: the sealed snapshot is not copied.
-  w.U64(pipeline->size());
-  absl::Cord payload(w.Release());
-  payload.Append(*std::move(pipeline));
-  return WriteCheckpointFile(o.checkpoint_dir, result.steps_total, payload);
+  return dir.Write(result.steps_total, {{std::string(kTrainerSection), absl::Cord(w.Release())},
+                                        {std::string(kPipelineSection), *std::move(pipeline)}});
 }
 
 }  // namespace
@@ -197,12 +194,13 @@ int64_t DumpFresh(const dataecho::Batch& b, std::FILE* out) {
 
 absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progress) {
   if (absl::Status s = ValidateOptions(o); !s.ok()) return s;
-  std::optional<CheckpointFile> checkpoint;
+  // The directory is checked (one writer, writable) before any training.
+  absl::StatusOr<std::unique_ptr<dataecho::CheckpointDir>> checkpoints =
+      OpenCheckpoints(o, "fashion_mnist_trainer");
+  if (!checkpoints.ok()) return checkpoints.status();
+  std::optional<dataecho::Checkpoint> checkpoint;
   if (o.resume) {
-    absl::StatusOr<std::optional<CheckpointFile>> newest =
-        ReadNewestCheckpoint(o.checkpoint_dir, [](std::string_view warning) {
-          std::fprintf(stderr, "warning: %s\n", dataecho::TerminalSafe(warning).c_str());
-        });
+    absl::StatusOr<std::optional<dataecho::Checkpoint>> newest = (*checkpoints)->ReadNewest();
     if (!newest.ok()) return newest.status();
     checkpoint = *std::move(newest);
   }
@@ -215,15 +213,20 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
       {.learning_rate = o.learning_rate, .momentum = o.momentum, .weight_decay = o.weight_decay});
   TrainResult result;
   LoopState loop{.next_eval = o.eval_every};
-  // A checkpoint's payload: options, loop, model, then the pipeline's state
-  // (restored once the pipeline is built).
-  std::optional<StateReader> reader;
+  // A checkpoint's sections: the trainer's (options, loop, model) now, the
+  // pipeline's state once the pipeline is built.
+  std::string_view pipeline_state;
   if (checkpoint) {
-    reader.emplace(checkpoint->payload, checkpoint->path);
-    if (absl::Status s = CheckFingerprint(*reader, o, checkpoint->path); !s.ok()) return s;
-    RestoreLoop(*reader, result, loop);
-    RestoreModel(*reader, model, sgd);
-    if (!reader->status().ok()) return reader->status();
+    absl::StatusOr<std::string_view> own = SectionOf(*checkpoint, kTrainerSection);
+    absl::StatusOr<std::string_view> pipeline = SectionOf(*checkpoint, kPipelineSection);
+    if (!own.ok()) return own.status();
+    if (!pipeline.ok()) return pipeline.status();
+    pipeline_state = *pipeline;
+    StateReader reader(*own, checkpoint->path);
+    if (absl::Status s = CheckFingerprint(reader, o, checkpoint->path); !s.ok()) return s;
+    RestoreLoop(reader, result, loop);
+    RestoreModel(reader, model, sgd);
+    if (absl::Status s = reader.Finish(); !s.ok()) return s;
     result.resumed_from_step = checkpoint->step;
     result.resumed_from = checkpoint->path;
   }
@@ -245,10 +248,8 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
   }
   absl::StatusOr<std::unique_ptr<TrainData>> data = MakeTrainData(o, upstream_examples_per_second);
   if (!data.ok()) return data.status();
-  if (reader) {
-    const std::string pipeline = reader->String();
-    if (absl::Status s = reader->Finish(); !s.ok()) return s;
-    if (absl::Status s = (*data)->RestoreState(pipeline); !s.ok()) {
+  if (checkpoint) {
+    if (absl::Status s = (*data)->RestoreState(pipeline_state); !s.ok()) {
       return absl::Status(s.code(), fmt::format("checkpoint {}: restoring the pipeline: {}",
                                                 checkpoint->path, std::string(s.message())));
     }
@@ -323,13 +324,19 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
       if (*dump != nullptr && std::fflush(dump->get()) != 0) {
         return absl::InternalError(fmt::format("writing {}", o.dump_fresh_indices));
       }
-      if (absl::Status s = WriteTrainCheckpoint(o, model, sgd, result, saved, **data); !s.ok()) {
+      if (absl::Status s =
+              WriteTrainCheckpoint(o, **checkpoints, model, sgd, result, saved, **data);
+          !s.ok()) {
         return s;
       }
     }
   }
   if (result.curve.empty() || result.curve.back().fresh_examples != result.fresh_examples_total) {
     evaluate();
+  }
+  // The last background write, done (or its error).
+  if (*checkpoints != nullptr) {
+    if (absl::Status s = (*checkpoints)->Flush(); !s.ok()) return s;
   }
   result.final_test_accuracy = accuracy;
   result.seconds_total = train_seconds;

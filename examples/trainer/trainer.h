@@ -106,10 +106,13 @@ struct TrainOptions {
   // Seeds the model's initialization and every random stage.
   uint64_t seed = 1;
 
-  // Checkpoints (checkpoint_file.h, train_state.h): with checkpoint_every > 0,
-  // after every that many steps the model, the optimizer's momentum, the
-  // loop's running values and the pipeline's state are written to
-  // checkpoint_dir (atomically; the last two kept). With `resume`, training
+  // Checkpoints (dataecho/checkpoint_dir.h, train_state.h): with
+  // checkpoint_every > 0, after every that many steps the model, the
+  // optimizer's momentum, the loop's running values and the pipeline's state
+  // are written to checkpoint_dir (atomically, in the background; the last
+  // two kept). The directory is checked at the start, before any training:
+  // one writer (a second run on it is refused, naming the first), writable,
+  // a directory. With `resume`, training
   // continues from the newest complete checkpoint there (a damaged newest one
   // is skipped with a warning on stderr), or starts fresh if there is none; the
   // options must be those of the run that wrote it. A run resumed after being

@@ -14,6 +14,7 @@
 #include "dataecho/buffer.h"
 #include "dataecho/cache.h"
 #include "dataecho/checkpoint.h"
+#include "dataecho/checkpoint_dir.h"
 #include "dataecho/echo.h"
 #include "dataecho/echo_diagnostics.h"
 #include "dataecho/echo_options.h"

@@ -36,6 +36,7 @@ _interpreter.check(_build_info)  # ImportError naming the Python it was built fo
 from dataecho import _dataecho  # noqa: E402
 from dataecho._dataecho import (  # noqa: F401,E402
     AdaptiveEchoOptions, AutoEchoOptions, AutoPlacementOptions, Batch, BatchOptions, Cast,
+    CheckpointDir,
     DecodeJpeg, EchoOptions,
     EchoedBatchesOptions, EncodedImageRecord, Example, FixedImageDecoder, GcsOptions,
     HttpOptions, ImageRecordDecoder, JpegCropOptions, MapOptions, Normalize, ObjectStore,

@@ -17,6 +17,7 @@ PYBIND11_MODULE(_dataecho, m) {
   de::RegisterFormats(m);
   de::RegisterSources(m);
   de::RegisterGenerator(m);
+  de::RegisterCheckpointDir(m);
   de::PipelineClass pipeline = de::RegisterPipeline(m);
   de::RegisterStages(m, pipeline);
   de::RegisterTransforms(m, pipeline);

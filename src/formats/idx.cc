@@ -4,10 +4,9 @@
 #include <utility>
 
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
-#include "dataecho/internal/counter.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
+#include "formats/idx_reader.h"
 #include "formats/record_input.h"
 
 namespace dataecho {
@@ -32,51 +31,15 @@ int ElementSize(uint8_t type) {
   }
 }
 
-class IdxFileReader final : public RecordFileReader {
- public:
-  IdxFileReader(std::unique_ptr<internal::RecordInput> in, IdxHeader header, uint64_t file_index)
-      : in_(std::move(in)), header_(std::move(header)), file_index_(file_index) {}
+}  // namespace
 
-  absl::StatusOr<std::optional<Record>> Next() override {
-    if (done_) return std::nullopt;
-    const uint64_t start = in_->position();
-    if (row_ == header_.rows()) {
-      done_ = true;
-      uint8_t extra;
-      DATAECHO_ASSIGN_OR_RETURN(size_t got, in_->Read(&extra, 1));
-      if (got != 0) {
-        return absl::DataLossError(fmt::format(
-            "IDX file {} has bytes after its last row at offset {}", *in_->uri(), start));
-      }
-      return std::nullopt;
-    }
-    MutableBuffer row(header_.row_bytes);
-    DATAECHO_ASSIGN_OR_RETURN(size_t got, in_->Read(row.data(), row.size()));
-    if (got < row.size()) {
-      done_ = true;
-      return absl::DataLossError(fmt::format("truncated record at {}:{} (IDX row {} of {})",
-                                             *in_->uri(), start, row_, header_.rows()));
-    }
-    return in_->MakeRecord(std::move(row), start, file_index_, row_++);
-  }
+namespace internal {
 
-  void Cancel() override { in_->Cancel(); }
-
-  const IdxHeader& header() const { return header_; }
-
- private:
-  std::unique_ptr<internal::RecordInput> in_;
-  const IdxHeader header_;
-  const uint64_t file_index_;
-  uint64_t row_ = 0;
-  bool done_ = false;
-};
-
-absl::StatusOr<std::unique_ptr<IdxFileReader>> OpenIdx(ObjectStore& store, const std::string& uri,
+absl::StatusOr<std::unique_ptr<IdxFileReader>> OpenIdx(std::shared_ptr<ObjectStore> store, const std::string& uri,
                                                        uint64_t file_index,
                                                        const IdxOptions& options) {
   DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<internal::RecordInput> in,
-                            internal::RecordInput::Open(store, uri, options.compression,
+                            internal::RecordInput::Open(*store, uri, options.compression,
                                                         options.buffer_size, options.read_ahead));
   const std::string shown = RedactUri(uri);  // in messages
   std::string head(4, '\0');
@@ -106,7 +69,7 @@ absl::StatusOr<std::unique_ptr<IdxFileReader>> OpenIdx(ObjectStore& store, const
   } else if (internal::ResolveCompression(options.compression, uri) == Compression::kGzip) {
     // The gzip trailer's ISIZE: the uncompressed size mod 2^32.
     const uint64_t size = in->object_size();
-    DATAECHO_ASSIGN_OR_RETURN(Buffer trailer, size >= 4 ? store.ReadRange(uri, size - 4, 4)
+    DATAECHO_ASSIGN_OR_RETURN(Buffer trailer, size >= 4 ? store->ReadRange(uri, size - 4, 4)
                                                         : absl::StatusOr<Buffer>(Buffer()));
     if (trailer.size() != 4)
       return absl::DataLossError(fmt::format("truncated gzip stream {}", shown));
@@ -134,134 +97,12 @@ absl::StatusOr<std::unique_ptr<IdxFileReader>> OpenIdx(ObjectStore& store, const
     return absl::DataLossError(fmt::format("IDX file {} has rows of {} bytes (limit {})", shown,
                                            header.row_bytes, kMaxRowBytes));
   }
-  return std::make_unique<IdxFileReader>(std::move(in), std::move(header), file_index);
+  auto reader = std::make_unique<IdxFileReader>(std::move(in), std::move(header), file_index);
+  reader->SetStore(std::move(store), uri);
+  return reader;
 }
 
-class IdxExampleSource final : public Stage<Example> {
- public:
-  IdxExampleSource(std::shared_ptr<ObjectStore> store, std::string images, std::string labels,
-                   IdxOptions options)
-      : store_(std::move(store)),
-        images_uri_(std::move(images)),
-        labels_uri_(std::move(labels)),
-        options_(options) {}
-
-  absl::StatusOr<std::optional<Example>> Next() override {
-    const int64_t start = internal::NowNanos();
-    auto r = NextImpl();
-    wait_nanos_.Add(internal::NowNanos() - start);
-    if (!r.ok() && status_.ok()) status_ = r.status();
-    if (r.ok() && r->has_value()) {
-      elements_.Add(1);
-      bytes_.Add(static_cast<int64_t>((*r)->ByteSize()));
-    }
-    return r;
-  }
-
-  void Cancel() override {
-    absl::MutexLock lock(&mu_);
-    cancelled_ = true;
-    if (images_) images_->Cancel();
-    if (labels_) labels_->Cancel();
-  }
-
-  absl::Status EnableRestart() override { return status_; }
-  // Reopens both files; the rows of epoch `epoch` carry it.
-  absl::Status Restart(uint32_t epoch) override {
-    DATAECHO_RETURN_IF_ERROR(status_);
-    std::unique_ptr<IdxFileReader> images, labels;
-    {
-      absl::MutexLock lock(&mu_);
-      if (cancelled_) return CancelledError();
-      images = std::move(images_);
-      labels = std::move(labels_);
-    }
-    opened_ = false;
-    epoch_ = epoch;
-    return absl::OkStatus();
-  }
-
-  void AppendStats(std::vector<StageStats>* out) const override {
-    StageStats s;
-    s.name = "idx_source";
-    s.elements = elements_.Get();
-    s.bytes = bytes_.Get();
-    s.extra.emplace_back("busy_s", static_cast<double>(wait_nanos_.Get()) * 1e-9);  // reading
-    out->push_back(std::move(s));
-  }
-
- private:
-  absl::StatusOr<std::optional<Example>> NextImpl() {
-    if (!status_.ok()) return status_;
-    if (IsCancelled()) return CancelledError();
-    if (!opened_) DATAECHO_RETURN_IF_ERROR(OpenBoth());
-    DATAECHO_ASSIGN_OR_RETURN(std::optional<Record> image, images_->Next());
-    DATAECHO_ASSIGN_OR_RETURN(std::optional<Record> label, labels_->Next());
-    if (!image.has_value() || !label.has_value()) {
-      if (IsCancelled()) return CancelledError();
-      return std::nullopt;  // equal row counts were checked at open
-    }
-    DATAECHO_ASSIGN_OR_RETURN(Tensor t,
-                              Tensor::Make(DType::kUInt8, shape_, std::move(image->data)));
-    Example e;
-    e.components.push_back(std::move(t));
-    e.label = label->data.data()[0];
-    e.source_index = image->source_index;
-    e.epoch = epoch_;
-    return e;
-  }
-
-  absl::Status OpenBoth() {
-    DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<IdxFileReader> images,
-                              OpenIdx(*store_, images_uri_, 0, options_));
-    DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<IdxFileReader> labels,
-                              OpenIdx(*store_, labels_uri_, 0, options_));
-    const IdxHeader& ih = images->header();
-    const IdxHeader& lh = labels->header();
-    if (lh.dims.size() != 1) {
-      return absl::InvalidArgumentError(fmt::format("IDX labels {} must be 1-D, has {} dimensions",
-                                                    RedactUri(labels_uri_), lh.dims.size()));
-    }
-    if (ih.rows() != lh.rows()) {
-      return absl::InvalidArgumentError(
-          fmt::format("IDX images {} have {} rows but labels {} have {}", RedactUri(images_uri_),
-                      ih.rows(), RedactUri(labels_uri_), lh.rows()));
-    }
-    shape_.assign(ih.dims.begin() + 1, ih.dims.end());
-    if (shape_.size() == 2) shape_.push_back(1);
-    absl::MutexLock lock(&mu_);
-    images_ = std::move(images);
-    labels_ = std::move(labels);
-    if (cancelled_) {
-      images_->Cancel();
-      labels_->Cancel();
-    }
-    opened_ = true;
-    return absl::OkStatus();
-  }
-
-  bool IsCancelled() {
-    absl::MutexLock lock(&mu_);
-    return cancelled_;
-  }
-
-  const std::shared_ptr<ObjectStore> store_;
-  const std::string images_uri_, labels_uri_;
-  const IdxOptions options_;
-  absl::Status status_;
-  bool opened_ = false;
-  uint32_t epoch_ = 0;  // consumer thread only
-  Shape shape_;
-  absl::Mutex mu_;
-  // Owned by the consumer thread, which sets (and at a Restart() drops) them
-  // while holding mu_; Cancel() reads them under mu_.
-  std::unique_ptr<IdxFileReader> images_;
-  std::unique_ptr<IdxFileReader> labels_;
-  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
-  internal::Counter elements_, bytes_, wait_nanos_;
-};
-
-}  // namespace
+}  // namespace internal
 
 absl::StatusOr<IdxHeader> ParseIdxHeader(std::string_view bytes, std::string_view uri) {
   const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
@@ -301,9 +142,17 @@ absl::StatusOr<std::unique_ptr<RecordFileReader>> OpenIdxFile(std::shared_ptr<Ob
                                                               uint64_t file_index,
                                                               const IdxOptions& options) {
   if (store == nullptr) return absl::InvalidArgumentError("OpenIdxFile: null store");
-  DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<IdxFileReader> r,
-                            OpenIdx(*store, uri, file_index, options));
+  DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<internal::IdxFileReader> r,
+                            internal::OpenIdx(store, uri, file_index, options));
   return std::unique_ptr<RecordFileReader>(std::move(r));
+}
+
+absl::StatusOr<IdxHeader> ReadIdxHeader(std::shared_ptr<ObjectStore> store, const std::string& uri,
+                                        const IdxOptions& options) {
+  if (store == nullptr) return absl::InvalidArgumentError("ReadIdxHeader: null store");
+  DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<internal::IdxFileReader> r,
+                            internal::OpenIdx(std::move(store), uri, 0, options));
+  return r->header();
 }
 
 StagePtr<Record> MakeIdxRecordSource(std::shared_ptr<ObjectStore> store,
@@ -313,12 +162,6 @@ StagePtr<Record> MakeIdxRecordSource(std::shared_ptr<ObjectStore> store,
     return OpenIdxFile(store, uri, file_index, options);
   };
   return MakeRecordSource(std::move(uris), std::move(open), interleave, "idx_source");
-}
-
-StagePtr<Example> MakeIdxSource(std::shared_ptr<ObjectStore> store, std::string images_uri,
-                                std::string labels_uri, const IdxOptions& options) {
-  return std::make_unique<IdxExampleSource>(std::move(store), std::move(images_uri),
-                                            std::move(labels_uri), options);
 }
 
 }  // namespace dataecho

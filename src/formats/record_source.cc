@@ -192,10 +192,10 @@ class SequentialSource final : public RecordSourceBase {
           reopen.reader, open_range_.open(uri, reopen.file, *reopen.last_offset, reopen.in_file - 1,
                                           kCheckReadAhead));
       Register(reopen.reader.get());
-      DATAECHO_RETURN_IF_ERROR(
-          internal::SkipRecords(*reopen.reader, 1, uri, reopen.last_crc, &reopen.last));
-      DATAECHO_RETURN_IF_ERROR(CheckLast(reopen.last, reopen.in_file, *reopen.last_offset, uri));
+      DATAECHO_RETURN_IF_ERROR(internal::SkipRecords(*reopen.reader, 1, uri, reopen.last_crc,
+                                                     &reopen.last, reopen.fingerprint));
       DATAECHO_RETURN_IF_ERROR(internal::CheckFingerprint(*reopen.reader, reopen.fingerprint, uri));
+      DATAECHO_RETURN_IF_ERROR(CheckLast(reopen.last, reopen.in_file, *reopen.last_offset, uri));
       {
         absl::MutexLock lock(&mu_);
         current_ = nullptr;
@@ -208,8 +208,9 @@ class SequentialSource final : public RecordSourceBase {
     // reader goes on.
     DATAECHO_ASSIGN_OR_RETURN(reopen.reader, open_(uri, reopen.file));
     Register(reopen.reader.get());
-    DATAECHO_RETURN_IF_ERROR(
-        internal::SkipRecords(*reopen.reader, reopen.in_file, uri, reopen.last_crc, &reopen.last));
+    DATAECHO_RETURN_IF_ERROR(internal::SkipRecords(*reopen.reader, reopen.in_file, uri,
+                                                   reopen.last_crc, &reopen.last,
+                                                   reopen.fingerprint));
     return internal::CheckFingerprint(*reopen.reader, reopen.fingerprint, uri);
   }
 

@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "dataecho/formats/crc32c.h"
 #include "dataecho/status_macros.h"
 #include "dataecho/storage/object_store.h"
 #include "fmt/format.h"
+#include "formats/record_input.h"
 
 namespace dataecho::internal {
 
@@ -19,6 +21,28 @@ absl::Status ContentsChanged(const std::string& uri, uint64_t index, const Recor
       "pipeline state: record {} of {} (at offset {}) has other contents than when the state "
       "was saved (CRC-32C {:08x}, the state says {:08x}): the file changed",
       index, RedactUri(uri), rec.offset, rec.PayloadCrc32c(), saved_crc));
+}
+
+std::optional<FileFingerprint> StreamFingerprint::Known(uint64_t size,
+                                                        std::optional<uint32_t> stream_head) const {
+  if (!stream_head.has_value()) stream_head = head_crc_;
+  if (!stream_head.has_value()) return std::nullopt;
+  return FileFingerprint{.size = size, .head_crc = *stream_head};
+}
+
+absl::StatusOr<FileFingerprint> StreamFingerprint::Get(uint64_t size,
+                                                       std::optional<uint32_t> stream_head) {
+  if (stream_head.has_value()) return FileFingerprint{.size = size, .head_crc = *stream_head};
+  if (!head_crc_.has_value()) {
+    if (store_ == nullptr) {
+      return absl::FailedPreconditionError(
+          fmt::format("{}: no store to read its head from", RedactUri(uri_)));
+    }
+    DATAECHO_ASSIGN_OR_RETURN(Buffer head,
+                              store_->ReadRange(uri_, 0, std::min(size, RecordInput::kHeadBytes)));
+    head_crc_ = Crc32c(head.data(), head.size());
+  }
+  return FileFingerprint{.size = size, .head_crc = *head_crc_};
 }
 
 absl::StatusOr<std::optional<FileFingerprint>> FingerprintOf(RecordFileReader& reader) {
@@ -90,18 +114,24 @@ void SaveRecordRefs(std::span<const Record* const> items, const Fingerprints& kn
 }
 
 absl::Status SkipRecords(RecordFileReader& reader, uint64_t n, const std::string& uri,
-                         std::optional<uint32_t> last_crc, Record* last) {
+                         std::optional<uint32_t> last_crc, Record* last,
+                         const std::optional<FileFingerprint>& fingerprint) {
   for (uint64_t i = 0; i < n; ++i) {
-    DATAECHO_ASSIGN_OR_RETURN(std::optional<Record> rec, reader.Next());
-    if (!rec.has_value()) {
+    absl::StatusOr<std::optional<Record>> rec = reader.Next();
+    // Not the records the state counted: if the file changed, say so.
+    const bool other = !rec.ok() || !rec->has_value() ||
+                       (i + 1 == n && last_crc.has_value() && (*rec)->PayloadCrc32c() != *last_crc);
+    if (other) DATAECHO_RETURN_IF_ERROR(CheckFingerprint(reader, fingerprint, uri));
+    if (!rec.ok()) return rec.status();
+    if (!rec->has_value()) {
       return absl::DataLossError(absl::StrCat("pipeline state: ", RedactUri(uri), " has ", i,
                                               " records, the state says at least ", n));
     }
     if (i + 1 < n) continue;
-    if (last_crc.has_value() && rec->PayloadCrc32c() != *last_crc) {
-      return ContentsChanged(uri, IndexInFile(rec->source_index), *rec, *last_crc);
+    if (last_crc.has_value() && (*rec)->PayloadCrc32c() != *last_crc) {
+      return ContentsChanged(uri, IndexInFile((*rec)->source_index), **rec, *last_crc);
     }
-    if (last != nullptr) *last = *std::move(rec);
+    if (last != nullptr) *last = **std::move(rec);
   }
   return absl::OkStatus();
 }

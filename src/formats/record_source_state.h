@@ -17,6 +17,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/formats/record_source.h"
+#include "dataecho/storage/object_store.h"
 
 namespace dataecho::internal {
 
@@ -39,6 +40,26 @@ class FingerprintedReader {
   // The fingerprint if it costs no I/O (the reader passed the head), else
   // std::nullopt. What a source keeps while it reads, and what a save writes.
   virtual std::optional<FileFingerprint> KnownFingerprint() const = 0;
+};
+
+// How a reader of one stream gets its file's fingerprint (TFRecord and IDX
+// readers implement FingerprintedReader with it): free once the stream, read
+// from byte 0, passed the head (`stream_head`: RecordInput::head_crc()), else
+// one ranged read of the head from the store (once).
+class StreamFingerprint {
+ public:
+  // Where the head can be read if the stream did not read it.
+  void SetStore(std::shared_ptr<ObjectStore> store, std::string uri) {
+    store_ = std::move(store);
+    uri_ = std::move(uri);
+  }
+  std::optional<FileFingerprint> Known(uint64_t size, std::optional<uint32_t> stream_head) const;
+  absl::StatusOr<FileFingerprint> Get(uint64_t size, std::optional<uint32_t> stream_head);
+
+ private:
+  std::shared_ptr<ObjectStore> store_;
+  std::string uri_;
+  std::optional<uint32_t> head_crc_;  // read by Get()
 };
 
 // `reader`'s fingerprint, std::nullopt if its format gives none (may read the
@@ -102,8 +123,12 @@ absl::Status RereadRecords(StateReader& r, size_t n, const std::vector<std::stri
 // had of a file when its state was saved). DATA_LOSS if the file has fewer,
 // or if `last_crc` is given and the n-th record's payload CRC-32C differs.
 // `*last` (if not null) gets the n-th record.
+// When the file has fewer records or another n-th one, and `fingerprint` is
+// given, the file's fingerprint is checked first: a file that changed is
+// reported as such (its size, its head), on every path to this call.
 absl::Status SkipRecords(RecordFileReader& reader, uint64_t n, const std::string& uri,
-                         std::optional<uint32_t> last_crc = std::nullopt, Record* last = nullptr);
+                         std::optional<uint32_t> last_crc = std::nullopt, Record* last = nullptr,
+                         const std::optional<FileFingerprint>& fingerprint = std::nullopt);
 
 // DATA_LOSS: record `index` of `uri` is where the state says, but its bytes
 // are not those the state was saved with.

@@ -123,38 +123,13 @@ class TFRecordFileReader final : public RecordFileReader, public internal::Finge
 
   // Where the file's head can be read if this stream did not read it.
   void SetStore(std::shared_ptr<ObjectStore> store, std::string uri) {
-    store_ = std::move(store);
-    uri_ = std::move(uri);
+    fingerprint_.SetStore(std::move(store), std::move(uri));
   }
-
   std::optional<internal::FileFingerprint> KnownFingerprint() const override {
-    std::optional<uint32_t> head = in_->head_crc();
-    if (!head.has_value()) head = head_crc_;
-    if (!head.has_value()) return std::nullopt;
-    return internal::FileFingerprint{.size = in_->object_size(), .head_crc = *head};
+    return fingerprint_.Known(in_->object_size(), in_->head_crc());
   }
-
-  // The size and the head's CRC: free once a stream from byte 0 passed it,
-  // else one ranged read of the head (once).
   absl::StatusOr<internal::FileFingerprint> Fingerprint() override {
-    internal::FileFingerprint fp;
-    fp.size = in_->object_size();
-    if (std::optional<uint32_t> head = in_->head_crc(); head.has_value()) {
-      fp.head_crc = *head;
-      return fp;
-    }
-    if (!head_crc_.has_value()) {
-      if (store_ == nullptr) {
-        return absl::FailedPreconditionError(
-            fmt::format("{}: no store to read its head from", *in_->uri()));
-      }
-      DATAECHO_ASSIGN_OR_RETURN(
-          Buffer head,
-          store_->ReadRange(uri_, 0, std::min(fp.size, internal::RecordInput::kHeadBytes)));
-      head_crc_ = Crc32c(head.data(), head.size());
-    }
-    fp.head_crc = *head_crc_;
-    return fp;
+    return fingerprint_.Get(in_->object_size(), in_->head_crc());
   }
 
  private:
@@ -197,9 +172,7 @@ class TFRecordFileReader final : public RecordFileReader, public internal::Finge
   const uint64_t end_record_;
   uint64_t record_index_;
   bool done_ = false;
-  std::shared_ptr<ObjectStore> store_;  // (Fingerprint())
-  std::string uri_;
-  std::optional<uint32_t> head_crc_;  // read by Fingerprint()
+  internal::StreamFingerprint fingerprint_;
 };
 
 class FileWriter final : public TFRecordWriter {

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "dataecho/checkpoint_dir.h"
 #include "dataecho/formats/crc32c.h"
 #include "dataecho/formats/idx.h"
 #include "dataecho/formats/image_record.h"
@@ -106,6 +107,21 @@ inline void JpegTarget(const uint8_t* data, size_t size) {
       std::abort();
   }
   (void)DecodeImageRecordPayload(bytes, "fuzz");
+}
+
+// Checkpoint files: the input is a file's bytes. A parse that succeeds must
+// give sections whose sizes add up to the file, and encode back to the same
+// bytes.
+inline void CheckpointTarget(const uint8_t* data, size_t size) {
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  absl::StatusOr<Checkpoint> c = CheckpointDir::Parse("fuzz", bytes);
+  if (!c.ok()) {
+    if (c.status().code() != absl::StatusCode::kDataLoss) std::abort();
+    return;
+  }
+  std::vector<CheckpointSection> sections;
+  for (const auto& [name, body] : c->sections) sections.push_back({name, absl::Cord(body)});
+  if (CheckpointDir::Encode(c->step, sections) != bytes) std::abort();
 }
 
 // URIs: splitting, redaction, key encoding, glob detection and escapes. The

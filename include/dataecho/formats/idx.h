@@ -61,6 +61,13 @@ struct IdxOptions {
   size_t read_ahead = size_t{8} << 20;           // passed to ObjectStore::Open
 };
 
+// Reads the header of the IDX file at `uri` (the first bytes of its
+// uncompressed stream), checked as a reader checks it: how many rows, of
+// what shape, without reading them.
+DATAECHO_EXPORT absl::StatusOr<IdxHeader> ReadIdxHeader(std::shared_ptr<ObjectStore> store,
+                                                        const std::string& uri,
+                                                        const IdxOptions& options = {});
+
 // Reads the rows of one IDX file as Records (the row's bytes; offset = its
 // byte offset in the uncompressed file; source_index from `file_index` and
 // the row, see record.h).
@@ -80,8 +87,13 @@ DATAECHO_EXPORT StagePtr<Record> MakeIdxRecordSource(std::shared_ptr<ObjectStore
 // The two files must have the same number of rows (INVALID_ARGUMENT) and the
 // labels file must be 1-D. Images share the bytes the reader allocated per
 // row (no copy). It can start over (a Repeat stage, repeat.h, reopens both
-// files for the next epoch and stamps the epoch on the Examples); stats:
-// extra "busy_s" = time reading, on the consumer's thread.
+// files for the next epoch and stamps the epoch on the Examples), and it saves
+// and restores its state by reference (checkpoint.h): its position (epoch,
+// rows taken, the last row's CRC-32C) and both files' fingerprints; a buffered
+// Example is named by (row, epoch, CRC-32C of image and label) and read again
+// at restore in one pass over the files. A file changed since the state was
+// saved is DATA_LOSS naming it. Stats: extra "busy_s" = time reading, on the
+// consumer's thread.
 DATAECHO_EXPORT StagePtr<Example> MakeIdxSource(std::shared_ptr<ObjectStore> store,
                                                 std::string images_uri, std::string labels_uri,
                                                 const IdxOptions& options = {});

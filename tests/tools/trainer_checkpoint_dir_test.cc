@@ -1,0 +1,188 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// fashion_mnist_trainer's --checkpoint_dir against what a careless user or an
+// attacker does to it (real processes, real files): IDX training data changed
+// under a checkpoint is DATA_LOSS naming the file at --resume; a second
+// trainer on the same directory is refused at its start, naming the first,
+// and the first trains on untouched; an unwritable directory, or a regular
+// file given as one, fails before any training; a FIFO named like a
+// checkpoint does not hang --resume.
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dataecho/checkpoint_dir.h"
+#include "fmt/format.h"
+#include "gtest/gtest.h"
+#include "support/temp_files.h"
+
+namespace dataecho {
+namespace {
+
+using ::dataecho::testing::TempDir;
+
+struct TrainerRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+// Runs the trainer with `args` (at most 120 s: a hang fails the test).
+TrainerRun Trainer(const std::string& args) {
+  TrainerRun r;
+  const std::string cmd = fmt::format("timeout 120 '{}' {} 2>&1", TRAINER_PATH, args);
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// IDX training and test files of `rows` 28x28 rows in `dir`: pixels from the
+// row, labels row % 10 + `label_shift` (mod 10).
+void WriteIdx(const TempDir& dir, uint32_t rows, int label_shift) {
+  std::string images("\0\0\x08\x03", 4), labels("\0\0\x08\x01", 4);
+  for (uint32_t d : {rows, 28u, 28u}) {
+    for (int s = 24; s >= 0; s -= 8) images += static_cast<char>((d >> s) & 0xff);
+  }
+  for (int s = 24; s >= 0; s -= 8) labels += static_cast<char>((rows >> s) & 0xff);
+  for (uint32_t r = 0; r < rows; ++r) {
+    for (int i = 0; i < 784; ++i) images += static_cast<char>((r * 7 + i) % 251);
+    labels += static_cast<char>((r + label_shift) % 10);
+  }
+  for (const char* set : {"train", "t10k"}) {
+    testing::WriteFileOrDie(dir.File(fmt::format("{}-images-idx3-ubyte.gz", set)),
+                            testing::Gzip(images));
+    testing::WriteFileOrDie(dir.File(fmt::format("{}-labels-idx1-ubyte.gz", set)),
+                            testing::Gzip(labels));
+  }
+}
+
+std::string Base(const TempDir& data, int64_t budget) {
+  return fmt::format("--no_progress --idx_dir={} --fresh_budget={} --eval_every={} --batch_size=32",
+                     data.path(), budget, budget);
+}
+
+TEST(TrainerCheckpointDirTest, IdxDataChangedUnderACheckpointIsDataLossNamingIt) {
+  TempDir data, ck;
+  WriteIdx(data, 64, 0);
+  const std::string args =
+      Base(data, 640) + fmt::format(" --checkpoint_dir={} --checkpoint_every=5", ck.path());
+  TrainerRun first = Trainer(args);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  // The same files: the run resumes.
+  TrainerRun same = Trainer(args + " --resume");
+  ASSERT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_NE(same.output.find("resumed from"), std::string::npos) << same.output;
+  // Every training label shifted by one (re-gzipped): DATA_LOSS naming the file.
+  WriteIdx(data, 64, 1);
+  TrainerRun changed = Trainer(args + " --resume");
+  EXPECT_EQ(changed.exit_code, 1) << changed.output;
+  EXPECT_NE(changed.output.find("DATA_LOSS"), std::string::npos) << changed.output;
+  EXPECT_NE(changed.output.find("train-labels-idx1-ubyte.gz"), std::string::npos)
+      << changed.output;
+}
+
+TEST(TrainerCheckpointDirTest, ASecondTrainerIsRefusedNamingTheFirst) {
+  TempDir data, ck;
+  WriteIdx(data, 64, 0);
+  const std::string args = Base(data, 100000000) +
+                           fmt::format(" --checkpoint_dir={} --checkpoint_every=2", ck.path());
+  const std::string log = ck.File("first.log");
+  const pid_t first = fork();
+  if (first == 0) {
+    FILE* out = std::fopen(log.c_str(), "w");
+    if (out == nullptr) _exit(127);
+    dup2(fileno(out), STDOUT_FILENO);
+    dup2(fileno(out), STDERR_FILENO);
+    const std::string cmd = fmt::format("exec '{}' {}", TRAINER_PATH, args);
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Until the first holds the directory (its lock file names it) and has
+  // written a checkpoint (polled, for at most 120 s).
+  const std::string me = fmt::format("pid {} ", first);
+  auto lock_names_first = [&] {
+    std::ifstream in(ck.File("LOCK"));
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return text.find(me) != std::string::npos;
+  };
+  bool holding = false;
+  for (int i = 0; i < 6000 && !holding; ++i) {
+    std::error_code ec;
+    holding = lock_names_first() && std::filesystem::exists(ck.File("ckpt-000000000002.dtc"), ec);
+    if (!holding) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(holding) << testing::ReadFileOrDie(log);
+  TrainerRun second = Trainer(args);
+  EXPECT_EQ(second.exit_code, 1) << second.output;
+  EXPECT_NE(second.output.find("another writer"), std::string::npos) << second.output;
+  EXPECT_NE(second.output.find(me), std::string::npos) << second.output;
+  // The first trains on: more checkpoints come, and it was not stopped.
+  int status = 0;
+  EXPECT_EQ(waitpid(first, &status, WNOHANG), 0) << testing::ReadFileOrDie(log);
+  kill(first, SIGKILL);
+  waitpid(first, &status, 0);
+  // Its checkpoints are whole.
+  absl::StatusOr<std::unique_ptr<CheckpointDir>> dir = CheckpointDir::OpenForReading(ck.path());
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  absl::StatusOr<std::optional<Checkpoint>> newest = (*dir)->ReadNewest();
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  EXPECT_TRUE(newest->has_value());
+}
+
+TEST(TrainerCheckpointDirTest, AnUnusableDirectoryFailsBeforeAnyTraining) {
+  TempDir data, tmp;
+  WriteIdx(data, 64, 0);
+  // As root a directory's permission bits do not stop a write: a read-only
+  // file system's directory (/sys) stands in for an unwritable one.
+  std::string ro = tmp.File("ro");
+  if (geteuid() == 0) {
+    ro = "/sys";
+  } else {
+    ASSERT_EQ(mkdir(ro.c_str(), 0555), 0);
+  }
+  TrainerRun unwritable = Trainer(Base(data, 64000) + fmt::format(" --checkpoint_dir={} "
+                                                           "--checkpoint_every=2000 --json={}",
+                                                           ro, tmp.File("r.json")));
+  EXPECT_EQ(unwritable.exit_code, 1) << unwritable.output;
+  EXPECT_NE(unwritable.output.find(ro), std::string::npos) << unwritable.output;
+  EXPECT_FALSE(std::filesystem::exists(tmp.File("r.json")));  // not one step trained
+  // A regular file as the directory, with --resume only: an error, not a fresh start.
+  testing::WriteFileOrDie(tmp.File("file"), "x");
+  TrainerRun file = Trainer(Base(data, 640) + fmt::format(" --checkpoint_dir={} --resume --json={}",
+                                                   tmp.File("file"), tmp.File("r.json")));
+  EXPECT_EQ(file.exit_code, 1) << file.output;
+  EXPECT_NE(file.output.find(tmp.File("file") + " is not a directory"), std::string::npos)
+      << file.output;
+  EXPECT_FALSE(std::filesystem::exists(tmp.File("r.json")));
+}
+
+TEST(TrainerCheckpointDirTest, AFifoNamedLikeACheckpointDoesNotHangResume) {
+  TempDir data, ck;
+  WriteIdx(data, 64, 0);
+  const std::string args =
+      Base(data, 640) + fmt::format(" --checkpoint_dir={} --checkpoint_every=5", ck.path());
+  ASSERT_EQ(Trainer(args).exit_code, 0);
+  ASSERT_EQ(mkfifo(ck.File("ckpt-000000009999.dtc").c_str(), 0644), 0);
+  TrainerRun resumed = Trainer(args + " --resume");
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("ckpt-000000009999.dtc: not a regular file"), std::string::npos)
+      << resumed.output;
+  EXPECT_NE(resumed.output.find("resumed from"), std::string::npos) << resumed.output;
+}
+
+}  // namespace
+}  // namespace dataecho
