@@ -32,6 +32,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "dataecho/text.h"
+#include "dataecho/trace.h"
 #include "fmt/format.h"
 #include "trainer/trainer.h"
 
@@ -75,6 +76,8 @@ ABSL_FLAG(double, momentum, 0.9, "SGD momentum");
 ABSL_FLAG(std::string, lr_schedule, "constant", "constant, or cosine (to 0 at --fresh_budget)");
 ABSL_FLAG(uint64_t, seed, 1, "Seed of the model and of every random stage");
 ABSL_FLAG(std::string, json, "", "Write the result as JSON to this file");
+ABSL_FLAG(std::string, trace, "",
+          "Write a timeline of the run (Chrome trace-event JSON: ui.perfetto.dev) to this file");
 ABSL_FLAG(std::string, checkpoint_dir, "",
           "Directory of the checkpoints (model, optimizer, loop and pipeline state; the last two "
           "kept)");
@@ -192,9 +195,21 @@ int main(int argc, char** argv) {
         fmt::format("--json={}: cannot write it: {}", json_path, std::strerror(errno)));
   }
 
+  const std::string trace_path = absl::GetFlag(FLAGS_trace);
+  if (!trace_path.empty()) {
+    if (absl::Status s = dataecho::StartTrace(trace_path); !s.ok()) {
+      return UsageError(fmt::format("--trace: {}", std::string(s.message())));
+    }
+  }
   const bool progress = !absl::GetFlag(FLAGS_no_progress) && isatty(STDERR_FILENO);
   absl::StatusOr<trainer::TrainResult> result =
       trainer::Train(o, progress ? trainer::ProgressFn(DrawProgress) : trainer::ProgressFn());
+  if (!trace_path.empty()) {
+    if (absl::Status s = dataecho::StopTrace(); !s.ok()) {
+      std::fprintf(stderr, "%s\n", dataecho::TerminalSafe(s.ToString()).c_str());
+      return 1;
+    }
+  }
   if (progress) std::fprintf(stderr, "\n");
   if (!result.ok()) {
     std::fprintf(stderr, "training failed: %s\n",

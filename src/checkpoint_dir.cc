@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "dataecho/formats/crc32c.h"
 #include "dataecho/status_macros.h"
+#include "dataecho/trace.h"
 #include "fmt/format.h"
 #include "internal/checkpoint_file.h"
 
@@ -193,7 +194,11 @@ absl::StatusOr<Checkpoint> ReadFile(const std::string& path) {
 class CheckpointDir::Writer {
  public:
   template <typename F>
-  explicit Writer(F write) : thread_([this, write = std::move(write)] { status_ = write(); }) {}
+  explicit Writer(F write)
+      : thread_([this, write = std::move(write)] {
+          SetTraceThreadName("checkpoint writer");
+          status_ = write();
+        }) {}
   absl::Status Wait() {
     if (thread_.joinable()) thread_.join();
     return status_;
@@ -365,6 +370,7 @@ absl::Status CheckpointDir::Write(int64_t step, std::vector<CheckpointSection> s
   DATAECHO_RETURN_IF_ERROR(Flush());
   auto write = [dir = path_, keep = options_.keep, step,
                 sections = std::move(sections)]() -> absl::Status {
+    TraceScope span("checkpoint write", "checkpoint");
     const std::string final_path = FilePath(dir, step);
     const std::string temp_path =
         fmt::format("{}/{}{:012d}.tmp-{}", dir, kTempPrefix, step, ::getpid());

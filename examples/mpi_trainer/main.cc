@@ -41,6 +41,8 @@
 #include "dataecho/storage/glob.h"
 #include "dataecho/storage/object_store.h"
 #include "dataecho/text.h"
+#include "dataecho/trace.h"
+#include "fmt/format.h"
 #include "mpi_trainer/job_checkpoint.h"
 #include "mpi_trainer/rank_data.h"
 #include "mpi_trainer/step.h"
@@ -72,6 +74,9 @@ ABSL_FLAG(uint64_t, seed, 1, "Seed of the model, the epoch plan and every random
 ABSL_FLAG(double, latency_ms, 0,
           "Serve the shards over loopback HTTP with this latency per request (0: local files)");
 ABSL_FLAG(std::string, json, "", "Rank 0 writes the result as JSON to this file");
+ABSL_FLAG(std::string, trace, "",
+          "Write a timeline of each rank's run (Chrome trace-event JSON: ui.perfetto.dev): "
+          "FILE on one rank, FILE.rank<r> on several");
 ABSL_FLAG(std::string, checkpoint_dir, "",
           "Directory of the job's checkpoints (rank 0 writes them; the last two kept)");
 ABSL_FLAG(int64_t, checkpoint_every, 0, "Write a checkpoint every N steps (0 = never)");
@@ -278,8 +283,16 @@ int main(int argc, char** argv) {
       rank_data::MakeRankData(data, &job.layout);
   if (!batches.ok()) Fail(rank, batches.status());
 
+  const std::string trace = absl::GetFlag(FLAGS_trace);
+  if (!trace.empty()) {
+    const std::string path = world == 1 ? trace : fmt::format("{}.rank{}", trace, rank);
+    if (absl::Status s = dataecho::StartTrace(path); !s.ok()) Fail(rank, s);
+  }
   absl::StatusOr<step::JobResult> result =
       step::Train(job, rank, world, **batches, restored ? &*restored : nullptr, shard_mode);
+  if (!trace.empty()) {
+    if (absl::Status s = dataecho::StopTrace(); !s.ok()) Fail(rank, s);
+  }
   if (!result.ok()) Fail(rank, result.status());
   if (checkpoints != nullptr) {
     if (absl::Status s = checkpoints->Flush(); !s.ok()) Fail(rank, s);

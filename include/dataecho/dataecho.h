@@ -61,6 +61,7 @@
 #include "dataecho/tensor.h"
 #include "dataecho/text.h"
 #include "dataecho/throttle.h"
+#include "dataecho/trace.h"
 #include "dataecho/version.h"
 #include "dataecho/zip.h"
 

@@ -305,6 +305,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
   }
 
   void Produce() {
+    SetTraceThreadName("prefetch");
     {
       absl::MutexLock lock(&mu_);
       if (StoppedLocked()) return;
@@ -324,6 +325,9 @@ class PrefetchStage final : public UnaryStage<T, T> {
         options_.level->store(static_cast<int64_t>(queue_.size() + held_),
                               std::memory_order_relaxed);
       pushes_.fetch_add(1, std::memory_order_release);
+      if (TraceEnabled()) [[unlikely]] {
+        TraceCounter("prefetch queue", static_cast<double>(queue_.size() + held_));
+      }
       if (end) {
         terminal_ = std::move(run.back());
         if (consumer_waiting_) consumer_cv_.Signal();

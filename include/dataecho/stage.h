@@ -63,6 +63,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -75,6 +76,7 @@
 #include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/stats.h"
+#include "dataecho/trace.h"
 
 namespace dataecho {
 
@@ -204,7 +206,11 @@ int64_t PullTimed(Stage<T>& input, absl::StatusOr<std::optional<T>>* out) {
   if (input.TryNext(out)) return 0;
   const int64_t t0 = NowNanos();
   *out = input.Next();
-  return NowNanos() - t0;
+  const int64_t t1 = NowNanos();
+  if (TraceEnabled()) [[unlikely]] {
+    TraceComplete("wait on", "wait", t0, t1, {.stage = &typeid(input)});
+  }
+  return t1 - t0;
 }
 
 }  // namespace internal

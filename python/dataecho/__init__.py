@@ -45,10 +45,32 @@ from dataecho._dataecho import (  # noqa: F401,E402
     encode_image_record, encoded_image_record, from_arrays, from_examples, from_fixed_length,
     from_idx, from_tfrecord, resolve_shard, shard_uris, write_tfrecord)
 from dataecho._dataecho import AUTOTUNE, from_generator, interleave  # noqa: F401,E402
+from dataecho._dataecho import start_trace, stop_trace  # noqa: F401,E402
 from dataecho.errors import *  # noqa: F401,F403,E402
 from dataecho.errors import StatusError  # noqa: F401,E402
 
 __version__ = _dataecho.__version__
+
+
+class trace:  # noqa: N801 (used as a function: `with dataecho.trace("out.json"):`)
+    """A timeline of the pipelines run in the block, written to `path` as Chrome
+    trace-event JSON (open it in ui.perfetto.dev; docs/stats.md says what to look for)::
+
+        with dataecho.trace("timeline.json"):
+            for batch in pipeline.take(200):
+                ...
+    """
+
+    def __init__(self, path, *, max_events=1 << 20):
+        self._path, self._max_events = str(path), max_events
+
+    def __enter__(self):
+        start_trace(self._path, max_events=self._max_events)
+        return self
+
+    def __exit__(self, *exc):
+        stop_trace()
+        return False
 
 # Interpreter exit with pipelines alive: cancel them and join their threads
 # while Python still runs (a map function may need the GIL to finish).

@@ -14,6 +14,7 @@
 //   pipeline_steps.cc               filter, cache, zip, interleave, padded_batch
 //   generator.cc                    from_generator (a Python iterator as a source)
 //   checkpoint_dir.cc               CheckpointDir (checkpoint files of a training loop)
+//   trace.cc                        start_trace, stop_trace (the pipeline timeline)
 //
 // A new area (a C++ header's worth of API) gets a file and a function here.
 #ifndef DATAECHO_PYTHON_SRC_BINDINGS_H_
@@ -35,6 +36,7 @@ void RegisterTransforms(pybind11::module_& m, PipelineClass& cls);
 void RegisterSteps(pybind11::module_& m, PipelineClass& cls);
 void RegisterGenerator(pybind11::module_& m);
 void RegisterCheckpointDir(pybind11::module_& m);
+void RegisterTrace(pybind11::module_& m);
 
 }  // namespace dataecho::python
 

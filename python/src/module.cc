@@ -18,6 +18,7 @@ PYBIND11_MODULE(_dataecho, m) {
   de::RegisterSources(m);
   de::RegisterGenerator(m);
   de::RegisterCheckpointDir(m);
+  de::RegisterTrace(m);
   de::PipelineClass pipeline = de::RegisterPipeline(m);
   de::RegisterStages(m, pipeline);
   de::RegisterTransforms(m, pipeline);

@@ -1,6 +1,8 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "internal/fork_join.h"
 
+#include "dataecho/trace.h"
+
 namespace dataecho::internal {
 
 ForkJoin::ForkJoin(int threads) : threads_(threads < 1 ? 1 : threads) {
@@ -34,6 +36,7 @@ void ForkJoin::Run(const std::function<void(int, int)>& part) {
 }
 
 void ForkJoin::Work(int part) {
+  SetTraceThreadName("row worker");
   int64_t seen = 0;
   while (true) {
     const std::function<void(int, int)>* job;

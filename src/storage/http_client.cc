@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "dataecho/trace.h"
 #include "fmt/format.h"
 #include "storage/http_response.h"
 #include "storage/http_transfer.h"
@@ -89,6 +90,12 @@ absl::Status HttpClient::Wait(HttpJob& job) {
 }
 
 absl::Status HttpClient::Run(const std::shared_ptr<HttpJob>& job) {
+  // On the timeline (trace.h): the request, retries included, on the
+  // thread that waits for it.
+  TraceScope span("read", "http",
+                  {.uri = TraceEnabled() ? std::make_shared<const std::string>(
+                                               job->request_.display)
+                                         : nullptr});
   Submit(job);
   return Wait(*job);
 }
@@ -147,6 +154,7 @@ void HttpClient::OnAttemptDone(const std::shared_ptr<HttpJob>& job, int curl_cod
     case AttemptVerdict::kDone:
     case AttemptVerdict::kFail: return Finish(job, std::move(verdict.status));
     case AttemptVerdict::kRetry:
+      TraceInstant("retry", "http");
       t.retry_at = absl::Now() + verdict.delay;
       t.state = HttpTransfer::State::kWaiting;
       waiting_.push_back(job);
@@ -212,6 +220,7 @@ void HttpClient::StartQueued() {
 }
 
 void HttpClient::Loop() {
+  SetTraceThreadName("http transfers");
   CURLM* multi = static_cast<CURLM*>(multi_);
   while (true) {
     std::vector<std::shared_ptr<HttpJob>> submitted, cancelled;

@@ -90,6 +90,9 @@ ABSL_FLAG(double, max_trainer_lost, Defaults().max_trainer_lost,
 ABSL_FLAG(bool, strict, Defaults().strict, "exit with status 3 when there is a warning");
 ABSL_FLAG(std::string, json, Defaults().json, "write the results as JSON");
 ABSL_FLAG(std::string, plot, Defaults().plot, "write speedup vs echo factor as SVG");
+ABSL_FLAG(std::string, trace, Defaults().trace,
+          "write a timeline of the whole run (every factor) as Chrome\n"
+          "trace-event JSON: open it in ui.perfetto.dev (docs/stats.md)");
 ABSL_FLAG(bool, stats, Defaults().stats, "print every stage's statistics after each run");
 ABSL_FLAG(bool, no_progress, !Defaults().progress,
           "no progress bar (also off when stderr is not a terminal)");
@@ -127,7 +130,7 @@ constexpr tools::FlagSpec kRegimeFlags[] = {{"repeats", "N"},          {"baselin
                                             {"max_efficiency", "F"},   {"max_spread", "F"},
                                             {"max_trainer_lost", "F"}, {"strict", ""}};
 constexpr tools::FlagSpec kOutputFlags[] = {
-    {"json", "PATH"}, {"plot", "PATH"}, {"stats", ""}, {"no_progress", ""}};
+    {"json", "PATH"}, {"plot", "PATH"}, {"trace", "PATH"}, {"stats", ""}, {"no_progress", ""}};
 
 struct Section {
   std::string_view title;
@@ -293,12 +296,14 @@ absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
   }
   c.json = absl::GetFlag(FLAGS_json);
   c.plot = absl::GetFlag(FLAGS_plot);
+  c.trace = absl::GetFlag(FLAGS_trace);
   c.stats = absl::GetFlag(FLAGS_stats);
   c.progress = !absl::GetFlag(FLAGS_no_progress);
   // An empty value given on purpose is a mistake, not "the default".
   for (const auto& [flag, value] : {std::pair<const char*, const std::string*>{"source", &c.source},
                                     {"json", &c.json},
                                     {"plot", &c.plot},
+                                    {"trace", &c.trace},
                                     {"data_dir", &c.data_dir}}) {
     if (cl->given.count(flag) && value->empty())
       return Bad(flag, "",

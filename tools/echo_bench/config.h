@@ -41,6 +41,7 @@ struct BenchConfig {
   double latency_ms = 5;  // added latency per request of the embedded HTTP server
   std::string data_dir;   // where the embedded dataset's shards are cached
   std::string json;       // write results as JSON here
+  std::string trace;      // write a timeline of the run here (trace.h)
   std::string plot;       // write the speedup plot (SVG) here
   bool progress = true;
   bool stats = false;       // print every stage's statistics after each run

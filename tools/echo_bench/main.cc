@@ -10,6 +10,7 @@
 #include "config.h"
 #include "dataecho/storage/object_store.h"
 #include "dataecho/text.h"
+#include "dataecho/trace.h"
 #include "fmt/format.h"
 #include "report.h"
 #include "run.h"
@@ -53,7 +54,13 @@ int Main(int argc, char** argv) {
     if (!measured.ok()) return Fail(measured.status());
     config->step_ms *= *measured / config->target_ratio;
   }
+  if (!config->trace.empty()) {
+    if (absl::Status s = StartTrace(config->trace); !s.ok()) return Fail(s);
+  }
   absl::StatusOr<BenchResult> result = RunBench(*config, *source, stdout, bar);
+  if (!config->trace.empty()) {
+    if (absl::Status s = StopTrace(); !s.ok()) return Fail(s);
+  }
   if (!result.ok()) return Fail(result.status());
   std::fputs(FormatTable(*config, *result).c_str(), stdout);
   if (!config->json.empty()) {

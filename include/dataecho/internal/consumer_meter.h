@@ -14,6 +14,7 @@
 
 #include "dataecho/internal/counter.h"
 #include "dataecho/stats.h"
+#include "dataecho/trace.h"
 
 namespace dataecho::internal {
 
@@ -27,6 +28,7 @@ class ConsumerMeter {
   // the consumer's step.
   void Before() {
     int64_t now = 0;
+    if (TraceEnabled()) [[unlikely]] TraceBefore();
     if (gap_from_ > 0) {
       now = NowNanos();
       step_ns_.Add((now - gap_from_) * period_);
@@ -36,6 +38,7 @@ class ConsumerMeter {
     if (timed_) in_ = now > 0 ? now : NowNanos();
   }
   void After() {
+    if (trace_in_ != 0) [[unlikely]] TraceAfter();
     pulls_.Add(1);
     if (!timed_) return;
     const int64_t now = NowNanos();
@@ -51,7 +54,19 @@ class ConsumerMeter {
   }
 
  private:
+  // The timeline (trace.h): "Pipeline::Next" and the consumer's step between.
+  void TraceBefore() {
+    trace_in_ = NowNanos();
+    if (trace_out_ != 0) TraceComplete("consumer step", "consumer", trace_out_, trace_in_);
+  }
+  void TraceAfter() {
+    trace_out_ = NowNanos();
+    TraceComplete("Pipeline::Next", "consumer", trace_in_, trace_out_);
+    trace_in_ = 0;
+  }
+
   const int64_t period_;
+  int64_t trace_in_ = 0, trace_out_ = 0;
   bool timed_ = false;
   int64_t in_ = 0, gap_from_ = 0;
   Counter pulls_, step_ns_, in_next_ns_;

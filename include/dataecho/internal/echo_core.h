@@ -25,6 +25,7 @@
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/decision_journal.h"
 #include "dataecho/stats.h"
+#include "dataecho/trace.h"
 
 namespace dataecho::internal {
 
@@ -33,6 +34,11 @@ namespace dataecho::internal {
 class EchoCounts {
  public:
   void AddFresh(int64_t bytes) {
+    if (TraceEnabled()) [[unlikely]] {  // the realized factor before this item
+      if (const int64_t f = fresh_.Get(); f > 0) {
+        TraceCounter("echo factor", static_cast<double>(emitted_.Get()) / static_cast<double>(f));
+      }
+    }
     fresh_.Add(1);
     emitted_.Add(1);
     bytes_.Add(bytes);

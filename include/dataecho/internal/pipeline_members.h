@@ -22,6 +22,7 @@
 #include "dataecho/pipeline.h"
 #include "dataecho/stats.h"
 #include "dataecho/status_macros.h"
+#include "dataecho/trace.h"
 
 namespace dataecho {
 
@@ -105,6 +106,7 @@ std::vector<StageStats> Pipeline<T>::Stats() const {
 template <typename T>
 absl::StatusOr<std::string> Pipeline<T>::SaveState() {
   if (!status_.ok()) return status_;
+  TraceScope span("save state", "checkpoint");
   StateWriter w;
   DATAECHO_RETURN_IF_ERROR(stage_->SaveState(w));
   return w.Finish();
@@ -113,6 +115,7 @@ absl::StatusOr<std::string> Pipeline<T>::SaveState() {
 template <typename T>
 absl::StatusOr<absl::Cord> Pipeline<T>::SaveStateCord() {
   if (!status_.ok()) return status_;
+  TraceScope span("save state", "checkpoint");
   StateWriter w;
   DATAECHO_RETURN_IF_ERROR(stage_->SaveState(w));
   return w.FinishCord();
