@@ -29,9 +29,10 @@ whose files cannot be split (one IDX file pair, in-memory arrays) splits by
 element with ``Pipeline.shard(rank=..., world_size=...)``.
 
 Batches become tensors through DLPack, without a copy (``bfloat16`` stays
-``torch.bfloat16``, ``float16`` is ``torch.float16``). The tensors share the
-pipeline's buffers, which echoing may share between batches: do not modify them
-in place (``x = x.clone()`` first if you must). With ``num_workers > 0`` each
+``torch.bfloat16``, ``float16`` is ``torch.float16``), unless another element
+shares the batch's buffers (batch echo's copies, a cached batch): those come as
+copies of their own, so in-place ops (``x.sub_(mean)``) never change a later
+copy. With ``num_workers > 0`` each
 worker process runs its own pipeline, and the DataLoader copies every batch
 into shared memory to hand it over; with ``num_workers=0`` nothing is copied,
 and dataecho's own threads do the parallel work.
@@ -56,10 +57,15 @@ with and without ``persistent_workers``; ``set_epoch(k)`` (as
 take the epoch (``build(shard, epoch)``), and ``with_epoch=True`` adds it to
 what the dataset yields.
 
-CHECKPOINTS. ``state_dict()`` / ``load_state_dict()`` follow torchdata's
-``StatefulDataLoader`` protocol: the loader calls them in every worker (one
-state per worker) or in the main process, so a training loop saves the loader
-with its model and resumes at the exact next batch::
+CHECKPOINTS. ``state_dict()`` / ``load_state_dict()`` are one process's
+position (torchdata's ``StatefulDataLoader`` calls them in every worker, one
+state per worker, forked or spawned). In the main process they are the main
+process's own iteration (``num_workers=0``): ``state_dict()`` after a DataLoader
+with workers iterated is an error, and ``load_state_dict()`` there hands the
+state to the next DataLoader's workers (one worker resumes from it, more raise
+the shard error). ``DataLoader`` (below) saves and resumes a loader with
+workers. A training loop without workers saves the dataset with its model and
+resumes at the exact next batch::
 
     ds = dataecho.torch.PipelineDataset(build)
     for step, (x, y) in enumerate(ds):
@@ -73,10 +79,13 @@ with its model and resumes at the exact next batch::
 """
 
 import inspect
+import operator
 import os
+import random
 import sys
 import time
 import warnings
+from collections.abc import Mapping
 
 import torch
 import torch.utils.data
@@ -86,28 +95,47 @@ import dataecho
 from dataecho import _dataecho
 from dataecho._worker_shared import MAX_WORKERS, STATS_INTERVAL, SharedEpochs, WorkerReports
 
+# The largest epoch a pipeline starts at (Pipeline.set_epoch: [0, 2**32)).
+MAX_EPOCH = 2**32 - 1
+
+
+def _job_place():
+    """(rank, world_size) of this process in the job."""
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        return torch.distributed.get_rank(), torch.distributed.get_world_size()
+    env = dataecho.resolve_shard()
+    return env.rank, env.world_size
+
+
+def _shard_of(worker, num_workers):
+    """The shard of DataLoader worker `worker` of `num_workers` (None: the main process)."""
+    rank, world = _job_place()
+    if worker is None:
+        return dataecho.Shard(rank, world)
+    return dataecho.Shard(rank * num_workers + worker, world * num_workers)
+
 
 def current_shard():
     """This process's and DataLoader worker's share of the data, a dataecho.Shard."""
-    if torch.distributed.is_available() and torch.distributed.is_initialized():
-        rank, world = torch.distributed.get_rank(), torch.distributed.get_world_size()
-    else:
-        env = dataecho.resolve_shard()
-        rank, world = env.rank, env.world_size
     info = torch.utils.data.get_worker_info()
-    if info is not None:
-        rank, world = rank * info.num_workers + info.id, world * info.num_workers
-    return dataecho.Shard(rank, world)
+    if info is None:
+        return _shard_of(None, 0)
+    return _shard_of(info.id, info.num_workers)
 
 
 def to_tensors(element, with_indices=False):
-    """A dataecho.Batch (or Example) as torch tensors, without copying.
+    """A dataecho.Batch (or Example) as torch tensors.
 
     Returns ``(inputs, labels)``: ``inputs`` is the component tensor, or a tuple
     of them if there are several. A Batch's labels are an int64 tensor, an
     Example's an int. With ``with_indices=True`` a Batch also gives its
     ``source_indices`` (int64) and ``repeat_indices`` (int32) tensors, an
     Example its source_index and repeat_index.
+
+    A tensor views the element's buffer without a copy when no other element
+    shares that buffer; one shared (the copies of batch echo, a cached element)
+    is copied (``to_dlpack``), so writing into a tensor in place never changes
+    another element.
     """
     components = [from_dlpack(element.to_dlpack(i)) for i in range(len(element.dtypes))]
     inputs = components[0] if len(components) == 1 else tuple(components)
@@ -124,15 +152,66 @@ def to_tensors(element, with_indices=False):
 
 # The state_dict() format (load_state_dict() checks it).
 STATE_VERSION = 1
+# dataecho.torch.DataLoader's state_dict() format.
+LOADER_STATE_VERSION = 1
+
+
+def _epoch_arg(epoch, what):
+    """`epoch` as an int in [0, MAX_EPOCH]: TypeError for a non-integer (a float, a
+    bool), ValueError (InvalidArgumentError) out of range."""
+    if isinstance(epoch, bool) or not hasattr(type(epoch), "__index__"):
+        raise TypeError(f"{what}: epoch must be an int, got {type(epoch).__name__}")
+    epoch = operator.index(epoch)
+    if not 0 <= epoch <= MAX_EPOCH:
+        raise dataecho.InvalidArgumentError(
+            f"{what}: epoch must be in [0, 2**32 - 1], got {epoch}")
+    return epoch
+
+
+def _bad_state(what, why):
+    return dataecho.InvalidArgumentError(
+        f"{what}: not a dataecho.torch.PipelineDataset state (version {STATE_VERSION}): {why}")
+
+
+def _check_state(state_dict, what="load_state_dict"):
+    """A PipelineDataset state_dict() checked field by field, as a new dict (its
+    "state" as bytes); InvalidArgumentError naming the first field that is wrong."""
+    if not isinstance(state_dict, Mapping):
+        raise _bad_state(what, f"a {type(state_dict).__name__}, not a dict")
+    if state_dict.get("version") != STATE_VERSION:
+        raise _bad_state(what, f"version {state_dict.get('version')!r}")
+    out = {"version": STATE_VERSION}
+    # epoch may be 2**32: the start of the epoch after the last (its iter() then fails).
+    for key, low, high in (("epoch", 0, MAX_EPOCH + 1), ("world_size", 1, 2**31),
+                           ("rank", 0, 2**31)):
+        if key not in state_dict:
+            raise _bad_state(what, f"no '{key}'")
+        v = state_dict[key]
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise _bad_state(what, f"'{key}' is a {type(v).__name__}, not an int")
+        if not low <= v <= high:
+            raise _bad_state(what, f"'{key}' {v} is not in [{low}, {high}]")
+        out[key] = v
+    if out["rank"] >= out["world_size"]:
+        raise _bad_state(what, f"rank {out['rank']} of world_size {out['world_size']}")
+    state = state_dict.get("state")
+    if state is not None:
+        if not isinstance(state, (bytes, bytearray, memoryview)):
+            raise _bad_state(what, f"'state' is a {type(state).__name__}, not bytes or None")
+        state = bytes(state)
+    out["state"] = state
+    return out
 
 
 def _build_takes_epoch(build):
-    """Whether build takes the epoch: build(shard, epoch) or a parameter named epoch."""
+    """How build takes the epoch: "keyword" (a parameter named epoch that may be
+    passed by keyword), "positional" (build(shard, epoch), build(shard, epoch, /))
+    or False (build(shard))."""
     try:
         params = list(inspect.signature(build).parameters.values())
     except (TypeError, ValueError):  # a builtin or an odd callable: build(shard)
         return False
-    if any(p.name == "epoch" for p in params):
+    if any(p.name == "epoch" and p.kind != p.POSITIONAL_ONLY for p in params):
         return "keyword"
     positional = [p for p in params
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
@@ -188,13 +267,22 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         self._pipeline = None    # the running pipeline of the current iter()
         self._current = None     # {"epoch", "rank", "world_size", "batches"} of it
         self._loaded = None      # a state load_state_dict() gave, for the next iter()
+        self._loaded_token = 0   # the handoff that carries it to workers (main process)
         self._last_stats = None  # the stats of the last pipeline, after it closed
         self._warned = False
-        self._pid = os.getpid()  # a forked worker inherits this; it starts afresh
+        self._pid = os.getpid()
+
+    def _own_process(self):
+        # A forked DataLoader worker inherits the parent's iteration, which is not
+        # its own: it starts afresh, once, before anything else touches it (a state
+        # load_state_dict() then gives it in the worker is kept).
+        if self._pid != os.getpid():
+            self._init_local()
 
     def __getstate__(self):
         state = self.__dict__.copy()
-        for key in ("_pipeline", "_current", "_loaded", "_last_stats", "_warned", "_pid"):
+        for key in ("_pipeline", "_current", "_loaded", "_loaded_token", "_last_stats",
+                    "_warned", "_pid"):
             state.pop(key, None)
         return state
 
@@ -202,15 +290,25 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         self.__dict__.update(state)
         self._init_local()
 
-    @staticmethod
-    def _worker():
+    def _place(self):
+        """(worker, num_workers) of this process: (None, 0) in the main process. The
+        worker is the DataLoader's worker id, rotated as a resumed
+        dataecho.torch.DataLoader asks (so its first batch comes from the worker
+        that was next when the state was saved)."""
         info = torch.utils.data.get_worker_info()
         if info is None:
-            return None
-        if info.id >= MAX_WORKERS:
+            return None, 0
+        n = info.num_workers
+        if n > MAX_WORKERS:
             raise ValueError(f"dataecho.torch.PipelineDataset serves at most {MAX_WORKERS} "
-                             f"DataLoader workers, got worker {info.id}")
-        return info.id
+                             f"DataLoader workers, got {n}")
+        rotate = 0
+        if self._epochs.control(SharedEpochs.ROTATE_WORKERS) == n:
+            rotate = self._epochs.control(SharedEpochs.ROTATE_BY)
+        return (info.id + rotate) % n, n
+
+    def _worker(self):
+        return self._place()[0]
 
     def __len__(self):
         """Batches (or examples) per epoch of this process's share, where the pipeline
@@ -221,8 +319,8 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         epoch can then hold up to one more batch per worker than len() says.
         """
         if self._length is None:
-            shard = current_shard()
-            pipeline = self._make(shard, self._epochs.peek(self._worker() or 0))
+            worker, n = self._place()
+            pipeline = self._make(_shard_of(worker, n), self._epochs.peek(worker or 0))
             try:
                 self._length = len(pipeline)
             finally:
@@ -231,25 +329,53 @@ class PipelineDataset(torch.utils.data.IterableDataset):
 
     def set_epoch(self, epoch):
         """Makes the next iter() epoch ``epoch`` (in every worker, persistent or not);
-        later ones count on from it."""
-        epoch = int(epoch)
-        if epoch < 0:
-            raise ValueError(f"set_epoch: epoch must be >= 0, got {epoch}")
-        self._epochs.set_all(epoch)
+        later ones count on from it. ``epoch``: an int in [0, 2**32 - 1]."""
+        self._epochs.set_all(_epoch_arg(epoch, "set_epoch"))
+
+    def _handed_over(self, slot, num_workers):
+        """The state the main process handed to the workers (load_state_dict() there,
+        or dataecho.torch.DataLoader's) that this worker has not applied yet."""
+        token = self._epochs.control(SharedEpochs.TOKEN)
+        if token == 0 or self._epochs.applied(slot) == token:
+            return None
+        payload = self._reports.read_handoff(token)
+        self._epochs.mark_applied(slot, token)
+        if payload is None:
+            return None
+        states = payload.get("workers")
+        if states is None:
+            return payload["state"]
+        if len(states) != num_workers:
+            raise dataecho.InvalidArgumentError(
+                f"load_state_dict: the state holds {len(states)} workers' positions, this "
+                f"DataLoader runs {num_workers} workers: resume with the same num_workers")
+        return states[slot]
 
     def __iter__(self):
-        if self._pid != os.getpid():  # a forked DataLoader worker: the parent's are not ours
-            self._init_local()
-        worker = self._worker()
+        self._own_process()
+        worker, num_workers = self._place()
         slot = worker or 0
-        shard = current_shard()
+        shard = _shard_of(worker, num_workers)
         loaded, self._loaded = self._loaded, None
+        token, self._loaded_token = self._loaded_token, 0
+        if worker is None:
+            self._epochs.set_control(SharedEpochs.LAST_WORKERS, 0)
+            if loaded is not None and token:
+                if self._epochs.applied_anywhere(token):
+                    loaded = None  # a DataLoader's workers resumed from it
+                elif self._epochs.control(SharedEpochs.TOKEN) == token:
+                    self._epochs.set_control(SharedEpochs.TOKEN, 0)  # this process does
+        else:
+            self._epochs.set_control(SharedEpochs.LAST_WORKERS, num_workers)
+            if loaded is None:
+                loaded = self._handed_over(slot, num_workers)
         if loaded is not None:
             epoch = loaded["epoch"]
             if (loaded["rank"], loaded["world_size"]) != (shard.rank, shard.world_size):
                 raise dataecho.InvalidArgumentError(
                     f"load_state_dict: the state is shard {loaded['rank']} of "
-                    f"{loaded['world_size']}, this worker is shard {shard.rank} of "
+                    f"{loaded['world_size']}, this "
+                    f"{'process' if worker is None else 'worker'} is shard {shard.rank} of "
                     f"{shard.world_size}: resume with the same world size and num_workers")
             self._epochs.set(slot, epoch + 1)
         else:
@@ -332,6 +458,7 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         """The stats of every pipeline this dataset runs, one dict per process: worker
         (None: this process), rank, world_size, epoch and stages (Pipeline.stats()).
         Workers report every 0.5 s and when their pipeline ends."""
+        self._own_process()
         out = []
         if self._pipeline is not None and self._current is not None:
             out.append(self._entry(self._pipeline, self._current))
@@ -343,12 +470,28 @@ class PipelineDataset(torch.utils.data.IterableDataset):
     def state_dict(self):
         """This process's position (StatefulDataLoader calls it in every worker): the
         epoch and, once its pipeline started, Pipeline.save_state() behind the last
-        batch yielded."""
+        batch yielded.
+
+        In the main process of a DataLoader with workers it is an error
+        (FailedPreconditionError): each worker runs its own pipeline at its own
+        position, which the main process does not see. Save
+        ``dataecho.torch.DataLoader.state_dict()`` there instead."""
+        self._own_process()
+        worker = self._worker()
+        if self._loaded is not None:  # not started yet: what the next iter() resumes
+            return dict(self._loaded)
+        if worker is None and self._epochs.control(SharedEpochs.LAST_WORKERS) > 0:
+            n = self._epochs.control(SharedEpochs.LAST_WORKERS)
+            raise dataecho.FailedPreconditionError(
+                f"state_dict() in the main process of a DataLoader with {n} worker "
+                f"process{'es' if n > 1 else ''}: each runs its own pipeline at its own "
+                "position, which this process does not see. Save "
+                "dataecho.torch.DataLoader's state_dict() (every worker's position), or "
+                "use torchdata's StatefulDataLoader (it calls state_dict() in each worker)")
         current = self._current
         if current is None or current.get("done"):  # the start of the next epoch
-            shard = current_shard()
-            slot = self._worker() or 0
-            current = {"epoch": self._epochs.peek(slot), "rank": shard.rank,
+            shard = _shard_of(worker, self._place()[1])
+            current = {"epoch": self._epochs.peek(worker or 0), "rank": shard.rank,
                        "world_size": shard.world_size, "state": None}
         if self._pipeline is not None:
             state = self._pipeline.save_state()
@@ -363,12 +506,192 @@ class PipelineDataset(torch.utils.data.IterableDataset):
                 "world_size": current["world_size"], "state": state}
 
     def load_state_dict(self, state_dict):
-        """Makes the next iter() continue where the state_dict() was taken."""
-        if not isinstance(state_dict, dict) or state_dict.get("version") != STATE_VERSION:
+        """Makes the next iter() continue where the state_dict() was taken.
+
+        InvalidArgumentError naming the field if ``state_dict`` is not such a state.
+        In a DataLoader worker (torchdata's StatefulDataLoader) it is that worker's
+        state. In the main process it is this process's next iter(), or, if a
+        DataLoader with workers iterates first, handed to its workers: one worker
+        resumes from it, several raise the shard error (each needs its own state:
+        see ``dataecho.torch.DataLoader``)."""
+        checked = _check_state(state_dict)
+        self._own_process()
+        self._loaded = checked
+        if self._worker() is None:
+            self._loaded_token = self._hand_over({"state": checked})
+
+    def _hand_over(self, payload):
+        """Leaves `payload` for the DataLoader workers that iterate next (a file beside
+        the stats reports, named by a token in shared memory); returns the token."""
+        token = random.getrandbits(62) + 1
+        self._reports.write_handoff(token, payload)
+        self._epochs.set_control(SharedEpochs.TOKEN, token)
+        return token
+
+    def _current_worker(self):
+        return None if self._current is None else self._current["worker"]
+
+
+class _Tagged:
+    """A batch with the position, behind it, of the worker that made it."""
+
+    __slots__ = ("data", "worker", "state")
+
+    def __init__(self, data, worker, state):
+        self.data, self.worker, self.state = data, worker, state
+
+    def __reduce__(self):
+        return _Tagged, (self.data, self.worker, self.state)
+
+    def pin_memory(self):  # DataLoader(pin_memory=True) pins what it holds
+        from torch.utils.data._utils.pin_memory import pin_memory
+        return _Tagged(pin_memory(self.data), self.worker, self.state)
+
+
+class _CollateWithState:
+    """The DataLoader's collate_fn, then the position of the dataset behind the batch
+    (it runs in the process that made the batch, right after taking its elements)."""
+
+    def __init__(self, collate_fn, dataset):
+        self.collate_fn, self.dataset = collate_fn, dataset
+
+    def __getstate__(self):  # a worker uses its own copy (get_worker_info().dataset)
+        return {"collate_fn": self.collate_fn, "dataset": None}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    def __call__(self, data):
+        out = self.collate_fn(data)
+        info = torch.utils.data.get_worker_info()
+        dataset = info.dataset if info is not None else self.dataset
+        return _Tagged(out, dataset._current_worker(), dataset.state_dict())
+
+
+def _bad_loader_state(why):
+    return dataecho.InvalidArgumentError(
+        f"DataLoader.load_state_dict: not a dataecho.torch.DataLoader state (version "
+        f"{LOADER_STATE_VERSION}): {why}")
+
+
+class DataLoader(torch.utils.data.DataLoader):
+    """A torch.utils.data.DataLoader (same arguments) over a PipelineDataset whose
+    ``state_dict()`` / ``load_state_dict()`` hold every worker's position::
+
+        loader = dataecho.torch.DataLoader(dataecho.torch.PipelineDataset(build),
+                                           batch_size=None, num_workers=2)
+        for step, (x, y) in enumerate(loader):
+            ...
+            if step % 1000 == 0:
+                torch.save({"model": model.state_dict(),
+                            "loader": loader.state_dict()}, "ckpt.pt")
+        # after a crash: a new loader, the same arguments
+        loader.load_state_dict(torch.load("ckpt.pt")["loader"])
+        for x, y in loader: ...   # the batch after the last one the loop took
+
+    Every batch carries the position of the worker that made it, behind it (its
+    PipelineDataset.state_dict(), taken in the worker right after the batch's
+    elements): the loader keeps the last one per worker and which worker's batch
+    comes next, so the batches the DataLoader fetched ahead but the loop did not
+    take yet are made again after a resume. A resumed loader rotates its workers'
+    ids so that the first batch comes from the worker that was next. Works with
+    every start method (fork, spawn, forkserver), persistent workers or not,
+    ``num_workers=0`` and DataLoader batching (``batch_size`` not None) alike.
+    Resume with the same ``num_workers`` and world size (InvalidArgumentError
+    otherwise).
+    """
+
+    def __init__(self, dataset, *args, **kwargs):
+        if not isinstance(dataset, PipelineDataset):
+            raise TypeError("dataecho.torch.DataLoader: the dataset must be a "
+                            f"dataecho.torch.PipelineDataset, got {type(dataset).__name__}")
+        super().__init__(dataset, *args, **kwargs)
+        self.collate_fn = _CollateWithState(self.collate_fn, dataset)
+        self._resume = None     # a loaded state, for the next iter()
+        self._positions = None  # per worker: its state behind its last batch taken
+        self._next_worker = 0
+
+    def _workers(self):
+        return max(self.num_workers, 1)
+
+    def _start(self, worker):
+        """Worker `worker`'s state at the start of its next epoch."""
+        n = self.num_workers
+        shard = _shard_of(worker if n > 0 else None, n)
+        return {"version": STATE_VERSION, "epoch": self.dataset._epochs.peek(worker),
+                "rank": shard.rank, "world_size": shard.world_size, "state": None}
+
+    def __iter__(self):
+        shared = self.dataset._epochs
+        resume, self._resume = self._resume, None
+        if resume is None:
+            shared.set_control(SharedEpochs.TOKEN, 0)
+            positions = [self._start(w) for w in range(self._workers())]
+            rotate = 0
+        else:
+            positions = list(resume["workers"])
+            rotate = resume["next_worker"]
+            if self.num_workers == 0:
+                self.dataset.load_state_dict(positions[0])
+            else:
+                self.dataset._hand_over({"workers": positions})
+        shared.set_control(SharedEpochs.ROTATE_BY, rotate)
+        shared.set_control(SharedEpochs.ROTATE_WORKERS, self.num_workers)
+        self._positions, self._next_worker = positions, rotate
+        return self._take(super().__iter__())
+
+    def _take(self, batches):
+        n = self._workers()
+        for tagged in batches:
+            worker = tagged.worker or 0
+            self._positions[worker] = tagged.state
+            self._next_worker = (worker + 1) % n
+            yield tagged.data
+        self._positions, self._next_worker = None, 0  # the epoch ended
+
+    def state_dict(self):
+        """Every worker's position behind the last batch the loop took, and which
+        worker's batch comes next: {"version", "num_workers", "next_worker",
+        "workers": [PipelineDataset.state_dict() of each worker]} (picklable)."""
+        if self._resume is not None:
+            return dict(self._resume)
+        positions = self._positions
+        if positions is None:  # before the first iter() or between epochs
+            positions = [self._start(w) for w in range(self._workers())]
+        return {"version": LOADER_STATE_VERSION, "num_workers": self.num_workers,
+                "next_worker": self._next_worker if self._positions is not None else 0,
+                "workers": [dict(p) for p in positions]}
+
+    def load_state_dict(self, state_dict):
+        """Makes the next iter() continue where state_dict() was taken (the same
+        num_workers and world size); InvalidArgumentError naming what is wrong."""
+        if not isinstance(state_dict, Mapping):
+            raise _bad_loader_state(f"a {type(state_dict).__name__}, not a dict")
+        if state_dict.get("version") != LOADER_STATE_VERSION:
+            raise _bad_loader_state(f"version {state_dict.get('version')!r}")
+        n = state_dict.get("num_workers")
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise _bad_loader_state(f"'num_workers' is {n!r}")
+        if n != self.num_workers:
             raise dataecho.InvalidArgumentError(
-                "load_state_dict: not a dataecho.torch.PipelineDataset state (version "
-                f"{STATE_VERSION})")
-        self._loaded = dict(state_dict)
+                f"DataLoader.load_state_dict: the state is of a DataLoader with {n} workers, "
+                f"this one has {self.num_workers}: resume with the same num_workers")
+        workers = state_dict.get("workers")
+        if not isinstance(workers, (list, tuple)) or len(workers) != self._workers():
+            raise _bad_loader_state(f"'workers' is not a list of {self._workers()} states")
+        nxt = state_dict.get("next_worker")
+        if isinstance(nxt, bool) or not isinstance(nxt, int) or not 0 <= nxt < self._workers():
+            raise _bad_loader_state(f"'next_worker' is {nxt!r}")
+        checked = [_check_state(w, "DataLoader.load_state_dict") for w in workers]
+        for w, state in enumerate(checked):
+            shard = _shard_of(w if self.num_workers > 0 else None, self.num_workers)
+            if (state["rank"], state["world_size"]) != (shard.rank, shard.world_size):
+                raise dataecho.InvalidArgumentError(
+                    f"DataLoader.load_state_dict: worker {w}'s state is shard "
+                    f"{state['rank']} of {state['world_size']}, here it is shard "
+                    f"{shard.rank} of {shard.world_size}: resume with the same world size")
+        self._resume = {"version": LOADER_STATE_VERSION, "num_workers": n,
+                        "next_worker": nxt, "workers": checked}
 
 
-__all__ = ["PipelineDataset", "current_shard", "to_tensors"]
+__all__ = ["DataLoader", "PipelineDataset", "current_shard", "to_tensors"]

@@ -24,6 +24,7 @@
 #include "dataecho/storage/throttled_store.h"
 #include "elements.h"
 #include "options.h"
+#include "paths.h"
 #include "py_pipeline.h"
 #include "status.h"
 
@@ -42,8 +43,7 @@ std::shared_ptr<ObjectStore> StoreOf(const py::object& store) {
 }
 
 std::vector<std::string> Patterns(const py::handle& patterns) {
-  if (py::isinstance<py::str>(patterns)) return {patterns.cast<std::string>()};
-  return patterns.cast<std::vector<std::string>>();
+  return PathList(patterns, "patterns");
 }
 
 // The URIs `patterns` name, then this worker's share of them, numbered (in
@@ -237,7 +237,9 @@ void BindFileSources(py::module_& m) {
       "A pipeline of Examples from an IDX image file and its label file (MNIST, "
       "Fashion-MNIST; plain or .gz): uint8 [28, 28, 1] images, labels, source_index = row. "
       "store: a dataecho.ObjectStore (None: a new one).",
-      [](const std::string& images, const std::string& labels, const py::kwargs& kwargs) {
+      [](const py::object& images_path, const py::object& labels_path, const py::kwargs& kwargs) {
+        const std::string images = PathBytes(images_path, "from_idx(): images");
+        const std::string labels = PathBytes(labels_path, "from_idx(): labels");
         KwargsSplit split(kwargs, "from_idx");
         const std::shared_ptr<ObjectStore> store = StoreOf(split.Pop("store"));
         const auto options = split.Take<IdxOptions>();

@@ -73,6 +73,19 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     return r;
   }
 
+  // Epochs: the chain below starts over (a Repeat above, or a pipeline
+  // built afresh and started at epoch k), and the planner keeps what it
+  // measured and decided: costs, placement, factor and the placed echoes'
+  // factors carry into the new epoch, which starts echoing as the last one
+  // ended instead of measuring again. The pause between the last pull of an
+  // epoch and the first of the next is not a step.
+  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
+  absl::Status Restart(uint32_t epoch) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().Restart(epoch));
+    last_return_ = 0;
+    return absl::OkStatus();
+  }
+
   // Checkpoints. The planner's section comes *before* its input's: it holds
   // the decisions (the placed echoes' logs of factor changes, up to their
   // positions now; kAdaptive: the adaptive echo's journal of fresh/repeat
