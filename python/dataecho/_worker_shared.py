@@ -127,6 +127,14 @@ class WorkerReports:
         except OSError:
             pass  # the dataset that reads them is gone: nobody will
 
+    def read(self, worker):
+        """Worker's last report, or None."""
+        try:
+            with open(os.path.join(self.dir, f"worker-{worker}.json")) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
     def write_handoff(self, token, payload):
         """Leaves `payload` (picklable) for the workers that will apply handoff `token`."""
         path = os.path.join(self.dir, "handoff.pickle")

@@ -57,6 +57,12 @@ with and without ``persistent_workers``; ``set_epoch(k)`` (as
 take the epoch (``build(shard, epoch)``), and ``with_epoch=True`` adds it to
 what the dataset yields.
 
+AUTO ECHO. ``echoed_batches(placement="auto")`` and ``"adaptive"`` run an echo
+planner that measures costs and decides the placement and factor; the pipeline
+of every epoch is built afresh, and its planner starts from the last epoch's
+costs and decision in this worker (and from a loaded state's), echoing from its
+first batch instead of measuring again with no echo.
+
 CHECKPOINTS. ``state_dict()`` / ``load_state_dict()`` are one process's
 position (torchdata's ``StatefulDataLoader`` calls them in every worker, one
 state per worker, forked or spawned). In the main process they are the main
@@ -200,7 +206,34 @@ def _check_state(state_dict, what="load_state_dict"):
             raise _bad_state(what, f"'state' is a {type(state).__name__}, not bytes or None")
         state = bytes(state)
     out["state"] = state
+    out["planner"] = _check_planner(state_dict.get("planner"), what)
     return out
+
+
+# The values of an "echo_planner" stats row that start the next epoch's planner
+# (AutoPlacementOptions::start_from; _dataecho._planner_memory).
+_PLANNER_KEYS = ("placement", "factor", "cost_upstream_cpu_ms", "cost_augment_cpu_ms",
+                 "cost_row_cpu_ms", "upstream_ms_per_item", "step_ms")
+
+
+def _planner_memory(entry):
+    """The echo planner's costs and decision in a stats entry (the last planner row
+    that decided at least once), or None."""
+    memory = None
+    for row in (entry or {}).get("stages", ()):
+        if all(k in row for k in _PLANNER_KEYS) and row.get("decisions"):
+            memory = {k: float(row[k]) for k in _PLANNER_KEYS}
+    return memory
+
+
+def _check_planner(memory, what):
+    if memory is None:
+        return None
+    if not isinstance(memory, Mapping) or not all(
+            isinstance(memory.get(k), (int, float)) and not isinstance(memory.get(k), bool)
+            for k in _PLANNER_KEYS):
+        raise _bad_state(what, f"'planner' is not a dict of {', '.join(_PLANNER_KEYS)}")
+    return {k: float(memory[k]) for k in _PLANNER_KEYS}
 
 
 def _build_takes_epoch(build):
@@ -320,7 +353,7 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         """
         if self._length is None:
             worker, n = self._place()
-            pipeline = self._make(_shard_of(worker, n), self._epochs.peek(worker or 0))
+            pipeline = self._make(_shard_of(worker, n), self._epochs.peek(worker or 0), None)
             try:
                 self._length = len(pipeline)
             finally:
@@ -383,14 +416,29 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         self._close_current()
         self._current = {"epoch": epoch, "rank": shard.rank, "world_size": shard.world_size,
                          "worker": worker, "batches": 0,
-                         "state": loaded["state"] if loaded else None}
+                         "state": loaded["state"] if loaded else None,
+                         "planner": self._planner_start(worker, loaded)}
         collates = _fetcher_collates(self)
         return self._run(shard, epoch, loaded, worker, collates)
 
-    def _make(self, shard, epoch):
+    def _planner_start(self, worker, loaded):
+        """What the echo planner of this iter()'s pipeline starts from (AUTO ECHO above):
+        the last pipeline's planner in this process, else this worker's last report
+        (a worker process started anew), else the loaded state's."""
+        last = self._last_stats
+        if last is None or last.get("worker") != worker:
+            last = self._reports.read(worker) if worker is not None else None
+        memory = _planner_memory(last)
+        if memory is None and loaded is not None:
+            memory = loaded.get("planner")
+        return memory
+
+    def _make(self, shard, epoch, planner):
         # With several workers in the job, the seeds build() gives shuffle and echo are mixed
-        # with the worker's place in it, so workers draw differently (see SEEDS above).
+        # with the worker's place in it, so workers draw differently (see SEEDS above); an
+        # auto echo planner starts from the last epoch's (AUTO ECHO above).
         _dataecho._seed_stream(shard.rank if shard.world_size > 1 else None)
+        _dataecho._planner_memory(planner)
         try:
             if self._takes_epoch == "keyword":
                 pipeline = self._build(shard, epoch=epoch)
@@ -400,6 +448,7 @@ class PipelineDataset(torch.utils.data.IterableDataset):
                 pipeline = self._build(shard)
         finally:
             _dataecho._seed_stream(None)
+            _dataecho._planner_memory(None)
         if not isinstance(pipeline, dataecho.Pipeline):
             raise TypeError(f"build() returned {type(pipeline).__name__}, not a dataecho.Pipeline")
         if pipeline.element_type == "Record":
@@ -408,7 +457,7 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         return pipeline
 
     def _run(self, shard, epoch, loaded, worker, collates):
-        pipeline = self._make(shard, epoch)
+        pipeline = self._make(shard, epoch, self._current["planner"])
         if collates and pipeline.element_type == "Batch" and not self._warned:
             self._warned = True
             warnings.warn("dataecho.torch.PipelineDataset: the pipeline yields Batches, and the "
@@ -492,7 +541,8 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         if current is None or current.get("done"):  # the start of the next epoch
             shard = _shard_of(worker, self._place()[1])
             current = {"epoch": self._epochs.peek(worker or 0), "rank": shard.rank,
-                       "world_size": shard.world_size, "state": None}
+                       "world_size": shard.world_size, "state": None,
+                       "planner": self._planner_start(worker, None)}
         if self._pipeline is not None:
             state = self._pipeline.save_state()
         elif "left_after" in current:
@@ -503,7 +553,8 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         else:
             state = current.get("state")  # not started yet (what it will restore) or left
         return {"version": STATE_VERSION, "epoch": current["epoch"], "rank": current["rank"],
-                "world_size": current["world_size"], "state": state}
+                "world_size": current["world_size"], "state": state,
+                "planner": current.get("planner")}
 
     def load_state_dict(self, state_dict):
         """Makes the next iter() continue where the state_dict() was taken.

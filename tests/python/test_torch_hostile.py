@@ -48,10 +48,11 @@ def test_a_cached_element_is_not_changed_by_in_place_ops(small_arrays):
         x.zero_()
 
 
-def auto_build(placement):
+def auto_build(placement, rows=64):
     def build(shard):
-        images = np.repeat(np.arange(64, dtype=np.uint8), 16).reshape(64, 4, 4, 1)
-        return (dataecho.from_arrays(images, np.arange(64) % 10)
+        images = np.repeat(np.arange(rows, dtype=np.uint8), 16).reshape(rows, 4, 4, 1)
+        return (dataecho.from_arrays(images, np.arange(rows) % 10)
+                .shard(rank=shard.rank, world_size=shard.world_size)
                 .prefetch(depth=8)
                 .echoed_batches(dataecho.RandomFlip(seed=1), placement=placement,
                                 auto_placement=dataecho.AutoPlacementOptions(
@@ -70,6 +71,40 @@ def test_auto_placements_run_epoch_after_epoch(placement):
     # repeat() over the planner starts it over as well, keeping its decisions.
     p = auto_build(placement)(dataecho.Shard(0, 1)).repeat(2)
     assert {b.epoch for b in p} == {0, 1}
+
+
+PLACEMENTS = ["before_augment", "after_augment", "batch"]
+
+
+def planners(ds):
+    return [[row for row in entry["stages"] if row["stage"] == "echo_planner"][0]
+            for entry in ds.stats()]
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+@pytest.mark.parametrize("placement", ["auto", "adaptive"])
+def test_auto_echo_starts_each_epoch_from_the_last_epochs_plan(num_workers, placement):
+    ds = det.PipelineDataset(auto_build(placement, rows=512))
+    loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=num_workers)
+    list(loader)  # epoch 0: measures, then decides
+    before = planners(ds)
+    assert len(before) == max(num_workers, 1)
+    for row in before:
+        assert row["decisions"] and not row["decisions"][0].startswith("from the start")
+    list(loader)  # epoch 1, its pipelines built afresh: they start from epoch 0's plans
+    for b, a in zip(before, planners(ds)):
+        first = a["decisions"][0]
+        assert first.startswith("from the start: "), first
+        if placement == "auto":
+            assert first.startswith(f"from the start: {PLACEMENTS[int(b['placement'])]} "
+                                    f"echo, e = {b['factor']:.2f}"), (first, b)
+    if num_workers == 0:  # and into checkpoints: a resumed run starts from the plan too
+        state = ds.state_dict()
+        assert state["planner"]["factor"] == planners(ds)[0]["factor"]
+        again = det.PipelineDataset(auto_build(placement, rows=512))
+        again.load_state_dict(state)
+        list(again)
+        assert planners(again)[0]["decisions"][0].startswith("from the start: ")
 
 
 def test_set_epoch_takes_ints_in_range_only(small_arrays):
