@@ -87,6 +87,7 @@ resumes at the exact next batch::
 import inspect
 import operator
 import os
+import pickle
 import random
 import sys
 import time
@@ -584,30 +585,38 @@ class PipelineDataset(torch.utils.data.IterableDataset):
 
 
 class _Tagged:
-    """A batch with the position, behind it, of the worker that made it."""
+    """A batch with the position, behind it, of the worker that made it: the state
+    itself (made in the main process) or a reference to the file a worker wrote it to,
+    (iteration, batch number): the states stay out of the worker's result pipe, which a
+    worker orphaned by a killed main process could otherwise block on at its exit."""
 
-    __slots__ = ("data", "worker", "state")
+    __slots__ = ("data", "worker", "ref", "state")
 
-    def __init__(self, data, worker, state):
-        self.data, self.worker, self.state = data, worker, state
+    def __init__(self, data, worker, ref, state):
+        self.data, self.worker, self.ref, self.state = data, worker, ref, state
 
     def __reduce__(self):
-        return _Tagged, (self.data, self.worker, self.state)
+        return _Tagged, (self.data, self.worker, self.ref, self.state)
 
     def pin_memory(self):  # DataLoader(pin_memory=True) pins what it holds
         from torch.utils.data._utils.pin_memory import pin_memory
-        return _Tagged(pin_memory(self.data), self.worker, self.state)
+        return _Tagged(pin_memory(self.data), self.worker, self.ref, self.state)
+
+
+def _position_path(dataset, worker, seq, ring):
+    return os.path.join(dataset._reports.dir, f"position-{worker}-{seq % ring}.pickle")
 
 
 class _CollateWithState:
     """The DataLoader's collate_fn, then the position of the dataset behind the batch
-    (it runs in the process that made the batch, right after taking its elements)."""
+    (it runs in the process that made the batch, right after taking its elements). A
+    worker writes it to a ring of `ring` files of its own, which its batches name."""
 
-    def __init__(self, collate_fn, dataset):
-        self.collate_fn, self.dataset = collate_fn, dataset
+    def __init__(self, collate_fn, dataset, ring):
+        self.collate_fn, self.dataset, self.ring = collate_fn, dataset, ring
 
     def __getstate__(self):  # a worker uses its own copy (get_worker_info().dataset)
-        return {"collate_fn": self.collate_fn, "dataset": None}
+        return {"collate_fn": self.collate_fn, "dataset": None, "ring": self.ring}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
@@ -615,8 +624,17 @@ class _CollateWithState:
     def __call__(self, data):
         out = self.collate_fn(data)
         info = torch.utils.data.get_worker_info()
-        dataset = info.dataset if info is not None else self.dataset
-        return _Tagged(out, dataset._current_worker(), dataset.state_dict())
+        if info is None:
+            return _Tagged(out, None, None, self.dataset.state_dict())
+        dataset = info.dataset
+        current = dataset._current
+        seq = current["collated"] = current.get("collated", 0) + 1
+        run = current.setdefault("run", random.getrandbits(62))
+        worker = current["worker"]
+        with open(_position_path(dataset, worker, seq, self.ring), "wb") as f:
+            pickle.dump({"run": run, "seq": seq, "state": dataset.state_dict()}, f,
+                        protocol=pickle.HIGHEST_PROTOCOL)
+        return _Tagged(out, worker, (run, seq), None)
 
 
 def _bad_loader_state(why):
@@ -642,8 +660,9 @@ class DataLoader(torch.utils.data.DataLoader):
 
     Every batch carries the position of the worker that made it, behind it (its
     PipelineDataset.state_dict(), taken in the worker right after the batch's
-    elements): the loader keeps the last one per worker and which worker's batch
-    comes next, so the batches the DataLoader fetched ahead but the loop did not
+    elements and written to a small ring of files in the dataset's temporary
+    directory, which the batch names): the loader keeps the last one per worker
+    and which worker's batch comes next, so the batches the DataLoader fetched ahead but the loop did not
     take yet are made again after a resume. A resumed loader rotates its workers'
     ids so that the first batch comes from the worker that was next. Works with
     every start method (fork, spawn, forkserver), persistent workers or not,
@@ -657,7 +676,10 @@ class DataLoader(torch.utils.data.DataLoader):
             raise TypeError("dataecho.torch.DataLoader: the dataset must be a "
                             f"dataecho.torch.PipelineDataset, got {type(dataset).__name__}")
         super().__init__(dataset, *args, **kwargs)
-        self.collate_fn = _CollateWithState(self.collate_fn, dataset)
+        # A worker is at most prefetch_factor batches ahead of the loop: the ring of
+        # position files holds more than that (a slot overwritten is an error, not silent).
+        ring = 2 * (getattr(self, "prefetch_factor", None) or 2) + 4
+        self.collate_fn = _CollateWithState(self.collate_fn, dataset, ring)
         self._resume = None     # a loaded state, for the next iter()
         self._positions = None  # per worker: its state behind its last batch taken
         self._next_worker = 0
@@ -695,7 +717,7 @@ class DataLoader(torch.utils.data.DataLoader):
         n = self._workers()
         for tagged in batches:
             worker = tagged.worker or 0
-            self._positions[worker] = tagged.state
+            self._positions[worker] = tagged.state if tagged.ref is None else tagged.ref
             self._next_worker = (worker + 1) % n
             yield tagged.data
         self._positions, self._next_worker = None, 0  # the epoch ended
@@ -709,9 +731,30 @@ class DataLoader(torch.utils.data.DataLoader):
         positions = self._positions
         if positions is None:  # before the first iter() or between epochs
             positions = [self._start(w) for w in range(self._workers())]
+        positions = [self._resolve(w, p) for w, p in enumerate(positions)]
         return {"version": LOADER_STATE_VERSION, "num_workers": self.num_workers,
                 "next_worker": self._next_worker if self._positions is not None else 0,
                 "workers": [dict(p) for p in positions]}
+
+    def _resolve(self, worker, position):
+        """A worker's state: `position` itself, or the one its (run, seq) reference names."""
+        if not isinstance(position, tuple):
+            return position
+        run, seq = position
+        path = _position_path(self.dataset, worker, seq, self.collate_fn.ring)
+        try:
+            with open(path, "rb") as f:
+                saved = pickle.load(f)
+        except (OSError, EOFError, pickle.UnpicklingError) as e:
+            raise dataecho.DataLossError(
+                f"DataLoader.state_dict: worker {worker}'s position behind its batch {seq} "
+                f"cannot be read from {path}: {e}") from e
+        if (saved.get("run"), saved.get("seq")) != (run, seq):
+            raise dataecho.InternalError(
+                f"DataLoader.state_dict: worker {worker}'s position behind its batch {seq} "
+                f"was overwritten in {path} (the worker ran more than "
+                f"{self.collate_fn.ring} batches ahead)")
+        return saved["state"]
 
     def load_state_dict(self, state_dict):
         """Makes the next iter() continue where state_dict() was taken (the same

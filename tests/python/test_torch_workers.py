@@ -4,7 +4,13 @@
 load_state_dict(), and dataecho.torch.DataLoader's resume, all in real worker
 processes (fork, spawn, forkserver)."""
 
+import os
+import pathlib
 import pickle
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -216,3 +222,86 @@ def test_the_loader_checks_the_state_it_loads():
         loader.load_state_dict(swapped)
     with pytest.raises(TypeError, match="PipelineDataset"):
         det.DataLoader(list(range(3)))
+
+
+# kill -9 and resume: examples/python/resumable_training.py trains through
+# dataecho.torch.DataLoader with 2 workers and checkpoints every 10 steps; killed
+# (SIGKILL) three times at whatever step it reached and run again each time, it must
+# train on the batches of the uninterrupted run, with the same losses and weights.
+
+EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python" / \
+    "resumable_training.py"
+
+
+def training(tmp_path, name, steps):
+    args = [sys.executable, str(EXAMPLE), f"--data={tmp_path}/train-*.tfrecord",
+            f"--checkpoint={tmp_path / name}.pt",
+            f"--log={tmp_path / name}.log", "--workers=2", f"--steps={steps}"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    return args, env
+
+
+def processes_running(marker):
+    """Pids of the processes whose command line holds `marker`."""
+    pids = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    pids.append(int(pid))
+        except (OSError, ValueError):
+            pass
+    return pids
+
+
+def steps_logged(path):
+    """{step: line} (a resumed run logs again the steps after its checkpoint: the last
+    line of a step wins) and the final line."""
+    lines, final = {}, None
+    if path.exists():
+        for line in path.read_text().splitlines():
+            head, _, rest = line.partition(" ")
+            if head == "final":
+                final = rest
+            elif rest:
+                lines[int(head)] = rest
+    return lines, final
+
+
+def test_training_killed_three_times_resumes_on_the_same_batches(fashion_mnist, tmp_path):
+    # 4 TFRecord shards of 1024 Fashion-MNIST images (as `dataecho convert` writes them):
+    # with echo 2, 2 workers and batches of 128, 64 steps an epoch.
+    examples = list(dataecho.from_idx(fashion_mnist[0], fashion_mnist[1]).take(4096))
+    for f in range(4):
+        dataecho.write_tfrecord(
+            str(tmp_path / f"train-{f}.tfrecord"),
+            [dataecho.encode_image_record(np.asarray(e.components[0]), label=e.label)
+             for e in examples[f * 1024:(f + 1) * 1024]])
+    steps = 150  # 2 epochs and a part
+    args, env = training(tmp_path, "whole", steps)
+    assert subprocess.run(args, env=env, timeout=300, capture_output=True).returncode == 0
+    whole, whole_final = steps_logged(tmp_path / "whole.log")
+    assert len(whole) == steps and whole_final
+    args, env = training(tmp_path, "killed", steps)
+    log = tmp_path / "killed.log"
+    for kill_after in (17, 64, 111):  # steps logged when the kill comes (any will do)
+        child = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+        try:
+            while child.poll() is None and max(steps_logged(log)[0], default=0) < kill_after:
+                time.sleep(0.05)
+        finally:
+            child.send_signal(signal.SIGKILL)  # no cleanup: workers orphaned, files half-written
+            child.wait()
+    result = subprocess.run(args, env=env, timeout=300, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "resumed at step" in result.stdout
+    # The killed runs' workers, orphaned, exit (torch's watchdog) rather than block on a
+    # result pipe nobody reads: none is left once the deadline passes.
+    deadline = time.monotonic() + 60
+    while processes_running(args[3]) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not processes_running(args[3])
+    killed, killed_final = steps_logged(log)
+    assert killed == whole  # every step's batch (crc32) and loss
+    assert killed_final == whole_final  # the weights
