@@ -528,6 +528,8 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         ``dataecho.torch.DataLoader.state_dict()`` there instead."""
         self._own_process()
         worker = self._worker()
+        if self._loaded_token and self._epochs.applied_anywhere(self._loaded_token):
+            self._loaded, self._loaded_token = None, 0  # a DataLoader's workers took it
         if self._loaded is not None:  # not started yet: what the next iter() resumes
             return dict(self._loaded)
         if worker is None and self._epochs.control(SharedEpochs.LAST_WORKERS) > 0:

@@ -126,8 +126,11 @@ def test_a_state_loaded_in_the_main_process_reaches_the_workers():
     # One worker is the same shard as the main process: it resumes.
     again = dataset()
     again.load_state_dict(state)
+    assert again.state_dict() == dict(state, planner=None)  # what the next iter() resumes
     loader = torch.utils.data.DataLoader(again, batch_size=None, num_workers=1)
     assert [key(b) for b in loader] == whole[7:]
+    with pytest.raises(dataecho.FailedPreconditionError):  # the worker's position now
+        again.state_dict()
     # Once: the next epoch starts afresh, as the uninterrupted run's.
     assert [key(b) for b in loader] == [key(b) for b in dataset_at_epoch(1)]
     # Two workers are two other shards: a clear error, not a silent restart.
