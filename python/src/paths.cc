@@ -36,4 +36,11 @@ std::vector<std::string> PathList(const py::handle& paths, const char* what) {
   return out;
 }
 
+py::str PathStr(std::string_view path) {
+  PyObject* s =
+      PyUnicode_DecodeUTF8(path.data(), static_cast<Py_ssize_t>(path.size()), "surrogateescape");
+  if (s == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(s);
+}
+
 }  // namespace dataecho::python

@@ -63,7 +63,7 @@ std::vector<std::string> MyUris(ObjectStore& store, const std::vector<std::strin
 
 py::dict InfoDict(const ObjectInfo& info) {
   py::dict d;
-  d["uri"] = RedactUri(info.uri);
+  d["uri"] = PathStr(RedactUri(info.uri));
   d["size"] = info.size;
   d["version"] = info.version;
   return d;
@@ -96,7 +96,8 @@ void BindStore(py::module_& m) {
             });
   cls.def(
          "stat",
-         [](const StoreHandle& self, const std::string& uri) {
+         [](const StoreHandle& self, const py::object& uri_arg) {
+           const std::string uri = PathBytes(uri_arg, "stat(): uri");
            absl::StatusOr<ObjectInfo> info;
            {
              py::gil_scoped_release nogil;
@@ -107,7 +108,8 @@ void BindStore(py::module_& m) {
          py::arg("uri"), "{'uri', 'size', 'version'} of one object.")
       .def(
           "list",
-          [](const StoreHandle& self, const std::string& prefix) {
+          [](const StoreHandle& self, const py::object& prefix_arg) {
+            const std::string prefix = PathBytes(prefix_arg, "list(): prefix");
             absl::StatusOr<std::vector<ObjectInfo>> infos;
             {
               py::gil_scoped_release nogil;
@@ -120,7 +122,8 @@ void BindStore(py::module_& m) {
           py::arg("prefix"), "The objects whose URI starts with `prefix`, sorted.")
       .def(
           "read",
-          [](const StoreHandle& self, const std::string& uri, uint64_t offset, int64_t length) {
+          [](const StoreHandle& self, const py::object& uri_arg, uint64_t offset, int64_t length) {
+            const std::string uri = PathBytes(uri_arg, "read(): uri");
             absl::StatusOr<Buffer> bytes;
             {
               py::gil_scoped_release nogil;
@@ -140,7 +143,9 @@ void BindStore(py::module_& m) {
               py::gil_scoped_release nogil;
               uris = ExpandUris(*self.store, p);
             }
-            return ValueOrThrow(std::move(uris));
+            py::list out;
+            for (const std::string& u : ValueOrThrow(std::move(uris))) out.append(PathStr(u));
+            return out;
           },
           py::arg("patterns"),
           "The sorted URIs that glob patterns ('gs://b/train-*'), prefixes ending in '/' or "

@@ -207,7 +207,8 @@ def test_file_names_that_are_not_utf8(tmp_path):
     assert dataecho.write_tfrecord(name, [dataecho.encode_image_record(image, label=7)]) == 1
     assert os.path.exists(os.fsencode(name))
     records = list(dataecho.from_tfrecord(name))
-    assert len(records) == 1
+    assert len(records) == 1 and records[0].uri.endswith("train-\\xff.tfrecord")  # as shown
+    assert dataecho.ObjectStore().expand(name) == [name]
     assert len(list(dataecho.from_tfrecord([os.fsencode(name)]))) == 1
     with pytest.raises(TypeError, match="int"):
         dataecho.from_tfrecord(3)
