@@ -10,7 +10,6 @@ shards of image records in `--dir` (image i in shard i mod 4) unless they are th
 """
 
 import argparse
-import os
 import pathlib
 import random
 import signal

@@ -85,14 +85,10 @@ resumes at the exact next batch::
 """
 
 import inspect
-import operator
 import os
-import pickle
-import random
 import sys
 import time
 import warnings
-from collections.abc import Mapping
 
 import torch
 import torch.utils.data
@@ -100,26 +96,10 @@ from torch.utils.dlpack import from_dlpack
 
 import dataecho
 from dataecho import _dataecho
+from dataecho._torch_positions import _Positions
+from dataecho._torch_state import (  # noqa: F401 (MAX_EPOCH, STATE_VERSION: documented)
+    MAX_EPOCH, STATE_VERSION, _epoch_arg, _shard_of)
 from dataecho._worker_shared import MAX_WORKERS, STATS_INTERVAL, SharedEpochs, WorkerReports
-
-# The largest epoch a pipeline starts at (Pipeline.set_epoch: [0, 2**32)).
-MAX_EPOCH = 2**32 - 1
-
-
-def _job_place():
-    """(rank, world_size) of this process in the job."""
-    if torch.distributed.is_available() and torch.distributed.is_initialized():
-        return torch.distributed.get_rank(), torch.distributed.get_world_size()
-    env = dataecho.resolve_shard()
-    return env.rank, env.world_size
-
-
-def _shard_of(worker, num_workers):
-    """The shard of DataLoader worker `worker` of `num_workers` (None: the main process)."""
-    rank, world = _job_place()
-    if worker is None:
-        return dataecho.Shard(rank, world)
-    return dataecho.Shard(rank * num_workers + worker, world * num_workers)
 
 
 def current_shard():
@@ -157,86 +137,6 @@ def to_tensors(element, with_indices=False):
     return inputs, element.label
 
 
-# The state_dict() format (load_state_dict() checks it).
-STATE_VERSION = 1
-# dataecho.torch.DataLoader's state_dict() format.
-LOADER_STATE_VERSION = 1
-
-
-def _epoch_arg(epoch, what):
-    """`epoch` as an int in [0, MAX_EPOCH]: TypeError for a non-integer (a float, a
-    bool), ValueError (InvalidArgumentError) out of range."""
-    if isinstance(epoch, bool) or not hasattr(type(epoch), "__index__"):
-        raise TypeError(f"{what}: epoch must be an int, got {type(epoch).__name__}")
-    epoch = operator.index(epoch)
-    if not 0 <= epoch <= MAX_EPOCH:
-        raise dataecho.InvalidArgumentError(
-            f"{what}: epoch must be in [0, 2**32 - 1], got {epoch}")
-    return epoch
-
-
-def _bad_state(what, why):
-    return dataecho.InvalidArgumentError(
-        f"{what}: not a dataecho.torch.PipelineDataset state (version {STATE_VERSION}): {why}")
-
-
-def _check_state(state_dict, what="load_state_dict"):
-    """A PipelineDataset state_dict() checked field by field, as a new dict (its
-    "state" as bytes); InvalidArgumentError naming the first field that is wrong."""
-    if not isinstance(state_dict, Mapping):
-        raise _bad_state(what, f"a {type(state_dict).__name__}, not a dict")
-    if state_dict.get("version") != STATE_VERSION:
-        raise _bad_state(what, f"version {state_dict.get('version')!r}")
-    out = {"version": STATE_VERSION}
-    # epoch may be 2**32: the start of the epoch after the last (its iter() then fails).
-    for key, low, high in (("epoch", 0, MAX_EPOCH + 1), ("world_size", 1, 2**31),
-                           ("rank", 0, 2**31)):
-        if key not in state_dict:
-            raise _bad_state(what, f"no '{key}'")
-        v = state_dict[key]
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise _bad_state(what, f"'{key}' is a {type(v).__name__}, not an int")
-        if not low <= v <= high:
-            raise _bad_state(what, f"'{key}' {v} is not in [{low}, {high}]")
-        out[key] = v
-    if out["rank"] >= out["world_size"]:
-        raise _bad_state(what, f"rank {out['rank']} of world_size {out['world_size']}")
-    state = state_dict.get("state")
-    if state is not None:
-        if not isinstance(state, (bytes, bytearray, memoryview)):
-            raise _bad_state(what, f"'state' is a {type(state).__name__}, not bytes or None")
-        state = bytes(state)
-    out["state"] = state
-    out["planner"] = _check_planner(state_dict.get("planner"), what)
-    return out
-
-
-# The values of an "echo_planner" stats row that start the next epoch's planner
-# (AutoPlacementOptions::start_from; _dataecho._planner_memory).
-_PLANNER_KEYS = ("placement", "factor", "cost_upstream_cpu_ms", "cost_augment_cpu_ms",
-                 "cost_row_cpu_ms", "upstream_ms_per_item", "step_ms")
-
-
-def _planner_memory(entry):
-    """The echo planner's costs and decision in a stats entry (the last planner row
-    that decided at least once), or None."""
-    memory = None
-    for row in (entry or {}).get("stages", ()):
-        if all(k in row for k in _PLANNER_KEYS) and row.get("decisions"):
-            memory = {k: float(row[k]) for k in _PLANNER_KEYS}
-    return memory
-
-
-def _check_planner(memory, what):
-    if memory is None:
-        return None
-    if not isinstance(memory, Mapping) or not all(
-            isinstance(memory.get(k), (int, float)) and not isinstance(memory.get(k), bool)
-            for k in _PLANNER_KEYS):
-        raise _bad_state(what, f"'planner' is not a dict of {', '.join(_PLANNER_KEYS)}")
-    return {k: float(memory[k]) for k in _PLANNER_KEYS}
-
-
 def _build_takes_epoch(build):
     """How build takes the epoch: "keyword" (a parameter named epoch that may be
     passed by keyword), "positional" (build(shard, epoch), build(shard, epoch, /))
@@ -267,7 +167,7 @@ def _fetcher_collates(dataset):
     return None
 
 
-class PipelineDataset(torch.utils.data.IterableDataset):
+class PipelineDataset(_Positions, torch.utils.data.IterableDataset):
     """An IterableDataset over the pipelines that ``build(shard)`` returns.
 
     Args:
@@ -366,25 +266,6 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         later ones count on from it. ``epoch``: an int in [0, 2**32 - 1]."""
         self._epochs.set_all(_epoch_arg(epoch, "set_epoch"))
 
-    def _handed_over(self, slot, num_workers):
-        """The state the main process handed to the workers (load_state_dict() there,
-        or dataecho.torch.DataLoader's) that this worker has not applied yet."""
-        token = self._epochs.control(SharedEpochs.TOKEN)
-        if token == 0 or self._epochs.applied(slot) == token:
-            return None
-        payload = self._reports.read_handoff(token)
-        self._epochs.mark_applied(slot, token)
-        if payload is None:
-            return None
-        states = payload.get("workers")
-        if states is None:
-            return payload["state"]
-        if len(states) != num_workers:
-            raise dataecho.InvalidArgumentError(
-                f"load_state_dict: the state holds {len(states)} workers' positions, this "
-                f"DataLoader runs {num_workers} workers: resume with the same num_workers")
-        return states[slot]
-
     def __iter__(self):
         self._own_process()
         worker, num_workers = self._place()
@@ -421,18 +302,6 @@ class PipelineDataset(torch.utils.data.IterableDataset):
                          "planner": self._planner_start(worker, loaded)}
         collates = _fetcher_collates(self)
         return self._run(shard, epoch, loaded, worker, collates)
-
-    def _planner_start(self, worker, loaded):
-        """What the echo planner of this iter()'s pipeline starts from (AUTO ECHO above):
-        the last pipeline's planner in this process, else this worker's last report
-        (a worker process started anew), else the loaded state's."""
-        last = self._last_stats
-        if last is None or last.get("worker") != worker:
-            last = self._reports.read(worker) if worker is not None else None
-        memory = _planner_memory(last)
-        if memory is None and loaded is not None:
-            memory = loaded.get("planner")
-        return memory
 
     def _make(self, shard, epoch, planner):
         # With several workers in the job, the seeds build() gives shuffle and echo are mixed
@@ -517,277 +386,6 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         out += self._reports.read_all()
         return sorted(out, key=lambda e: -1 if e["worker"] is None else e["worker"])
 
-    def state_dict(self):
-        """This process's position (StatefulDataLoader calls it in every worker): the
-        epoch and, once its pipeline started, Pipeline.save_state() behind the last
-        batch yielded.
-
-        In the main process of a DataLoader with workers it is an error
-        (FailedPreconditionError): each worker runs its own pipeline at its own
-        position, which the main process does not see. Save
-        ``dataecho.torch.DataLoader.state_dict()`` there instead."""
-        self._own_process()
-        worker = self._worker()
-        if self._loaded_token and self._epochs.applied_anywhere(self._loaded_token):
-            self._loaded, self._loaded_token = None, 0  # a DataLoader's workers took it
-        if self._loaded is not None:  # not started yet: what the next iter() resumes
-            return dict(self._loaded)
-        if worker is None and self._epochs.control(SharedEpochs.LAST_WORKERS) > 0:
-            n = self._epochs.control(SharedEpochs.LAST_WORKERS)
-            raise dataecho.FailedPreconditionError(
-                f"state_dict() in the main process of a DataLoader with {n} worker "
-                f"process{'es' if n > 1 else ''}: each runs its own pipeline at its own "
-                "position, which this process does not see. Save "
-                "dataecho.torch.DataLoader's state_dict() (every worker's position), or "
-                "use torchdata's StatefulDataLoader (it calls state_dict() in each worker)")
-        current = self._current
-        if current is None or current.get("done"):  # the start of the next epoch
-            shard = _shard_of(worker, self._place()[1])
-            current = {"epoch": self._epochs.peek(worker or 0), "rank": shard.rank,
-                       "world_size": shard.world_size, "state": None,
-                       "planner": self._planner_start(worker, None)}
-        if self._pipeline is not None:
-            state = self._pipeline.save_state()
-        elif "left_after" in current:
-            raise dataecho.FailedPreconditionError(
-                f"state_dict(): the iteration of epoch {current['epoch']} was left after "
-                f"{current['left_after']} batches and its position dropped; take the state "
-                "while iterating (before leaving the loop)")
-        else:
-            state = current.get("state")  # not started yet (what it will restore) or left
-        return {"version": STATE_VERSION, "epoch": current["epoch"], "rank": current["rank"],
-                "world_size": current["world_size"], "state": state,
-                "planner": current.get("planner")}
-
-    def load_state_dict(self, state_dict):
-        """Makes the next iter() continue where the state_dict() was taken.
-
-        InvalidArgumentError naming the field if ``state_dict`` is not such a state.
-        In a DataLoader worker (torchdata's StatefulDataLoader) it is that worker's
-        state. In the main process it is this process's next iter(), or, if a
-        DataLoader with workers iterates first, handed to its workers: one worker
-        resumes from it, several raise the shard error (each needs its own state:
-        see ``dataecho.torch.DataLoader``)."""
-        checked = _check_state(state_dict)
-        self._own_process()
-        self._loaded = checked
-        if self._worker() is None:
-            self._loaded_token = self._hand_over({"state": checked})
-
-    def _hand_over(self, payload):
-        """Leaves `payload` for the DataLoader workers that iterate next (a file beside
-        the stats reports, named by a token in shared memory); returns the token."""
-        token = random.getrandbits(62) + 1
-        self._reports.write_handoff(token, payload)
-        self._epochs.set_control(SharedEpochs.TOKEN, token)
-        return token
-
-    def _current_worker(self):
-        return None if self._current is None else self._current["worker"]
-
-
-class _Tagged:
-    """A batch with the position, behind it, of the worker that made it: the state
-    itself (made in the main process) or a reference to the file a worker wrote it to,
-    (iteration, batch number): the states stay out of the worker's result pipe, which a
-    worker orphaned by a killed main process could otherwise block on at its exit."""
-
-    __slots__ = ("data", "worker", "ref", "state")
-
-    def __init__(self, data, worker, ref, state):
-        self.data, self.worker, self.ref, self.state = data, worker, ref, state
-
-    def __reduce__(self):
-        return _Tagged, (self.data, self.worker, self.ref, self.state)
-
-    def pin_memory(self):  # DataLoader(pin_memory=True) pins what it holds
-        from torch.utils.data._utils.pin_memory import pin_memory
-        return _Tagged(pin_memory(self.data), self.worker, self.ref, self.state)
-
-
-def _position_path(dataset, worker, seq, ring):
-    return os.path.join(dataset._reports.dir, f"position-{worker}-{seq % ring}.pickle")
-
-
-class _CollateWithState:
-    """The DataLoader's collate_fn, then the position of the dataset behind the batch
-    (it runs in the process that made the batch, right after taking its elements). A
-    worker writes it to a ring of `ring` files of its own, which its batches name."""
-
-    def __init__(self, collate_fn, dataset, ring):
-        self.collate_fn, self.dataset, self.ring = collate_fn, dataset, ring
-
-    def __getstate__(self):  # a worker uses its own copy (get_worker_info().dataset)
-        return {"collate_fn": self.collate_fn, "dataset": None, "ring": self.ring}
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-
-    def __call__(self, data):
-        out = self.collate_fn(data)
-        info = torch.utils.data.get_worker_info()
-        if info is None:
-            return _Tagged(out, None, None, self.dataset.state_dict())
-        dataset = info.dataset
-        current = dataset._current
-        seq = current["collated"] = current.get("collated", 0) + 1
-        run = current.setdefault("run", random.getrandbits(62))
-        worker = current["worker"]
-        with open(_position_path(dataset, worker, seq, self.ring), "wb") as f:
-            pickle.dump({"run": run, "seq": seq, "state": dataset.state_dict()}, f,
-                        protocol=pickle.HIGHEST_PROTOCOL)
-        return _Tagged(out, worker, (run, seq), None)
-
-
-def _bad_loader_state(why):
-    return dataecho.InvalidArgumentError(
-        f"DataLoader.load_state_dict: not a dataecho.torch.DataLoader state (version "
-        f"{LOADER_STATE_VERSION}): {why}")
-
-
-class DataLoader(torch.utils.data.DataLoader):
-    """A torch.utils.data.DataLoader (same arguments) over a PipelineDataset whose
-    ``state_dict()`` / ``load_state_dict()`` hold every worker's position::
-
-        loader = dataecho.torch.DataLoader(dataecho.torch.PipelineDataset(build),
-                                           batch_size=None, num_workers=2)
-        for step, (x, y) in enumerate(loader):
-            ...
-            if step % 1000 == 0:
-                torch.save({"model": model.state_dict(),
-                            "loader": loader.state_dict()}, "ckpt.pt")
-        # after a crash: a new loader, the same arguments
-        loader.load_state_dict(torch.load("ckpt.pt")["loader"])
-        for x, y in loader: ...   # the batch after the last one the loop took
-
-    Every batch carries the position of the worker that made it, behind it (its
-    PipelineDataset.state_dict(), taken in the worker right after the batch's
-    elements and written to a small ring of files in the dataset's temporary
-    directory, which the batch names): the loader keeps the last one per worker
-    and which worker's batch comes next, so the batches the DataLoader fetched ahead but the loop did not
-    take yet are made again after a resume. A resumed loader rotates its workers'
-    ids so that the first batch comes from the worker that was next. Works with
-    every start method (fork, spawn, forkserver), persistent workers or not,
-    ``num_workers=0`` and DataLoader batching (``batch_size`` not None) alike.
-    Resume with the same ``num_workers`` and world size (InvalidArgumentError
-    otherwise).
-    """
-
-    def __init__(self, dataset, *args, **kwargs):
-        if not isinstance(dataset, PipelineDataset):
-            raise TypeError("dataecho.torch.DataLoader: the dataset must be a "
-                            f"dataecho.torch.PipelineDataset, got {type(dataset).__name__}")
-        super().__init__(dataset, *args, **kwargs)
-        # A worker is at most prefetch_factor batches ahead of the loop: the ring of
-        # position files holds more than that (a slot overwritten is an error, not silent).
-        ring = 2 * (getattr(self, "prefetch_factor", None) or 2) + 4
-        self.collate_fn = _CollateWithState(self.collate_fn, dataset, ring)
-        self._resume = None     # a loaded state, for the next iter()
-        self._positions = None  # per worker: its state behind its last batch taken
-        self._next_worker = 0
-
-    def _workers(self):
-        return max(self.num_workers, 1)
-
-    def _start(self, worker):
-        """Worker `worker`'s state at the start of its next epoch."""
-        n = self.num_workers
-        shard = _shard_of(worker if n > 0 else None, n)
-        return {"version": STATE_VERSION, "epoch": self.dataset._epochs.peek(worker),
-                "rank": shard.rank, "world_size": shard.world_size, "state": None}
-
-    def __iter__(self):
-        shared = self.dataset._epochs
-        resume, self._resume = self._resume, None
-        if resume is None:
-            shared.set_control(SharedEpochs.TOKEN, 0)
-            positions = [self._start(w) for w in range(self._workers())]
-            rotate = 0
-        else:
-            positions = list(resume["workers"])
-            rotate = resume["next_worker"]
-            if self.num_workers == 0:
-                self.dataset.load_state_dict(positions[0])
-            else:
-                self.dataset._hand_over({"workers": positions})
-        shared.set_control(SharedEpochs.ROTATE_BY, rotate)
-        shared.set_control(SharedEpochs.ROTATE_WORKERS, self.num_workers)
-        self._positions, self._next_worker = positions, rotate
-        return self._take(super().__iter__())
-
-    def _take(self, batches):
-        n = self._workers()
-        for tagged in batches:
-            worker = tagged.worker or 0
-            self._positions[worker] = tagged.state if tagged.ref is None else tagged.ref
-            self._next_worker = (worker + 1) % n
-            yield tagged.data
-        self._positions, self._next_worker = None, 0  # the epoch ended
-
-    def state_dict(self):
-        """Every worker's position behind the last batch the loop took, and which
-        worker's batch comes next: {"version", "num_workers", "next_worker",
-        "workers": [PipelineDataset.state_dict() of each worker]} (picklable)."""
-        if self._resume is not None:
-            return dict(self._resume)
-        positions = self._positions
-        if positions is None:  # before the first iter() or between epochs
-            positions = [self._start(w) for w in range(self._workers())]
-        positions = [self._resolve(w, p) for w, p in enumerate(positions)]
-        return {"version": LOADER_STATE_VERSION, "num_workers": self.num_workers,
-                "next_worker": self._next_worker if self._positions is not None else 0,
-                "workers": [dict(p) for p in positions]}
-
-    def _resolve(self, worker, position):
-        """A worker's state: `position` itself, or the one its (run, seq) reference names."""
-        if not isinstance(position, tuple):
-            return position
-        run, seq = position
-        path = _position_path(self.dataset, worker, seq, self.collate_fn.ring)
-        try:
-            with open(path, "rb") as f:
-                saved = pickle.load(f)
-        except (OSError, EOFError, pickle.UnpicklingError) as e:
-            raise dataecho.DataLossError(
-                f"DataLoader.state_dict: worker {worker}'s position behind its batch {seq} "
-                f"cannot be read from {path}: {e}") from e
-        if (saved.get("run"), saved.get("seq")) != (run, seq):
-            raise dataecho.InternalError(
-                f"DataLoader.state_dict: worker {worker}'s position behind its batch {seq} "
-                f"was overwritten in {path} (the worker ran more than "
-                f"{self.collate_fn.ring} batches ahead)")
-        return saved["state"]
-
-    def load_state_dict(self, state_dict):
-        """Makes the next iter() continue where state_dict() was taken (the same
-        num_workers and world size); InvalidArgumentError naming what is wrong."""
-        if not isinstance(state_dict, Mapping):
-            raise _bad_loader_state(f"a {type(state_dict).__name__}, not a dict")
-        if state_dict.get("version") != LOADER_STATE_VERSION:
-            raise _bad_loader_state(f"version {state_dict.get('version')!r}")
-        n = state_dict.get("num_workers")
-        if isinstance(n, bool) or not isinstance(n, int):
-            raise _bad_loader_state(f"'num_workers' is {n!r}")
-        if n != self.num_workers:
-            raise dataecho.InvalidArgumentError(
-                f"DataLoader.load_state_dict: the state is of a DataLoader with {n} workers, "
-                f"this one has {self.num_workers}: resume with the same num_workers")
-        workers = state_dict.get("workers")
-        if not isinstance(workers, (list, tuple)) or len(workers) != self._workers():
-            raise _bad_loader_state(f"'workers' is not a list of {self._workers()} states")
-        nxt = state_dict.get("next_worker")
-        if isinstance(nxt, bool) or not isinstance(nxt, int) or not 0 <= nxt < self._workers():
-            raise _bad_loader_state(f"'next_worker' is {nxt!r}")
-        checked = [_check_state(w, "DataLoader.load_state_dict") for w in workers]
-        for w, state in enumerate(checked):
-            shard = _shard_of(w if self.num_workers > 0 else None, self.num_workers)
-            if (state["rank"], state["world_size"]) != (shard.rank, shard.world_size):
-                raise dataecho.InvalidArgumentError(
-                    f"DataLoader.load_state_dict: worker {w}'s state is shard "
-                    f"{state['rank']} of {state['world_size']}, here it is shard "
-                    f"{shard.rank} of {shard.world_size}: resume with the same world size")
-        self._resume = {"version": LOADER_STATE_VERSION, "num_workers": n,
-                        "next_worker": nxt, "workers": checked}
-
+from dataecho._torch_loader import DataLoader  # noqa: E402 (it needs PipelineDataset above)
 
 __all__ = ["DataLoader", "PipelineDataset", "current_shard", "to_tensors"]

@@ -147,29 +147,15 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
   // An earlier planner's costs and decision (AutoPlacementOptions::start_from):
   // echo as it did from the first batch; later windows refine the costs.
   void StartFrom(const EchoPlannerMemory& m) {
+    StartedPlan p = StartFromMemory(m, mode_, *control_);
     absl::MutexLock lock(&mu_);
     costs_ = m.costs;
     costs_.cores = cores_;
     measured_ = true;
-    const char* names[] = {"before_augment", "after_augment", "batch"};
-    if (mode_ == PlannerMode::kAdaptive) {
-      const bool cheap = m.placement == kPlacedBefore || m.factor <= 1;
-      before_cap_ = cheap ? 1e9 : 1.0;
-      control_->before_cap.store(before_cap_, std::memory_order_relaxed);
-      placement_ = cheap ? kPlacedBefore : kPlacedBatch;
-      factor_ = cheap ? 1.0 : m.factor;
-      control_->factor[kPlacedBatch].store(factor_, std::memory_order_relaxed);
-    } else {
-      placement_ = m.placement;
-      factor_ = m.factor;
-      for (int slot : {kPlacedBefore, kPlacedAfter, kPlacedBatch}) {
-        control_->factor[slot].store(slot == placement_ ? factor_ : 1.0, std::memory_order_relaxed);
-      }
-    }
-    notes_.push_back(
-        fmt::format("from the start: {} echo, e = {:.2f}, as an earlier planner "
-                    "decided (start_from), its costs measured on",
-                    names[placement_], factor_));
+    placement_ = p.placement;
+    factor_ = p.factor;
+    before_cap_ = p.before_cap;
+    notes_.push_back(std::move(p.note));
   }
 
   // The placed echoes' positions and factor changes (SaveFactorLogs), then
