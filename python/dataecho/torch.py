@@ -69,7 +69,7 @@ state per worker, forked or spawned). In the main process they are the main
 process's own iteration (``num_workers=0``): ``state_dict()`` after a DataLoader
 with workers iterated is an error, and ``load_state_dict()`` there hands the
 state to the next DataLoader's workers (one worker resumes from it, more raise
-the shard error). ``DataLoader`` (below) saves and resumes a loader with
+the shard error). ``dataecho.torch.DataLoader`` saves and resumes a loader with
 workers. A training loop without workers saves the dataset with its model and
 resumes at the exact next batch::
 
