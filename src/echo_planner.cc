@@ -118,6 +118,21 @@ absl::Status AutoPlacementOptions::Validate() const {
     return absl::InvalidArgumentError(
         fmt::format("auto echo placement decide_every must be >= 2, got {}", decide_every));
   }
+  if (start_from.has_value()) {
+    const EchoPlannerMemory& m = *start_from;
+    const EchoCosts& c = m.costs;
+    bool costs_ok = c.batch_rows >= 0 && c.cores >= 0;
+    for (double v : {c.upstream_cpu, c.augment_cpu, c.row_cpu, c.upstream_time, c.step}) {
+      costs_ok = costs_ok && std::isfinite(v) && v >= 0;
+    }
+    if (m.placement < kBefore || m.placement > kBatch || !(m.factor >= 1) ||
+        m.factor > max_factor || !costs_ok) {
+      return absl::InvalidArgumentError(fmt::format(
+          "auto echo placement start_from must have a placement in [0, 2], a factor in [1, "
+          "max_factor = {}] and finite costs >= 0, got placement {} at factor {}",
+          max_factor, m.placement, m.factor));
+    }
+  }
   for (const auto& [field, v] : {std::pair{"copy_value_before", copy_value_before},
                                  std::pair{"copy_value_after", copy_value_after},
                                  std::pair{"copy_value_batch", copy_value_batch}}) {

@@ -221,5 +221,22 @@ TEST(EchoPlacementTest, WithoutAnAugmentationThereIsNoMap) {
   EXPECT_EQ(d.rows.size(), static_cast<size_t>(2 * kItems));
 }
 
+// A planner given an earlier one's decision (start_from) echoes at it from the
+// first batch, and the auto placement starts over under a Repeat, the planner
+// keeping its decision (a planner that cannot restart failed Repeat's Make).
+TEST(EchoPlacementTest, AutoStartsFromAnEarlierPlanAndGoesOnOverEpochs) {
+  EchoedBatchesOptions o = Options(EchoPlacement::kAuto, 1);
+  o.auto_placement = {.max_factor = 4,
+                      .decide_every = 1000,  // no plan of its own in this run
+                      .start_from = EchoPlannerMemory{.placement = 2, .factor = 2}};
+  Drained d = Drain(EchoedBatches(Decoded(), Augment, o).Repeat(2));
+  ASSERT_EQ(d.batches.size(), static_cast<size_t>(2 * 2 * kItems / kBatch));
+  EXPECT_EQ(d.fresh_rows, 2 * kItems);
+  for (size_t i = 0; i < d.batches.size(); ++i) {
+    EXPECT_EQ(d.batches[i].fresh_rows, i % 2 == 0 ? kBatch : 0) << i;  // batch echo, e = 2
+    EXPECT_EQ(d.batches[i].epoch, i < d.batches.size() / 2 ? 0u : 1u) << i;
+  }
+}
+
 }  // namespace
 }  // namespace dataecho

@@ -221,6 +221,18 @@ TEST(PlanEchoTest, OptionsAreValidated) {
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);
+  // start_from: a placement in [0, 2], a factor in [1, max_factor], finite costs >= 0.
+  EXPECT_TRUE((AutoPlacementOptions{.start_from = EchoPlannerMemory{.placement = 1, .factor = 3}}
+                   .Validate()
+                   .ok()));
+  for (const EchoPlannerMemory& bad :
+       {EchoPlannerMemory{.placement = 3}, EchoPlannerMemory{.factor = 0.5},
+        EchoPlannerMemory{.factor = 9}, EchoPlannerMemory{.costs = {.step = -1}},
+        EchoPlannerMemory{.costs = {.upstream_time = std::nan("")}}}) {
+    const absl::Status s = AutoPlacementOptions{.start_from = bad}.Validate();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_NE(s.message().find("start_from"), std::string_view::npos) << s;
+  }
   EchoPrefer prefer;
   EXPECT_TRUE(ParseEchoPrefer("speed", &prefer).ok());
   EXPECT_EQ(prefer, EchoPrefer::kSpeed);

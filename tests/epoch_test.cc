@@ -149,6 +149,23 @@ TEST(EpochTest, RepeatForeverAndOverAnEmptySourceEnds) {
   EXPECT_TRUE(Drain(**std::move(none).Release())->empty());
 }
 
+TEST(EpochTest, NoEpochFollowsTheLastOne) {
+  // Started at the last 32-bit epoch, a Repeat fails at its next pass instead
+  // of starting epoch 0's draws again.
+  auto p = FromVector(MakeExamples(2)).Repeat(3);
+  ASSERT_TRUE(p.status().ok()) << p.status();
+  StagePtr<Example> stage = *std::move(p).Release();
+  ASSERT_TRUE(stage->Restart(UINT32_MAX).ok());
+  for (int i = 0; i < 2; ++i) {
+    auto e = stage->Next();
+    ASSERT_TRUE(e.ok() && e->has_value()) << e.status();
+    EXPECT_EQ((*e)->epoch, UINT32_MAX);
+  }
+  auto after = stage->Next();
+  EXPECT_EQ(after.status().code(), absl::StatusCode::kOutOfRange) << after.status();
+  EXPECT_EQ(stage->Next().status().code(), absl::StatusCode::kOutOfRange);  // sticky
+}
+
 TEST(EpochTest, TakeBelowRepeatTakesFromEveryEpoch) {
   auto p = FromRange(0, 10).Take(3).Repeat(2);
   auto got = Drain(**std::move(p).Release());

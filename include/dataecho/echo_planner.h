@@ -62,6 +62,7 @@
 #define DATAECHO_ECHO_PLANNER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -89,6 +90,35 @@ inline constexpr double kCopyValueAfterAugment = 0.12;
 // ... and a batch copy repeats a whole batch, in the same order (fitted
 // slightly below 0: on this model it did not help at all).
 inline constexpr double kCopyValueBatch = 0.0;
+
+// Measured costs, all per unit named, in seconds; 0 = not measured (or free).
+struct DATAECHO_EXPORT EchoCosts {
+  double upstream_cpu = 0;   // CPU per fresh item upstream (read, decode)
+  double augment_cpu = 0;    // CPU per augmentation of one item (fresh or copy)
+  double row_cpu = 0;        // CPU per row in shuffle + batch (the rest of the downstream thread)
+  double upstream_time = 0;  // the upstream's wall time per fresh item while it ran
+  double step = 0;           // the consumer's time per batch, outside Next()
+  int64_t batch_rows = 0;    // rows per batch
+  int cores = 1;             // cores the pipeline may use
+  // Bytes of one decoded item, one augmented item and one batch.
+  int64_t item_bytes = 0, augmented_bytes = 0, batch_bytes = 0;
+};
+
+// What a planner measured and decided: its smoothed costs, the placement
+// (an EchoPlacement as int: 0 before_augment, 1 after_augment, 2 batch) and
+// the factor. A planner given one (AutoPlacementOptions::start_from) echoes
+// at that placement and factor from its first batch and plans from those
+// costs, instead of measuring from nothing with no echo for its first
+// 3 x decide_every batches: what a pipeline built afresh for every epoch
+// (dataecho.torch) carries from one epoch's planner to the next. Its
+// "echo_planner" stats row holds these values (placement, factor,
+// cost_upstream_cpu_ms, cost_augment_cpu_ms, cost_row_cpu_ms,
+// upstream_ms_per_item, step_ms).
+struct DATAECHO_EXPORT EchoPlannerMemory {
+  EchoCosts costs;
+  int placement = 0;
+  double factor = 1;
+};
 
 struct DATAECHO_EXPORT AutoPlacementOptions {
   // The largest factor a plan may choose. Finite, in [1, 1e6].
@@ -118,21 +148,12 @@ struct DATAECHO_EXPORT AutoPlacementOptions {
   double copy_value_before = kCopyValueBeforeAugment;
   double copy_value_after = kCopyValueAfterAugment;
   double copy_value_batch = kCopyValueBatch;
+  // An earlier planner's costs and decision to start from (see
+  // EchoPlannerMemory); none: measure first. Its placement in [0, 2], its
+  // factor in [1, max_factor], its costs finite and >= 0.
+  std::optional<EchoPlannerMemory> start_from;
 
   absl::Status Validate() const;
-};
-
-// Measured costs, all per unit named, in seconds; 0 = not measured (or free).
-struct DATAECHO_EXPORT EchoCosts {
-  double upstream_cpu = 0;   // CPU per fresh item upstream (read, decode)
-  double augment_cpu = 0;    // CPU per augmentation of one item (fresh or copy)
-  double row_cpu = 0;        // CPU per row in shuffle + batch (the rest of the downstream thread)
-  double upstream_time = 0;  // the upstream's wall time per fresh item while it ran
-  double step = 0;           // the consumer's time per batch, outside Next()
-  int64_t batch_rows = 0;    // rows per batch
-  int cores = 1;             // cores the pipeline may use
-  // Bytes of one decoded item, one augmented item and one batch.
-  int64_t item_bytes = 0, augmented_bytes = 0, batch_bytes = 0;
 };
 
 // The placements a plan chooses among: kBeforeAugment, kAfterAugment, kBatch

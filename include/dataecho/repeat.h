@@ -20,7 +20,8 @@
 // ones. Epoch 0 is what the pipeline without Repeat gives. An empty pass ends
 // the Repeat (so `-1` over an empty source cannot spin). Nested Repeats
 // number their passes consecutively: an outer pass starts at the epoch after
-// the last one the inner Repeat emitted.
+// the last one the inner Repeat emitted. Epochs are 32-bit: a pass that
+// would follow epoch 2^32 - 1 is an error (OUT_OF_RANGE), not epoch 0 again.
 //
 // RepeatStage::Make over an input that cannot start over returns its
 // EnableRestart() error (UNIMPLEMENTED, naming the stage: a generator, for
@@ -240,6 +241,11 @@ class RepeatStage final : public Stage<T> {
       // The end of a pass.
       if ((epochs_ >= 0 && passes_ >= epochs_) || pass_elements_ == 0) {
         done_ = true;
+        continue;
+      }
+      if (max_seen_ == UINT32_MAX) {  // epochs are 32-bit: no wrap to epoch 0's draws
+        status_ = absl::OutOfRangeError(absl::StrCat(
+            name_, ": no epoch after ", max_seen_, " (epochs are 32-bit numbers)"));
         continue;
       }
       epoch_ = max_seen_ + 1;

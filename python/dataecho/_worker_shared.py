@@ -8,6 +8,11 @@ start from 0 in every new worker, and a worker's stats would stay in it. So:
 - ``SharedEpochs``: the next epoch of every worker, one slot per worker id, in
   shared memory (a ``multiprocessing.RawArray``) that workers inherit at fork
   or receive as they are spawned; any other copy of the dataset gets its own.
+  Beside the epochs it holds what the main process tells workers that already
+  run (persistent ones included) and what they tell it: the token of a state
+  handed to the workers (``WorkerReports.write_handoff``) and which worker
+  applied it, the rotation of worker ids a resumed loader asks for, and how
+  many workers iterated last (0: the main process itself).
 - ``WorkerReports``: every worker writes its pipeline's stats (JSON, replaced
   atomically) into a directory the dataset made; the main process reads them.
   The directory goes when the dataset object that made it is collected.
@@ -24,6 +29,7 @@ import json
 import multiprocessing
 import multiprocessing.context
 import os
+import pickle
 import shutil
 import tempfile
 import weakref
@@ -38,8 +44,15 @@ class SharedEpochs:
     """The next epoch of every DataLoader worker (slot 0 also serves the main process),
     in memory shared with the worker processes (inherited at fork, passed at spawn)."""
 
+    # Layout: epochs[MAX_WORKERS], applied[MAX_WORKERS] (the handoff token each worker
+    # slot applied), then the control words.
+    _APPLIED = MAX_WORKERS
+    _CONTROL = 2 * MAX_WORKERS
+    TOKEN, ROTATE_BY, ROTATE_WORKERS, LAST_WORKERS = range(4)
+    _SIZE = 2 * MAX_WORKERS + 4
+
     def __init__(self, values=None):
-        self.array = multiprocessing.RawArray(ctypes.c_int64, MAX_WORKERS)
+        self.array = multiprocessing.RawArray(ctypes.c_int64, self._SIZE)
         if values:
             self.array[:len(values)] = values
 
@@ -67,7 +80,23 @@ class SharedEpochs:
         self.array[slot] = epoch
 
     def set_all(self, epoch):
-        self.array[:] = [epoch] * MAX_WORKERS
+        self.array[:MAX_WORKERS] = [epoch] * MAX_WORKERS
+
+    def applied(self, slot):
+        """The handoff token worker slot applied last (0: none)."""
+        return self.array[self._APPLIED + slot]
+
+    def mark_applied(self, slot, token):
+        self.array[self._APPLIED + slot] = token
+
+    def applied_anywhere(self, token):
+        return token in self.array[self._APPLIED:self._CONTROL]
+
+    def control(self, word):
+        return self.array[self._CONTROL + word]
+
+    def set_control(self, word, value):
+        self.array[self._CONTROL + word] = value
 
 
 def _remove_dir(path, owner):
@@ -98,6 +127,31 @@ class WorkerReports:
         except OSError:
             pass  # the dataset that reads them is gone: nobody will
 
+    def read(self, worker):
+        """Worker's last report, or None."""
+        try:
+            with open(os.path.join(self.dir, f"worker-{worker}.json")) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
+    def write_handoff(self, token, payload):
+        """Leaves `payload` (picklable) for the workers that will apply handoff `token`."""
+        path = os.path.join(self.dir, "handoff.pickle")
+        with open(path + ".tmp", "wb") as f:
+            pickle.dump({"token": token, "payload": payload}, f,
+                        protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(path + ".tmp", path)
+
+    def read_handoff(self, token):
+        """The payload of handoff `token`, or None if another one replaced it."""
+        try:
+            with open(os.path.join(self.dir, "handoff.pickle"), "rb") as f:
+                handoff = pickle.load(f)
+        except OSError:
+            return None
+        return handoff["payload"] if handoff["token"] == token else None
+
     def read_all(self):
         """Every worker's last report, in worker order."""
         out = []
@@ -106,7 +160,7 @@ class WorkerReports:
         except OSError:
             return out
         for name in names:
-            if name.endswith(".json"):
+            if name.startswith("worker-") and name.endswith(".json"):
                 try:
                     with open(os.path.join(self.dir, name)) as f:
                         out.append(json.load(f))

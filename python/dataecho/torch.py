@@ -29,9 +29,10 @@ whose files cannot be split (one IDX file pair, in-memory arrays) splits by
 element with ``Pipeline.shard(rank=..., world_size=...)``.
 
 Batches become tensors through DLPack, without a copy (``bfloat16`` stays
-``torch.bfloat16``, ``float16`` is ``torch.float16``). The tensors share the
-pipeline's buffers, which echoing may share between batches: do not modify them
-in place (``x = x.clone()`` first if you must). With ``num_workers > 0`` each
+``torch.bfloat16``, ``float16`` is ``torch.float16``), unless another element
+shares the batch's buffers (batch echo's copies, a cached batch): those come as
+copies of their own, so in-place ops (``x.sub_(mean)``) never change a later
+copy. With ``num_workers > 0`` each
 worker process runs its own pipeline, and the DataLoader copies every batch
 into shared memory to hand it over; with ``num_workers=0`` nothing is copied,
 and dataecho's own threads do the parallel work.
@@ -56,10 +57,21 @@ with and without ``persistent_workers``; ``set_epoch(k)`` (as
 take the epoch (``build(shard, epoch)``), and ``with_epoch=True`` adds it to
 what the dataset yields.
 
-CHECKPOINTS. ``state_dict()`` / ``load_state_dict()`` follow torchdata's
-``StatefulDataLoader`` protocol: the loader calls them in every worker (one
-state per worker) or in the main process, so a training loop saves the loader
-with its model and resumes at the exact next batch::
+AUTO ECHO. ``echoed_batches(placement="auto")`` and ``"adaptive"`` run an echo
+planner that measures costs and decides the placement and factor; the pipeline
+of every epoch is built afresh, and its planner starts from the last epoch's
+costs and decision in this worker (and from a loaded state's), echoing from its
+first batch instead of measuring again with no echo.
+
+CHECKPOINTS. ``state_dict()`` / ``load_state_dict()`` are one process's
+position (torchdata's ``StatefulDataLoader`` calls them in every worker, one
+state per worker, forked or spawned). In the main process they are the main
+process's own iteration (``num_workers=0``): ``state_dict()`` after a DataLoader
+with workers iterated is an error, and ``load_state_dict()`` there hands the
+state to the next DataLoader's workers (one worker resumes from it, more raise
+the shard error). ``dataecho.torch.DataLoader`` saves and resumes a loader with
+workers. A training loop without workers saves the dataset with its model and
+resumes at the exact next batch::
 
     ds = dataecho.torch.PipelineDataset(build)
     for step, (x, y) in enumerate(ds):
@@ -84,30 +96,33 @@ from torch.utils.dlpack import from_dlpack
 
 import dataecho
 from dataecho import _dataecho
+from dataecho._torch_positions import _Positions
+from dataecho._torch_state import (  # noqa: F401 (MAX_EPOCH, STATE_VERSION: documented)
+    MAX_EPOCH, STATE_VERSION, _epoch_arg, _shard_of)
 from dataecho._worker_shared import MAX_WORKERS, STATS_INTERVAL, SharedEpochs, WorkerReports
 
 
 def current_shard():
     """This process's and DataLoader worker's share of the data, a dataecho.Shard."""
-    if torch.distributed.is_available() and torch.distributed.is_initialized():
-        rank, world = torch.distributed.get_rank(), torch.distributed.get_world_size()
-    else:
-        env = dataecho.resolve_shard()
-        rank, world = env.rank, env.world_size
     info = torch.utils.data.get_worker_info()
-    if info is not None:
-        rank, world = rank * info.num_workers + info.id, world * info.num_workers
-    return dataecho.Shard(rank, world)
+    if info is None:
+        return _shard_of(None, 0)
+    return _shard_of(info.id, info.num_workers)
 
 
 def to_tensors(element, with_indices=False):
-    """A dataecho.Batch (or Example) as torch tensors, without copying.
+    """A dataecho.Batch (or Example) as torch tensors.
 
     Returns ``(inputs, labels)``: ``inputs`` is the component tensor, or a tuple
     of them if there are several. A Batch's labels are an int64 tensor, an
     Example's an int. With ``with_indices=True`` a Batch also gives its
     ``source_indices`` (int64) and ``repeat_indices`` (int32) tensors, an
     Example its source_index and repeat_index.
+
+    A tensor views the element's buffer without a copy when no other element
+    shares that buffer; one shared (the copies of batch echo, a cached element)
+    is copied (``to_dlpack``), so writing into a tensor in place never changes
+    another element.
     """
     components = [from_dlpack(element.to_dlpack(i)) for i in range(len(element.dtypes))]
     inputs = components[0] if len(components) == 1 else tuple(components)
@@ -122,17 +137,15 @@ def to_tensors(element, with_indices=False):
     return inputs, element.label
 
 
-# The state_dict() format (load_state_dict() checks it).
-STATE_VERSION = 1
-
-
 def _build_takes_epoch(build):
-    """Whether build takes the epoch: build(shard, epoch) or a parameter named epoch."""
+    """How build takes the epoch: "keyword" (a parameter named epoch that may be
+    passed by keyword), "positional" (build(shard, epoch), build(shard, epoch, /))
+    or False (build(shard))."""
     try:
         params = list(inspect.signature(build).parameters.values())
     except (TypeError, ValueError):  # a builtin or an odd callable: build(shard)
         return False
-    if any(p.name == "epoch" for p in params):
+    if any(p.name == "epoch" and p.kind != p.POSITIONAL_ONLY for p in params):
         return "keyword"
     positional = [p for p in params
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
@@ -154,7 +167,7 @@ def _fetcher_collates(dataset):
     return None
 
 
-class PipelineDataset(torch.utils.data.IterableDataset):
+class PipelineDataset(_Positions, torch.utils.data.IterableDataset):
     """An IterableDataset over the pipelines that ``build(shard)`` returns.
 
     Args:
@@ -188,13 +201,22 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         self._pipeline = None    # the running pipeline of the current iter()
         self._current = None     # {"epoch", "rank", "world_size", "batches"} of it
         self._loaded = None      # a state load_state_dict() gave, for the next iter()
+        self._loaded_token = 0   # the handoff that carries it to workers (main process)
         self._last_stats = None  # the stats of the last pipeline, after it closed
         self._warned = False
-        self._pid = os.getpid()  # a forked worker inherits this; it starts afresh
+        self._pid = os.getpid()
+
+    def _own_process(self):
+        # A forked DataLoader worker inherits the parent's iteration, which is not
+        # its own: it starts afresh, once, before anything else touches it (a state
+        # load_state_dict() then gives it in the worker is kept).
+        if self._pid != os.getpid():
+            self._init_local()
 
     def __getstate__(self):
         state = self.__dict__.copy()
-        for key in ("_pipeline", "_current", "_loaded", "_last_stats", "_warned", "_pid"):
+        for key in ("_pipeline", "_current", "_loaded", "_loaded_token", "_last_stats",
+                    "_warned", "_pid"):
             state.pop(key, None)
         return state
 
@@ -202,15 +224,25 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         self.__dict__.update(state)
         self._init_local()
 
-    @staticmethod
-    def _worker():
+    def _place(self):
+        """(worker, num_workers) of this process: (None, 0) in the main process. The
+        worker is the DataLoader's worker id, rotated as a resumed
+        dataecho.torch.DataLoader asks (so its first batch comes from the worker
+        that was next when the state was saved)."""
         info = torch.utils.data.get_worker_info()
         if info is None:
-            return None
-        if info.id >= MAX_WORKERS:
+            return None, 0
+        n = info.num_workers
+        if n > MAX_WORKERS:
             raise ValueError(f"dataecho.torch.PipelineDataset serves at most {MAX_WORKERS} "
-                             f"DataLoader workers, got worker {info.id}")
-        return info.id
+                             f"DataLoader workers, got {n}")
+        rotate = 0
+        if self._epochs.control(SharedEpochs.ROTATE_WORKERS) == n:
+            rotate = self._epochs.control(SharedEpochs.ROTATE_BY)
+        return (info.id + rotate) % n, n
+
+    def _worker(self):
+        return self._place()[0]
 
     def __len__(self):
         """Batches (or examples) per epoch of this process's share, where the pipeline
@@ -221,8 +253,8 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         epoch can then hold up to one more batch per worker than len() says.
         """
         if self._length is None:
-            shard = current_shard()
-            pipeline = self._make(shard, self._epochs.peek(self._worker() or 0))
+            worker, n = self._place()
+            pipeline = self._make(_shard_of(worker, n), self._epochs.peek(worker or 0), None)
             try:
                 self._length = len(pipeline)
             finally:
@@ -231,25 +263,34 @@ class PipelineDataset(torch.utils.data.IterableDataset):
 
     def set_epoch(self, epoch):
         """Makes the next iter() epoch ``epoch`` (in every worker, persistent or not);
-        later ones count on from it."""
-        epoch = int(epoch)
-        if epoch < 0:
-            raise ValueError(f"set_epoch: epoch must be >= 0, got {epoch}")
-        self._epochs.set_all(epoch)
+        later ones count on from it. ``epoch``: an int in [0, 2**32 - 1]."""
+        self._epochs.set_all(_epoch_arg(epoch, "set_epoch"))
 
     def __iter__(self):
-        if self._pid != os.getpid():  # a forked DataLoader worker: the parent's are not ours
-            self._init_local()
-        worker = self._worker()
+        self._own_process()
+        worker, num_workers = self._place()
         slot = worker or 0
-        shard = current_shard()
+        shard = _shard_of(worker, num_workers)
         loaded, self._loaded = self._loaded, None
+        token, self._loaded_token = self._loaded_token, 0
+        if worker is None:
+            self._epochs.set_control(SharedEpochs.LAST_WORKERS, 0)
+            if loaded is not None and token:
+                if self._epochs.applied_anywhere(token):
+                    loaded = None  # a DataLoader's workers resumed from it
+                elif self._epochs.control(SharedEpochs.TOKEN) == token:
+                    self._epochs.set_control(SharedEpochs.TOKEN, 0)  # this process does
+        else:
+            self._epochs.set_control(SharedEpochs.LAST_WORKERS, num_workers)
+            if loaded is None:
+                loaded = self._handed_over(slot, num_workers)
         if loaded is not None:
             epoch = loaded["epoch"]
             if (loaded["rank"], loaded["world_size"]) != (shard.rank, shard.world_size):
                 raise dataecho.InvalidArgumentError(
                     f"load_state_dict: the state is shard {loaded['rank']} of "
-                    f"{loaded['world_size']}, this worker is shard {shard.rank} of "
+                    f"{loaded['world_size']}, this "
+                    f"{'process' if worker is None else 'worker'} is shard {shard.rank} of "
                     f"{shard.world_size}: resume with the same world size and num_workers")
             self._epochs.set(slot, epoch + 1)
         else:
@@ -257,14 +298,17 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         self._close_current()
         self._current = {"epoch": epoch, "rank": shard.rank, "world_size": shard.world_size,
                          "worker": worker, "batches": 0,
-                         "state": loaded["state"] if loaded else None}
+                         "state": loaded["state"] if loaded else None,
+                         "planner": self._planner_start(worker, loaded)}
         collates = _fetcher_collates(self)
         return self._run(shard, epoch, loaded, worker, collates)
 
-    def _make(self, shard, epoch):
+    def _make(self, shard, epoch, planner):
         # With several workers in the job, the seeds build() gives shuffle and echo are mixed
-        # with the worker's place in it, so workers draw differently (see SEEDS above).
+        # with the worker's place in it, so workers draw differently (see SEEDS above); an
+        # auto echo planner starts from the last epoch's (AUTO ECHO above).
         _dataecho._seed_stream(shard.rank if shard.world_size > 1 else None)
+        _dataecho._planner_memory(planner)
         try:
             if self._takes_epoch == "keyword":
                 pipeline = self._build(shard, epoch=epoch)
@@ -274,6 +318,7 @@ class PipelineDataset(torch.utils.data.IterableDataset):
                 pipeline = self._build(shard)
         finally:
             _dataecho._seed_stream(None)
+            _dataecho._planner_memory(None)
         if not isinstance(pipeline, dataecho.Pipeline):
             raise TypeError(f"build() returned {type(pipeline).__name__}, not a dataecho.Pipeline")
         if pipeline.element_type == "Record":
@@ -282,7 +327,7 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         return pipeline
 
     def _run(self, shard, epoch, loaded, worker, collates):
-        pipeline = self._make(shard, epoch)
+        pipeline = self._make(shard, epoch, self._current["planner"])
         if collates and pipeline.element_type == "Batch" and not self._warned:
             self._warned = True
             warnings.warn("dataecho.torch.PipelineDataset: the pipeline yields Batches, and the "
@@ -332,6 +377,7 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         """The stats of every pipeline this dataset runs, one dict per process: worker
         (None: this process), rank, world_size, epoch and stages (Pipeline.stats()).
         Workers report every 0.5 s and when their pipeline ends."""
+        self._own_process()
         out = []
         if self._pipeline is not None and self._current is not None:
             out.append(self._entry(self._pipeline, self._current))
@@ -340,35 +386,6 @@ class PipelineDataset(torch.utils.data.IterableDataset):
         out += self._reports.read_all()
         return sorted(out, key=lambda e: -1 if e["worker"] is None else e["worker"])
 
-    def state_dict(self):
-        """This process's position (StatefulDataLoader calls it in every worker): the
-        epoch and, once its pipeline started, Pipeline.save_state() behind the last
-        batch yielded."""
-        current = self._current
-        if current is None or current.get("done"):  # the start of the next epoch
-            shard = current_shard()
-            slot = self._worker() or 0
-            current = {"epoch": self._epochs.peek(slot), "rank": shard.rank,
-                       "world_size": shard.world_size, "state": None}
-        if self._pipeline is not None:
-            state = self._pipeline.save_state()
-        elif "left_after" in current:
-            raise dataecho.FailedPreconditionError(
-                f"state_dict(): the iteration of epoch {current['epoch']} was left after "
-                f"{current['left_after']} batches and its position dropped; take the state "
-                "while iterating (before leaving the loop)")
-        else:
-            state = current.get("state")  # not started yet (what it will restore) or left
-        return {"version": STATE_VERSION, "epoch": current["epoch"], "rank": current["rank"],
-                "world_size": current["world_size"], "state": state}
+from dataecho._torch_loader import DataLoader  # noqa: E402 (it needs PipelineDataset above)
 
-    def load_state_dict(self, state_dict):
-        """Makes the next iter() continue where the state_dict() was taken."""
-        if not isinstance(state_dict, dict) or state_dict.get("version") != STATE_VERSION:
-            raise dataecho.InvalidArgumentError(
-                "load_state_dict: not a dataecho.torch.PipelineDataset state (version "
-                f"{STATE_VERSION})")
-        self._loaded = dict(state_dict)
-
-
-__all__ = ["PipelineDataset", "current_shard", "to_tensors"]
+__all__ = ["DataLoader", "PipelineDataset", "current_shard", "to_tensors"]

@@ -3,11 +3,29 @@
 
 #include <vector>
 
+#include "status.h"
+
 namespace dataecho::python {
 
 namespace py = pybind11;
 
-py::capsule ToDlpack(const Tensor& tensor) {
+namespace {
+
+// `tensor`, or a copy of it if another holder shares its bytes. A count of 1
+// is exact (no other holder can appear: the only one is the caller's
+// element); a larger one may be momentarily high (a holder being dropped on
+// another thread), which costs a copy, never a shared write.
+Tensor Exclusive(const Tensor& tensor) {
+  const Buffer& b = tensor.buffer();
+  if (b.use_count() <= 1) return tensor;
+  return ValueOrThrow(
+      Tensor::Make(tensor.dtype(), tensor.shape(), Buffer::CopyOf(b.data(), b.size())));
+}
+
+}  // namespace
+
+py::capsule ToDlpack(const Tensor& shared) {
+  const Tensor tensor = Exclusive(shared);
   struct Context {
     Tensor tensor;  // co-owns the bytes
     std::vector<int64_t> shape;
@@ -16,7 +34,7 @@ py::capsule ToDlpack(const Tensor& tensor) {
   auto* ctx =
       new Context{tensor, std::vector<int64_t>(tensor.shape().begin(), tensor.shape().end()), {}};
   DLTensor& t = ctx->managed.dl_tensor;
-  t.data = const_cast<uint8_t*>(tensor.buffer().data());  // consumers may not write (documented)
+  t.data = const_cast<uint8_t*>(tensor.buffer().data());  // ours alone: Exclusive()
   t.device = {1, 0};                                      // kDLCPU
   t.ndim = static_cast<int32_t>(ctx->shape.size());
   switch (tensor.dtype()) {

@@ -10,6 +10,13 @@
 // The capsule (and then the consumer's tensor) co-owns the tensor's Buffer: the
 // bytes stay valid, and a pooled batch buffer is not reused, until the consumer
 // calls the deleter (torch: when its tensor is freed), from any thread.
+//
+// A consumer may write through the capsule (torch tensors are writable), and a
+// write must not reach another element: so the capsule views the bytes only
+// when the element is their sole holder, and is a copy of its own when they
+// are shared (batch echo's copies of a batch, a cached element, several
+// exports of one component). The copies of an echoed batch are then
+// independent; an element nothing else holds (the usual batch) costs no copy.
 #ifndef DATAECHO_PYTHON_SRC_DLPACK_H_
 #define DATAECHO_PYTHON_SRC_DLPACK_H_
 
@@ -45,7 +52,8 @@ struct DLManagedTensor {
   void (*deleter)(DLManagedTensor* self);
 };
 
-// A "dltensor" capsule viewing `tensor` (no copy).
+// A "dltensor" capsule viewing `tensor` (no copy), or viewing a copy of it if
+// its bytes are shared with another holder (see the file comment).
 pybind11::capsule ToDlpack(const Tensor& tensor);
 
 }  // namespace dataecho::python

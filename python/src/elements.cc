@@ -12,6 +12,7 @@
 #include "casters.h"
 #include "dlpack.h"
 #include "fmt/format.h"
+#include "paths.h"
 #include "status.h"
 
 namespace dataecho::python {
@@ -107,7 +108,7 @@ uncompressed file), source_index ((file index << 40) | record index), repeat_ind
       .def(
           "tobytes", [](const Record& r) { return py::bytes(std::string(r.data.view())); },
           "A copy of the payload as bytes.")
-      .def_property_readonly("uri", [](const Record& r) { return std::string(r.uri()); })
+      .def_property_readonly("uri", [](const Record& r) { return PathStr(r.uri()); })
       .def_readonly("offset", &Record::offset)
       .def_readonly("source_index", &Record::source_index)
       .def_readonly("repeat_index", &Record::repeat_index)

@@ -10,6 +10,7 @@
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/tfrecord.h"
 #include "elements.h"
+#include "paths.h"
 #include "status.h"
 
 namespace dataecho::python {
@@ -38,8 +39,9 @@ void RegisterFormats(py::module_& m) {
       "reads it) of a uint8 [H, W, C] or [H, W] image: encoding 'raw' or 'jpeg'.");
   m.def(
       "write_tfrecord",
-      [](const std::string& path, const py::iterable& records, Compression compression,
+      [](const py::object& path_arg, const py::iterable& records, Compression compression,
          int compression_level) {
+        const std::string path = PathBytes(path_arg, "write_tfrecord(): path");
         std::unique_ptr<TFRecordWriter> writer =
             ValueOrThrow(TFRecordWriter::Create(path, {compression, compression_level}));
         for (const py::handle r : records) {

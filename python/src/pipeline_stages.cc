@@ -53,6 +53,31 @@ void RegisterStages(py::module_& m, PipelineClass& cls) {
       "Mixes `stream` into the seeds of the shuffle and echo stages built on this thread from "
       "now on (None: seeds as given). dataecho.torch sets it to a worker's place in the job "
       "while build() runs.");
+  m.def(
+      "_planner_memory",
+      [](const std::optional<py::dict>& memory) {
+        if (!memory.has_value()) {
+          SetPlannerMemory(std::nullopt);
+          return;
+        }
+        // The "echo_planner" stats row's values (milliseconds) as the planner's memory.
+        const py::dict& d = *memory;
+        auto ms = [&](const char* key) { return d[key].cast<double>() * 1e-3; };
+        EchoPlannerMemory m;
+        m.placement = static_cast<int>(d["placement"].cast<double>());
+        m.factor = d["factor"].cast<double>();
+        m.costs.upstream_cpu = ms("cost_upstream_cpu_ms");
+        m.costs.augment_cpu = ms("cost_augment_cpu_ms");
+        m.costs.row_cpu = ms("cost_row_cpu_ms");
+        m.costs.upstream_time = ms("upstream_ms_per_item");
+        m.costs.step = ms("step_ms");
+        SetPlannerMemory(m);
+      },
+      py::arg("memory"),
+      "Starts the echo planner of echoed_batches(placement='auto' or 'adaptive') built on this "
+      "thread from now on from an earlier planner's stats row (placement, factor and costs; "
+      "None: measure first). dataecho.torch sets it to the worker's last epoch's planner while "
+      "build() runs.");
   BindGeneric<PrefetchOptions>(
       cls, "prefetch",
       "Runs the pipeline so far ahead on a thread of its own, into a queue of `depth` "

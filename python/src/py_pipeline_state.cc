@@ -201,8 +201,27 @@ void RegisterPipelineState(PipelineClass& cls) {
           "pipeline's error if it failed.")
       .def(
           "restore_state",
-          [](PipelineHandle& self, const py::bytes& state) {
-            self.RestoreState(std::string_view(state));
+          [](PipelineHandle& self, const py::object& state) {
+            // bytes, or any contiguous bytes-like object (bytearray, memoryview);
+            // a TypeError names the type only (never repeats a large argument).
+            if (py::isinstance<py::bytes>(state)) {
+              self.RestoreState(std::string_view(state.cast<py::bytes>()));
+              return;
+            }
+            if (PyObject_CheckBuffer(state.ptr()) == 0) {
+              throw py::type_error(
+                  absl::StrCat("restore_state(): the state must be bytes or a "
+                               "bytes-like object, got ",
+                               Py_TYPE(state.ptr())->tp_name));
+            }
+            Py_buffer view;
+            if (PyObject_GetBuffer(state.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0) {
+              throw py::error_already_set();
+            }
+            const std::string copy(static_cast<const char*>(view.buf),
+                                   static_cast<size_t>(view.len));
+            PyBuffer_Release(&view);
+            self.RestoreState(copy);
           },
           py::arg("state"),
           "Puts this freshly built pipeline where the one that saved `state` was: it then "
@@ -211,13 +230,33 @@ void RegisterPipelineState(PipelineClass& cls) {
           "InvalidArgumentError for the state of a pipeline of another shape (naming the "
           "first stage that differs), DataLossError for a truncated or corrupted state (the "
           "pipeline is unchanged by those); an error reading the buffered records again.")
-      .def("set_epoch", &PipelineHandle::SetEpoch, py::arg("epoch"),
-           "Starts this freshly built pipeline as epoch `epoch`: its stages draw shuffle "
-           "order, echo copies, augmentations and file order for that epoch, exactly as "
-           "the epoch-th pass of repeat() does, and its elements carry the epoch. Before "
-           "the first next() and before restore_state(); the pipelines later builder calls "
-           "return keep it. Starting a pipeline at an epoch > 0 needs stages that can start "
-           "over (else next() raises UnimplementedError naming the stage).")
+      .def(
+          "set_epoch",
+          [](PipelineHandle& self, const py::object& epoch) {
+            // An int (operator.index), in range: no float truncated, no 2**64
+            // wrapped, and the value the caller gave in the message.
+            if (PyBool_Check(epoch.ptr()) != 0 || PyIndex_Check(epoch.ptr()) == 0) {
+              throw py::type_error(absl::StrCat("set_epoch: epoch must be an int, got ",
+                                                Py_TYPE(epoch.ptr())->tp_name));
+            }
+            const py::int_ value = py::reinterpret_steal<py::int_>(PyNumber_Index(epoch.ptr()));
+            if (!value) throw py::error_already_set();
+            int overflow = 0;
+            const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+            if (overflow != 0 || v < 0 || v > int64_t{UINT32_MAX}) {
+              ThrowStatus(absl::InvalidArgumentError(
+                  absl::StrCat("set_epoch: epoch must be in [0, 2^32), got ",
+                               py::repr(value).cast<std::string>())));
+            }
+            self.SetEpoch(v);
+          },
+          py::arg("epoch"),
+          "Starts this freshly built pipeline as epoch `epoch`: its stages draw shuffle "
+          "order, echo copies, augmentations and file order for that epoch, exactly as "
+          "the epoch-th pass of repeat() does, and its elements carry the epoch. Before "
+          "the first next() and before restore_state(); the pipelines later builder calls "
+          "return keep it. Starting a pipeline at an epoch > 0 needs stages that can start "
+          "over (else next() raises UnimplementedError naming the stage).")
       .def(
           "__len__",
           [](const PipelineHandle& self) -> int64_t {

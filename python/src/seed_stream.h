@@ -11,12 +11,21 @@
 //   ShuffleOptions o = ...;
 //   o.seed = ForSeedStream(o.seed);  // o.seed itself while no stream is set
 //
-// Thread safety: the stream is per thread (build() runs on one).
+// Likewise the planner memory: dataecho.torch sets it
+// (dataecho._planner_memory(dict)) to the echo planner's costs and decision
+// of the worker's last epoch while build() runs, and echoed_batches() with
+// placement 'auto' or 'adaptive' starts its planner from it
+// (AutoPlacementOptions::start_from): auto echo carries across epochs whose
+// pipelines are built afresh.
+//
+// Thread safety: the stream and the memory are per thread (build() runs on one).
 #ifndef DATAECHO_PYTHON_SRC_SEED_STREAM_H_
 #define DATAECHO_PYTHON_SRC_SEED_STREAM_H_
 
 #include <cstdint>
 #include <optional>
+
+#include "dataecho/echo_planner.h"
 
 namespace dataecho::python {
 
@@ -25,6 +34,10 @@ void SetSeedStream(std::optional<uint64_t> stream);
 
 // `seed` mixed with this thread's seed stream; `seed` itself when none is set.
 uint64_t ForSeedStream(uint64_t seed);
+
+// The planner memory echoed_batches() starts from (none: measure first).
+void SetPlannerMemory(std::optional<EchoPlannerMemory> memory);
+const std::optional<EchoPlannerMemory>& PlannerMemory();
 
 }  // namespace dataecho::python
 

@@ -24,6 +24,7 @@
 #include "dataecho/storage/throttled_store.h"
 #include "elements.h"
 #include "options.h"
+#include "paths.h"
 #include "py_pipeline.h"
 #include "status.h"
 
@@ -42,8 +43,7 @@ std::shared_ptr<ObjectStore> StoreOf(const py::object& store) {
 }
 
 std::vector<std::string> Patterns(const py::handle& patterns) {
-  if (py::isinstance<py::str>(patterns)) return {patterns.cast<std::string>()};
-  return patterns.cast<std::vector<std::string>>();
+  return PathList(patterns, "patterns");
 }
 
 // The URIs `patterns` name, then this worker's share of them, numbered (in
@@ -63,7 +63,7 @@ std::vector<std::string> MyUris(ObjectStore& store, const std::vector<std::strin
 
 py::dict InfoDict(const ObjectInfo& info) {
   py::dict d;
-  d["uri"] = RedactUri(info.uri);
+  d["uri"] = PathStr(RedactUri(info.uri));
   d["size"] = info.size;
   d["version"] = info.version;
   return d;
@@ -96,7 +96,8 @@ void BindStore(py::module_& m) {
             });
   cls.def(
          "stat",
-         [](const StoreHandle& self, const std::string& uri) {
+         [](const StoreHandle& self, const py::object& uri_arg) {
+           const std::string uri = PathBytes(uri_arg, "stat(): uri");
            absl::StatusOr<ObjectInfo> info;
            {
              py::gil_scoped_release nogil;
@@ -107,7 +108,8 @@ void BindStore(py::module_& m) {
          py::arg("uri"), "{'uri', 'size', 'version'} of one object.")
       .def(
           "list",
-          [](const StoreHandle& self, const std::string& prefix) {
+          [](const StoreHandle& self, const py::object& prefix_arg) {
+            const std::string prefix = PathBytes(prefix_arg, "list(): prefix");
             absl::StatusOr<std::vector<ObjectInfo>> infos;
             {
               py::gil_scoped_release nogil;
@@ -120,7 +122,8 @@ void BindStore(py::module_& m) {
           py::arg("prefix"), "The objects whose URI starts with `prefix`, sorted.")
       .def(
           "read",
-          [](const StoreHandle& self, const std::string& uri, uint64_t offset, int64_t length) {
+          [](const StoreHandle& self, const py::object& uri_arg, uint64_t offset, int64_t length) {
+            const std::string uri = PathBytes(uri_arg, "read(): uri");
             absl::StatusOr<Buffer> bytes;
             {
               py::gil_scoped_release nogil;
@@ -140,7 +143,9 @@ void BindStore(py::module_& m) {
               py::gil_scoped_release nogil;
               uris = ExpandUris(*self.store, p);
             }
-            return ValueOrThrow(std::move(uris));
+            py::list out;
+            for (const std::string& u : ValueOrThrow(std::move(uris))) out.append(PathStr(u));
+            return out;
           },
           py::arg("patterns"),
           "The sorted URIs that glob patterns ('gs://b/train-*'), prefixes ending in '/' or "
@@ -237,7 +242,9 @@ void BindFileSources(py::module_& m) {
       "A pipeline of Examples from an IDX image file and its label file (MNIST, "
       "Fashion-MNIST; plain or .gz): uint8 [28, 28, 1] images, labels, source_index = row. "
       "store: a dataecho.ObjectStore (None: a new one).",
-      [](const std::string& images, const std::string& labels, const py::kwargs& kwargs) {
+      [](const py::object& images_path, const py::object& labels_path, const py::kwargs& kwargs) {
+        const std::string images = PathBytes(images_path, "from_idx(): images");
+        const std::string labels = PathBytes(labels_path, "from_idx(): labels");
         KwargsSplit split(kwargs, "from_idx");
         const std::shared_ptr<ObjectStore> store = StoreOf(split.Pop("store"));
         const auto options = split.Take<IdxOptions>();

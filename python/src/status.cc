@@ -10,6 +10,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 
 namespace dataecho::python {
@@ -87,8 +88,13 @@ void ThrowStatus(const absl::Status& status) {
   const py::object errors = py::module_::import("dataecho.errors");
   const int code = static_cast<int>(status.code());
   const py::object cls = errors.attr("error_class")(code);
-  const std::string message(status.message());
-  const py::object exception = cls(py::str(message), code);
+  // A message may quote bytes that are not UTF-8 (a stage name in a forged
+  // state, a file name): shown as \x escapes, never a UnicodeDecodeError.
+  const absl::string_view text = status.message();
+  const py::object message = py::reinterpret_steal<py::object>(
+      PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "backslashreplace"));
+  if (!message) throw py::error_already_set();
+  const py::object exception = cls(message, code);
   PyErr_SetObject(cls.ptr(), exception.ptr());
   throw py::error_already_set();
 }

@@ -5,6 +5,7 @@
 // C++ without the GIL. A Python callable works too, taking the GIL per call.
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <utility>
@@ -290,6 +291,14 @@ void RegisterTransforms(py::module_& m, PipelineClass& cls) {
         for (uint64_t* seed : {&options.echo.seed, &options.adaptive.seed, &options.shuffle.seed,
                                &options.auto_placement.seed}) {
           *seed = ForSeedStream(*seed);  // seed_stream.h
+        }
+        if (PlannerMemory().has_value()) {  // seed_stream.h: the last epoch's planner
+          EchoPlannerMemory memory = *PlannerMemory();
+          const double max = options.placement == EchoPlacement::kAdaptive
+                                 ? options.adaptive.max_factor
+                                 : options.auto_placement.max_factor;
+          memory.factor = std::max(1.0, std::min(memory.factor, max));
+          options.auto_placement.start_from = memory;
         }
         if (std::string(self.element_type()) != "Example") {
           ThrowWrongElement("echoed_batches", "Example", self.element_type());

@@ -46,6 +46,7 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
                    : std::max(1, AvailableCpus() - options_.trainer_cores)) {
     if (control_->decode != nullptr && mode_ == PlannerMode::kPlacement)
       decode_.emplace(control_->decode);
+    if (options_.start_from.has_value()) StartFrom(*options_.start_from);
   }
 
   absl::StatusOr<std::optional<Batch>> Next() override {
@@ -71,6 +72,19 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
       if (batches_ % options_.decide_every == 0) Decide(got);
     }
     return r;
+  }
+
+  // Epochs: the chain below starts over (a Repeat above, or a pipeline
+  // built afresh and started at epoch k), and the planner keeps what it
+  // measured and decided: costs, placement, factor and the placed echoes'
+  // factors carry into the new epoch, which starts echoing as the last one
+  // ended instead of measuring again. The pause between the last pull of an
+  // epoch and the first of the next is not a step.
+  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
+  absl::Status Restart(uint32_t epoch) override {
+    DATAECHO_RETURN_IF_ERROR(this->input().Restart(epoch));
+    last_return_ = 0;
+    return absl::OkStatus();
   }
 
   // Checkpoints. The planner's section comes *before* its input's: it holds
@@ -130,6 +144,20 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
   }
 
  private:
+  // An earlier planner's costs and decision (AutoPlacementOptions::start_from):
+  // echo as it did from the first batch; later windows refine the costs.
+  void StartFrom(const EchoPlannerMemory& m) {
+    StartedPlan p = StartFromMemory(m, mode_, *control_);
+    absl::MutexLock lock(&mu_);
+    costs_ = m.costs;
+    costs_.cores = cores_;
+    measured_ = true;
+    placement_ = p.placement;
+    factor_ = p.factor;
+    before_cap_ = p.before_cap;
+    notes_.push_back(std::move(p.note));
+  }
+
   // The placed echoes' positions and factor changes (SaveFactorLogs), then
   // the planner's placement and factor.
   void SaveDecisions(StateWriter& w) {

@@ -128,6 +128,21 @@ enum class PlannerMode {
   kAdaptive,
 };
 
+// A planner's start from an earlier one's decision
+// (AutoPlacementOptions::start_from): sets on `control` what a planner in
+// `mode` sets for that placement and factor (kPlacement: the placed echoes'
+// factors; kAdaptive: the cap before augmentation and the batch echo's
+// factor) and returns the planner's placement, factor, cap and its note.
+// (src/internal/factor_log.cc)
+struct StartedPlan {
+  int placement = kPlacedBefore;
+  double factor = 1;
+  double before_cap = 1e9;
+  std::string note;
+};
+StartedPlan StartFromMemory(const EchoPlannerMemory& memory, PlannerMode mode,
+                            EchoControl& control);
+
 // The planner at the top (see the file comment). `above_boundary`: the name
 // of the stage right above the upstream's boundary Prefetch (whose
 // producer_blocked_s gives the upstream's running time). Its stats row: "placement"

@@ -1,7 +1,8 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
 // The placed echoes' factor logs in a state (internal/auto_placement.h,
-// SaveFactorLogs; docs/checkpoint.md, "Auto echo placement").
+// SaveFactorLogs; docs/checkpoint.md, "Auto echo placement"), and a planner's
+// start from an earlier decision (StartFromMemory).
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "dataecho/checkpoint.h"
+#include "fmt/format.h"
 #include "internal/auto_placement.h"
 
 namespace dataecho::internal {
@@ -79,6 +81,30 @@ absl::Status RestoreFactorLogs(EchoControl& control, const std::string& name, St
     control.factor[slot].store(factors[slot], std::memory_order_relaxed);
   }
   return absl::OkStatus();
+}
+
+StartedPlan StartFromMemory(const EchoPlannerMemory& m, PlannerMode mode, EchoControl& control) {
+  constexpr const char* kNames[] = {"before_augment", "after_augment", "batch"};
+  StartedPlan p;
+  if (mode == PlannerMode::kAdaptive) {
+    const bool cheap = m.placement == kPlacedBefore || m.factor <= 1;
+    p.before_cap = cheap ? 1e9 : 1.0;
+    p.placement = cheap ? kPlacedBefore : kPlacedBatch;
+    p.factor = cheap ? 1.0 : m.factor;
+    control.before_cap.store(p.before_cap, std::memory_order_relaxed);
+    control.factor[kPlacedBatch].store(p.factor, std::memory_order_relaxed);
+  } else {
+    p.placement = m.placement;
+    p.factor = m.factor;
+    for (int slot : {kPlacedBefore, kPlacedAfter, kPlacedBatch}) {
+      control.factor[slot].store(slot == p.placement ? p.factor : 1.0, std::memory_order_relaxed);
+    }
+  }
+  p.note = fmt::format(
+      "from the start: {} echo, e = {:.2f}, as an earlier planner decided (start_from), its "
+      "costs measured on",
+      kNames[p.placement], p.factor);
+  return p;
 }
 
 }  // namespace dataecho::internal

@@ -1,0 +1,227 @@
+# Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+"""dataecho.torch.DataLoader (exported by dataecho.torch): a torch DataLoader whose
+state holds every worker's position. See DataLoader's documentation.
+
+    loader = dataecho.torch.DataLoader(dataset, batch_size=None, num_workers=2)
+    saved = loader.state_dict()                   # behind the last batch taken
+    again = dataecho.torch.DataLoader(dataset_again, batch_size=None, num_workers=2)
+    again.load_state_dict(saved)                  # the next batch, in a new run
+"""
+
+import os
+import pickle
+import random
+from collections.abc import Mapping
+
+import torch
+import torch.utils.data
+
+import dataecho
+from dataecho._torch_state import (LOADER_STATE_VERSION, STATE_VERSION, _check_state,
+                                   _shard_of)
+from dataecho._worker_shared import SharedEpochs
+
+
+class _Tagged:
+    """A batch with the position, behind it, of the worker that made it: the state
+    itself (made in the main process) or a reference to the file a worker wrote it to,
+    (iteration, batch number): the states stay out of the worker's result pipe, which a
+    worker orphaned by a killed main process could otherwise block on at its exit."""
+
+    __slots__ = ("data", "worker", "ref", "state")
+
+    def __init__(self, data, worker, ref, state):
+        self.data, self.worker, self.ref, self.state = data, worker, ref, state
+
+    def __reduce__(self):
+        return _Tagged, (self.data, self.worker, self.ref, self.state)
+
+    def pin_memory(self):  # DataLoader(pin_memory=True) pins what it holds
+        from torch.utils.data._utils.pin_memory import pin_memory
+        return _Tagged(pin_memory(self.data), self.worker, self.ref, self.state)
+
+
+def _position_path(dataset, worker, seq, ring):
+    return os.path.join(dataset._reports.dir, f"position-{worker}-{seq % ring}.pickle")
+
+
+class _CollateWithState:
+    """The DataLoader's collate_fn, then the position of the dataset behind the batch
+    (it runs in the process that made the batch, right after taking its elements). A
+    worker writes it to a ring of `ring` files of its own, which its batches name."""
+
+    def __init__(self, collate_fn, dataset, ring):
+        self.collate_fn, self.dataset, self.ring = collate_fn, dataset, ring
+
+    def __getstate__(self):  # a worker uses its own copy (get_worker_info().dataset)
+        return {"collate_fn": self.collate_fn, "dataset": None, "ring": self.ring}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    def __call__(self, data):
+        out = self.collate_fn(data)
+        info = torch.utils.data.get_worker_info()
+        if info is None:
+            return _Tagged(out, None, None, self.dataset.state_dict())
+        dataset = info.dataset
+        current = dataset._current
+        seq = current["collated"] = current.get("collated", 0) + 1
+        run = current.setdefault("run", random.getrandbits(62))
+        worker = current["worker"]
+        with open(_position_path(dataset, worker, seq, self.ring), "wb") as f:
+            pickle.dump({"run": run, "seq": seq, "state": dataset.state_dict()}, f,
+                        protocol=pickle.HIGHEST_PROTOCOL)
+        return _Tagged(out, worker, (run, seq), None)
+
+
+def _bad_loader_state(why):
+    return dataecho.InvalidArgumentError(
+        f"DataLoader.load_state_dict: not a dataecho.torch.DataLoader state (version "
+        f"{LOADER_STATE_VERSION}): {why}")
+
+
+class DataLoader(torch.utils.data.DataLoader):
+    """A torch.utils.data.DataLoader (same arguments) over a PipelineDataset whose
+    ``state_dict()`` / ``load_state_dict()`` hold every worker's position::
+
+        loader = dataecho.torch.DataLoader(dataecho.torch.PipelineDataset(build),
+                                           batch_size=None, num_workers=2)
+        for step, (x, y) in enumerate(loader):
+            ...
+            if step % 1000 == 0:
+                torch.save({"model": model.state_dict(),
+                            "loader": loader.state_dict()}, "ckpt.pt")
+        # after a crash: a new loader, the same arguments
+        loader.load_state_dict(torch.load("ckpt.pt")["loader"])
+        for x, y in loader: ...   # the batch after the last one the loop took
+
+    Every batch carries the position of the worker that made it, behind it (its
+    PipelineDataset.state_dict(), taken in the worker right after the batch's
+    elements and written to a small ring of files in the dataset's temporary
+    directory, which the batch names): the loader keeps the last one per worker
+    and which worker's batch comes next, so the batches the DataLoader fetched ahead but the loop did not
+    take yet are made again after a resume. A resumed loader rotates its workers'
+    ids so that the first batch comes from the worker that was next. Works with
+    every start method (fork, spawn, forkserver), persistent workers or not,
+    ``num_workers=0`` and DataLoader batching (``batch_size`` not None) alike.
+    Resume with the same ``num_workers`` and world size (InvalidArgumentError
+    otherwise).
+    """
+
+    def __init__(self, dataset, *args, **kwargs):
+        from dataecho.torch import PipelineDataset  # (dataecho.torch imports this module)
+        if not isinstance(dataset, PipelineDataset):
+            raise TypeError("dataecho.torch.DataLoader: the dataset must be a "
+                            f"dataecho.torch.PipelineDataset, got {type(dataset).__name__}")
+        super().__init__(dataset, *args, **kwargs)
+        # A worker is at most prefetch_factor batches ahead of the loop: the ring of
+        # position files holds more than that (a slot overwritten is an error, not silent).
+        ring = 2 * (getattr(self, "prefetch_factor", None) or 2) + 4
+        self.collate_fn = _CollateWithState(self.collate_fn, dataset, ring)
+        self._resume = None     # a loaded state, for the next iter()
+        self._positions = None  # per worker: its state behind its last batch taken
+        self._next_worker = 0
+
+    def _workers(self):
+        return max(self.num_workers, 1)
+
+    def _start(self, worker):
+        """Worker `worker`'s state at the start of its next epoch."""
+        n = self.num_workers
+        shard = _shard_of(worker if n > 0 else None, n)
+        return {"version": STATE_VERSION, "epoch": self.dataset._epochs.peek(worker),
+                "rank": shard.rank, "world_size": shard.world_size, "state": None}
+
+    def __iter__(self):
+        shared = self.dataset._epochs
+        resume, self._resume = self._resume, None
+        if resume is None:
+            shared.set_control(SharedEpochs.TOKEN, 0)
+            positions = [self._start(w) for w in range(self._workers())]
+            rotate = 0
+        else:
+            positions = list(resume["workers"])
+            rotate = resume["next_worker"]
+            if self.num_workers == 0:
+                self.dataset.load_state_dict(positions[0])
+            else:
+                self.dataset._hand_over({"workers": positions})
+        shared.set_control(SharedEpochs.ROTATE_BY, rotate)
+        shared.set_control(SharedEpochs.ROTATE_WORKERS, self.num_workers)
+        self._positions, self._next_worker = positions, rotate
+        return self._take(super().__iter__())
+
+    def _take(self, batches):
+        n = self._workers()
+        for tagged in batches:
+            worker = tagged.worker or 0
+            self._positions[worker] = tagged.state if tagged.ref is None else tagged.ref
+            self._next_worker = (worker + 1) % n
+            yield tagged.data
+        self._positions, self._next_worker = None, 0  # the epoch ended
+
+    def state_dict(self):
+        """Every worker's position behind the last batch the loop took, and which
+        worker's batch comes next: {"version", "num_workers", "next_worker",
+        "workers": [PipelineDataset.state_dict() of each worker]} (picklable)."""
+        if self._resume is not None:
+            return dict(self._resume)
+        positions = self._positions
+        if positions is None:  # before the first iter() or between epochs
+            positions = [self._start(w) for w in range(self._workers())]
+        positions = [self._resolve(w, p) for w, p in enumerate(positions)]
+        return {"version": LOADER_STATE_VERSION, "num_workers": self.num_workers,
+                "next_worker": self._next_worker if self._positions is not None else 0,
+                "workers": [dict(p) for p in positions]}
+
+    def _resolve(self, worker, position):
+        """A worker's state: `position` itself, or the one its (run, seq) reference names."""
+        if not isinstance(position, tuple):
+            return position
+        run, seq = position
+        path = _position_path(self.dataset, worker, seq, self.collate_fn.ring)
+        try:
+            with open(path, "rb") as f:
+                saved = pickle.load(f)
+        except (OSError, EOFError, pickle.UnpicklingError) as e:
+            raise dataecho.DataLossError(
+                f"DataLoader.state_dict: worker {worker}'s position behind its batch {seq} "
+                f"cannot be read from {path}: {e}") from e
+        if (saved.get("run"), saved.get("seq")) != (run, seq):
+            raise dataecho.InternalError(
+                f"DataLoader.state_dict: worker {worker}'s position behind its batch {seq} "
+                f"was overwritten in {path} (the worker ran more than "
+                f"{self.collate_fn.ring} batches ahead)")
+        return saved["state"]
+
+    def load_state_dict(self, state_dict):
+        """Makes the next iter() continue where state_dict() was taken (the same
+        num_workers and world size); InvalidArgumentError naming what is wrong."""
+        if not isinstance(state_dict, Mapping):
+            raise _bad_loader_state(f"a {type(state_dict).__name__}, not a dict")
+        if state_dict.get("version") != LOADER_STATE_VERSION:
+            raise _bad_loader_state(f"version {state_dict.get('version')!r}")
+        n = state_dict.get("num_workers")
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise _bad_loader_state(f"'num_workers' is {n!r}")
+        if n != self.num_workers:
+            raise dataecho.InvalidArgumentError(
+                f"DataLoader.load_state_dict: the state is of a DataLoader with {n} workers, "
+                f"this one has {self.num_workers}: resume with the same num_workers")
+        workers = state_dict.get("workers")
+        if not isinstance(workers, (list, tuple)) or len(workers) != self._workers():
+            raise _bad_loader_state(f"'workers' is not a list of {self._workers()} states")
+        nxt = state_dict.get("next_worker")
+        if isinstance(nxt, bool) or not isinstance(nxt, int) or not 0 <= nxt < self._workers():
+            raise _bad_loader_state(f"'next_worker' is {nxt!r}")
+        checked = [_check_state(w, "DataLoader.load_state_dict") for w in workers]
+        for w, state in enumerate(checked):
+            shard = _shard_of(w if self.num_workers > 0 else None, self.num_workers)
+            if (state["rank"], state["world_size"]) != (shard.rank, shard.world_size):
+                raise dataecho.InvalidArgumentError(
+                    f"DataLoader.load_state_dict: worker {w}'s state is shard "
+                    f"{state['rank']} of {state['world_size']}, here it is shard "
+                    f"{shard.rank} of {shard.world_size}: resume with the same world size")
+        self._resume = {"version": LOADER_STATE_VERSION, "num_workers": n,
+                        "next_worker": nxt, "workers": checked}
