@@ -81,7 +81,11 @@ TEST(TraceTest, ARunShowsEveryThreadAndStageWithNestedSpans) {
 
   std::map<std::string, std::string> thread_names;  // tid -> name
   std::set<std::string> names, counters;
-  std::map<std::string, std::vector<std::pair<double, double>>> spans;  // tid -> (begin, end)
+  struct Span {
+    double begin, end;
+    std::string name;
+  };
+  std::map<std::string, std::vector<Span>> spans;  // by tid
   for (const internal::JsonValue& e : events->items) {
     const std::string ph = e.String("ph"), tid = e.String("tid");
     ASSERT_FALSE(tid.empty());
@@ -96,7 +100,7 @@ TEST(TraceTest, ARunShowsEveryThreadAndStageWithNestedSpans) {
       const double ts = Num(e, "ts"), dur = Num(e, "dur");
       EXPECT_GE(ts, 0);
       EXPECT_GE(dur, 0);
-      spans[tid].push_back({ts, ts + dur});
+      spans[tid].push_back({ts, ts + dur, e.String("name")});
     }
   }
   // Every thread that recorded has a name; the library's threads name themselves.
@@ -117,17 +121,20 @@ TEST(TraceTest, ARunShowsEveryThreadAndStageWithNestedSpans) {
   EXPECT_TRUE(counters.count("echo factor"));
   // On each thread, two spans are disjoint or one holds the other.
   for (auto& [tid, s] : spans) {
-    std::sort(s.begin(), s.end(), [](auto& a, auto& b) {
-      return a.first < b.first || (a.first == b.first && a.second > b.second);
+    std::sort(s.begin(), s.end(), [](const Span& a, const Span& b) {
+      return a.begin < b.begin || (a.begin == b.begin && a.end > b.end);
     });
-    std::vector<double> open;  // ends of the spans holding the current one
-    for (const auto& [begin, end] : s) {
-      while (!open.empty() && open.back() <= begin) open.pop_back();
+    std::vector<const Span*> open;  // the spans holding the current one
+    for (const Span& span : s) {
+      // (Times are printed to the nanosecond: adjacent spans may differ by a rounding.)
+      while (!open.empty() && open.back()->end <= span.begin + 0.002) open.pop_back();
       if (!open.empty()) {
-        EXPECT_LE(end, open.back() + 0.002) << "thread " << tid << ": a span at " << begin
-                                            << " overlaps its parent partially";
+        EXPECT_LE(span.end, open.back()->end + 0.002)
+            << thread_names[tid] << ": " << span.name << " [" << span.begin << ", " << span.end
+            << "] overlaps " << open.back()->name << " [" << open.back()->begin << ", "
+            << open.back()->end << "] partially";
       }
-      open.push_back(end);
+      open.push_back(&span);
     }
   }
 }

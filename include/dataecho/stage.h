@@ -208,7 +208,9 @@ int64_t PullTimed(Stage<T>& input, absl::StatusOr<std::optional<T>>* out) {
   *out = input.Next();
   const int64_t t1 = NowNanos();
   if (TraceEnabled()) [[unlikely]] {
-    TraceComplete("wait on", "wait", t0, t1, {.stage = &typeid(input)});
+    TraceArg arg;
+    arg.stage = &typeid(input);
+    TraceComplete("wait on", "wait", t0, t1, std::move(arg));
   }
   return t1 - t0;
 }

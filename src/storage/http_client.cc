@@ -92,10 +92,9 @@ absl::Status HttpClient::Wait(HttpJob& job) {
 absl::Status HttpClient::Run(const std::shared_ptr<HttpJob>& job) {
   // On the timeline (trace.h): the request, retries included, on the
   // thread that waits for it.
-  TraceScope span("read", "http",
-                  {.uri = TraceEnabled() ? std::make_shared<const std::string>(
-                                               job->request_.display)
-                                         : nullptr});
+  TraceArg arg;
+  if (TraceEnabled()) arg.uri = std::make_shared<const std::string>(job->request_.display);
+  TraceScope span("read", "http", std::move(arg));
   Submit(job);
   return Wait(*job);
 }
