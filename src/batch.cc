@@ -152,7 +152,7 @@ struct BatchStage::Layout {
 };
 
 BatchStage::BatchStage(StagePtr<Example> input, BatchOptions options)
-    : UnaryStage<Batch, Example>(std::move(input)),
+    : UnaryStage<Batch, Example>(std::move(input), Restarts::kWithInput),
       options_(std::move(options)),
       pool_(internal::BufferPool::Create(options_.alignment)),
       layout_(std::make_unique<Layout>()) {
@@ -389,10 +389,7 @@ absl::StatusOr<std::optional<Batch>> BatchStage::Next() {
   return std::optional<Batch>(*std::move(b));
 }
 
-absl::Status BatchStage::EnableRestart() { return input().EnableRestart(); }
-
-absl::Status BatchStage::Restart(uint32_t epoch) {
-  DATAECHO_RETURN_IF_ERROR(input().Restart(epoch));
+absl::Status BatchStage::OnRestart(uint32_t /*epoch*/) {
   done_ = false;
   return absl::OkStatus();
 }

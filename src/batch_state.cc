@@ -19,14 +19,6 @@ uint64_t BatchStage::StateOptionsHash() const {
       .value();
 }
 
-absl::Status BatchStage::SaveInput(StateWriter& w) {
-  if (!error_.ok()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(options_.name, " cannot save its state after an error: ", error_.message()));
-  }
-  return input().SaveState(w);
-}
-
 absl::Status BatchStage::SaveOwn(StateWriter& w) {
   w.Bool(done_);
   return absl::OkStatus();

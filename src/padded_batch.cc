@@ -63,7 +63,7 @@ absl::Status PaddedBatchOptions::Validate() const {
 }
 
 PaddedBatchStage::PaddedBatchStage(StagePtr<Example> input, PaddedBatchOptions options)
-    : UnaryStage<Batch, Example>(std::move(input)),
+    : UnaryStage<Batch, Example>(std::move(input), Restarts::kWithInput),
       options_(std::move(options)),
       pool_(internal::BufferPool::Create(options_.alignment)) {}
 

@@ -18,11 +18,7 @@ void PaddedBatchStage::KeepLast(const Batch& b) {
   last_sources_ = b.source_indices.buffer().data();
 }
 
-absl::Status PaddedBatchStage::EnableRestart() { return input().EnableRestart(); }
-
-absl::Status PaddedBatchStage::Restart(uint32_t epoch) {
-  if (!error_.ok()) return error_;
-  DATAECHO_RETURN_IF_ERROR(input().Restart(epoch));
+absl::Status PaddedBatchStage::OnRestart(uint32_t /*epoch*/) {
   done_ = false;
   rows_.clear();
   return absl::OkStatus();
@@ -41,10 +37,6 @@ uint64_t PaddedBatchStage::StateOptionsHash() const {
 }
 
 absl::Status PaddedBatchStage::SaveOwn(StateWriter& w) {
-  if (!error_.ok()) {
-    return absl::FailedPreconditionError(fmt::format("{} cannot save its state after an error: {}",
-                                                     options_.name, error_.ToString()));
-  }
   w.Bool(done_);
   return absl::OkStatus();
 }

@@ -106,8 +106,6 @@ class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
   ~BatchStage() override;
 
   absl::StatusOr<std::optional<Batch>> Next() override;
-  absl::Status EnableRestart() override;
-  absl::Status Restart(uint32_t epoch) override;
   // Checkpoints (src/batch_state.cc): no batch is half-built between Next()
   // calls, so the state is the input's and whether it ended. A batch is
   // referenced by its rows (each row's identity: source and repeat index,
@@ -121,7 +119,9 @@ class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
   StageStats OwnStats() const override;
   std::string StateName() const override { return options_.name; }
   uint64_t StateOptionsHash() const override;
-  absl::Status SaveInput(StateWriter& w) override;
+  // Restarts with its input (stage.h) and forgets its end.
+  absl::Status StickyError() const override { return error_; }
+  absl::Status OnRestart(uint32_t epoch) override;
   absl::Status SaveOwn(StateWriter& w) override;
   absl::Status RestoreOwn(StateReader& r) override;
 

@@ -83,15 +83,6 @@ class EchoStage final : public internal::EchoStageBase<T> {
     return r;
   }
 
-  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
-  absl::Status Restart(uint32_t epoch) override {
-    DATAECHO_RETURN_IF_ERROR(this->input().Restart(epoch));
-    current_.reset();
-    remaining_ = 0;
-    this->StartEpoch(epoch);
-    return absl::OkStatus();
-  }
-
   // A copy is its input's element with a repeat index.
   absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
     for (const T* v : items) w.U64(internal::RepeatIndexOf(*v));
@@ -123,6 +114,14 @@ class EchoStage final : public internal::EchoStageBase<T> {
   }
 
  protected:
+  // A new epoch (stage.h: after the input's): no copies pending, draws from (seed, epoch).
+  absl::Status OnRestart(uint32_t epoch) override {
+    current_.reset();
+    remaining_ = 0;
+    this->StartEpoch(epoch);
+    return absl::OkStatus();
+  }
+
   // State (the shape of stage.h): the draws, the repeats left of the current
   // item and a reference to it (read again at restore).
   std::string StateName() const override { return options_.name; }

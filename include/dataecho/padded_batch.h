@@ -110,9 +110,6 @@ class DATAECHO_EXPORT PaddedBatchStage final : public UnaryStage<Batch, Example>
   ~PaddedBatchStage() override;
 
   absl::StatusOr<std::optional<Batch>> Next() override;
-
-  absl::Status EnableRestart() override;
-  absl::Status Restart(uint32_t epoch) override;
   absl::Status SaveRefs(std::span<const Batch* const> items, StateWriter& w) override;
   absl::Status Reread(StateReader& r, size_t n, std::vector<Batch>* out) override;
 
@@ -136,6 +133,8 @@ class DATAECHO_EXPORT PaddedBatchStage final : public UnaryStage<Batch, Example>
   // The section of this stage in stage.h's shape (src/padded_batch_state.cc).
   std::string StateName() const override { return options_.name; }
   uint64_t StateOptionsHash() const override;
+  absl::Status StickyError() const override { return error_; }
+  absl::Status OnRestart(uint32_t epoch) override;
   absl::Status SaveOwn(StateWriter& w) override;
   absl::Status RestoreOwn(StateReader& r) override;
 

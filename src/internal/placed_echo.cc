@@ -86,16 +86,14 @@ class PlacedEchoStage final : public EchoStageBase<T> {
     return absl::OkStatus();
   }
 
-  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
-  absl::Status Restart(uint32_t epoch) override {
-    if (absl::Status s = this->input().Restart(epoch); !s.ok()) return s;
+ protected:
+  absl::Status OnRestart(uint32_t epoch) override {
     current_.reset();
     remaining_ = 0;
     this->StartEpoch(epoch);
     return absl::OkStatus();
   }
 
- protected:
   // State: the draws, the factor in effect, the fresh items taken (the
   // position the planner's log of factor changes counts in), the copies left
   // of the current item and a reference to it.

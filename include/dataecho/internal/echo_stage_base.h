@@ -33,7 +33,10 @@ class EchoStageBase : public UnaryStage<T, T> {
  protected:
   // REQUIRES: factor finite and >= 1.
   EchoStageBase(StagePtr<T> input, double factor, uint64_t seed)
-      : UnaryStage<T, T>(std::move(input)), draw_(factor), seed_(seed), rng_(seed) {}
+      : UnaryStage<T, T>(std::move(input), Restarts::kWithInput),
+        draw_(factor),
+        seed_(seed),
+        rng_(seed) {}
 
   // The copies (or budget) of `item`, the next fresh item: floor(e), or one
   // more with probability e - floor(e). The first item of a newer epoch

@@ -67,19 +67,6 @@ class PooledEchoStage : public EchoStageBase<T> {
   // Ready unless serving the request would mean waiting for the upstream.
   bool TryNext(Result* out) override { return Step(/*may_block=*/false, out); }
 
-  // A new epoch: the pool empties (its items were of the last epoch), draws
-  // restart from (seed, epoch); the policy's state (R̂, auto echo's factor)
-  // stays.
-  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
-  absl::Status Restart(uint32_t epoch) override {
-    DATAECHO_RETURN_IF_ERROR(this->input().Restart(epoch));
-    pool_.Reset(pool_.capacity());
-    core_.OnPoolCleared();
-    terminal_.reset();
-    this->StartEpoch(epoch);
-    return absl::OkStatus();
-  }
-
   // A copy is its input's element with a repeat index (as EchoStage's).
   absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
     for (const T* v : items) w.U64(RepeatIndexOf(*v));
@@ -98,6 +85,17 @@ class PooledEchoStage : public EchoStageBase<T> {
   }
 
  protected:
+  // A new epoch (stage.h: after the input's): the pool empties (its items were
+  // of the last epoch), draws restart from (seed, epoch); the policy's state
+  // (R̂, auto echo's factor) stays.
+  absl::Status OnRestart(uint32_t epoch) override {
+    pool_.Reset(pool_.capacity());
+    core_.OnPoolCleared();
+    terminal_.reset();
+    this->StartEpoch(epoch);
+    return absl::OkStatus();
+  }
+
   // REQUIRES: options.Validate() is OK. Budgets are drawn for max_factor.
   PooledEchoStage(StagePtr<T> input, AdaptiveEchoOptions options)
       : EchoStageBase<T>(std::move(input), options.max_factor, options.seed),
@@ -141,10 +139,8 @@ class PooledEchoStage : public EchoStageBase<T> {
     return h.value();
   }
   absl::Status SaveOwn(StateWriter& w) override {
-    if (terminal_.has_value() && !terminal_->ok()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          OwnName(), " cannot save its state after an error: ", terminal_->status().message()));
-    }
+    if (terminal_.has_value() && !terminal_->ok())
+      return CannotSaveAfterError(OwnName(), terminal_->status());
     SavePolicy(w);
     this->SaveDraws(w);
     w.U64(decisions_);
