@@ -53,6 +53,12 @@ namespace dataecho {
 
 enum class ImageEncoding : uint8_t { kRaw = 0, kJpeg = 1 };
 
+// "raw", "jpeg".
+DATAECHO_EXPORT std::string_view ImageEncodingName(ImageEncoding encoding);
+// The ImageEncoding ImageEncodingName() names `name`; INVALID_ARGUMENT
+// "unknown image encoding '<name>' (one of raw, jpeg)" for any other name.
+DATAECHO_EXPORT absl::StatusOr<ImageEncoding> ParseImageEncoding(std::string_view name);
+
 inline constexpr size_t kImageRecordHeaderBytes = 32;
 
 struct ImageRecordOptions {

@@ -57,6 +57,12 @@ enum class Compression {
   kAuto,  // kGzip if the URI ends in ".gz", else kNone
 };
 
+// "none", "gzip", "zlib", "auto" (src/formats/compression.cc).
+DATAECHO_EXPORT std::string_view CompressionName(Compression compression);
+// The Compression CompressionName() names `name`; INVALID_ARGUMENT "unknown
+// compression '<name>' (one of none, gzip, zlib, auto)" for any other name.
+DATAECHO_EXPORT absl::StatusOr<Compression> ParseCompression(std::string_view name);
+
 // Counts corrupt regions skipped across the files of one source and fails
 // once more than `limit` were skipped. Thread-safe.
 class DATAECHO_EXPORT CorruptionBudget {
