@@ -67,7 +67,9 @@ absl::StatusOr<std::vector<std::string>> Shards() {
 
 absl::StatusOr<DType> OutputDType() {
   absl::StatusOr<DType> d = ParseDType(absl::GetFlag(FLAGS_dtype));
-  if (!d.ok()) return absl::InvalidArgumentError(fmt::format("--dtype: {}", std::string(d.status().message())));
+  if (!d.ok())
+    return absl::InvalidArgumentError(
+        fmt::format("--dtype: {}", std::string(d.status().message())));
   return d;
 }
 

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "dataecho/example.h"
-#include "dataecho/formats/record.h"
+#include "dataecho/record.h"
 
 namespace dataecho {
 

@@ -81,11 +81,13 @@ TEST(EnumNamesTest, EveryNameParsesBackAndOthersAreInvalid) {
   for (ImageEncoding e : {ImageEncoding::kRaw, ImageEncoding::kJpeg}) {
     EXPECT_EQ(ParseImageEncoding(ImageEncodingName(e)).value(), e);
   }
-  EXPECT_EQ(ParseDType("float64").status(),
-            absl::InvalidArgumentError(
-                "unknown dtype 'float64' (one of uint8, int32, int64, float32, float16, bfloat16)"));
-  EXPECT_EQ(ParseCompression("bz2").status(),
-            absl::InvalidArgumentError("unknown compression 'bz2' (one of none, gzip, zlib, auto)"));
+  EXPECT_EQ(
+      ParseDType("float64").status(),
+      absl::InvalidArgumentError(
+          "unknown dtype 'float64' (one of uint8, int32, int64, float32, float16, bfloat16)"));
+  EXPECT_EQ(
+      ParseCompression("bz2").status(),
+      absl::InvalidArgumentError("unknown compression 'bz2' (one of none, gzip, zlib, auto)"));
   EXPECT_EQ(ParseImageEncoding("png").status(),
             absl::InvalidArgumentError("unknown image encoding 'png' (one of raw, jpeg)"));
   EXPECT_FALSE(ParseCompression("").ok());

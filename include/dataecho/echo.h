@@ -53,10 +53,10 @@
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/export.h"
-#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/echo_core.h"
 #include "dataecho/internal/echo_stage_base.h"
+#include "dataecho/record.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 

@@ -139,7 +139,6 @@ class InterleaveStage final : public UnaryStage<U, T> {
     return r;
   }
 
-
   // References: the pipeline that made each element, then that pipeline's
   // references (see the file comment).
   absl::Status SaveRefs(std::span<const U* const> items, StateWriter& w) override {

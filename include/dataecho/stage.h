@@ -72,8 +72,8 @@
 #include "absl/strings/string_view.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/export.h"
-#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/record.h"
 #include "dataecho/stats.h"
 
 namespace dataecho {

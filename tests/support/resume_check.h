@@ -22,8 +22,8 @@
 
 #include "dataecho/example.h"
 #include "dataecho/formats/crc32c.h"
-#include "dataecho/formats/record.h"
 #include "dataecho/pipeline.h"
+#include "dataecho/record.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 

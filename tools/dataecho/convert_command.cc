@@ -107,7 +107,8 @@ int ConvertCommand(const std::vector<std::string>& argv) {
   ImageRecordOptions record_options{.jpeg_quality = static_cast<int>(quality)};
   const absl::StatusOr<ImageEncoding> encoding = ParseImageEncoding(absl::GetFlag(FLAGS_encoding));
   if (!encoding.ok())
-    return UsageError("convert", fmt::format("--encoding: {}", std::string(encoding.status().message())));
+    return UsageError("convert",
+                      fmt::format("--encoding: {}", std::string(encoding.status().message())));
   record_options.encoding = *encoding;
   const absl::StatusOr<Compression> compression = ParseCompression(
       args->given.count("compression") ? absl::GetFlag(FLAGS_compression) : "none");

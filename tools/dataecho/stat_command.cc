@@ -82,7 +82,8 @@ int StatCommand(const std::vector<std::string>& argv) {
   auto compression = ParseCompression(
       args->given.count("compression") ? absl::GetFlag(FLAGS_compression) : "auto");
   if (!compression.ok())
-    return UsageError("stat", fmt::format("--compression: {}", std::string(compression.status().message())));
+    return UsageError(
+        "stat", fmt::format("--compression: {}", std::string(compression.status().message())));
   const int64_t max_skipped = absl::GetFlag(FLAGS_max_skipped);
   if (absl::Status s = CheckRange("max_skipped", max_skipped, 0, INT64_MAX); !s.ok())
     return UsageError("stat", s);

@@ -46,7 +46,7 @@
 #include "absl/status/statusor.h"
 #include "dataecho/example.h"
 #include "dataecho/export.h"
-#include "dataecho/formats/record.h"
+#include "dataecho/record.h"
 #include "dataecho/tensor.h"
 
 namespace dataecho {

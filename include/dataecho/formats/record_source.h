@@ -44,8 +44,9 @@
 
 #include "absl/status/statusor.h"
 #include "dataecho/export.h"
-#include "dataecho/formats/record.h"
+#include "dataecho/record.h"
 #include "dataecho/stage.h"
+#include "dataecho/storage/sharding.h"
 
 namespace dataecho {
 
@@ -115,11 +116,17 @@ struct InterleaveOptions {
   // reader still gets i; the source renumbers, and maps references back). A
   // worker's share of a longer list sets them so that its records keep the
   // numbers they have in the whole list, unique across the job (ShardUris
-  // gives files rank, rank + world_size, ...: SetShardFileNumbering in
-  // storage/sharding.h). Default: the position in this list.
+  // gives files rank, rank + world_size, ...: SetShardFileNumbering below).
+  // Default: the position in this list.
   uint64_t first_file_index = 0;
   uint64_t file_index_stride = 1;
 };
+
+// Sets `options`' file numbering (first_file_index, file_index_stride) for a
+// source over ShardUris(uris, shard) (storage/sharding.h): file i of the
+// share is file rank + i * world_size of the whole list, so source_index
+// names a record uniquely across the job.
+DATAECHO_EXPORT void SetShardFileNumbering(const Shard& shard, InterleaveOptions* options);
 
 // A source over `uris`, in that order (see the file comment for
 // interleaving). `name` names the stage in the stats ("tfrecord_source"). If

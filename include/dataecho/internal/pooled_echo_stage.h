@@ -21,7 +21,8 @@
 // factor) and the pool: each entry's emissions and budget and a reference to
 // its item. Timing is not state: a restored stage decides from its own
 // timing, so "the same output" after a restore needs the decisions replayed:
-// with a journal (AdaptiveEchoOptions::journal, internal/decision_journal.h)
+// with a journal (internal::MakeAdaptiveEcho in adaptive_echo.h,
+// internal/decision_journal.h)
 // the stage replays those it took after its state was saved, as the journal
 // restored by a stage above its Prefetch says.
 //
@@ -97,10 +98,12 @@ class PooledEchoStage : public EchoStageBase<T> {
   }
 
   // REQUIRES: options.Validate() is OK. Budgets are drawn for max_factor.
-  PooledEchoStage(StagePtr<T> input, AdaptiveEchoOptions options)
+  // `journal`: see the file comment (null: none).
+  PooledEchoStage(StagePtr<T> input, AdaptiveEchoOptions options,
+                  std::shared_ptr<DecisionJournal> journal = nullptr)
       : EchoStageBase<T>(std::move(input), options.max_factor, options.seed),
         pool_(static_cast<size_t>(options.pool_size)),
-        core_(std::move(options)) {}
+        core_(std::move(options), std::move(journal)) {}
 
   // The policy, asked at every request that is not answered by the cancel or
   // the sticky end: serve it back to back (true) or adaptively (false).
@@ -147,7 +150,7 @@ class PooledEchoStage : public EchoStageBase<T> {
     // Behind a Prefetch, what this stage decides from here on may have to be
     // decided again at a restore: the snapshot holding this state keeps the
     // journal from here on.
-    if (const auto& journal = core_.options().journal; journal != nullptr)
+    if (const auto& journal = core_.journal(); journal != nullptr)
       w.KeepAlive(journal->Anchor(decisions_));
     w.Bool(terminal_.has_value());
     const std::vector<std::pair<uint32_t, uint32_t>> counts = pool_.counts();
@@ -193,7 +196,7 @@ class PooledEchoStage : public EchoStageBase<T> {
     core_.OnPooled(false, pool_.size());
     decisions_ = decisions;
     core_.SeekReplay(decisions_);
-    if (const auto& journal = core_.options().journal; journal != nullptr) {
+    if (const auto& journal = core_.journal(); journal != nullptr) {
       absl::StatusOr<std::string> replay = journal->ReplayFrom(decisions_, OwnName());
       DATAECHO_RETURN_IF_ERROR(replay.status());
       journal->RestartAt(decisions_);

@@ -1,7 +1,8 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
-// The names of Compression (include/dataecho/formats/record_source.h), which
-// the CLI's flags and the Python options spell.
+// The options of a record source (include/dataecho/formats/record_source.h):
+// the names of Compression, which the CLI's flags and the Python options
+// spell, and a shard's file numbering.
 #include <string_view>
 
 #include "dataecho/formats/record_source.h"
@@ -26,6 +27,11 @@ absl::StatusOr<Compression> ParseCompression(std::string_view name) {
   }
   return absl::InvalidArgumentError(
       fmt::format("unknown compression '{}' (one of none, gzip, zlib, auto)", name));
+}
+
+void SetShardFileNumbering(const Shard& shard, InterleaveOptions* options) {
+  options->first_file_index = static_cast<uint64_t>(shard.rank);
+  options->file_index_stride = static_cast<uint64_t>(shard.world_size);
 }
 
 }  // namespace dataecho
