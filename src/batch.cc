@@ -19,8 +19,9 @@ namespace dataecho {
 namespace {
 
 // Without a row pool, a row's bytes are asked for when it arrives and it is
-// copied kLagRows rows later (internal::PrefetchRowBytes; 1.32x items/s in
-// arrays_bench). Only kLagRows rows are held meanwhile, not the batch's.
+// copied kLagRows rows later (internal::PrefetchRowBytes): in a shuffled
+// buffer the row's first bytes are a cache miss (docs/benchmarks.md,
+// "Prefetching rows"). Only kLagRows rows are held meanwhile, not the batch's.
 constexpr size_t kLagRows = internal::kPrefetchRowsAhead;
 
 bool IsFloatType(DType t) {

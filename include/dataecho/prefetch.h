@@ -231,7 +231,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
   // kFastPullNanos), the consumer first watches for the next push without the
   // lock for up to kSpinNanos: the element is then usually well under a
   // microsecond away, while sleeping and being woken costs a context switch
-  // each way (BM_PrefetchHandoff: one per ~30 elements, half the wall time).
+  // each way (docs/benchmarks.md, "The figures behind the code's constants").
   void WaitForElement() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const int64_t t0 = internal::NowNanos();
     if (handoff_.ProducerFast()) {
