@@ -68,23 +68,6 @@ class PooledEchoStage : public EchoStageBase<T> {
   // Ready unless serving the request would mean waiting for the upstream.
   bool TryNext(Result* out) override { return Step(/*may_block=*/false, out); }
 
-  // A copy is its input's element with a repeat index (as EchoStage's).
-  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
-    for (const T* v : items) w.U64(RepeatIndexOf(*v));
-    return this->input().SaveRefs(items, w);
-  }
-  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
-    std::vector<uint32_t> repeats(n);
-    for (uint32_t& k : repeats) k = static_cast<uint32_t>(r.U64());
-    DATAECHO_RETURN_IF_ERROR(r.status());
-    const size_t first = out->size();
-    DATAECHO_RETURN_IF_ERROR(this->input().Reread(r, n, out));
-    for (size_t i = 0; i < n && first + i < out->size(); ++i) {
-      if (repeats[i] > 0) ElementTraits<T>::MarkRepeat((*out)[first + i], repeats[i]);
-    }
-    return absl::OkStatus();
-  }
-
  protected:
   // A new epoch (stage.h: after the input's): the pool empties (its items were
   // of the last epoch), draws restart from (seed, epoch); the policy's state
