@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "dataecho/formats/crc32c.h"
+#include "dataecho/crc32c.h"
 #include "fmt/format.h"
 
 namespace trainer {

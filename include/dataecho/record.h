@@ -38,9 +38,9 @@
 #include <string_view>
 
 #include "dataecho/buffer.h"
+#include "dataecho/crc32c.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
-#include "dataecho/formats/crc32c.h"
 
 namespace dataecho {
 

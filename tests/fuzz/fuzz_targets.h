@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "dataecho/formats/crc32c.h"
+#include "dataecho/crc32c.h"
 #include "dataecho/formats/idx.h"
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/jpeg.h"

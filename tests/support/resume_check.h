@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "dataecho/crc32c.h"
 #include "dataecho/example.h"
-#include "dataecho/formats/crc32c.h"
 #include "dataecho/pipeline.h"
 #include "dataecho/record.h"
 #include "fmt/format.h"

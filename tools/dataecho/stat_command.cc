@@ -10,7 +10,7 @@
 #include "absl/flags/flag.h"
 #include "command.h"
 #include "common/command_line.h"
-#include "dataecho/formats/crc32c.h"
+#include "dataecho/crc32c.h"
 #include "dataecho/formats/fixed_length.h"
 #include "dataecho/formats/idx.h"
 #include "dataecho/formats/tfrecord.h"
