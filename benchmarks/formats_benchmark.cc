@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
-#include "dataecho/formats/crc32c.h"
+#include "dataecho/crc32c.h"
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/jpeg.h"
 #include "dataecho/formats/tfrecord.h"

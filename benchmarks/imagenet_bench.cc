@@ -66,12 +66,11 @@ absl::StatusOr<std::vector<std::string>> Shards() {
 }
 
 absl::StatusOr<DType> OutputDType() {
-  const std::string d = absl::GetFlag(FLAGS_dtype);
-  if (d == "float32") return DType::kFloat32;
-  if (d == "float16") return DType::kFloat16;
-  if (d == "bfloat16") return DType::kBFloat16;
-  if (d == "uint8") return DType::kUInt8;
-  return absl::InvalidArgumentError(fmt::format("--dtype={}: not a known dtype", d));
+  absl::StatusOr<DType> d = ParseDType(absl::GetFlag(FLAGS_dtype));
+  if (!d.ok())
+    return absl::InvalidArgumentError(
+        fmt::format("--dtype: {}", std::string(d.status().message())));
+  return d;
 }
 
 RandomResizedCrop Augment(DType dtype) {

@@ -4,7 +4,7 @@
 #include "dataecho/auto_echo.h"
 
 #include "dataecho/example.h"
-#include "dataecho/formats/record.h"
+#include "dataecho/record.h"
 
 namespace dataecho {
 

@@ -13,14 +13,16 @@
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
 #include "internal/fork_join.h"
+#include "row_columns.h"
 #include "row_convert.h"
 
 namespace dataecho {
 namespace {
 
 // Without a row pool, a row's bytes are asked for when it arrives and it is
-// copied kLagRows rows later (internal::PrefetchRowBytes; 1.32x items/s in
-// arrays_bench). Only kLagRows rows are held meanwhile, not the batch's.
+// copied kLagRows rows later (internal::PrefetchRowBytes): in a shuffled
+// buffer the row's first bytes are a cache miss (docs/benchmarks.md,
+// "Prefetching rows"). Only kLagRows rows are held meanwhile, not the batch's.
 constexpr size_t kLagRows = internal::kPrefetchRowsAhead;
 
 bool IsFloatType(DType t) {
@@ -144,7 +146,7 @@ struct BatchStage::Layout {
     MutableBuffer data;
   };
   absl::InlinedVector<Component, 1> components;
-  MutableBuffer labels, sources, repeats;
+  internal::RowColumns columns;
   int64_t rows = 0;
   int64_t fresh = 0;
   uint32_t epoch = 0;        // newest of the rows
@@ -152,7 +154,7 @@ struct BatchStage::Layout {
 };
 
 BatchStage::BatchStage(StagePtr<Example> input, BatchOptions options)
-    : UnaryStage<Batch, Example>(std::move(input)),
+    : BatchingStage(std::move(input), options.name, options.batch_size),
       options_(std::move(options)),
       pool_(internal::BufferPool::Create(options_.alignment)),
       layout_(std::make_unique<Layout>()) {
@@ -222,9 +224,7 @@ absl::Status BatchStage::StartBatch(const Example& first) {
     }
     c.data = pool_->Get(c.out_bytes * n);
   }
-  l.labels = pool_->Get(n * sizeof(int64_t));
-  l.sources = pool_->Get(n * sizeof(int64_t));
-  l.repeats = pool_->Get(n * sizeof(int32_t));
+  l.columns.Get(*pool_, n, [](size_t bytes) { return bytes; });
   return absl::OkStatus();
 }
 
@@ -246,12 +246,7 @@ absl::Status BatchStage::AddRow(Example&& row) {
     }
   }
   const size_t r = static_cast<size_t>(l.rows);
-  const int64_t label = row.label;
-  const int64_t source = static_cast<int64_t>(row.source_index);
-  const int32_t repeat = static_cast<int32_t>(row.repeat_index);
-  std::memcpy(l.labels.data() + r * sizeof(int64_t), &label, sizeof(label));
-  std::memcpy(l.sources.data() + r * sizeof(int64_t), &source, sizeof(source));
-  std::memcpy(l.repeats.data() + r * sizeof(int32_t), &repeat, sizeof(repeat));
+  l.columns.Set(r, row);
   ++l.rows;
   if (row.fresh()) ++l.fresh;
   l.epoch = std::max(l.epoch, row.epoch);
@@ -333,13 +328,7 @@ absl::StatusOr<Batch> BatchStage::FinishBatch() {
                               Tensor::Make(c.out, std::move(shape), std::move(c.data).Freeze()));
     b.components.push_back(std::move(t));
   }
-  auto column = [&](MutableBuffer& m, DType dtype) -> absl::StatusOr<Tensor> {
-    m.Truncate(rows * DTypeSize(dtype));
-    return Tensor::Make(dtype, {l.rows}, std::move(m).Freeze());
-  };
-  DATAECHO_ASSIGN_OR_RETURN(b.labels, column(l.labels, DType::kInt64));
-  DATAECHO_ASSIGN_OR_RETURN(b.source_indices, column(l.sources, DType::kInt64));
-  DATAECHO_ASSIGN_OR_RETURN(b.repeat_indices, column(l.repeats, DType::kInt32));
+  DATAECHO_RETURN_IF_ERROR(l.columns.MoveTo(rows, &b));
   l.rows = 0;
   std::vector<RowRef> spare;
   if (emitted_.size() == kReferencedBatches) {
@@ -349,10 +338,7 @@ absl::StatusOr<Batch> BatchStage::FinishBatch() {
   emitted_.push_back({b.source_indices.buffer().data(), std::move(row_refs_)});
   row_refs_ = std::move(spare);
   row_refs_.clear();
-  batches_.Add(1);
-  rows_.Add(b.num_rows);
-  fresh_rows_.Add(b.fresh_rows);
-  bytes_.Add(static_cast<int64_t>(b.ByteSize()));
+  CountBatch(b);
   return b;
 }
 
@@ -389,24 +375,8 @@ absl::StatusOr<std::optional<Batch>> BatchStage::Next() {
   return std::optional<Batch>(*std::move(b));
 }
 
-absl::Status BatchStage::EnableRestart() { return input().EnableRestart(); }
-
-absl::Status BatchStage::Restart(uint32_t epoch) {
-  DATAECHO_RETURN_IF_ERROR(input().Restart(epoch));
-  done_ = false;
-  return absl::OkStatus();
-}
-
 StageStats BatchStage::OwnStats() const {
-  StageStats s;
-  s.name = options_.name;
-  s.elements = batches_.Get();
-  s.bytes = bytes_.Get();
-  s.input_wait = absl::Nanoseconds(input_wait_ns_.Get());
-  s.extra = {{"rows", static_cast<double>(rows_.Get())},
-             {"fresh_rows", static_cast<double>(fresh_rows_.Get())},
-             {"buffer_allocations", static_cast<double>(pool_->allocations())}};
-  return s;
+  return BatchStats({{"buffer_allocations", static_cast<double>(pool_->allocations())}});
 }
 
 }  // namespace dataecho

@@ -19,24 +19,6 @@ uint64_t BatchStage::StateOptionsHash() const {
       .value();
 }
 
-absl::Status BatchStage::SaveInput(StateWriter& w) {
-  if (!error_.ok()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(options_.name, " cannot save its state after an error: ", error_.message()));
-  }
-  return input().SaveState(w);
-}
-
-absl::Status BatchStage::SaveOwn(StateWriter& w) {
-  w.Bool(done_);
-  return absl::OkStatus();
-}
-
-absl::Status BatchStage::RestoreOwn(StateReader& r) {
-  done_ = r.Bool();
-  return r.status();
-}
-
 absl::Status BatchStage::SaveRefs(std::span<const Batch* const> items, StateWriter& w) {
   std::vector<Example> rows;
   for (const Batch* b : items) {
@@ -79,16 +61,8 @@ absl::Status BatchStage::SaveRefs(std::span<const Batch* const> items, StateWrit
 }
 
 absl::Status BatchStage::Reread(StateReader& r, size_t n, std::vector<Batch>* out) {
-  std::vector<uint64_t> sizes(n);
   uint64_t total = 0;
-  for (uint64_t& size : sizes) {
-    size = r.U64();
-    if (size == 0 || size > static_cast<uint64_t>(options_.batch_size)) {
-      r.Fail(absl::DataLossError(absl::StrCat("pipeline state: a batch of ", size, " rows")));
-    }
-    DATAECHO_RETURN_IF_ERROR(r.status());
-    total += size;
-  }
+  DATAECHO_ASSIGN_OR_RETURN(const std::vector<uint64_t> sizes, ReadBatchSizes(r, n, &total));
   std::vector<Example> rows;
   DATAECHO_RETURN_IF_ERROR(input().Reread(r, total, &rows));
   if (rows.size() != total) return absl::DataLossError("pipeline state: batch rows not read");

@@ -85,7 +85,6 @@ Pipeline<Batch> EchoedBatches(Pipeline<Example> decoded, AugmentFn augment,
       auto control = std::make_shared<internal::EchoControl>();
       control->augment_inline = options.augment.parallelism == 0;
       control->journal = std::make_shared<internal::DecisionJournal>();
-      options.adaptive.journal = control->journal;
       if (!options.adaptive.repeat_gate && options.gate_below > 0) {
         options.adaptive.repeat_gate = [level = options.prefetch.level, n = options.gate_below,
                                         control] {
@@ -104,10 +103,13 @@ Pipeline<Batch> EchoedBatches(Pipeline<Example> decoded, AugmentFn augment,
       planner.seed = MixSeed(options.adaptive.seed, 2);
       if (absl::Status s = planner.Validate(); !s.ok()) return Pipeline<Batch>(s);
       const std::string above_boundary = options.adaptive.name;
-      batches = batched(augmented(std::move(decoded).AdaptiveEcho(std::move(options.adaptive))))
-                    .Apply([&](StagePtr<Batch> in) {
-                      return internal::MakePlacedEcho(std::move(in), control, planner.seed);
-                    });
+      auto echoed = std::move(decoded).Apply([&](StagePtr<Example> in) {
+        return internal::MakeAdaptiveEcho(std::move(in), std::move(options.adaptive),
+                                          control->journal);
+      });
+      batches = batched(augmented(std::move(echoed))).Apply([&](StagePtr<Batch> in) {
+        return internal::MakePlacedEcho(std::move(in), control, planner.seed);
+      });
       return std::move(batches)
           .Prefetch(std::move(options.prefetch))
           .Apply([&](StagePtr<Batch> in) {

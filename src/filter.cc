@@ -4,7 +4,7 @@
 #include "dataecho/filter.h"
 
 #include "dataecho/example.h"
-#include "dataecho/formats/record.h"
+#include "dataecho/record.h"
 
 namespace dataecho {
 

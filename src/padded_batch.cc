@@ -15,6 +15,7 @@
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 #include "padded_cells.h"
+#include "row_columns.h"
 #include "row_convert.h"
 
 namespace dataecho {
@@ -63,7 +64,7 @@ absl::Status PaddedBatchOptions::Validate() const {
 }
 
 PaddedBatchStage::PaddedBatchStage(StagePtr<Example> input, PaddedBatchOptions options)
-    : UnaryStage<Batch, Example>(std::move(input)),
+    : BatchingStage(std::move(input), options.name, options.batch_size),
       options_(std::move(options)),
       pool_(internal::BufferPool::Create(options_.alignment)) {}
 
@@ -254,29 +255,14 @@ absl::StatusOr<Batch> PaddedBatchStage::MakeBatch() {
   for (Tensor& t : masks) b.components.push_back(std::move(t));
   for (Tensor& t : lengths) b.components.push_back(std::move(t));
   // Per-row columns, as BatchStage makes them.
-  MutableBuffer labels = pool_->Get(SizeClass(rows * 8));
-  MutableBuffer sources = pool_->Get(SizeClass(rows * 8));
-  MutableBuffer repeats = pool_->Get(SizeClass(rows * 4));
+  internal::RowColumns columns;
+  columns.Get(*pool_, rows, SizeClass);
   for (size_t r = 0; r < rows; ++r) {
-    const Example& e = rows_[r];
-    const int64_t source = static_cast<int64_t>(e.source_index);
-    const auto repeat = static_cast<int32_t>(e.repeat_index);
-    std::memcpy(labels.data() + r * 8, &e.label, 8);
-    std::memcpy(sources.data() + r * 8, &source, 8);
-    std::memcpy(repeats.data() + r * 4, &repeat, 4);
-    if (e.fresh()) ++b.fresh_rows;
+    columns.Set(r, rows_[r]);
+    if (rows_[r].fresh()) ++b.fresh_rows;
   }
-  auto column = [&](MutableBuffer& m, DType dtype) {
-    m.Truncate(rows * DTypeSize(dtype));
-    return Tensor::Make(dtype, {static_cast<int64_t>(rows)}, std::move(m).Freeze());
-  };
-  DATAECHO_ASSIGN_OR_RETURN(b.labels, column(labels, DType::kInt64));
-  DATAECHO_ASSIGN_OR_RETURN(b.source_indices, column(sources, DType::kInt64));
-  DATAECHO_ASSIGN_OR_RETURN(b.repeat_indices, column(repeats, DType::kInt32));
-  batches_.Add(1);
-  rows_out_.Add(b.num_rows);
-  fresh_rows_.Add(b.fresh_rows);
-  bytes_.Add(static_cast<int64_t>(b.ByteSize()));
+  DATAECHO_RETURN_IF_ERROR(columns.MoveTo(rows, &b));
+  CountBatch(b);
   return b;
 }
 
@@ -335,17 +321,10 @@ absl::StatusOr<std::optional<Batch>> PaddedBatchStage::Next() {
 }
 
 StageStats PaddedBatchStage::OwnStats() const {
-  StageStats s;
-  s.name = options_.name;
-  s.elements = batches_.Get();
-  s.bytes = bytes_.Get();
-  s.input_wait = absl::Nanoseconds(input_wait_ns_.Get());
   const double all = static_cast<double>(data_cells_.Get() + padding_cells_.Get());
-  s.extra = {{"rows", static_cast<double>(rows_out_.Get())},
-             {"fresh_rows", static_cast<double>(fresh_rows_.Get())},
-             {"padding_fraction", all > 0 ? static_cast<double>(padding_cells_.Get()) / all : 0.0},
-             {"buffer_allocations", static_cast<double>(pool_->allocations())}};
-  return s;
+  return BatchStats(
+      {{"padding_fraction", all > 0 ? static_cast<double>(padding_cells_.Get()) / all : 0.0},
+       {"buffer_allocations", static_cast<double>(pool_->allocations())}});
 }
 
 }  // namespace dataecho

@@ -18,14 +18,9 @@ void PaddedBatchStage::KeepLast(const Batch& b) {
   last_sources_ = b.source_indices.buffer().data();
 }
 
-absl::Status PaddedBatchStage::EnableRestart() { return input().EnableRestart(); }
-
-absl::Status PaddedBatchStage::Restart(uint32_t epoch) {
-  if (!error_.ok()) return error_;
-  DATAECHO_RETURN_IF_ERROR(input().Restart(epoch));
-  done_ = false;
+absl::Status PaddedBatchStage::OnRestart(uint32_t epoch) {
   rows_.clear();
-  return absl::OkStatus();
+  return BatchingStage::OnRestart(epoch);
 }
 
 uint64_t PaddedBatchStage::StateOptionsHash() const {
@@ -38,20 +33,6 @@ uint64_t PaddedBatchStage::StateOptionsHash() const {
   }
   for (double v : options_.padding_values) h.Add(v);
   return h.value();
-}
-
-absl::Status PaddedBatchStage::SaveOwn(StateWriter& w) {
-  if (!error_.ok()) {
-    return absl::FailedPreconditionError(fmt::format("{} cannot save its state after an error: {}",
-                                                     options_.name, error_.ToString()));
-  }
-  w.Bool(done_);
-  return absl::OkStatus();
-}
-
-absl::Status PaddedBatchStage::RestoreOwn(StateReader& r) {
-  done_ = r.Bool();
-  return r.status();
 }
 
 absl::Status PaddedBatchStage::SaveRefs(std::span<const Batch* const> items, StateWriter& w) {
@@ -73,17 +54,8 @@ absl::Status PaddedBatchStage::SaveRefs(std::span<const Batch* const> items, Sta
 }
 
 absl::Status PaddedBatchStage::Reread(StateReader& r, size_t n, std::vector<Batch>* out) {
-  std::vector<uint64_t> sizes(n);
   uint64_t total = 0;
-  for (uint64_t& size : sizes) {
-    size = r.U64();
-    if (size == 0 || size > static_cast<uint64_t>(options_.batch_size)) {
-      r.Fail(absl::DataLossError(
-          fmt::format("pipeline state: {}: a batch of {} rows", options_.name, size)));
-    }
-    DATAECHO_RETURN_IF_ERROR(r.status());
-    total += size;
-  }
+  DATAECHO_ASSIGN_OR_RETURN(const std::vector<uint64_t> sizes, ReadBatchSizes(r, n, &total));
   std::vector<Example> rows;
   DATAECHO_RETURN_IF_ERROR(input().Reread(r, total, &rows));
   if (rows.size() != total) {

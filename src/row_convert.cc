@@ -16,9 +16,8 @@ void ScalarFloatsToHalves(const float* src, uint16_t* dst, size_t n) {
 }
 
 // The library is built for the x86-64 baseline, where these loops stay
-// scalar; the AVX2/F16C versions below run 8 values per instruction (the
-// FP16 cast of a 784-byte row went from 2.3 us to BM_BatchCastFP16's figure
-// in docs/benchmarks.md).
+// scalar; the AVX2/F16C versions below run 8 values per instruction
+// (BM_BatchCastFP16 in docs/benchmarks.md).
 inline float Affine(uint8_t x, float a, float b) {
   const float m = static_cast<float>(x) * a;
   return m + b;

@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "dataecho/example.h"
-#include "dataecho/formats/record.h"
+#include "dataecho/record.h"
 
 namespace dataecho {
 

@@ -23,7 +23,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "dataecho/checkpoint.h"
-#include "dataecho/formats/crc32c.h"
+#include "dataecho/crc32c.h"
 #include "dataecho/formats/tfrecord.h"
 #include "dataecho/pipeline.h"
 #include "dataecho/storage/object_store.h"

@@ -22,7 +22,7 @@
 
 #include "absl/status/status.h"
 #include "dataecho/checkpoint.h"
-#include "dataecho/formats/crc32c.h"
+#include "dataecho/crc32c.h"
 #include "dataecho/formats/tfrecord.h"
 #include "dataecho/pipeline.h"
 #include "dataecho/storage/object_store.h"

@@ -14,7 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/cord.h"
 #include "dataecho/checkpoint.h"
-#include "dataecho/formats/crc32c.h"
+#include "dataecho/crc32c.h"
 #include "dataecho/formats/fixed_length.h"
 #include "dataecho/formats/idx.h"
 #include "dataecho/formats/tfrecord.h"

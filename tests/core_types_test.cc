@@ -7,6 +7,8 @@
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/float16.h"
+#include "dataecho/formats/image_record.h"
+#include "dataecho/formats/record_source.h"
 #include "dataecho/tensor.h"
 #include "gtest/gtest.h"
 
@@ -63,6 +65,32 @@ TEST(TensorTest, MakeChecksSize) {
   EXPECT_EQ(
       Tensor::Make(DType::kUInt8, {int64_t{1} << 40, int64_t{1} << 40}, Buffer()).status().code(),
       absl::StatusCode::kInvalidArgument);
+}
+
+// Names live with their enums: each name parses back to its value, and an
+// unknown name is INVALID_ARGUMENT listing the known ones.
+TEST(EnumNamesTest, EveryNameParsesBackAndOthersAreInvalid) {
+  for (DType t : {DType::kUInt8, DType::kInt32, DType::kInt64, DType::kFloat32, DType::kFloat16,
+                  DType::kBFloat16}) {
+    EXPECT_EQ(ParseDType(DTypeName(t)).value(), t);
+  }
+  for (Compression c :
+       {Compression::kNone, Compression::kGzip, Compression::kZlib, Compression::kAuto}) {
+    EXPECT_EQ(ParseCompression(CompressionName(c)).value(), c);
+  }
+  for (ImageEncoding e : {ImageEncoding::kRaw, ImageEncoding::kJpeg}) {
+    EXPECT_EQ(ParseImageEncoding(ImageEncodingName(e)).value(), e);
+  }
+  EXPECT_EQ(
+      ParseDType("float64").status(),
+      absl::InvalidArgumentError(
+          "unknown dtype 'float64' (one of uint8, int32, int64, float32, float16, bfloat16)"));
+  EXPECT_EQ(
+      ParseCompression("bz2").status(),
+      absl::InvalidArgumentError("unknown compression 'bz2' (one of none, gzip, zlib, auto)"));
+  EXPECT_EQ(ParseImageEncoding("png").status(),
+            absl::InvalidArgumentError("unknown image encoding 'png' (one of raw, jpeg)"));
+  EXPECT_FALSE(ParseCompression("").ok());
 }
 
 TEST(ExampleTest, TraitsMarkRepeats) {

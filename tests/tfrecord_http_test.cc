@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "dataecho/formats/crc32c.h"
+#include "dataecho/crc32c.h"
 #include "dataecho/formats/tfrecord.h"
 #include "dataecho/storage/object_store.h"
 #include "gtest/gtest.h"

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "dataecho/formats/crc32c.h"
+#include "dataecho/crc32c.h"
 #include "dataecho/storage/object_store.h"
 #include "gtest/gtest.h"
 #include "support/examples.h"

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "dataecho/formats/record.h"
+#include "dataecho/record.h"
 #include "fmt/format.h"
 
 namespace elastic {

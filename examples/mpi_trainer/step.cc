@@ -12,7 +12,7 @@
 
 #include "dataecho/augment.h"
 #include "dataecho/echo_planner.h"
-#include "dataecho/formats/record.h"
+#include "dataecho/record.h"
 #include "dataecho/text.h"
 #include "fmt/format.h"
 #include "mpi_trainer/job_checkpoint.h"

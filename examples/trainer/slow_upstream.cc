@@ -3,8 +3,8 @@
 
 #include <utility>
 
-#include "dataecho/formats/record.h"
 #include "dataecho/formats/tfrecord.h"
+#include "dataecho/record.h"
 #include "dataecho/storage/throttled_store.h"
 #include "fmt/format.h"
 

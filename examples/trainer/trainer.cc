@@ -12,8 +12,8 @@
 
 #include "absl/strings/cord.h"
 #include "dataecho/augment.h"
+#include "dataecho/crc32c.h"
 #include "dataecho/echo_planner.h"
-#include "dataecho/formats/crc32c.h"
 #include "dataecho/storage/object_store.h"
 #include "dataecho/text.h"
 #include "fmt/format.h"

@@ -98,24 +98,28 @@
 
 #include "dataecho/echo_options.h"
 #include "dataecho/export.h"
-#include "dataecho/formats/record.h"
 #include "dataecho/internal/pooled_echo_stage.h"
 #include "dataecho/memory.h"
+#include "dataecho/record.h"
 #include "dataecho/stage.h"
 
 namespace dataecho {
+namespace internal {
+
+// AdaptiveEchoStage::Make, recording the decisions into `journal` (null:
+// nowhere), for checkpoints behind a Prefetch (internal/decision_journal.h):
+// what EchoedBatches' kAdaptive placement makes.
+template <typename T>
+absl::StatusOr<StagePtr<T>> MakeAdaptiveEcho(StagePtr<T> input, AdaptiveEchoOptions options,
+                                             std::shared_ptr<DecisionJournal> journal);
+
+}  // namespace internal
 
 template <typename T>
 class AdaptiveEchoStage final : public internal::PooledEchoStage<T> {
  public:
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, AdaptiveEchoOptions options) {
-    if (absl::Status s = options.Validate(); !s.ok()) return s;
-    // The pool may fill up to pool_size items: refuse one beyond memory.
-    if (absl::Status s =
-            CheckMemoryEstimate(options.name, "pool_size", options.pool_size, sizeof(T), 0, "");
-        !s.ok())
-      return s;
-    return StagePtr<T>(new AdaptiveEchoStage(std::move(input), std::move(options)));
+    return internal::MakeAdaptiveEcho<T>(std::move(input), std::move(options), nullptr);
   }
 
  protected:
@@ -126,9 +130,31 @@ class AdaptiveEchoStage final : public internal::PooledEchoStage<T> {
   }
 
  private:
-  AdaptiveEchoStage(StagePtr<T> input, AdaptiveEchoOptions options)
-      : internal::PooledEchoStage<T>(std::move(input), std::move(options)) {}
+  friend absl::StatusOr<StagePtr<T>> internal::MakeAdaptiveEcho<T>(
+      StagePtr<T> input, AdaptiveEchoOptions options,
+      std::shared_ptr<internal::DecisionJournal> journal);
+
+  AdaptiveEchoStage(StagePtr<T> input, AdaptiveEchoOptions options,
+                    std::shared_ptr<internal::DecisionJournal> journal)
+      : internal::PooledEchoStage<T>(std::move(input), std::move(options), std::move(journal)) {}
 };
+
+namespace internal {
+
+template <typename T>
+absl::StatusOr<StagePtr<T>> MakeAdaptiveEcho(StagePtr<T> input, AdaptiveEchoOptions options,
+                                             std::shared_ptr<DecisionJournal> journal) {
+  if (absl::Status s = options.Validate(); !s.ok()) return s;
+  // The pool may fill up to pool_size items: refuse one beyond memory.
+  if (absl::Status s =
+          CheckMemoryEstimate(options.name, "pool_size", options.pool_size, sizeof(T), 0, "");
+      !s.ok())
+    return s;
+  return StagePtr<T>(
+      new AdaptiveEchoStage<T>(std::move(input), std::move(options), std::move(journal)));
+}
+
+}  // namespace internal
 
 // AdaptiveEchoStage for the library's element types are compiled once, in
 // src/adaptive_echo.cc: programs link them instead of compiling them again. Other

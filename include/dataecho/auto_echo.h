@@ -48,10 +48,10 @@
 
 #include "dataecho/echo_options.h"
 #include "dataecho/export.h"
-#include "dataecho/formats/record.h"
 #include "dataecho/internal/echo_core.h"
 #include "dataecho/internal/pooled_echo_stage.h"
 #include "dataecho/memory.h"
+#include "dataecho/record.h"
 #include "dataecho/stage.h"
 
 namespace dataecho {

@@ -52,6 +52,7 @@
 #include "absl/status/statusor.h"
 #include "dataecho/example.h"
 #include "dataecho/export.h"
+#include "dataecho/internal/batching_stage.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/stage.h"
 
@@ -100,14 +101,12 @@ class BufferPool;
 class ForkJoin;
 }  // namespace internal
 
-class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
+class DATAECHO_EXPORT BatchStage final : public internal::BatchingStage {
  public:
   static absl::StatusOr<StagePtr<Batch>> Make(StagePtr<Example> input, BatchOptions options);
   ~BatchStage() override;
 
   absl::StatusOr<std::optional<Batch>> Next() override;
-  absl::Status EnableRestart() override;
-  absl::Status Restart(uint32_t epoch) override;
   // Checkpoints (src/batch_state.cc): no batch is half-built between Next()
   // calls, so the state is the input's and whether it ended. A batch is
   // referenced by its rows (each row's identity: source and repeat index,
@@ -119,11 +118,7 @@ class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
 
  protected:
   StageStats OwnStats() const override;
-  std::string StateName() const override { return options_.name; }
   uint64_t StateOptionsHash() const override;
-  absl::Status SaveInput(StateWriter& w) override;
-  absl::Status SaveOwn(StateWriter& w) override;
-  absl::Status RestoreOwn(StateReader& r) override;
 
  private:
   struct Layout;  // per-component shapes and conversion of the current batch
@@ -160,9 +155,6 @@ class DATAECHO_EXPORT BatchStage final : public UnaryStage<Batch, Example> {
   static constexpr size_t kReferencedBatches = 16;
   std::vector<RowRef> row_refs_;  // of the rows of the batch being built
   std::deque<Emitted> emitted_;   // the last kReferencedBatches emitted, oldest first
-  absl::Status error_;            // sticky input error
-  bool done_ = false;
-  internal::Counter batches_, rows_, bytes_, fresh_rows_, input_wait_ns_;
 };
 
 }  // namespace dataecho

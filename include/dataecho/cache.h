@@ -62,9 +62,9 @@
 #include "dataecho/checkpoint.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/export.h"
-#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/stage_accounting.h"
+#include "dataecho/record.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
@@ -141,7 +141,7 @@ class CacheStage final : public UnaryStage<T, T> {
   // Serves epoch `epoch` from the first element: the cached ones, then the
   // rest of the input if it has not ended. The cache's error, if any, stays.
   absl::Status Restart(uint32_t epoch) override {
-    if (!error_.ok()) return error_;
+    DATAECHO_RETURN_IF_ERROR(StickyError());
     next_ = 0;
     epoch_ = epoch;
     epoch_stat_.Set(epoch);
@@ -177,11 +177,8 @@ class CacheStage final : public UnaryStage<T, T> {
   uint64_t StateOptionsHash() const override {
     return OptionsHash().Add(options_.max_bytes).value();
   }
+  absl::Status StickyError() const override { return error_; }
   absl::Status SaveOwn(StateWriter& w) override {
-    if (!error_.ok()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(options_.name, " cannot save its state after an error: ", error_.message()));
-    }
     w.U64(epoch_);
     w.U64(next_);
     w.Bool(complete_);

@@ -53,10 +53,10 @@
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/export.h"
-#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/echo_core.h"
 #include "dataecho/internal/echo_stage_base.h"
+#include "dataecho/record.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 
@@ -72,7 +72,7 @@ class EchoStage final : public internal::EchoStageBase<T> {
 
   absl::StatusOr<std::optional<T>> Next() override {
     if (this->cancelled()) return CancelledError();
-    if (remaining_ > 0) return EmitRepeat();
+    if (this->copies_pending()) return EmitRepeat();
     // Only a real wait is timed: a clock read costs as much as a copy here.
     absl::StatusOr<std::optional<T>> r;
     if (const int64_t waited = internal::PullTimed(this->input(), &r); waited > 0) {
@@ -83,37 +83,11 @@ class EchoStage final : public internal::EchoStageBase<T> {
     return r;
   }
 
-  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
-  absl::Status Restart(uint32_t epoch) override {
-    DATAECHO_RETURN_IF_ERROR(this->input().Restart(epoch));
-    current_.reset();
-    remaining_ = 0;
-    this->StartEpoch(epoch);
-    return absl::OkStatus();
-  }
-
-  // A copy is its input's element with a repeat index.
-  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
-    for (const T* v : items) w.U64(internal::RepeatIndexOf(*v));
-    return this->input().SaveRefs(items, w);
-  }
-  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
-    std::vector<uint32_t> repeats(n);
-    for (uint32_t& k : repeats) k = static_cast<uint32_t>(r.U64());
-    DATAECHO_RETURN_IF_ERROR(r.status());
-    const size_t first = out->size();
-    DATAECHO_RETURN_IF_ERROR(this->input().Reread(r, n, out));
-    for (size_t i = 0; i < n && first + i < out->size(); ++i) {
-      if (repeats[i] > 0) ElementTraits<T>::MarkRepeat((*out)[first + i], repeats[i]);
-    }
-    return absl::OkStatus();
-  }
-
   // Ready when a copy is pending or the input has an element ready.
   bool TryNext(absl::StatusOr<std::optional<T>>* out) override {
     if (this->cancelled()) {
       *out = CancelledError();
-    } else if (remaining_ > 0) {
+    } else if (this->copies_pending()) {
       *out = EmitRepeat();
     } else {
       if (!this->input().TryNext(out)) return false;
@@ -123,38 +97,23 @@ class EchoStage final : public internal::EchoStageBase<T> {
   }
 
  protected:
-  // State (the shape of stage.h): the draws, the repeats left of the current
-  // item and a reference to it (read again at restore).
+  // A new epoch (stage.h: after the input's): no copies pending, draws from (seed, epoch).
+  absl::Status OnRestart(uint32_t epoch) override {
+    this->StartOver(epoch);
+    return absl::OkStatus();
+  }
+
+  // State (the shape of stage.h): the draws, then the copies' part (the
+  // repeats left of the current item and a reference to it).
   std::string StateName() const override { return options_.name; }
   uint64_t StateOptionsHash() const override { return Hash(); }
   absl::Status SaveOwn(StateWriter& w) override {
     this->SaveDraws(w);
-    w.U64(remaining_);
-    w.U64(repeat_);
-    if (remaining_ == 0) return absl::OkStatus();
-    // The input's reference to the item, in this stage's section.
-    const T* item = &*current_;
-    return this->input().SaveRefs(std::span<const T* const>(&item, 1), w);
+    return this->SaveCopies(w);
   }
   absl::Status RestoreOwn(StateReader& r) override {
     this->RestoreDraws(r);
-    remaining_ = static_cast<uint32_t>(r.U64());
-    repeat_ = static_cast<uint32_t>(r.U64());
-    current_.reset();
-    DATAECHO_RETURN_IF_ERROR(r.status());
-    if (uint64_t{remaining_} + repeat_ >= this->max_copies()) {
-      return absl::DataLossError(absl::StrCat("pipeline state: ", options_.name, " has ",
-                                              remaining_, " copies left after ", repeat_));
-    }
-    if (remaining_ == 0) return absl::OkStatus();
-    std::vector<T> item;
-    DATAECHO_RETURN_IF_ERROR(this->input().Reread(r, 1, &item));
-    DATAECHO_RETURN_IF_ERROR(r.status());
-    if (item.size() != 1) return absl::DataLossError("pipeline state: echo's item not read again");
-    current_.emplace(std::move(item[0]));
-    ElementTraits<T>::MarkRepeat(*current_, repeat_);
-    current_bytes_ = static_cast<int64_t>(ElementTraits<T>::ByteSize(*current_));
-    return absl::OkStatus();
+    return this->RestoreCopies(r, options_.name);
   }
 
   StageStats OwnStats() const override {
@@ -171,39 +130,23 @@ class EchoStage final : public internal::EchoStageBase<T> {
   uint64_t Hash() const { return OptionsHash().Add(options_.factor).Add(options_.seed).value(); }
 
   absl::StatusOr<std::optional<T>> EmitRepeat() {
-    --remaining_;
-    const uint32_t k = ++repeat_;
-    this->counts().AddRepeat(current_bytes_);
     rate_.AddEmitted();
-    // Each copy is built right in the returned value (no element to move
-    // from: a move of an Example costs a few ns, as much as the rest here).
-    ElementTraits<T>::MarkRepeat(*current_, k);
-    if (remaining_ > 0) return absl::StatusOr<std::optional<T>>(absl::in_place, *current_);
-    // The last copy is the held item itself.
-    return absl::StatusOr<std::optional<T>>(absl::in_place, *std::move(current_));
+    return this->EmitCopy();
   }
 
   // Counts a fresh element `r` (if it is one) and decides how many copies
   // of it follow.
   void AcceptFresh(const absl::StatusOr<std::optional<T>>& r) {
     if (!r.ok() || !r->has_value()) return;
-    current_bytes_ = static_cast<int64_t>(ElementTraits<T>::ByteSize(**r));
-    this->counts().AddFresh(current_bytes_);
+    this->CountFresh(**r);
     if (!rate_.started()) rate_.Start(internal::NowNanos());
     if (rate_.AddFreshLazy(internal::NowNanos))
       rate_ratio_.store(rate_.estimate(), std::memory_order_relaxed);
     rate_.AddEmitted();
-    remaining_ = this->DrawCopies(**r) - 1;
-    repeat_ = 0;
-    if (remaining_ > 0)
-      current_.emplace(**r);  // (a copy construction costs less than an assignment)
+    this->HoldCopies(**r, this->DrawCopies(**r));
   }
 
   const EchoOptions options_;
-  std::optional<T> current_;  // the item being repeated
-  uint32_t remaining_ = 0;    // copies of current_ still to emit
-  uint32_t repeat_ = 0;       // repeat index of the last copy emitted
-  int64_t current_bytes_ = 0;
   // R̂ (consumer thread); the clock is read once per window of fresh items.
   internal::RateRatioEstimator rate_{/*window=*/64, /*smoothing=*/0.25};
   std::atomic<double> rate_ratio_{0};

@@ -27,9 +27,6 @@
 #include "dataecho/export.h"
 
 namespace dataecho {
-namespace internal {
-class DecisionJournal;
-}  // namespace internal
 
 struct DATAECHO_EXPORT EchoOptions {
   // Echo factor e: finite, in [1, 1e6]. Fractional factors are realized per item.
@@ -77,12 +74,6 @@ struct DATAECHO_EXPORT AdaptiveEchoOptions {
   std::function<int64_t()> clock = nullptr;
   // Name shown in stats.
   std::string name = "adaptive_echo";
-  // Checkpoints behind a Prefetch: the journal the stage records its
-  // decisions into, which a stage above the Prefetch carries in the state so
-  // that a restore makes the same elements again
-  // (internal/decision_journal.h). Set by EchoedBatches' kAdaptive placement;
-  // null: none.
-  std::shared_ptr<internal::DecisionJournal> journal = nullptr;
 
   absl::Status Validate() const;
 };

@@ -44,9 +44,9 @@
 #include "absl/strings/str_cat.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/export.h"
-#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/stage_accounting.h"
+#include "dataecho/record.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 
@@ -92,13 +92,7 @@ class FilterStage final : public PassThroughStage<T> {
   // A pass-through stage (stage.h): no state of its own (a predicate's own
   // state is not saved), references and epochs are its input's.
   std::string StateName() const override { return options_.name; }
-  absl::Status SaveOwn(StateWriter& w) override {
-    if (!error_.ok()) return AfterError();
-    return PassThroughStage<T>::SaveOwn(w);
-  }
-  absl::Status OnRestart(uint32_t /*epoch*/) override {
-    return error_.ok() ? absl::OkStatus() : error_;
-  }
+  absl::Status StickyError() const override { return error_; }
   StageStats OwnStats() const override {
     return totals_.Report(options_.name, {{"dropped", static_cast<double>(dropped_.Get())}});
   }
@@ -108,11 +102,6 @@ class FilterStage final : public PassThroughStage<T> {
       : PassThroughStage<T>(std::move(input)),
         pred_(std::move(pred)),
         options_(std::move(options)) {}
-
-  absl::Status AfterError() const {
-    return absl::FailedPreconditionError(
-        absl::StrCat(options_.name, " cannot save its state after an error: ", error_.message()));
-  }
 
   Predicate pred_;
   const FilterOptions options_;

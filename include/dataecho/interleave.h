@@ -139,15 +139,6 @@ class InterleaveStage final : public UnaryStage<U, T> {
     return r;
   }
 
-  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
-  // The input starts over as epoch `epoch`; every open pipeline is closed.
-  absl::Status Restart(uint32_t epoch) override {
-    if (!error_.ok()) return error_;
-    DATAECHO_RETURN_IF_ERROR(this->input().Restart(epoch));
-    CloseAll();
-    return absl::OkStatus();
-  }
-
   // References: the pipeline that made each element, then that pipeline's
   // references (see the file comment).
   absl::Status SaveRefs(std::span<const U* const> items, StateWriter& w) override {
@@ -189,7 +180,9 @@ class InterleaveStage final : public UnaryStage<U, T> {
 
  private:
   InterleaveStage(StagePtr<T> input, Fn fn, InterleaveStageOptions options)
-      : UnaryStage<U, T>(std::move(input)), fn_(std::move(fn)), options_(std::move(options)) {}
+      : UnaryStage<U, T>(std::move(input), Restarts::kWithInput),
+        fn_(std::move(fn)),
+        options_(std::move(options)) {}
 
   // tf.data's loop: read the current slot; at an empty slot open the next
   // input there (and read it at once); move on after a block or an end.
@@ -267,14 +260,16 @@ class InterleaveStage final : public UnaryStage<U, T> {
   // cursor, the slots (open or not), the elements that opened the open ones,
   // and their pipelines' states.
   std::string StateName() const override { return options_.name; }
+  absl::Status StickyError() const override { return error_; }
+  // The input starts over as epoch `epoch` (stage.h); every open pipeline is closed.
+  absl::Status OnRestart(uint32_t /*epoch*/) override {
+    CloseAll();
+    return absl::OkStatus();
+  }
   uint64_t StateOptionsHash() const override {
     return OptionsHash().Add(options_.cycle_length).Add(options_.block_length).value();
   }
   absl::Status SaveOwn(StateWriter& w) override {
-    if (!error_.ok()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(options_.name, " cannot save its state after an error: ", error_.message()));
-    }
     if constexpr (!kKeepsInputs) {
       (void)w;
       return absl::FailedPreconditionError(absl::StrCat(

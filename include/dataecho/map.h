@@ -80,7 +80,6 @@
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/export.h"
-#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/input_snapshots.h"
 #include "dataecho/internal/map_refs.h"
@@ -88,6 +87,7 @@
 #include "dataecho/internal/map_workers.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/map_parallelism.h"
+#include "dataecho/record.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
@@ -154,16 +154,6 @@ class MapStage final : public UnaryStage<Out, In> {
   }
 
   // Epochs (stage.h): inline or parallel, the Map starts over with its input.
-  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
-  absl::Status Restart(uint32_t epoch) override {
-    if (parallelism_ <= 0 || !pool_.running()) {
-      DATAECHO_RETURN_IF_ERROR(inline_status_);
-      DATAECHO_RETURN_IF_ERROR(pool_.StickyError());
-      return this->input().Restart(epoch);
-    }
-    DATAECHO_RETURN_IF_ERROR(pool_.Stop());
-    return this->input().Restart(epoch);
-  }
 
   // References (see the file comment): the input's, under the pull lock
   // (internal/map_refs.h).
@@ -194,6 +184,12 @@ class MapStage final : public UnaryStage<Out, In> {
 
  protected:
   void OnCancel() override { pool_.Cancel(); }
+  // Restarts with its input (stage.h): running workers stop first.
+  absl::Status StickyError() const override { return inline_status_; }
+  absl::Status BeforeRestart() override {
+    if (parallelism_ <= 0 || !pool_.running()) return pool_.StickyError();
+    return pool_.Stop();
+  }
 
   std::string StateName() const override { return options_.name; }
   // The input's state: inline (or before the workers start) the input's
@@ -205,8 +201,6 @@ class MapStage final : public UnaryStage<Out, In> {
           options_.name,
           " (deterministic = false) cannot save its state: results in completion order"));
     }
-    DATAECHO_RETURN_IF_ERROR(inline_status_.ok() ? absl::OkStatus()
-                                                 : pool_.AfterError(inline_status_));
     return pool_.SaveInput(w, &save_skip_, &save_fold_);
   }
   absl::Status SaveOwn(StateWriter& w) override {
@@ -246,7 +240,7 @@ class MapStage final : public UnaryStage<Out, In> {
   absl::StatusOr<Out> Apply(In in) const { return Refs::Apply(fn_, std::move(in)); }
 
   MapStage(StagePtr<In> input, Fn fn, MapOptions options)
-      : UnaryStage<Out, In>(std::move(input)),
+      : UnaryStage<Out, In>(std::move(input), Restarts::kWithInput),
         fn_(std::move(fn)),
         options_(std::move(options)),
         parallelism_(options_.parallelism),

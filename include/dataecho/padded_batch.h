@@ -64,6 +64,7 @@
 #include "absl/status/statusor.h"
 #include "dataecho/example.h"
 #include "dataecho/export.h"
+#include "dataecho/internal/batching_stage.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/stage.h"
 #include "dataecho/tensor.h"
@@ -104,15 +105,12 @@ namespace internal {
 class BufferPool;
 }  // namespace internal
 
-class DATAECHO_EXPORT PaddedBatchStage final : public UnaryStage<Batch, Example> {
+class DATAECHO_EXPORT PaddedBatchStage final : public internal::BatchingStage {
  public:
   static absl::StatusOr<StagePtr<Batch>> Make(StagePtr<Example> input, PaddedBatchOptions options);
   ~PaddedBatchStage() override;
 
   absl::StatusOr<std::optional<Batch>> Next() override;
-
-  absl::Status EnableRestart() override;
-  absl::Status Restart(uint32_t epoch) override;
   absl::Status SaveRefs(std::span<const Batch* const> items, StateWriter& w) override;
   absl::Status Reread(StateReader& r, size_t n, std::vector<Batch>* out) override;
 
@@ -134,19 +132,14 @@ class DATAECHO_EXPORT PaddedBatchStage final : public UnaryStage<Batch, Example>
   // Keeps the rows of the batch `b` just made (for SaveRefs).
   void KeepLast(const Batch& b);
   // The section of this stage in stage.h's shape (src/padded_batch_state.cc).
-  std::string StateName() const override { return options_.name; }
   uint64_t StateOptionsHash() const override;
-  absl::Status SaveOwn(StateWriter& w) override;
-  absl::Status RestoreOwn(StateReader& r) override;
+  absl::Status OnRestart(uint32_t epoch) override;
 
   const PaddedBatchOptions options_;
   std::shared_ptr<internal::BufferPool> pool_;
   std::vector<Example> rows_;              // the batch being gathered (handles, not copies)
   std::vector<Example> last_rows_;         // the rows of the last batch emitted
   const uint8_t* last_sources_ = nullptr;  // identifies that batch (its source_indices)
-  absl::Status error_;                     // sticky input or row error
-  bool done_ = false;
-  internal::Counter batches_, rows_out_, bytes_, fresh_rows_, input_wait_ns_;
   internal::Counter data_cells_, padding_cells_;
 };
 

@@ -61,11 +61,11 @@
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/export.h"
-#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/prefetch_checkpoint.h"
 #include "dataecho/internal/prefetch_handoff.h"
 #include "dataecho/internal/stage_accounting.h"
+#include "dataecho/record.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
@@ -113,33 +113,6 @@ class PrefetchStage final : public UnaryStage<T, T> {
     return TakeLocked();
   }
 
-  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
-  absl::Status Restart(uint32_t epoch) override {
-    if (started_) {
-      {
-        absl::MutexLock lock(&mu_);
-        if (cancel_) return CancelledError();
-        if (terminal_.has_value() && !terminal_->ok()) return terminal_->status();  // sticky
-        restarting_ = true;  // the producer stops at its next look at the queue
-        takes_.fetch_add(1, std::memory_order_release);
-        room_cv_.SignalAll();
-      }
-      producer_.join();
-      started_ = false;  // the next Next() starts it again
-      absl::MutexLock lock(&mu_);
-      restarting_ = false;
-      if (cancel_) return CancelledError();
-      queue_.clear();  // the rest of the epoch
-      taken_.clear();
-      held_ = 0;
-      checkpoint_.Reset();
-      terminal_.reset();
-      handoff_.ResetWait();
-      if (options_.level) options_.level->store(0, std::memory_order_relaxed);
-    }
-    return this->input().Restart(epoch);
-  }
-
   // References are the input's: taken under the pull lock (the producer may be pulling).
   absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
     return checkpoint_.SaveRefs(this->input(), items, w);
@@ -171,6 +144,33 @@ class PrefetchStage final : public UnaryStage<T, T> {
     room_cv_.SignalAll();
   }
 
+  // Restarts with its input (stage.h): a running producer stops first, and
+  // what it read ahead (the rest of the epoch) is dropped.
+  absl::Status BeforeRestart() override {
+    if (!started_) return absl::OkStatus();
+    {
+      absl::MutexLock lock(&mu_);
+      if (cancel_) return CancelledError();
+      if (terminal_.has_value() && !terminal_->ok()) return terminal_->status();  // sticky
+      restarting_ = true;  // the producer stops at its next look at the queue
+      takes_.fetch_add(1, std::memory_order_release);
+      room_cv_.SignalAll();
+    }
+    producer_.join();
+    started_ = false;  // the next Next() starts it again
+    absl::MutexLock lock(&mu_);
+    restarting_ = false;
+    if (cancel_) return CancelledError();
+    queue_.clear();  // the rest of the epoch
+    taken_.clear();
+    held_ = 0;
+    checkpoint_.Reset();
+    terminal_.reset();
+    handoff_.ResetWait();
+    if (options_.level) options_.level->store(0, std::memory_order_relaxed);
+    return absl::OkStatus();
+  }
+
   std::string StateName() const override { return options_.name; }
   // The input's state: the newest snapshot the consumer has passed (or, with
   // no producer running, the input's own), and the elements taken since.
@@ -178,9 +178,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
     {
       absl::MutexLock lock(&mu_);
       if (terminal_.has_value() && !terminal_->ok() && queue_.empty() && taken_.empty()) {
-        return absl::FailedPreconditionError(
-            absl::StrCat(options_.name,
-                         " cannot save its state after an error: ", terminal_->status().message()));
+        return CannotSaveAfterError(options_.name, terminal_->status());
       }
     }
     return checkpoint_.SaveInput(started_, this->input(), w);
@@ -207,7 +205,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
   using ProducerWait = Handoff::ProducerWait;
 
   PrefetchStage(StagePtr<T> input, PrefetchOptions options)
-      : UnaryStage<T, T>(std::move(input)),
+      : UnaryStage<T, T>(std::move(input), Restarts::kWithInput),
         options_(std::move(options)),
         handoff_(options_.depth) {}
 
@@ -233,7 +231,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
   // kFastPullNanos), the consumer first watches for the next push without the
   // lock for up to kSpinNanos: the element is then usually well under a
   // microsecond away, while sleeping and being woken costs a context switch
-  // each way (BM_PrefetchHandoff: one per ~30 elements, half the wall time).
+  // each way (docs/benchmarks.md, "The figures behind the code's constants").
   void WaitForElement() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const int64_t t0 = internal::NowNanos();
     if (handoff_.ProducerFast()) {

@@ -57,9 +57,9 @@
 #include "dataecho/checkpoint.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/export.h"
-#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/stage_accounting.h"
+#include "dataecho/record.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 
@@ -128,10 +128,7 @@ class RepeatStage final : public Stage<T> {
   // State: the current input's state, then the pass and its counts (factory
   // mode: the restored source is made by the factory).
   absl::Status SaveState(StateWriter& w) override {
-    if (!status_.ok()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(name_, " cannot save its state after an error: ", status_.message()));
-    }
+    if (!status_.ok()) return CannotSaveAfterError(name_, status_);
     // Factory mode between sources: a fresh source's state, so that the shape
     // is always the same.
     DATAECHO_ASSIGN_OR_RETURN(Stage<T> * in, Input());

@@ -44,11 +44,11 @@
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/export.h"
-#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/random.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/memory.h"
+#include "dataecho/record.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
@@ -154,13 +154,7 @@ class ShuffleStage final : public PassThroughStage<T> {
   // References and re-reads of its own elements are its input's.
   std::string StateName() const override { return options_.name; }
   uint64_t StateOptionsHash() const override { return Hash(); }
-  absl::Status SaveInput(StateWriter& w) override {
-    if (!error_.ok()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(options_.name, " cannot save its state after an error: ", error_.message()));
-    }
-    return this->input().SaveState(w);
-  }
+  absl::Status StickyError() const override { return error_; }
   absl::Status SaveOwn(StateWriter& w) override {
     w.U64(epoch_);
     internal::SaveRng(rng_, w);

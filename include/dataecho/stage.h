@@ -73,8 +73,8 @@
 #include "absl/strings/string_view.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/export.h"
-#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/record.h"
 #include "dataecho/stats.h"
 #include "dataecho/trace.h"
 
@@ -185,6 +185,11 @@ using StagePtr = std::unique_ptr<Stage<T>>;
 // The error every stage returns once cancelled.
 inline absl::Status CancelledError() { return absl::CancelledError("pipeline cancelled"); }
 
+// FAILED_PRECONDITION "<stage> cannot save its state after an error: <error>":
+// what SaveState() returns once a stage has failed (a sticky error is not saved).
+DATAECHO_EXPORT absl::Status CannotSaveAfterError(absl::string_view stage,
+                                                  const absl::Status& error);
+
 namespace internal {
 
 // INVALID_ARGUMENT unless `input` is a stage: the first check of every factory.
@@ -228,12 +233,38 @@ int64_t PullTimed(Stage<T>& input, absl::StatusOr<std::optional<T>>* out) {
 // naming it), StateName() (default: the name in its stats) and StateOptionsHash()
 // (the options that change its output; default 0). Subclasses implement Next() and
 // OwnStats().
+//
+// The lifecycle, written once here:
+//   - Errors are sticky: a stage that keeps its first error returns it from
+//     StickyError(), and then SaveState() refuses (CannotSaveAfterError) and
+//     Restart() returns that error, before the input is asked anything.
+//   - Epochs: a stage made with Restarts::kWithInput starts over with its input:
+//     EnableRestart() is the input's, and Restart(epoch) = StickyError(), then
+//     BeforeRestart() (stop what reads the input), the input's Restart(epoch),
+//     then OnRestart(epoch) (drop what this stage holds). Other stages keep
+//     Stage's default (UNIMPLEMENTED) or override both calls.
+enum class Restarts { kNo, kWithInput };
+
 template <typename Out, typename In>
 class UnaryStage : public Stage<Out> {
  public:
-  explicit UnaryStage(StagePtr<In> input) : input_(std::move(input)) {}
+  explicit UnaryStage(StagePtr<In> input, Restarts restarts = Restarts::kNo)
+      : input_(std::move(input)), restarts_(restarts) {}
+
+  absl::Status EnableRestart() override {
+    if (restarts_ == Restarts::kNo) return this->CannotRestart();
+    return input_->EnableRestart();
+  }
+  absl::Status Restart(uint32_t epoch) override {
+    if (restarts_ == Restarts::kNo) return this->CannotRestart();
+    if (absl::Status e = StickyError(); !e.ok()) return e;
+    if (absl::Status s = BeforeRestart(); !s.ok()) return s;
+    if (absl::Status s = input_->Restart(epoch); !s.ok()) return s;
+    return OnRestart(epoch);
+  }
 
   absl::Status SaveState(StateWriter& w) override {
+    if (absl::Status e = StickyError(); !e.ok()) return CannotSaveAfterError(StateName(), e);
     if (absl::Status s = SaveInput(w); !s.ok()) return s;
     w.BeginStage(StateName(), StateOptionsHash());
     return SaveOwn(w);
@@ -260,6 +291,12 @@ class UnaryStage : public Stage<Out> {
   // Hook for stages that must wake their own waiters; runs before the input is cancelled.
   virtual void OnCancel() {}
 
+  // The lifecycle hooks (see the class comment). StickyError(): the error this
+  // stage failed with, OK while it has not.
+  virtual absl::Status StickyError() const { return absl::OkStatus(); }
+  virtual absl::Status BeforeRestart() { return absl::OkStatus(); }
+  virtual absl::Status OnRestart(uint32_t /*epoch*/) { return absl::OkStatus(); }
+
   // The checkpoint shape (see the class comment).
   virtual absl::Status SaveInput(StateWriter& w) { return input_->SaveState(w); }
   virtual absl::Status RestoreInput(StateReader& r) { return input_->RestoreState(r); }
@@ -274,6 +311,7 @@ class UnaryStage : public Stage<Out> {
 
  private:
   StagePtr<In> input_;
+  const Restarts restarts_;
   std::atomic<bool> cancelled_{false};
 };
 
@@ -281,18 +319,14 @@ class UnaryStage : public Stage<Out> {
 // drops, delays or reorders them: Filter, Throttle, Shuffle): an empty state
 // section of its own (override SaveOwn/RestoreOwn to add one), references
 // and re-reads are its input's (SaveRefs/Reread forwarded), and it starts
-// over with its input (EnableRestart/Restart forwarded; OnRestart(epoch) runs
-// after the input restarted, for a stage that must drop what it holds).
+// over with its input (Restarts::kWithInput; OnRestart(epoch) runs after the
+// input restarted, for a stage that must drop what it holds).
 template <typename T>
 class PassThroughStage : public UnaryStage<T, T> {
  public:
-  using UnaryStage<T, T>::UnaryStage;
+  explicit PassThroughStage(StagePtr<T> input)
+      : UnaryStage<T, T>(std::move(input), Restarts::kWithInput) {}
 
-  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
-  absl::Status Restart(uint32_t epoch) override {
-    if (absl::Status s = this->input().Restart(epoch); !s.ok()) return s;
-    return OnRestart(epoch);
-  }
   absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
     return this->input().SaveRefs(items, w);
   }
@@ -301,7 +335,6 @@ class PassThroughStage : public UnaryStage<T, T> {
   }
 
  protected:
-  virtual absl::Status OnRestart(uint32_t /*epoch*/) { return absl::OkStatus(); }
   absl::Status SaveOwn(StateWriter& /*w*/) override { return absl::OkStatus(); }
   absl::Status RestoreOwn(StateReader& /*r*/) override { return absl::OkStatus(); }
 };

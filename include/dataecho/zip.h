@@ -124,10 +124,7 @@ class ZipStage final : public Stage<std::pair<A, B>> {
 
   // State: the first input's, the second's, then this stage's: whether it ended.
   absl::Status SaveState(StateWriter& w) override {
-    if (!status_.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          options_.name, " cannot save its state after an error: ", status_.message()));
-    }
+    if (!status_.ok()) return CannotSaveAfterError(options_.name, status_);
     DATAECHO_RETURN_IF_ERROR(first_->SaveState(w));
     DATAECHO_RETURN_IF_ERROR(second_->SaveState(w));
     return SaveOwn(w);

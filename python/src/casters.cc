@@ -6,54 +6,19 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "fmt/format.h"
 #include "status.h"
 
 namespace dataecho::python {
-namespace {
 
-[[noreturn]] void ThrowUnknownName(std::string_view what, std::string_view name,
-                                   std::string_view valid) {
-  ThrowStatus(
-      absl::InvalidArgumentError(fmt::format("unknown {} '{}' (one of {})", what, name, valid)));
-}
-
-}  // namespace
-
-DType ParseDType(std::string_view name) {
-  for (DType t : {DType::kUInt8, DType::kInt32, DType::kInt64, DType::kFloat32, DType::kFloat16,
-                  DType::kBFloat16}) {
-    if (DTypeName(t) == name) return t;
-  }
-  ThrowUnknownName("dtype", name, "uint8, int32, int64, float32, float16, bfloat16");
-}
+DType ParseDType(std::string_view name) { return ValueOrThrow(::dataecho::ParseDType(name)); }
 
 Compression ParseCompression(std::string_view name) {
-  if (name == "none" || name.empty()) return Compression::kNone;
-  if (name == "gzip") return Compression::kGzip;
-  if (name == "zlib") return Compression::kZlib;
-  if (name == "auto") return Compression::kAuto;
-  ThrowUnknownName("compression", name, "none, gzip, zlib, auto");
-}
-
-std::string_view CompressionName(Compression c) {
-  switch (c) {
-    case Compression::kNone: return "none";
-    case Compression::kGzip: return "gzip";
-    case Compression::kZlib: return "zlib";
-    case Compression::kAuto: return "auto";
-  }
-  return "none";
+  if (name.empty()) return Compression::kNone;
+  return ValueOrThrow(::dataecho::ParseCompression(name));
 }
 
 ImageEncoding ParseImageEncoding(std::string_view name) {
-  if (name == "raw") return ImageEncoding::kRaw;
-  if (name == "jpeg") return ImageEncoding::kJpeg;
-  ThrowUnknownName("image encoding", name, "raw, jpeg");
-}
-
-std::string_view ImageEncodingName(ImageEncoding e) {
-  return e == ImageEncoding::kJpeg ? "jpeg" : "raw";
+  return ValueOrThrow(::dataecho::ParseImageEncoding(name));
 }
 
 EchoPlacement ParsePlacement(std::string_view name) {

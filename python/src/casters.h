@@ -27,12 +27,12 @@
 
 namespace dataecho::python {
 
-// The DType named `name` (see the file comment); raises InvalidArgumentError.
+// The library's parsers (next to their enums), raising InvalidArgumentError:
+// the DType named `name` (see the file comment), a Compression ("" is none),
+// an ImageEncoding.
 DType ParseDType(std::string_view name);
 Compression ParseCompression(std::string_view name);
-std::string_view CompressionName(Compression c);
 ImageEncoding ParseImageEncoding(std::string_view name);
-std::string_view ImageEncodingName(ImageEncoding e);
 EchoPlacement ParsePlacement(std::string_view name);
 
 }  // namespace dataecho::python
@@ -75,11 +75,11 @@ struct type_caster<dataecho::DType> {
 template <>
 struct type_caster<dataecho::Compression>
     : named_enum_caster<dataecho::Compression, dataecho::python::ParseCompression,
-                        dataecho::python::CompressionName> {};
+                        dataecho::CompressionName> {};
 template <>
 struct type_caster<dataecho::ImageEncoding>
     : named_enum_caster<dataecho::ImageEncoding, dataecho::python::ParseImageEncoding,
-                        dataecho::python::ImageEncodingName> {};
+                        dataecho::ImageEncodingName> {};
 template <>
 struct type_caster<dataecho::EchoPlacement>
     : named_enum_caster<dataecho::EchoPlacement, dataecho::python::ParsePlacement,

@@ -23,7 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "dataecho/example.h"
-#include "dataecho/formats/record.h"
+#include "dataecho/record.h"
 #include "dataecho/tensor.h"
 
 namespace dataecho::python {

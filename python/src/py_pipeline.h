@@ -60,8 +60,8 @@
 #include "absl/synchronization/mutex.h"
 #include "dataecho/buffer.h"
 #include "dataecho/example.h"
-#include "dataecho/formats/record.h"
 #include "dataecho/pipeline.h"
+#include "dataecho/record.h"
 #include "length.h"
 #include "puller.h"
 

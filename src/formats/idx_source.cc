@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
-#include "dataecho/formats/crc32c.h"
+#include "dataecho/crc32c.h"
 #include "dataecho/formats/idx.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/status_macros.h"
@@ -196,10 +196,7 @@ class IdxExampleSource final : public Stage<Example> {
   }
 
   absl::Status Saveable() const {
-    if (status_.ok()) return absl::OkStatus();
-    return absl::FailedPreconditionError(
-        fmt::format("idx_source cannot save its state after an error: {}",
-                    std::string(status_.message())));
+    return status_.ok() ? absl::OkStatus() : CannotSaveAfterError("idx_source", status_);
   }
 
   // The files' fingerprints as this source knows them (none before it opened them).

@@ -8,6 +8,18 @@
 #include "fmt/format.h"
 
 namespace dataecho {
+
+std::string_view ImageEncodingName(ImageEncoding encoding) {
+  return encoding == ImageEncoding::kJpeg ? "jpeg" : "raw";
+}
+
+absl::StatusOr<ImageEncoding> ParseImageEncoding(std::string_view name) {
+  if (name == "raw") return ImageEncoding::kRaw;
+  if (name == "jpeg") return ImageEncoding::kJpeg;
+  return absl::InvalidArgumentError(
+      fmt::format("unknown image encoding '{}' (one of raw, jpeg)", name));
+}
+
 namespace {
 
 constexpr char kMagic[4] = {'D', 'E', 'I', 'R'};

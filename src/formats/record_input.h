@@ -18,8 +18,8 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "dataecho/buffer.h"
-#include "dataecho/formats/record.h"
 #include "dataecho/formats/record_source.h"
+#include "dataecho/record.h"
 #include "dataecho/storage/object_store.h"
 
 namespace dataecho::internal {

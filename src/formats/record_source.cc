@@ -92,10 +92,7 @@ class SequentialSource final : public RecordSourceBase {
   // records of the same lengths, is DATA_LOSS, not other data).
   absl::Status SaveState(StateWriter& w) override {
     (void)Settle();
-    if (!status_.ok()) {
-      return absl::FailedPreconditionError(
-          fmt::format("{} cannot save its state after an error: {}", name_, status_.ToString()));
-    }
+    if (!status_.ok()) return CannotSaveAfterError(name_, status_);
     NoteOpenFile();
     w.BeginStage(name_, Hash());
     w.U64(epoch_);

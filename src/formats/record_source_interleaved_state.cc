@@ -95,10 +95,7 @@ uint64_t InterleavedSource::StateHash() const {
 
 absl::Status InterleavedSource::SaveState(StateWriter& w) {
   absl::MutexLock lock(&mu_);
-  if (!status_.ok()) {
-    return absl::FailedPreconditionError(
-        fmt::format("{} cannot save its state after an error: {}", name_, status_.ToString()));
-  }
+  if (!status_.ok()) return CannotSaveAfterError(name_, status_);
   w.BeginStage(name_, StateHash());
   w.U64(epoch_);
   w.U64(turn_);

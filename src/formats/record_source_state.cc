@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "dataecho/formats/crc32c.h"
+#include "dataecho/crc32c.h"
 #include "dataecho/status_macros.h"
 #include "dataecho/storage/object_store.h"
 #include "fmt/format.h"

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <utility>
 
-#include "dataecho/formats/crc32c.h"
+#include "dataecho/crc32c.h"
 #include "dataecho/formats/tfrecord_index.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"

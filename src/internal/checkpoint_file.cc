@@ -3,7 +3,7 @@
 
 #include <utility>
 
-#include "dataecho/formats/crc32c.h"
+#include "dataecho/crc32c.h"
 #include "fmt/format.h"
 
 namespace dataecho::internal {

@@ -44,8 +44,10 @@ bool RateRatioEstimator::AddFresh(int64_t now_ns) {
   return usable;
 }
 
-AdaptiveEchoCore::AdaptiveEchoCore(AdaptiveEchoOptions options)
+AdaptiveEchoCore::AdaptiveEchoCore(AdaptiveEchoOptions options,
+                                   std::shared_ptr<DecisionJournal> journal)
     : options_(std::move(options)),
+      journal_(std::move(journal)),
       estimator_(options_.rate_window, options_.rate_smoothing),
       replay_(options_.replay_decisions) {}
 

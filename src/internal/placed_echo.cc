@@ -46,7 +46,7 @@ class PlacedEchoStage final : public EchoStageBase<T> {
   Result Next() override {
     if (this->cancelled()) return CancelledError();
     SampleCpu();
-    if (remaining_ > 0) return EmitRepeat();
+    if (this->copies_pending()) return this->EmitCopy();
     Result r;
     if (const int64_t waited = PullTimed(this->input(), &r); waited > 0)
       this->counts().AddInputWait(waited);
@@ -60,8 +60,8 @@ class PlacedEchoStage final : public EchoStageBase<T> {
     SampleCpu();
     if (this->cancelled()) {
       *out = CancelledError();
-    } else if (remaining_ > 0) {
-      *out = EmitRepeat();
+    } else if (this->copies_pending()) {
+      *out = this->EmitCopy();
     } else {
       if (!this->input().TryNext(out)) return false;
       AcceptFresh(*out);
@@ -69,33 +69,12 @@ class PlacedEchoStage final : public EchoStageBase<T> {
     return true;
   }
 
-  // References: the repeat index, then the input's (as EchoStage's).
-  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
-    for (const T* v : items) w.U64(RepeatIndexOf(*v));
-    return this->input().SaveRefs(items, w);
-  }
-  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
-    std::vector<uint32_t> repeats(n);
-    for (uint32_t& k : repeats) k = static_cast<uint32_t>(r.U64());
-    if (!r.status().ok()) return r.status();
-    const size_t first = out->size();
-    if (absl::Status s = this->input().Reread(r, n, out); !s.ok()) return s;
-    for (size_t i = 0; i < n && first + i < out->size(); ++i) {
-      if (repeats[i] > 0) ElementTraits<T>::MarkRepeat((*out)[first + i], repeats[i]);
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
-  absl::Status Restart(uint32_t epoch) override {
-    if (absl::Status s = this->input().Restart(epoch); !s.ok()) return s;
-    current_.reset();
-    remaining_ = 0;
-    this->StartEpoch(epoch);
-    return absl::OkStatus();
-  }
-
  protected:
+  absl::Status OnRestart(uint32_t epoch) override {
+    this->StartOver(epoch);
+    return absl::OkStatus();
+  }
+
   // State: the draws, the factor in effect, the fresh items taken (the
   // position the planner's log of factor changes counts in), the copies left
   // of the current item and a reference to it.
@@ -107,19 +86,12 @@ class PlacedEchoStage final : public EchoStageBase<T> {
     this->SaveDraws(w);
     w.Double(factor_.load(std::memory_order_relaxed));
     w.U64(static_cast<uint64_t>(position_));
-    w.U64(remaining_);
-    w.U64(repeat_);
-    if (remaining_ == 0) return absl::OkStatus();
-    const T* item = &*current_;
-    return this->input().SaveRefs(std::span<const T* const>(&item, 1), w);
+    return this->SaveCopies(w);
   }
   absl::Status RestoreOwn(StateReader& r) override {
     this->RestoreDraws(r);
     const double factor = r.Double();
     const uint64_t position = r.U64();
-    remaining_ = static_cast<uint32_t>(r.U64());
-    repeat_ = static_cast<uint32_t>(r.U64());
-    current_.reset();
     if (!r.status().ok()) return r.status();
     const std::string name = kPlacedNames[slot_];
     if (!(factor >= 1 && factor <= kMaxEchoFactor) || position > kMaxStatePosition) {
@@ -128,10 +100,7 @@ class PlacedEchoStage final : public EchoStageBase<T> {
     }
     this->SetFactor(factor);
     factor_.store(factor, std::memory_order_relaxed);
-    if (uint64_t{remaining_} + repeat_ >= this->max_copies()) {
-      return absl::DataLossError(absl::StrCat("pipeline state: ", name, " has ", remaining_,
-                                              " copies left after ", repeat_));
-    }
+    if (absl::Status s = this->RestoreCopies(r, name); !s.ok()) return s;
     position_ = static_cast<int64_t>(position);
     control_->taken[slot_].store(position_, std::memory_order_release);
     {  // The decisions to replay (the planner's state, restored before this stage).
@@ -139,16 +108,6 @@ class PlacedEchoStage final : public EchoStageBase<T> {
       replay_until_ = control_->replay_until[slot_];
       replay_ = control_->changes[slot_];
     }
-    if (remaining_ == 0) return absl::OkStatus();
-    std::vector<T> item;
-    if (absl::Status s = this->input().Reread(r, 1, &item); !s.ok()) return s;
-    if (!r.status().ok()) return r.status();
-    if (item.size() != 1) {
-      return absl::DataLossError(absl::StrCat("pipeline state: ", name, "'s item not read again"));
-    }
-    current_.emplace(std::move(item[0]));
-    ElementTraits<T>::MarkRepeat(*current_, repeat_);
-    current_bytes_ = static_cast<int64_t>(ElementTraits<T>::ByteSize(*current_));
     return absl::OkStatus();
   }
 
@@ -164,22 +123,12 @@ class PlacedEchoStage final : public EchoStageBase<T> {
       control_->downstream_cpu_ns.store(ThreadCpuNanos(), std::memory_order_relaxed);
   }
 
-  Result EmitRepeat() {
-    --remaining_;
-    const uint32_t k = ++repeat_;
-    this->counts().AddRepeat(current_bytes_);
-    ElementTraits<T>::MarkRepeat(*current_, k);
-    if (remaining_ > 0) return Result(absl::in_place, *current_);
-    return Result(absl::in_place, *std::move(current_));
-  }
-
   void AcceptFresh(const Result& r) {
     if (!r.ok() || !r->has_value()) return;
     const T& item = **r;
-    current_bytes_ = static_cast<int64_t>(ElementTraits<T>::ByteSize(item));
-    this->counts().AddFresh(current_bytes_);
+    const int64_t bytes = this->CountFresh(item);
     control_->fresh[slot_].fetch_add(1, std::memory_order_relaxed);
-    control_->fresh_bytes[slot_].fetch_add(current_bytes_, std::memory_order_relaxed);
+    control_->fresh_bytes[slot_].fetch_add(bytes, std::memory_order_relaxed);
     if constexpr (std::is_same_v<T, Batch>) {
       control_->rows_built.fetch_add(item.num_rows, std::memory_order_relaxed);
     }
@@ -198,11 +147,9 @@ class PlacedEchoStage final : public EchoStageBase<T> {
     // A copy is never copied again: around a switch of placement, copies the
     // old placement made pass the new one once, so an item gets at most the
     // old factor plus the new one, never their product.
-    remaining_ = ElementTraits<T>::FreshCount(item) == ElementTraits<T>::ItemCount(item)
-                     ? this->DrawCopies(item) - 1
-                     : 0;
-    repeat_ = 0;
-    if (remaining_ > 0) current_.emplace(item);
+    this->HoldCopies(item, ElementTraits<T>::FreshCount(item) == ElementTraits<T>::ItemCount(item)
+                               ? this->DrawCopies(item)
+                               : 1);
   }
 
   // The factor for the fresh item `n`: before the position the restored
@@ -228,10 +175,6 @@ class PlacedEchoStage final : public EchoStageBase<T> {
   // After a restore: the logged factor changes, replayed below replay_until_.
   int64_t replay_until_ = 0;
   std::vector<EchoControl::FactorChange> replay_;
-  std::optional<T> current_;
-  uint32_t remaining_ = 0;
-  uint32_t repeat_ = 0;
-  int64_t current_bytes_ = 0;
 };
 
 }  // namespace

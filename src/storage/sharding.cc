@@ -10,7 +10,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
-#include "dataecho/formats/record_source.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
@@ -118,11 +117,6 @@ absl::StatusOr<std::vector<std::string>> ShardUris(const std::vector<std::string
         uris.size(), shard.world_size));
   }
   return out;
-}
-
-void SetShardFileNumbering(const Shard& shard, InterleaveOptions* options) {
-  options->first_file_index = static_cast<uint64_t>(shard.rank);
-  options->file_index_stride = static_cast<uint64_t>(shard.world_size);
 }
 
 double ShardSizes::Imbalance() const {

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "dataecho/checkpoint_dir.h"
-#include "dataecho/formats/crc32c.h"
+#include "dataecho/crc32c.h"
 #include "dataecho/formats/idx.h"
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/jpeg.h"

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "dataecho/crc32c.h"
 #include "dataecho/echo_placement.h"
-#include "dataecho/formats/crc32c.h"
 #include "dataecho/pipeline.h"
 
 namespace dataecho::fuzz {

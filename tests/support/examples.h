@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "dataecho/example.h"
-#include "dataecho/formats/record.h"
+#include "dataecho/record.h"
 #include "dataecho/stage.h"
 #include "dataecho/stats.h"
 

@@ -20,10 +20,10 @@
 #include <utility>
 #include <vector>
 
+#include "dataecho/crc32c.h"
 #include "dataecho/example.h"
-#include "dataecho/formats/crc32c.h"
-#include "dataecho/formats/record.h"
 #include "dataecho/pipeline.h"
+#include "dataecho/record.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 

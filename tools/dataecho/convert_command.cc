@@ -105,25 +105,19 @@ int ConvertCommand(const std::vector<std::string>& argv) {
     if (!s.ok()) return UsageError("convert", s);
   }
   ImageRecordOptions record_options{.jpeg_quality = static_cast<int>(quality)};
-  const std::string encoding = absl::GetFlag(FLAGS_encoding);
-  if (encoding == "jpeg") {
-    record_options.encoding = ImageEncoding::kJpeg;
-  } else if (encoding != "raw") {
-    return UsageError("convert", fmt::format("--encoding must be raw or jpeg, got '{}'", encoding));
+  const absl::StatusOr<ImageEncoding> encoding = ParseImageEncoding(absl::GetFlag(FLAGS_encoding));
+  if (!encoding.ok())
+    return UsageError("convert",
+                      fmt::format("--encoding: {}", std::string(encoding.status().message())));
+  record_options.encoding = *encoding;
+  const absl::StatusOr<Compression> compression = ParseCompression(
+      args->given.count("compression") ? absl::GetFlag(FLAGS_compression) : "none");
+  if (!compression.ok() || *compression == Compression::kAuto) {
+    return UsageError("convert", fmt::format("--compression must be none, gzip or zlib, got '{}'",
+                                             absl::GetFlag(FLAGS_compression)));
   }
-  const std::string compression =
-      args->given.count("compression") ? absl::GetFlag(FLAGS_compression) : "none";
-  TFRecordWriterOptions writer_options;
-  std::string suffix = ".tfrecord";
-  if (compression == "gzip") {
-    writer_options.compression = Compression::kGzip;
-    suffix += ".gz";
-  } else if (compression == "zlib") {
-    writer_options.compression = Compression::kZlib;
-  } else if (compression != "none") {
-    return UsageError(
-        "convert", fmt::format("--compression must be none, gzip or zlib, got '{}'", compression));
-  }
+  TFRecordWriterOptions writer_options{.compression = *compression};
+  const std::string suffix = *compression == Compression::kGzip ? ".tfrecord.gz" : ".tfrecord";
 
   // The inputs first: both IDX headers (and that they have as many rows) are
   // checked when the first example is read, before any output exists.
@@ -156,7 +150,7 @@ int ConvertCommand(const std::vector<std::string>& argv) {
       "%s\n",
       fmt::format(
           R"({{"records": {}, "shards": {}, "encoding": "{}", "file_bytes": {}, "files": [{}]}})",
-          n, shards, encoding, *file_bytes, files)
+          n, shards, ImageEncodingName(*encoding), *file_bytes, files)
           .c_str());
   return 0;
 }

@@ -10,7 +10,7 @@
 #include "absl/flags/flag.h"
 #include "command.h"
 #include "common/command_line.h"
-#include "dataecho/formats/crc32c.h"
+#include "dataecho/crc32c.h"
 #include "dataecho/formats/fixed_length.h"
 #include "dataecho/formats/idx.h"
 #include "dataecho/formats/tfrecord.h"
@@ -65,15 +65,6 @@ Examples:
   dataecho stat --format=fixed:3073 cifar-10-batches-bin/data_batch_1.bin
 )";
 
-absl::StatusOr<Compression> ParseCompression(const std::string& s) {
-  if (s == "none") return Compression::kNone;
-  if (s == "gzip") return Compression::kGzip;
-  if (s == "zlib") return Compression::kZlib;
-  if (s == "auto") return Compression::kAuto;
-  return absl::InvalidArgumentError(
-      fmt::format("--compression must be none, gzip, zlib or auto, got '{}'", s));
-}
-
 }  // namespace
 
 int StatCommand(const std::vector<std::string>& argv) {
@@ -90,7 +81,9 @@ int StatCommand(const std::vector<std::string>& argv) {
   }
   auto compression = ParseCompression(
       args->given.count("compression") ? absl::GetFlag(FLAGS_compression) : "auto");
-  if (!compression.ok()) return UsageError("stat", compression.status());
+  if (!compression.ok())
+    return UsageError(
+        "stat", fmt::format("--compression: {}", std::string(compression.status().message())));
   const int64_t max_skipped = absl::GetFlag(FLAGS_max_skipped);
   if (absl::Status s = CheckRange("max_skipped", max_skipped, 0, INT64_MAX); !s.ok())
     return UsageError("stat", s);

@@ -46,12 +46,18 @@
 #include "absl/status/statusor.h"
 #include "dataecho/example.h"
 #include "dataecho/export.h"
-#include "dataecho/formats/record.h"
+#include "dataecho/record.h"
 #include "dataecho/tensor.h"
 
 namespace dataecho {
 
 enum class ImageEncoding : uint8_t { kRaw = 0, kJpeg = 1 };
+
+// "raw", "jpeg".
+DATAECHO_EXPORT std::string_view ImageEncodingName(ImageEncoding encoding);
+// The ImageEncoding ImageEncodingName() names `name`; INVALID_ARGUMENT
+// "unknown image encoding '<name>' (one of raw, jpeg)" for any other name.
+DATAECHO_EXPORT absl::StatusOr<ImageEncoding> ParseImageEncoding(std::string_view name);
 
 inline constexpr size_t kImageRecordHeaderBytes = 32;
 

@@ -44,8 +44,9 @@
 
 #include "absl/status/statusor.h"
 #include "dataecho/export.h"
-#include "dataecho/formats/record.h"
+#include "dataecho/record.h"
 #include "dataecho/stage.h"
+#include "dataecho/storage/sharding.h"
 
 namespace dataecho {
 
@@ -56,6 +57,12 @@ enum class Compression {
   kZlib,  // zlib (RFC 1950)
   kAuto,  // kGzip if the URI ends in ".gz", else kNone
 };
+
+// "none", "gzip", "zlib", "auto" (src/formats/compression.cc).
+DATAECHO_EXPORT std::string_view CompressionName(Compression compression);
+// The Compression CompressionName() names `name`; INVALID_ARGUMENT "unknown
+// compression '<name>' (one of none, gzip, zlib, auto)" for any other name.
+DATAECHO_EXPORT absl::StatusOr<Compression> ParseCompression(std::string_view name);
 
 // Counts corrupt regions skipped across the files of one source and fails
 // once more than `limit` were skipped. Thread-safe.
@@ -109,11 +116,17 @@ struct InterleaveOptions {
   // reader still gets i; the source renumbers, and maps references back). A
   // worker's share of a longer list sets them so that its records keep the
   // numbers they have in the whole list, unique across the job (ShardUris
-  // gives files rank, rank + world_size, ...: SetShardFileNumbering in
-  // storage/sharding.h). Default: the position in this list.
+  // gives files rank, rank + world_size, ...: SetShardFileNumbering below).
+  // Default: the position in this list.
   uint64_t first_file_index = 0;
   uint64_t file_index_stride = 1;
 };
+
+// Sets `options`' file numbering (first_file_index, file_index_stride) for a
+// source over ShardUris(uris, shard) (storage/sharding.h): file i of the
+// share is file rank + i * world_size of the whole list, so source_index
+// names a record uniquely across the job.
+DATAECHO_EXPORT void SetShardFileNumbering(const Shard& shard, InterleaveOptions* options);
 
 // A source over `uris`, in that order (see the file comment for
 // interleaving). `name` names the stage in the stats ("tfrecord_source"). If

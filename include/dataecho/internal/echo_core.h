@@ -128,9 +128,13 @@ class DATAECHO_EXPORT AdaptiveEchoCore {
   };
 
   // REQUIRES: options.Validate() is OK.
-  explicit AdaptiveEchoCore(AdaptiveEchoOptions options);
+  // `journal`: where the decisions are recorded for a restore behind a
+  // Prefetch (internal/decision_journal.h); null: nowhere.
+  explicit AdaptiveEchoCore(AdaptiveEchoOptions options,
+                            std::shared_ptr<DecisionJournal> journal = nullptr);
 
   const AdaptiveEchoOptions& options() const { return options_; }
+  const std::shared_ptr<DecisionJournal>& journal() const { return journal_; }
   // Nanoseconds on the options' clock (the monotonic clock by default).
   int64_t Now() const { return options_.clock ? options_.clock() : NowNanos(); }
   // At the first request: R̂'s first window starts.
@@ -193,10 +197,11 @@ class DATAECHO_EXPORT AdaptiveEchoCore {
  private:
   void Record(char decision) {
     if (options_.record_decisions != nullptr) options_.record_decisions->push_back(decision);
-    if (options_.journal != nullptr) options_.journal->Record(decision);
+    if (journal_ != nullptr) journal_->Record(decision);
   }
 
   const AdaptiveEchoOptions options_;
+  const std::shared_ptr<DecisionJournal> journal_;
   RateRatioEstimator estimator_;
   bool started_ = false;
   std::string replay_;  // options_.replay_decisions, or a journal's

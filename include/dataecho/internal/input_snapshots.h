@@ -52,9 +52,9 @@
 #include "absl/synchronization/mutex.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/example.h"
-#include "dataecho/formats/record.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/random.h"
+#include "dataecho/record.h"
 
 namespace dataecho::internal {
 

@@ -26,8 +26,8 @@
 #include "absl/synchronization/mutex.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/example.h"
-#include "dataecho/formats/record.h"
 #include "dataecho/internal/input_snapshots.h"
+#include "dataecho/record.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 

@@ -25,9 +25,9 @@ namespace dataecho::internal {
 // A worker pulls inputs, and publishes results, in batches of about this much
 // work (pulling plus fn), at most kMapMaxBatch elements: a hand-off costs a
 // lock and a cache-line transfer or two, which a batch pays once, and often a
-// wake-up of the consumer (several microseconds on a virtual machine).
-// BM_MapParallelWork/2 over /0 (2 us per element, 2 cores): 1.38x at 50 us,
-// 1.62x at 100 us, 1.65-1.68x at 200 us.
+// wake-up of the consumer (several microseconds on a virtual machine). The
+// speedup of cheap elements rises with the batch's work up to about this
+// (docs/benchmarks.md, "The figures behind the code's constants").
 inline constexpr int64_t kMapBatchNanos = 200'000;
 inline constexpr int kMapMaxBatch = 64;
 

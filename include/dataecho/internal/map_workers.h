@@ -128,10 +128,7 @@ class MapWorkers {
     snapshots_.Reset();
     return absl::OkStatus();
   }
-  absl::Status AfterError(const absl::Status& s) const {
-    return absl::FailedPreconditionError(
-        absl::StrCat(name_, " cannot save its state after an error: ", s.message()));
-  }
+  absl::Status AfterError(const absl::Status& s) const { return CannotSaveAfterError(name_, s); }
 
   // The input's state: before the workers start the input's own; with
   // workers, the newest snapshot the consumer has passed, and in *skip and

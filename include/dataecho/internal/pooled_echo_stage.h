@@ -21,7 +21,8 @@
 // factor) and the pool: each entry's emissions and budget and a reference to
 // its item. Timing is not state: a restored stage decides from its own
 // timing, so "the same output" after a restore needs the decisions replayed:
-// with a journal (AdaptiveEchoOptions::journal, internal/decision_journal.h)
+// with a journal (internal::MakeAdaptiveEcho in adaptive_echo.h,
+// internal/decision_journal.h)
 // the stage replays those it took after its state was saved, as the journal
 // restored by a stage above its Prefetch says.
 //
@@ -67,12 +68,11 @@ class PooledEchoStage : public EchoStageBase<T> {
   // Ready unless serving the request would mean waiting for the upstream.
   bool TryNext(Result* out) override { return Step(/*may_block=*/false, out); }
 
-  // A new epoch: the pool empties (its items were of the last epoch), draws
-  // restart from (seed, epoch); the policy's state (R̂, auto echo's factor)
-  // stays.
-  absl::Status EnableRestart() override { return this->input().EnableRestart(); }
-  absl::Status Restart(uint32_t epoch) override {
-    DATAECHO_RETURN_IF_ERROR(this->input().Restart(epoch));
+ protected:
+  // A new epoch (stage.h: after the input's): the pool empties (its items were
+  // of the last epoch), draws restart from (seed, epoch); the policy's state
+  // (R̂, auto echo's factor) stays.
+  absl::Status OnRestart(uint32_t epoch) override {
     pool_.Reset(pool_.capacity());
     core_.OnPoolCleared();
     terminal_.reset();
@@ -80,29 +80,13 @@ class PooledEchoStage : public EchoStageBase<T> {
     return absl::OkStatus();
   }
 
-  // A copy is its input's element with a repeat index (as EchoStage's).
-  absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
-    for (const T* v : items) w.U64(RepeatIndexOf(*v));
-    return this->input().SaveRefs(items, w);
-  }
-  absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
-    std::vector<uint32_t> repeats(n);
-    for (uint32_t& k : repeats) k = static_cast<uint32_t>(r.U64());
-    DATAECHO_RETURN_IF_ERROR(r.status());
-    const size_t first = out->size();
-    DATAECHO_RETURN_IF_ERROR(this->input().Reread(r, n, out));
-    for (size_t i = 0; i < n && first + i < out->size(); ++i) {
-      if (repeats[i] > 0) ElementTraits<T>::MarkRepeat((*out)[first + i], repeats[i]);
-    }
-    return absl::OkStatus();
-  }
-
- protected:
   // REQUIRES: options.Validate() is OK. Budgets are drawn for max_factor.
-  PooledEchoStage(StagePtr<T> input, AdaptiveEchoOptions options)
+  // `journal`: see the file comment (null: none).
+  PooledEchoStage(StagePtr<T> input, AdaptiveEchoOptions options,
+                  std::shared_ptr<DecisionJournal> journal = nullptr)
       : EchoStageBase<T>(std::move(input), options.max_factor, options.seed),
         pool_(static_cast<size_t>(options.pool_size)),
-        core_(std::move(options)) {}
+        core_(std::move(options), std::move(journal)) {}
 
   // The policy, asked at every request that is not answered by the cancel or
   // the sticky end: serve it back to back (true) or adaptively (false).
@@ -141,17 +125,15 @@ class PooledEchoStage : public EchoStageBase<T> {
     return h.value();
   }
   absl::Status SaveOwn(StateWriter& w) override {
-    if (terminal_.has_value() && !terminal_->ok()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          OwnName(), " cannot save its state after an error: ", terminal_->status().message()));
-    }
+    if (terminal_.has_value() && !terminal_->ok())
+      return CannotSaveAfterError(OwnName(), terminal_->status());
     SavePolicy(w);
     this->SaveDraws(w);
     w.U64(decisions_);
     // Behind a Prefetch, what this stage decides from here on may have to be
     // decided again at a restore: the snapshot holding this state keeps the
     // journal from here on.
-    if (const auto& journal = core_.options().journal; journal != nullptr)
+    if (const auto& journal = core_.journal(); journal != nullptr)
       w.KeepAlive(journal->Anchor(decisions_));
     w.Bool(terminal_.has_value());
     const std::vector<std::pair<uint32_t, uint32_t>> counts = pool_.counts();
@@ -197,7 +179,7 @@ class PooledEchoStage : public EchoStageBase<T> {
     core_.OnPooled(false, pool_.size());
     decisions_ = decisions;
     core_.SeekReplay(decisions_);
-    if (const auto& journal = core_.options().journal; journal != nullptr) {
+    if (const auto& journal = core_.journal(); journal != nullptr) {
       absl::StatusOr<std::string> replay = journal->ReplayFrom(decisions_, OwnName());
       DATAECHO_RETURN_IF_ERROR(replay.status());
       journal->RestartAt(decisions_);

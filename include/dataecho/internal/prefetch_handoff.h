@@ -62,8 +62,9 @@ class PrefetchHandoff {
   size_t WakeBatch() const { return std::min<size_t>(32, LowWater() + 1); }
 
   // The consumer takes up to TakeRun() queued elements per lock.
-  // (A quarter of the queue: BM_PrefetchHandoff/64 measured 1/8 and 1/2
-  // slower; depth 2, a trainer's queue of batches, takes one at a time.)
+  // (A quarter of the queue: fewer locks per element without holding the
+  // queue, docs/benchmarks.md; depth 2, a trainer's queue of batches, takes
+  // one at a time.)
   size_t TakeRun() const { return std::max<size_t>(1, depth_ / 4); }
 
   // Elements the producer pulls before it pushes them in one go (one lock,

@@ -37,7 +37,8 @@
 // source_index (file << 40 | record). Given a shard's list as is, every
 // worker would number its first file 0, so records of different workers
 // would share indices, and so would the draws keyed by them (crops, echo
-// copies). SetShardFileNumbering makes the source number each file by its
+// copies). SetShardFileNumbering (a record source's option, so declared in
+// formats/record_source.h) makes the source number each file by its
 // position in the whole sorted list (rank + i * world_size), so source_index
 // names a record uniquely across the job and indices of different workers can
 // be merged.
@@ -56,8 +57,6 @@
 #include "dataecho/storage/object_store.h"
 
 namespace dataecho {
-
-struct InterleaveOptions;  // formats/record_source.h
 
 struct ShardOptions {
   // The largest world size accepted: 2^20 ranks, far above the largest
@@ -97,11 +96,6 @@ DATAECHO_EXPORT absl::StatusOr<Shard> ResolveShard(const ShardOptions& options);
 // INVALID_ARGUMENT for a shard outside [0, world_size).
 DATAECHO_EXPORT absl::StatusOr<std::vector<std::string>> ShardUris(
     const std::vector<std::string>& uris, const Shard& shard);
-
-// Sets `options`' file numbering (InterleaveOptions::first_file_index,
-// file_index_stride) for a source over ShardUris(uris, shard): file i of the
-// share is file rank + i * world_size of the whole list (see the file comment).
-DATAECHO_EXPORT void SetShardFileNumbering(const Shard& shard, InterleaveOptions* options);
 
 // One worker's share of a file list.
 struct ShardSize {

@@ -1,6 +1,6 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
-// formats/crc32c.h: CRC-32C (Castagnoli), as TFRecord, LevelDB and iSCSI use it.
+// crc32c.h: CRC-32C (Castagnoli), as TFRecord, LevelDB and iSCSI use it.
 //
 // `Crc32c()` uses the SSE4.2 `crc32` instruction when the CPU has it (checked
 // once at run time) and a table-driven (slicing-by-8) implementation otherwise.
@@ -16,8 +16,8 @@
 //   assert(dataecho::UnmaskCrc32c(stored) == crc);
 //
 // All functions are pure and thread-safe.
-#ifndef DATAECHO_FORMATS_CRC32C_H_
-#define DATAECHO_FORMATS_CRC32C_H_
+#ifndef DATAECHO_CRC32C_H_
+#define DATAECHO_CRC32C_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -61,4 +61,4 @@ DATAECHO_EXPORT bool Crc32cHardwareAvailable();
 }  // namespace internal
 }  // namespace dataecho
 
-#endif  // DATAECHO_FORMATS_CRC32C_H_
+#endif  // DATAECHO_CRC32C_H_

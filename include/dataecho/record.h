@@ -1,7 +1,8 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
-// formats/record.h: one record read from a file (a TFRecord payload, a fixed-length
-// record), before decoding.
+// record.h: one record read from a file (a TFRecord payload, a fixed-length
+// record), before decoding: the element type of record sources (formats/),
+// beside Example and Batch (example.h).
 //
 // A `Record` carries its payload bytes (a Buffer of its own, never a view that
 // pins a larger read buffer), where it came from (URI and byte offset of the
@@ -27,8 +28,8 @@
 //   }
 //
 // Thread safety: a value type; copies share payload bytes and the URI string.
-#ifndef DATAECHO_FORMATS_RECORD_H_
-#define DATAECHO_FORMATS_RECORD_H_
+#ifndef DATAECHO_RECORD_H_
+#define DATAECHO_RECORD_H_
 
 #include <cstdint>
 #include <memory>
@@ -37,9 +38,9 @@
 #include <string_view>
 
 #include "dataecho/buffer.h"
+#include "dataecho/crc32c.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
-#include "dataecho/formats/crc32c.h"
 
 namespace dataecho {
 
@@ -80,4 +81,4 @@ struct ElementTraits<Record> {
 
 }  // namespace dataecho
 
-#endif  // DATAECHO_FORMATS_RECORD_H_
+#endif  // DATAECHO_RECORD_H_

@@ -1,5 +1,5 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
-#include "dataecho/formats/crc32c.h"
+#include "dataecho/crc32c.h"
 
 #include <array>
 #include <cstring>
