@@ -37,13 +37,22 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export LSAN_OPTIONS="report_objects=0"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/cmake/tsan.supp"
 
+# The busy loops, and each ctest run in a process group of its own (setsid):
+# stopped with the script, also when it is interrupted mid-run, test
+# processes included.
 busy_pids=()
+ctest_pid=
 stop_busy() {
   for pid in "${busy_pids[@]}"; do kill "$pid" 2>/dev/null; done
   for pid in "${busy_pids[@]}"; do wait "$pid" 2>/dev/null; done
   busy_pids=()
 }
-trap stop_busy EXIT
+stop_all() {
+  [ -n "$ctest_pid" ] && kill -- "-$ctest_pid" 2>/dev/null
+  stop_busy
+}
+trap stop_all EXIT
+trap 'exit 130' INT TERM
 for ((i = 0; i < busy; ++i)); do
   nice -n 19 bash -c 'while :; do :; done' &
   busy_pids+=("$!")
@@ -58,8 +67,11 @@ for ((run = 1; run <= runs; ++run)); do
   t0=$(date +%s)
   args=(--test-dir "$dir" -j"$jobs" --schedule-random --output-on-failure)
   [ -n "$regex" ] && args+=(-R "$regex")
-  ctest "${args[@]}" >"$log" 2>&1
+  setsid ctest "${args[@]}" >"$log" 2>&1 &
+  ctest_pid=$!
+  wait "$ctest_pid"
   rc=$?
+  ctest_pid=
   # ctest's summary lists each failed test as "  <n> - <name> (Failed|Timeout|...)".
   names=$(sed -n '/tests failed out of/,$p' "$log" | sed -n 's/^[[:space:]]*[0-9]\+ - \(.*\) (\(.*\))[[:space:]]*$/\1 (\2)/p')
   summary=$(grep -m1 -E 'tests passed, [0-9]+ tests failed out of' "$log" || grep -m1 'tests passed' "$log")
