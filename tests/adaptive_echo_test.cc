@@ -5,8 +5,11 @@
 #include "dataecho/adaptive_echo.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <random>
 #include <thread>
 #include <utility>
@@ -392,33 +395,80 @@ TEST(AdaptiveEchoGateTest, ClosedGateWaitsForAFreshItemInsteadOfRepeating) {
   blocked.join();  // a hang fails through the ctest TIMEOUT
 }
 
+// Waits until `done()` holds: true, or false after a minute (a guard against
+// a hang, never a measure: every caller waits for what must come).
+template <typename F>
+bool WaitUntil(F done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  return true;
+}
+
 // The gate on a trainer-side Prefetch's level: once two batches are queued,
-// the producer builds only fresh rows until the trainer takes some.
+// the producer builds only fresh rows until the trainer takes some. The test
+// releases the upstream's items itself, and each batch takes the Prefetch's
+// producer at least kRunNanos to pull, so it pushes every batch before it
+// pulls the next (internal/prefetch_handoff.h) and the level the gate reads
+// is never behind what was built.
 TEST(AdaptiveEchoGateTest, PrefetchLevelGateRepeatsOnlyWhileTheTrainerQueueIsShort) {
   auto level = std::make_shared<std::atomic<int64_t>>(0);
-  auto p = FromVector(MakeExamples(400))
-               .Throttle({.latency = absl::Microseconds(300)})
-               .Prefetch({.depth = 8})
+  std::atomic<int64_t> closed{0};  // gate calls answered "closed"
+  auto source = std::make_unique<GatedSource<Example>>();
+  GatedSource<Example>* gated = source.get();
+  Push(*gated, 0, 4);  // one batch of fresh items, 3 repeats each (12)
+  auto p = Pipeline<Example>(StagePtr<Example>(std::move(source)))
                .AdaptiveEcho({.max_factor = 4,
                               .pool_size = 16,
-                              .repeat_gate = [level] { return level->load() < 2; }})
+                              .repeat_gate =
+                                  [level, &closed] {
+                                    if (level->load() < 2) return true;
+                                    closed.fetch_add(1);
+                                    return false;
+                                  }})
                .Batch({.batch_size = 4})
+               .Map([](Batch b) {
+                 std::this_thread::sleep_for(
+                     std::chrono::nanoseconds(internal::PrefetchHandoff::kRunNanos));
+                 return b;
+               })
                .Prefetch({.depth = 4, .level = level});
   ASSERT_TRUE(p.status().ok());
-  ASSERT_TRUE(p.Next().ok());  // starts the producers; from here on the level only grows
-  while (level->load() < 4) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto first = p.Next();  // starts the producer; from here on the level only grows
+  ASSERT_TRUE(first.ok() && first->has_value());
+  EXPECT_EQ((*first)->fresh_rows, 4);
+  // Two batches of repeats follow while fewer than 2 are queued; then the
+  // gate stays closed and the producer polls it, with repeats still pooled.
+  // (Two more closed answers: the second is a poll of the gated wait, so the
+  // wait was counted before it.)
+  ASSERT_TRUE(WaitUntil([&] { return level->load() >= 2; }));
+  const int64_t seen = closed.load();
+  ASSERT_TRUE(WaitUntil([&] { return closed.load() >= seen + 2; }))
+      << "the producer does not wait at the closed gate";
+  StageStats echo = p.Stats()[p.Stats().size() - 4];
+  ASSERT_EQ(echo.name, "adaptive_echo");
+  EXPECT_EQ(echo.Extra("fresh"), 4);
+  EXPECT_EQ(echo.Extra("repeats"), 8);
+  EXPECT_EQ(echo.Extra("pooled"), 4);  // each item has one repeat left
+  EXPECT_GE(echo.Extra("gate_waits"), 1);
+
+  // Eight fresh items: two batches of them, not one of the pooled repeats.
+  Push(*gated, 4, 12);
+  ASSERT_TRUE(WaitUntil([&] { return level->load() >= 4; }));
   std::vector<int64_t> fresh_rows;
+  std::vector<int64_t> first_rows;
   for (int i = 0; i < 4; ++i) {
     auto b = p.Next();
     ASSERT_TRUE(b.ok() && b->has_value());
     fresh_rows.push_back((*b)->fresh_rows);
+    first_rows.push_back((*b)->source_indices.data<int64_t>()[0]);
   }
-  // The last two of the four queued were built while 2 or more were queued: all fresh.
-  EXPECT_EQ(fresh_rows[2], 4);
-  EXPECT_EQ(fresh_rows[3], 4);
-  const StageStats echo = p.Stats()[p.Stats().size() - 3];
-  EXPECT_EQ(echo.name, "adaptive_echo");
-  EXPECT_GE(echo.Extra("gate_waits"), 1);
+  EXPECT_EQ(fresh_rows, (std::vector<int64_t>{0, 0, 4, 4}));
+  EXPECT_EQ(first_rows[2], 4);
+  EXPECT_EQ(first_rows[3], 8);
+  EXPECT_EQ(p.Stats()[p.Stats().size() - 4].Extra("fresh"), 12);
 }
 
 }  // namespace

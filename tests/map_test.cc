@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "dataecho/internal/map_tuning.h"
 #include "dataecho/pipeline.h"
 #include "gtest/gtest.h"
 #include "support/examples.h"
@@ -177,7 +178,10 @@ TEST(MapTest, ParallelResultsRunAheadOfTheConsumerWithinTheWindow) {
   }
 }
 
-TEST(MapTest, AutotuneKeepsCheapFunctionsInline) {
+// Whatever the autotuner chooses (its measurements are wall time, which a
+// preemption inside fn stretches), the results come in order, and fn runs
+// where the stats say: inline (parallelism 0) or on the workers.
+TEST(MapTest, AutotuneKeepsOrderWhereverFnRuns) {
   const std::thread::id consumer = std::this_thread::get_id();
   std::atomic<int> elsewhere{0};
   auto p = FromRange(0, 200000).Map(
@@ -194,8 +198,47 @@ TEST(MapTest, AutotuneKeepsCheapFunctionsInline) {
     ASSERT_EQ(**next, expected++);
   }
   EXPECT_EQ(expected, 200001);
-  EXPECT_EQ(elsewhere.load(), 0);
-  EXPECT_EQ(Extra(p.Stats(), "map", "parallelism"), 0);
+  const double parallelism = Extra(p.Stats(), "map", "parallelism");
+  EXPECT_NE(parallelism, -1);
+  EXPECT_EQ(parallelism == 0, elsewhere.load() == 0) << parallelism;
+}
+
+// The choice itself, from the figures the Map measures (fed here, so that no
+// preemption can stretch them): a call under kAutotuneMinBusyNanos stays
+// inline, whatever the cores and the consumer; a costly one gets the workers
+// that keep up with the consumer, at most the cores left.
+TEST(MapAutotunerTest, CheapCallsStayInline) {
+  internal::MapAutotuner tuner;
+  const int64_t cheap = internal::kAutotuneMinBusyNanos / 10;
+  int64_t calls = 0;
+  bool chosen = false;
+  while (!chosen) {
+    tuner.Enter();
+    chosen = tuner.Leave(cheap);
+    ++calls;
+  }
+  EXPECT_GE(calls, internal::MapAutotuner::kMinElements);
+  EXPECT_EQ(tuner.choice(), 0);
+
+  internal::MapWarmup w{.elements = 1000, .busy_ns = 1000 * (internal::kAutotuneMinBusyNanos - 1),
+                        .outside_ns = 0, .wall_ns = 1'000'000'000, .cores = 64};
+  EXPECT_EQ(internal::ChooseMapParallelism(w), 0);
+  w.busy_ns = 1000 * internal::kAutotuneMinBusyNanos;
+  EXPECT_GE(internal::ChooseMapParallelism(w), 1);
+}
+
+TEST(MapAutotunerTest, CostlyCallsGetTheWorkersTheConsumerNeedsWithinTheCores) {
+  // 200 us per call, the consumer 50 us per element between calls: 4 workers
+  // keep up (200 / (50 + hand-off) rounds up to 4).
+  internal::MapWarmup w{.elements = 100, .busy_ns = 100 * 200'000, .outside_ns = 100 * 50'000,
+                        .wall_ns = 100 * 250'000, .cores = 8};
+  w.thread_cpu_ns = 0;  // fn slept: no CPU of the consumer's
+  w.process_cpu_ns = 0;
+  EXPECT_EQ(internal::ChooseMapParallelism(w), 4);
+  w.cores = 2;  // at most the cores
+  EXPECT_EQ(internal::ChooseMapParallelism(w), 2);
+  w.process_cpu_ns = 2 * w.wall_ns;  // other threads use both cores: none left
+  EXPECT_EQ(internal::ChooseMapParallelism(w), 0);
 }
 
 TEST(MapTest, AutotuneMovesExpensiveFunctionsToWorkersInOrder) {

@@ -157,12 +157,41 @@ TEST(StatsJsonTest, HasTheThreadsOfEveryStage) {
 // The verdict against pipelines whose R and bottleneck are known by
 // construction. The consumer takes a batch of kRows and sleeps `step`; the
 // upstream makes one item per `per_item` (a throttle, or a busy-wait Map),
-// so R = kRows x per_item / step. Times are long (ms) so that the
-// scheduler's slack on a loaded machine stays well inside the +-15 %; where
-// the machine's load can stretch a construction (a busy-wait preempted, a
-// sleep overslept), the test measures what the construction actually did,
-// with its own clock, and holds the verdict to that.
+// so R = kRows x per_item / step by construction. A loaded machine stretches
+// both (a sleep overslept, a busy-wait preempted, the upstream's thread
+// scheduled late: a throttle then lags its 10 ms an item), so the test
+// measures what the construction actually did, with its own clock: the
+// consumer's steps as it slept them, and the upstream's pace as its items
+// passed a Map right behind it, and holds the verdict to that.
 constexpr int64_t kRows = 4;
+
+// The upstream's real pace: when its items pass (an inline Map's calls, on
+// the upstream's own thread).
+class Pace {
+ public:
+  void Note() {
+    const int64_t now = absl::GetCurrentTimeNanos();
+    if (items_.fetch_add(1) == 0) first_ns_.store(now);
+    last_ns_.store(now);
+  }
+  // Seconds per item between the first and the last to pass (0 if < 2 did).
+  double PerItem() const {
+    const int64_t n = items_.load();
+    return n < 2 ? 0 : static_cast<double>(last_ns_.load() - first_ns_.load()) * 1e-9 /
+                           static_cast<double>(n - 1);
+  }
+
+ private:
+  std::atomic<int64_t> items_{0}, first_ns_{0}, last_ns_{0};
+};
+
+// An inline Map that notes each item's passing in `pace`.
+auto Noting(std::shared_ptr<Pace> pace) {
+  return [pace](Example e) {
+    pace->Note();
+    return e;
+  };
+}
 
 struct Drained {
   std::string table;
@@ -207,8 +236,10 @@ constexpr double kRTolerance = 0.15;
 
 TEST(StatsVerdictTest, MeasuresRBehindAThrottle) {
   // 10 ms per item, 4 items per batch, a 10 ms step: R = 4.
+  auto pace = std::make_shared<Pace>();
   auto p = FromVector(MakeExamples(kRows * 40))
                .Throttle({.latency = absl::Milliseconds(10), .name = "slow_source"})
+               .Map(Noting(pace), {.parallelism = 0, .name = "pace"})
                .Prefetch({.depth = 16, .name = "upstream_prefetch"})
                .Echo({.factor = 1})
                .Batch({.batch_size = kRows})
@@ -218,26 +249,23 @@ TEST(StatsVerdictTest, MeasuresRBehindAThrottle) {
   EXPECT_NE(table.find("bottleneck: slow_source (upstream of echo: echoing can help)"),
             std::string::npos)
       << table;
-  const double r = 0.010 * kRows / d.step_s;  // 4 with the step as asked
+  const double r = pace->PerItem() * kRows / d.step_s;  // 4 on an idle machine
   EXPECT_NEAR(ReportedR(table), r, kRTolerance * r) << table;
 }
 
 TEST(StatsVerdictTest, MeasuresRBehindABusyMap) {
   // A Map that busy-waits 8 ms per item, 4 items per batch, a 16 ms step: R = 2.
-  // (Its calls measure how long they really took: a preempted busy-wait
-  // takes longer.)
-  auto busy_ns = std::make_shared<std::atomic<int64_t>>(0);
+  auto pace = std::make_shared<Pace>();
   auto p = FromVector(MakeExamples(kRows * 30))
                .Map(
-                   [busy_ns](Example e) {
-                     const absl::Time start = absl::Now();
-                     const absl::Time end = start + absl::Milliseconds(8);
+                   [](Example e) {
+                     const absl::Time end = absl::Now() + absl::Milliseconds(8);
                      while (absl::Now() < end) {
                      }
-                     busy_ns->fetch_add(absl::ToInt64Nanoseconds(absl::Now() - start));
                      return e;
                    },
                    {.parallelism = 0, .name = "costly_decode"})
+               .Map(Noting(pace), {.parallelism = 0, .name = "pace"})
                .Prefetch({.depth = 16, .name = "upstream_prefetch"})
                .Echo({.factor = 1})
                .Batch({.batch_size = kRows})
@@ -247,8 +275,7 @@ TEST(StatsVerdictTest, MeasuresRBehindABusyMap) {
   EXPECT_NE(table.find("bottleneck: costly_decode (upstream of echo: echoing can help)"),
             std::string::npos)
       << table;
-  const double per_item = static_cast<double>(busy_ns->load()) * 1e-9 / (kRows * 30);
-  const double r = per_item * kRows / d.step_s;  // 2 on an idle machine
+  const double r = pace->PerItem() * kRows / d.step_s;  // 2 on an idle machine
   EXPECT_NEAR(ReportedR(table), r, kRTolerance * r) << table;
 }
 
