@@ -105,9 +105,9 @@ int64_t MixCore::Pick() const {
     if (in.out || weights_[i] <= 0) return 0.0;
     if (!fresh) return weights_[i];
     // An input that emits f elements per fresh item must be drawn f times as
-    // often for its share of fresh items to be its weight: f is its realized
-    // factor this epoch (1 before it gave anything).
-    return weights_[i] * static_cast<double>(in.emitted + 1) / static_cast<double>(in.fresh + 1);
+    // often for its share of fresh items to be its weight: f is its recent
+    // realized factor (1 before it gave anything).
+    return weights_[i] / std::max(in.fresh_rate, kMinFreshRate);
   };
   for (size_t i = 0; i < inputs_.size(); ++i) total += weight(i);
   if (!(total > 0)) return -1;
@@ -129,6 +129,7 @@ void MixCore::Took(size_t i, int64_t items, int64_t fresh, uint32_t epoch) {
   ++in.pass_elements;
   ++in.emitted;
   in.fresh += fresh;
+  in.fresh_rate += kFreshRateWeight * (static_cast<double>(fresh) - in.fresh_rate);
   in.newest = std::max(in.newest, epoch);
   ++position_;
   counts_[i].elements.Add(1);
@@ -203,6 +204,7 @@ void MixCore::Save(StateWriter& w) const {
     w.I64(in.pass_elements);
     w.I64(in.emitted);
     w.I64(in.fresh);
+    w.Double(in.fresh_rate);
   }
 }
 
@@ -218,9 +220,10 @@ absl::Status MixCore::Restore(StateReader& r) {
     in.pass_elements = r.I64();
     in.emitted = r.I64();
     in.fresh = r.I64();
+    in.fresh_rate = r.Double();
     if (!r.status().ok()) break;
     if (in.pass_elements < 0 || in.emitted < 0 || in.fresh < 0 ||
-        in.pass_elements > in.emitted) {
+        in.pass_elements > in.emitted || !(in.fresh_rate >= 0) || !std::isfinite(in.fresh_rate)) {
       return absl::DataLossError(
           fmt::format("pipeline state: {}: an input's counts are negative or inconsistent",
                       options_.name));

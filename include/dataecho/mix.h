@@ -56,10 +56,12 @@
 //   kEmitted  (default) of the elements the mix emits, fresh or echoed: input
 //             i gives a weights[i] share of the stream.
 //   kFresh    of the fresh items: the draw weights input i by weights[i]
-//             times its realized echo factor this epoch ((elements it gave +
-//             1) / (fresh items among them + 1)), so each input's share of
-//             the fresh items tends to its weight while its echo factor is
-//             steady. With fixed echo the realized factors, hence the draws,
+//             times its recent realized echo factor (elements per fresh item,
+//             an exponential moving average over about its last 128
+//             elements, from 1 at the start of an epoch), so each input's
+//             share of the fresh items tends to its weight while its echo
+//             factor is steady, and follows an adaptive echo's factor as it
+//             changes. With fixed echo the realized factors, hence the draws,
 //             are deterministic; adaptive echo's depend on timing (as its
 //             output does).
 //
@@ -71,7 +73,8 @@
 //
 // CHECKPOINTS (stage.h, docs/checkpoint.md). The state is each input's state,
 // in order, then the mix's section: its epoch and position, and per input
-// whether it ended, its epoch and its counts this epoch. References (a Shuffle
+// whether it ended, its epoch, its counts this epoch and its recent factor.
+// References (a Shuffle
 // or Echo after the mix): the input that gave each element (found by its
 // payload, as Interleave does: the stages between the mix and the one that
 // holds elements must pass them on as they are), then that input's own

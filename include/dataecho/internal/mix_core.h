@@ -77,7 +77,12 @@ class DATAECHO_EXPORT MixCore {
     int64_t pass_elements = 0; // elements of its current pass
     int64_t emitted = 0;       // elements it gave this epoch
     int64_t fresh = 0;         // fresh items among them
+    // Fresh items per element, an exponential moving average over about the
+    // last 1 / kFreshRateWeight elements (weights_of = kFresh).
+    double fresh_rate = 1.0;
   };
+  static constexpr double kFreshRateWeight = 1.0 / 128;
+  static constexpr double kMinFreshRate = 1e-6;  // a realized factor of at most 1e6
   // Lifetime counts for the stats (readable from any thread).
   struct Counts {
     Counter elements, fresh, items, passes;
