@@ -290,6 +290,36 @@ TEST(MixTest, WeightsOfFreshDivideOutEachInputsEchoFactor) {
   ExpectBinomial(from0, kEmitted, 0.5, "input 0 emitted");
 }
 
+// An input whose echo factor climbs from 1 to 5 halfway (as an adaptive
+// echo's does when its upstream slows down): the draw follows the recent
+// factor, so the fresh items stay 50/50 after the change too.
+TEST(MixTest, WeightsOfFreshFollowAFactorThatChanges) {
+  std::vector<Example> climbing;
+  for (uint64_t i = 0; i < 10'000; ++i) {
+    const int copies = i < 5'000 ? 1 : 5;
+    for (int c = 0; c < copies; ++c) {
+      Example e = testing::MakeExample(i, 8);
+      e.repeat_index = static_cast<uint32_t>(c);
+      climbing.push_back(std::move(e));
+    }
+  }
+  std::vector<Pipeline<Example>> inputs = ExampleInputs({0, 40'000});
+  inputs[0] = FromVector(std::move(climbing));
+  Pipeline<Example> mixed =
+      Mix(std::move(inputs), {.seed = 8, .weights_of = MixWeightsOf::kFresh}).Take(30'000);
+  // From the 500th fresh item of the second phase on: the factor is 5.
+  int64_t fresh[2] = {0, 0};
+  bool counting = false;
+  for (const Example& e : All(mixed)) {
+    const int k = e.source_index >= static_cast<uint64_t>(kSpan) ? 1 : 0;
+    if (k == 0 && e.source_index == 5'500) counting = true;
+    if (counting && e.fresh()) ++fresh[k];
+  }
+  ASSERT_GT(fresh[0] + fresh[1], 5'000);
+  const double share = static_cast<double>(fresh[0]) / static_cast<double>(fresh[0] + fresh[1]);
+  EXPECT_NEAR(share, 0.5, 0.03) << fresh[0] << " vs " << fresh[1];
+}
+
 // Resumes: the policies, echo on an input, a Shuffle after the mix (which
 // saves references through it), epochs.
 TEST(MixTest, ResumesExactlyFromAnyPosition) {
