@@ -344,6 +344,43 @@ TEST(MixTest, ResumesExactlyFromAnyPosition) {
       20);
 }
 
+// Records and batches mix too, and resume with an Echo and a Shuffle after
+// the mix holding their elements.
+TEST(MixTest, RecordsAndBatchesMixAndResume) {
+  auto records = [](uint64_t base, int n) {
+    std::vector<Record> out;
+    auto uri = std::make_shared<const std::string>(fmt::format("memory://{}", base));
+    for (int i = 0; i < n; ++i) {
+      Record r;
+      r.data = Buffer::CopyOf(fmt::format("record {}", base + i));
+      r.source = uri;
+      r.source_index = base + i;
+      out.push_back(std::move(r));
+    }
+    return FromVector(std::move(out));
+  };
+  const size_t n = testing::CheckResumes<Record>(
+      [&] {
+        std::vector<Pipeline<Record>> inputs;
+        inputs.push_back(records(0, 40));
+        inputs.push_back(records(kSpan, 25));
+        return Mix(std::move(inputs), {.weights = {0.6, 0.4}, .seed = 2})
+            .Echo({.factor = 1.5, .seed = 1})
+            .Shuffle({.buffer_size = 8, .seed = 4});
+      },
+      20);
+  EXPECT_GE(n, 65u);
+  testing::CheckResumes<Batch>(
+      [] {
+        std::vector<Pipeline<Example>> examples = ExampleInputs({40, 24});
+        std::vector<Pipeline<Batch>> inputs;
+        for (Pipeline<Example>& e : examples) inputs.push_back(std::move(e).Batch({.batch_size = 4}));
+        return Mix(std::move(inputs), {.seed = 6, .on_empty = MixOnEmpty::kRestartInput})
+            .Echo({.factor = 2.0, .seed = 1});
+      },
+      20);
+}
+
 TEST(MixTest, StateOfAnotherMixIsRefused) {
   Pipeline<int64_t> a = Mix(RangeInputs({10, 10}), {.weights = {1, 3}});
   ASSERT_TRUE(a.Next().ok());
