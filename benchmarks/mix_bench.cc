@@ -65,7 +65,9 @@ struct Setup {
 
 // The remote input, endless, reading ahead on its own thread.
 Pipeline<Record> Remote(const Setup& s) {
-  return From(MakeTFRecordSource(s.remote_store, {s.remote_url})).Repeat(-1).Prefetch({.depth = 64});
+  return From(MakeTFRecordSource(s.remote_store, {s.remote_url}))
+      .Repeat(-1)
+      .Prefetch({.depth = 64});
 }
 Pipeline<Record> Local(const Setup& s) { return FromVector(s.local).Repeat(-1); }
 
@@ -131,7 +133,8 @@ int Main() {
   const int64_t bytes = absl::GetFlag(FLAGS_record_bytes);
   const double ratio = absl::GetFlag(FLAGS_ratio);
   if (n < 1 || bytes < 1 || !(ratio >= 1) || absl::GetFlag(FLAGS_steps) < 1) {
-    return Fail(absl::InvalidArgumentError("--records, --record_bytes, --steps >= 1, --ratio >= 1"));
+    return Fail(
+        absl::InvalidArgumentError("--records, --record_bytes, --steps >= 1, --ratio >= 1"));
   }
   absl::StatusOr<std::unique_ptr<testing::HttpServer>> server = testing::HttpServer::Start({});
   if (!server.ok()) return Fail(server.status());
@@ -151,13 +154,13 @@ int Main() {
   s.remote_url = (*server)->url() + "/remote.tfrecord";
   // Every framed record (payload + 16 bytes) pays the latency once.
   s.remote_store = NewThrottledStore(
-      OpenObjectStore(),
-      {.latency = absl::Nanoseconds(ratio * static_cast<double>(absl::GetFlag(FLAGS_step_us)) * 1000),
-       .request_bytes = static_cast<uint64_t>(bytes + 16)});
+      OpenObjectStore(), {.latency = absl::Nanoseconds(
+                              ratio * static_cast<double>(absl::GetFlag(FLAGS_step_us)) * 1000),
+                          .request_bytes = static_cast<uint64_t>(bytes + 16)});
   for (absl::string_view mode : absl::StrSplit(absl::GetFlag(FLAGS_modes), ',')) {
     if (mode != "none" && mode != "per_input" && mode != "over_mix") {
-      return Fail(absl::InvalidArgumentError(
-          fmt::format("--modes: unknown mode '{}' (none, per_input, over_mix)", std::string(mode))));
+      return Fail(absl::InvalidArgumentError(fmt::format(
+          "--modes: unknown mode '{}' (none, per_input, over_mix)", std::string(mode))));
     }
     if (int rc = Run(s, std::string(mode)); rc != 0) return rc;
   }

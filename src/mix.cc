@@ -20,15 +20,15 @@ absl::Status MixOptions::Validate(size_t inputs) const {
   }
   if (weights.empty()) return absl::OkStatus();
   if (weights.size() != inputs) {
-    return absl::InvalidArgumentError(fmt::format(
-        "{}: weights: {} weights for {} inputs (one per input, or none)", name, weights.size(),
-        inputs));
+    return absl::InvalidArgumentError(
+        fmt::format("{}: weights: {} weights for {} inputs (one per input, or none)", name,
+                    weights.size(), inputs));
   }
   double sum = 0;
   for (size_t i = 0; i < weights.size(); ++i) {
     if (!std::isfinite(weights[i]) || weights[i] < 0) {
-      return absl::InvalidArgumentError(fmt::format(
-          "{}: weights[{}] must be a finite number >= 0, got {}", name, i, weights[i]));
+      return absl::InvalidArgumentError(
+          fmt::format("{}: weights[{}] must be a finite number >= 0, got {}", name, i, weights[i]));
     }
     sum += weights[i];
   }
@@ -144,11 +144,8 @@ MixCore::AfterEnd MixCore::Ended(size_t i, uint32_t* epoch) {
       in.out = true;
       done_ = true;
       return AfterEnd::kEnd;
-    case MixOnEmpty::kContinueRenormalized:
-      in.out = true;
-      return AfterEnd::kDrawAgain;
-    case MixOnEmpty::kRestartInput:
-      break;
+    case MixOnEmpty::kContinueRenormalized: in.out = true; return AfterEnd::kDrawAgain;
+    case MixOnEmpty::kRestartInput: break;
   }
   in.ended_once = true;
   // A pass that gave nothing would give nothing again: the input leaves
@@ -222,11 +219,10 @@ absl::Status MixCore::Restore(StateReader& r) {
     in.fresh = r.I64();
     in.fresh_rate = r.Double();
     if (!r.status().ok()) break;
-    if (in.pass_elements < 0 || in.emitted < 0 || in.fresh < 0 ||
-        in.pass_elements > in.emitted || !(in.fresh_rate >= 0) || !std::isfinite(in.fresh_rate)) {
-      return absl::DataLossError(
-          fmt::format("pipeline state: {}: an input's counts are negative or inconsistent",
-                      options_.name));
+    if (in.pass_elements < 0 || in.emitted < 0 || in.fresh < 0 || in.pass_elements > in.emitted ||
+        !(in.fresh_rate >= 0) || !std::isfinite(in.fresh_rate)) {
+      return absl::DataLossError(fmt::format(
+          "pipeline state: {}: an input's counts are negative or inconsistent", options_.name));
     }
   }
   return r.status();

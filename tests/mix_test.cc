@@ -93,8 +93,9 @@ TEST(MixTest, SameSeedSameOrderOtherSeedAnother) {
 TEST(MixTest, ContinueRenormalizedGivesEveryElementOncePerEpoch) {
   const std::vector<int64_t> sizes = {300, 37, 1, 0};
   Pipeline<Example> mixed =
-      Mix(ExampleInputs(sizes),
-          {.weights = {0.1, 0.6, 0.2, 0.1}, .seed = 2, .on_empty = MixOnEmpty::kContinueRenormalized})
+      Mix(ExampleInputs(sizes), {.weights = {0.1, 0.6, 0.2, 0.1},
+                                 .seed = 2,
+                                 .on_empty = MixOnEmpty::kContinueRenormalized})
           .Repeat(3);
   std::map<std::pair<uint32_t, uint64_t>, int> seen;
   for (const Example& e : All(mixed)) ++seen[{e.epoch, e.source_index}];
@@ -111,7 +112,8 @@ TEST(MixTest, ContinueRenormalizedGivesEveryElementOncePerEpoch) {
 
 TEST(MixTest, StopOnFirstEmptyEndsWhenTheDrawnInputHasEnded) {
   const std::vector<int64_t> sizes = {50, 1000};
-  Pipeline<int64_t> mixed = Mix(RangeInputs(sizes), {.seed = 9, .on_empty = MixOnEmpty::kStopOnFirstEmpty});
+  Pipeline<int64_t> mixed =
+      Mix(RangeInputs(sizes), {.seed = 9, .on_empty = MixOnEmpty::kStopOnFirstEmpty});
   std::vector<int64_t> got = All(mixed);
   std::vector<int64_t> next(2, 0);
   for (int64_t v : got) EXPECT_EQ(v % kSpan, next[v / kSpan]++) << "at most once, in order";
@@ -164,9 +166,8 @@ TEST(MixTest, RestartInputCyclesEndedInputsUntilEveryInputEndedOnce) {
 TEST(MixTest, RestartInputNeedsInputsThatCanStartOver) {
   std::vector<Pipeline<int64_t>> inputs;
   inputs.push_back(FromRange(0, 10));
-  inputs.push_back(FromGenerator<int64_t>([]() -> absl::StatusOr<std::optional<int64_t>> {
-    return std::optional<int64_t>(1);
-  }));
+  inputs.push_back(FromGenerator<int64_t>(
+      []() -> absl::StatusOr<std::optional<int64_t>> { return std::optional<int64_t>(1); }));
   Pipeline<int64_t> p = Mix(std::move(inputs), {.on_empty = MixOnEmpty::kRestartInput});
   EXPECT_EQ(p.status().code(), absl::StatusCode::kUnimplemented) << p.status();
 }
@@ -197,9 +198,7 @@ TEST(MixTest, WeightZeroInputIsNeverRead) {
 }
 
 TEST(MixTest, RestartIsFreeOfHiddenState) {
-  auto make = [] {
-    return Mix(ExampleInputs({40, 60}), {.weights = {0.3, 0.7}, .seed = 11});
-  };
+  auto make = [] { return Mix(ExampleInputs({40, 60}), {.weights = {0.3, 0.7}, .seed = 11}); };
   Pipeline<Example> fresh = make();
   absl::StatusOr<StagePtr<Example>> a = std::move(fresh).Release();
   ASSERT_TRUE(a.ok());
@@ -228,7 +227,7 @@ TEST(MixTest, EachRankMixesItsOwnShards) {
   std::multiset<int64_t> all;
   for (int rank = 0; rank < kWorld; ++rank) {
     std::vector<Pipeline<int64_t>> shards;
-    shards.push_back(FromRange(rank, 90, kWorld));          // input 0, sharded
+    shards.push_back(FromRange(rank, 90, kWorld));                  // input 0, sharded
     shards.push_back(FromRange(kSpan + rank, kSpan + 30, kWorld));  // input 1, sharded
     Pipeline<int64_t> mixed = Mix(std::move(shards), {.weights = {0.75, 0.25}, .seed = 1});
     for (int64_t v : All(mixed)) {
@@ -259,7 +258,8 @@ double Extra(const StageStats& s, const std::string& key) {
 
 TEST(MixTest, WeightsOfFreshDivideOutEachInputsEchoFactor) {
   constexpr int64_t kEmitted = 40'000;
-  Pipeline<Example> fresh_weights = Mix(EchoedInputs(kEmitted), {.seed = 3, .weights_of = MixWeightsOf::kFresh}).Take(kEmitted);
+  Pipeline<Example> fresh_weights =
+      Mix(EchoedInputs(kEmitted), {.seed = 3, .weights_of = MixWeightsOf::kFresh}).Take(kEmitted);
   std::vector<int64_t> fresh(2, 0), emitted(2, 0);
   for (const Example& e : All(fresh_weights)) {
     const size_t k = e.source_index >= static_cast<uint64_t>(kSpan) ? 1 : 0;
@@ -340,7 +340,9 @@ TEST(MixTest, ResumesExactlyFromAnyPosition) {
         30);
   }
   testing::CheckResumes<int64_t>(
-      [] { return Mix(RangeInputs({50, 20}), {.seed = 1}).Shuffle({.buffer_size = 8, .seed = 1}); },
+      [] {
+        return Mix(RangeInputs({50, 20}), {.seed = 1}).Shuffle({.buffer_size = 8, .seed = 1});
+      },
       20);
 }
 
@@ -374,7 +376,8 @@ TEST(MixTest, RecordsAndBatchesMixAndResume) {
       [] {
         std::vector<Pipeline<Example>> examples = ExampleInputs({40, 24});
         std::vector<Pipeline<Batch>> inputs;
-        for (Pipeline<Example>& e : examples) inputs.push_back(std::move(e).Batch({.batch_size = 4}));
+        for (Pipeline<Example>& e : examples)
+          inputs.push_back(std::move(e).Batch({.batch_size = 4}));
         return Mix(std::move(inputs), {.seed = 6, .on_empty = MixOnEmpty::kRestartInput})
             .Echo({.factor = 2.0, .seed = 1});
       },

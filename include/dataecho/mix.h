@@ -98,6 +98,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -156,8 +157,7 @@ class MixStage final : public Stage<T> {
       uint32_t epoch = 0;
       switch (core_.Ended(static_cast<size_t>(i), &epoch)) {
         case internal::MixCore::AfterEnd::kEnd:
-        case internal::MixCore::AfterEnd::kDrawAgain:
-          break;
+        case internal::MixCore::AfterEnd::kDrawAgain: break;
         case internal::MixCore::AfterEnd::kRestart:
           if (absl::Status s = inputs_[i]->Restart(epoch); !s.ok()) return status_ = s;
           core_.Restarted(static_cast<size_t>(i), epoch);
@@ -184,8 +184,8 @@ class MixStage final : public Stage<T> {
   // State: each input's, in order, then the mix's section.
   absl::Status SaveState(StateWriter& w) override {
     if (!status_.ok()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(options_.name, " cannot save its state after an error: ", status_.message()));
+      return absl::FailedPreconditionError(absl::StrCat(
+          options_.name, " cannot save its state after an error: ", status_.message()));
     }
     for (StagePtr<T>& in : inputs_) DATAECHO_RETURN_IF_ERROR(in->SaveState(w));
     w.BeginStage(options_.name, core_.OptionsHashValue());
@@ -235,9 +235,7 @@ class MixStage final : public Stage<T> {
   using Refs = internal::MixRefs<T>;
 
   MixStage(std::vector<StagePtr<T>> inputs, MixOptions options)
-      : inputs_(std::move(inputs)),
-        options_(std::move(options)),
-        core_(options_, inputs_.size()) {
+      : inputs_(std::move(inputs)), options_(std::move(options)), core_(options_, inputs_.size()) {
     for (StagePtr<T>& in : inputs_) raw_.push_back(in.get());
   }
 

@@ -123,7 +123,9 @@ const OptionsSpec<MixOptions>& Spec<MixOptions>() {
            .Add("seed", &O::seed, "Seed of the draws (keyed by seed, epoch and position).")
            .AddCustom(
                "on_empty", "str",
-               [](O& o, py::handle v) { CheckOk(ParseMixOnEmpty(v.cast<std::string>(), &o.on_empty)); },
+               [](O& o, py::handle v) {
+                 CheckOk(ParseMixOnEmpty(v.cast<std::string>(), &o.on_empty));
+               },
                [](const O& o) { return py::cast(std::string(MixOnEmptyName(o.on_empty))); },
                "When the drawn pipeline has ended: 'stop_on_first_empty' (the mix ends), "
                "'continue_renormalized' (the others go on, renormalized; every element once "

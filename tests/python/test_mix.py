@@ -126,3 +126,14 @@ def test_bad_arguments():
         dataecho.mix([a, b.batch(batch_size=2)])
     with pytest.raises(ValueError, match="itself"):
         dataecho.mix([a, a])
+
+
+def test_each_rank_mixes_its_own_shards():
+    seen = []
+    for rank in range(3):
+        parts = [p.shard(rank=rank, world_size=3) for p in inputs([30, 12])]
+        got = [i for _, i in indices(dataecho.mix(parts, weights=[0.7, 0.3], seed=1))]
+        assert got, rank
+        seen += got
+    # Every element of both inputs once over the ranks, none on two ranks.
+    assert sorted(seen) == sorted([i for i in range(30)] + [SPAN + i for i in range(12)])

@@ -70,13 +70,13 @@ class DATAECHO_EXPORT MixCore {
 
  private:
   struct Input {
-    bool out = false;          // left this epoch (it ended, or gave nothing in a pass)
-    bool ended_once = false;   // kRestartInput: ended at least once this epoch
-    uint32_t epoch = 0;        // the epoch it was started as
-    uint32_t newest = 0;       // the newest epoch among its elements
-    int64_t pass_elements = 0; // elements of its current pass
-    int64_t emitted = 0;       // elements it gave this epoch
-    int64_t fresh = 0;         // fresh items among them
+    bool out = false;           // left this epoch (it ended, or gave nothing in a pass)
+    bool ended_once = false;    // kRestartInput: ended at least once this epoch
+    uint32_t epoch = 0;         // the epoch it was started as
+    uint32_t newest = 0;        // the newest epoch among its elements
+    int64_t pass_elements = 0;  // elements of its current pass
+    int64_t emitted = 0;        // elements it gave this epoch
+    int64_t fresh = 0;          // fresh items among them
     // Fresh items per element, an exponential moving average over about the
     // last 1 / kFreshRateWeight elements (weights_of = kFresh).
     double fresh_rate = 1.0;

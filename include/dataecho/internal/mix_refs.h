@@ -106,8 +106,8 @@ class MixRefs {
       const uint64_t k = r.U64();
       DATAECHO_RETURN_IF_ERROR(r.status());
       if (k >= inputs.size()) {
-        return absl::DataLossError(fmt::format("pipeline state: {} references input {} of {}",
-                                               name, k, inputs.size()));
+        return absl::DataLossError(
+            fmt::format("pipeline state: {} references input {} of {}", name, k, inputs.size()));
       }
       of[i] = static_cast<uint32_t>(k);
       ++per[k];
