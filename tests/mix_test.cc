@@ -1,12 +1,14 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "dataecho/mix.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -382,6 +384,38 @@ TEST(MixTest, RecordsAndBatchesMixAndResume) {
             .Echo({.factor = 2.0, .seed = 1});
       },
       20);
+}
+
+// Inputs that read ahead on their own threads: the same order as inline
+// ones (the draws do not depend on timing); Stats() from another thread
+// while it runs, and Cancel() reaching every input.
+TEST(MixTest, PrefetchedInputsGiveTheSameOrderAndCancelReachesThem) {
+  auto make = [](bool prefetch) {
+    std::vector<Pipeline<Example>> inputs = ExampleInputs({300, 200, 100});
+    if (prefetch) {
+      for (Pipeline<Example>& in : inputs) in = std::move(in).Prefetch({.depth = 4});
+    }
+    return Mix(std::move(inputs), {.weights = {0.2, 0.3, 0.5}, .seed = 12});
+  };
+  Pipeline<Example> inline_inputs = make(false);
+  std::vector<std::string> expected;
+  for (const Example& e : All(inline_inputs)) expected.push_back(testing::Key(e));
+  Pipeline<Example> prefetched = make(true);
+  std::atomic<bool> stop{false};
+  std::thread watcher([&] {
+    while (!stop.load()) (void)prefetched.Stats();
+  });
+  std::vector<std::string> got;
+  for (const Example& e : All(prefetched)) got.push_back(testing::Key(e));
+  stop.store(true);
+  watcher.join();
+  EXPECT_EQ(got, expected);
+
+  Pipeline<Example> cancelled = make(true);
+  ASSERT_TRUE(cancelled.Next().ok());
+  std::thread canceller([&] { cancelled.Cancel(); });
+  canceller.join();
+  EXPECT_EQ(cancelled.Next().status().code(), absl::StatusCode::kCancelled);
 }
 
 TEST(MixTest, StateOfAnotherMixIsRefused) {
