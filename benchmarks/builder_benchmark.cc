@@ -167,5 +167,20 @@ void BM_Zip(benchmark::State& state) {
 }
 BENCHMARK(BM_Zip);
 
+// Four in-memory pipelines mixed with weights (the draw, the per-input
+// accounting and the references kept for a later Shuffle); arg 1: weights of
+// fresh items (the realized factors enter each draw).
+void BM_Mix(benchmark::State& state) {
+  std::vector<Pipeline<Example>> inputs;
+  for (int i = 0; i < 4; ++i) inputs.push_back(Cycle(Images()));
+  auto p = Mix(std::move(inputs),
+               {.weights = {0.4, 0.3, 0.2, 0.1},
+                .seed = 1,
+                .weights_of = state.range(0) != 0 ? MixWeightsOf::kFresh : MixWeightsOf::kEmitted});
+  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Mix)->Arg(0)->Arg(1);
+
 }  // namespace
 }  // namespace dataecho

@@ -36,6 +36,8 @@
 #include "dataecho/formats/tfrecord_index.h"
 #include "dataecho/interleave.h"
 #include "dataecho/map.h"
+#include "dataecho/mix.h"
+#include "dataecho/mix_options.h"
 #include "dataecho/map_parallelism.h"
 #include "dataecho/memory.h"
 #include "dataecho/padded_batch.h"

@@ -36,7 +36,9 @@
 // once, replay in later epochs), `.Zip(other)`, `.Interleave(fn, {...})`
 // (round-robin over pipelines made from each element) and
 // `.PaddedBatch({...})` for components of varying shape (filter.h, source.h,
-// cache.h, zip.h, interleave.h, padded_batch.h; docs/builder.md).
+// cache.h, zip.h, interleave.h, padded_batch.h; docs/builder.md), and
+// `dataecho::Mix(pipelines, {.weights = {...}})` to mix pipelines with
+// weights (mix.h, docs/mix.md).
 //
 // Batch echoing is `.Batch(...).Echo(...)`. `.AdaptiveEcho(...)` repeats only
 // while the upstream has nothing ready; `.AutoEcho(...)` picks a fixed factor
@@ -86,6 +88,7 @@
 #include "dataecho/internal/consumer_meter.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/map.h"
+#include "dataecho/mix.h"
 #include "dataecho/padded_batch.h"
 #include "dataecho/pipeline_iterator.h"
 #include "dataecho/prefetch.h"
@@ -377,6 +380,19 @@ template <typename T>
 Pipeline<T> Interleave(std::vector<Pipeline<T>> pipelines, InterleaveStageOptions options = {}) {
   return FromVector(std::move(pipelines))
       .Interleave([](Pipeline<T> p) { return p; }, std::move(options));
+}
+// Pipelines of the same type mixed with weights: each element drawn from
+// one of them (mix.h). They are consumed; the first build error among them
+// is the mix's.
+template <typename T>
+Pipeline<T> Mix(std::vector<Pipeline<T>> pipelines, MixOptions options = {}) {
+  std::vector<StagePtr<T>> stages;
+  for (Pipeline<T>& p : pipelines) {
+    absl::StatusOr<StagePtr<T>> s = std::move(p).Release();
+    if (!s.ok()) return Pipeline<T>(s.status());
+    stages.push_back(*std::move(s));
+  }
+  return Pipeline<T>(MixStage<T>::Make(std::move(stages), std::move(options)));
 }
 // a.Zip(b) (zip.h).
 template <typename A, typename B>

@@ -47,6 +47,7 @@
 #include "dataecho/formats/tfrecord.h"
 #include "dataecho/interleave.h"
 #include "dataecho/map.h"
+#include "dataecho/mix_options.h"
 #include "dataecho/padded_batch.h"
 #include "dataecho/prefetch.h"
 #include "dataecho/random_resized_crop.h"
@@ -315,6 +316,7 @@ DATAECHO_PYTHON_DECLARE_SPEC(CacheOptions);
 DATAECHO_PYTHON_DECLARE_SPEC(ZipOptions);
 DATAECHO_PYTHON_DECLARE_SPEC(InterleaveStageOptions);
 DATAECHO_PYTHON_DECLARE_SPEC(PaddedBatchOptions);
+DATAECHO_PYTHON_DECLARE_SPEC(MixOptions);
 #undef DATAECHO_PYTHON_DECLARE_SPEC
 
 // Splits `kwargs` between several option structs whose field names differ:

@@ -1,13 +1,14 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
 // The specs of the options of the builder steps beyond echoing: filter,
-// cache, zip, interleave and padded_batch (docs/builder.md). Field docs are
+// cache, zip, interleave, padded_batch and mix (docs/builder.md, docs/mix.md). Field docs are
 // the C++ headers' comments, shortened.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "options.h"
+#include "status.h"
 
 namespace dataecho::python {
 
@@ -92,6 +93,53 @@ const OptionsSpec<PaddedBatchOptions>& Spec<PaddedBatchOptions>() {
            .Add("max_bytes", &O::max_bytes,
                 "Cap on one batch's buffers (ResourceExhaustedError above it); 0 = "
                 "DefaultMemoryCap(), half of the memory the process may use.")
+           .Add("name", &O::name, "Name shown in stats.");
+  return *spec;
+}
+
+template <>
+const OptionsSpec<MixOptions>& Spec<MixOptions>() {
+  using O = MixOptions;
+  static const auto* spec =
+      &(*new OptionsSpec<O>("MixOptions"))
+           .AddCustom(
+               "weights", "list[float] | None",
+               [](O& o, py::handle v) {
+                 if (v.is_none()) {
+                   o.weights.clear();
+                   return;
+                 }
+                 if (!py::isinstance<py::sequence>(v) || py::isinstance<py::str>(v)) {
+                   throw py::cast_error();  // TypeError naming the field
+                 }
+                 o.weights = v.cast<std::vector<double>>();
+               },
+               [](const O& o) -> py::object {
+                 if (o.weights.empty()) return py::none();
+                 return py::cast(o.weights);
+               },
+               "One weight per pipeline, finite and >= 0, not all 0; normalized to sum to 1. "
+               "None: all alike.")
+           .Add("seed", &O::seed, "Seed of the draws (keyed by seed, epoch and position).")
+           .AddCustom(
+               "on_empty", "str",
+               [](O& o, py::handle v) {
+                 CheckOk(ParseMixOnEmpty(v.cast<std::string>(), &o.on_empty));
+               },
+               [](const O& o) { return py::cast(std::string(MixOnEmptyName(o.on_empty))); },
+               "When the drawn pipeline has ended: 'stop_on_first_empty' (the mix ends), "
+               "'continue_renormalized' (the others go on, renormalized; every element once "
+               "per epoch) or 'restart_input' (it starts over as its next epoch; the mix ends "
+               "once every pipeline ended once).")
+           .AddCustom(
+               "weights_of", "str",
+               [](O& o, py::handle v) {
+                 CheckOk(ParseMixWeightsOf(v.cast<std::string>(), &o.weights_of));
+               },
+               [](const O& o) { return py::cast(std::string(MixWeightsOfName(o.weights_of))); },
+               "'emitted': the weights are shares of the elements emitted, fresh or echoed; "
+               "'fresh': of the fresh items (each pipeline's realized echo factor is divided "
+               "out).")
            .Add("name", &O::name, "Name shown in stats.");
   return *spec;
 }

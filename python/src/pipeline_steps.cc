@@ -1,8 +1,8 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
 // The builder steps beyond echoing (docs/builder.md): filter, cache, zip,
-// interleave, padded_batch; and dataecho.interleave() over pipelines already
-// built. (No module-level zip: `from dataecho import *` would hide Python's.)
+// interleave, padded_batch; and dataecho.interleave() and dataecho.mix() over
+// pipelines already built. (No module-level zip: `from dataecho import *` would hide Python's.)
 //
 // Python has no std::pair element: zip() gives one Example per pair, the
 // components of the first element then those of the second (a Record counts
@@ -252,6 +252,49 @@ void BindZipInterleave(py::module_& m, PipelineClass& cls) {
       py::arg("pipelines"));
 }
 
+// dataecho.mix(pipelines, ...): the same element type for all; consumed.
+void BindMix(py::module_& m) {
+  DefSigned(
+      m, Signature("mix").Arg("pipelines").Options<MixOptions>(),
+      "Mixes pipelines of one element type with weights (C++ dataecho::Mix; docs/mix.md): "
+      "each element comes from pipeline i with probability weights[i], drawn from (seed, "
+      "epoch, position) only, so the order is deterministic and a state holds each "
+      "pipeline's state and the position. Each pipeline may carry its own echo (e.g. "
+      ".prefetch().adaptive_echo(...) on a slow one only); weights_of says whether the "
+      "weights are shares of the emitted elements or of the fresh items. Stats: "
+      "'input{i}_weight', 'input{i}_elements', 'input{i}_fresh', 'input{i}_echoed', "
+      "'input{i}_passes'. The pipelines are consumed.",
+      [](const std::vector<std::shared_ptr<PipelineHandle>>& pipelines, const py::kwargs& kwargs) {
+        const auto options = Spec<MixOptions>().FromKwargs(kwargs, "mix");
+        CheckOk(options.Validate(pipelines.size()));
+        const std::string type = pipelines[0]->element_type();
+        for (size_t i = 0; i < pipelines.size(); ++i) {
+          for (size_t j = 0; j < i; ++j) {
+            if (pipelines[i].get() == pipelines[j].get()) {
+              throw py::value_error("mix(): a pipeline cannot be mixed with itself");
+            }
+          }
+          if (type != pipelines[i]->element_type()) {
+            throw py::type_error("mix(): the pipelines must yield one element type, got " + type +
+                                 "s and " + pipelines[i]->element_type() + "s");
+          }
+        }
+        std::vector<AnyPipeline> taken;
+        for (const auto& p : pipelines) taken.push_back(p->TakeForBuilder("mix"));
+        const int index = TypeIndexOf(type);
+        auto all = [&](auto tag) {
+          using T = decltype(tag);
+          std::vector<Pipeline<T>> typed;
+          for (AnyPipeline& a : taken) typed.push_back(std::get<Pipeline<T>>(std::move(a)));
+          return MakeHandle(Mix(std::move(typed), options));
+        };
+        if (index == 0) return all(Record());
+        if (index == 1) return all(Example());
+        return all(Batch());
+      },
+      py::arg("pipelines"));
+}
+
 void BindPaddedBatch(PipelineClass& cls) {
   DefSigned(cls, Signature("padded_batch").Arg("self").Options<PaddedBatchOptions>(),
             "Examples whose components vary in shape (sequences, images of several sizes) to "
@@ -282,6 +325,7 @@ void RegisterSteps(py::module_& m, PipelineClass& cls) {
   BindFilterCache(cls);
   BindZipInterleave(m, cls);
   BindPaddedBatch(cls);
+  BindMix(m);
 }
 
 }  // namespace dataecho::python
