@@ -33,7 +33,7 @@
 #include "dataecho/buffer.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/example.h"
-#include "dataecho/formats/record.h"
+#include "dataecho/record.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
