@@ -374,8 +374,12 @@ void BM_CheckpointWrite_Readme(benchmark::State& state) {
 }
 BENCHMARK(BM_CheckpointWrite_Readme)
     ->ArgNames({"model_mb", "background"})
-    ->Args({0, 0})->Args({0, 1})->Args({100, 0})->Args({100, 1})
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->Args({0, 0})
+    ->Args({0, 1})
+    ->Args({100, 0})
+    ->Args({100, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // Reading it back at a resume (ReadNewest: header, then the body, CRCs),
 // with a model of arg 0 MB.
@@ -399,8 +403,12 @@ void BM_CheckpointRead_Readme(benchmark::State& state) {
   ck->reset();
   std::filesystem::remove_all(dir);
 }
-BENCHMARK(BM_CheckpointRead_Readme)->ArgName("model_mb")->Arg(0)->Arg(100)
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CheckpointRead_Readme)
+    ->ArgName("model_mb")
+    ->Arg(0)
+    ->Arg(100)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace dataecho

@@ -74,8 +74,8 @@ absl::StatusOr<uint64_t> Train(const std::string& dir_path, int64_t stop) {
       if (!state.ok()) return state.status();
       std::string weights(sizeof(model), '\0');
       std::memcpy(weights.data(), &model, sizeof(model));
-      absl::Status s = (*dir)->Write(step + 1, {{"pipeline", *std::move(state)},
-                                                {"model", absl::Cord(std::move(weights))}});
+      absl::Status s = (*dir)->Write(
+          step + 1, {{"pipeline", *std::move(state)}, {"model", absl::Cord(std::move(weights))}});
       if (!s.ok()) return s;
     }
   }

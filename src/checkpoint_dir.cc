@@ -176,14 +176,14 @@ absl::StatusOr<Checkpoint> ReadFile(const std::string& path) {
   DATAECHO_ASSIGN_OR_RETURN(internal::CheckpointHeader h,
                             internal::ParseCheckpointHeader(path, header));
   if (h.file_bytes != size) {
-    return absl::DataLossError(fmt::format(
-        "checkpoint {}: its header declares {} bytes, the file has {} (torn write?)", path,
-        h.file_bytes, size));
+    return absl::DataLossError(
+        fmt::format("checkpoint {}: its header declares {} bytes, the file has {} (torn write?)",
+                    path, h.file_bytes, size));
   }
   DATAECHO_ASSIGN_OR_RETURN(std::string bytes, ReadAt(fd.get(), 0, size, path));
   if (bytes.size() != size) {
-    return absl::DataLossError(fmt::format("checkpoint {}: {} bytes read of {} (it shrank)", path,
-                                           bytes.size(), size));
+    return absl::DataLossError(
+        fmt::format("checkpoint {}: {} bytes read of {} (it shrank)", path, bytes.size(), size));
   }
   return CheckpointDir::Parse(path, bytes);
 }
@@ -304,12 +304,12 @@ absl::StatusOr<Checkpoint> CheckpointDir::Parse(std::string_view name, std::stri
   DATAECHO_ASSIGN_OR_RETURN(uint64_t header_size, internal::CheckpointHeaderSize(name, bytes));
   DATAECHO_ASSIGN_OR_RETURN(
       internal::CheckpointHeader h,
-      internal::ParseCheckpointHeader(name, bytes.substr(0, std::min<uint64_t>(header_size,
-                                                                               bytes.size()))));
+      internal::ParseCheckpointHeader(
+          name, bytes.substr(0, std::min<uint64_t>(header_size, bytes.size()))));
   if (h.file_bytes != bytes.size()) {
-    return absl::DataLossError(fmt::format(
-        "checkpoint {}: its header declares {} bytes, the file has {} (torn write?)", name,
-        h.file_bytes, bytes.size()));
+    return absl::DataLossError(
+        fmt::format("checkpoint {}: its header declares {} bytes, the file has {} (torn write?)",
+                    name, h.file_bytes, bytes.size()));
   }
   uint32_t stored = 0;
   for (int i = 0; i < 4; ++i) {

@@ -62,8 +62,8 @@ void Append(Recorder& r, Event e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(r.mu) {
   if (named_in != r.generation) {
     named_in = r.generation;
     if (static_cast<int64_t>(r.events.size()) < r.max_events) {
-      r.events.push_back(Event{thread_name != nullptr ? thread_name : nullptr, "", 'M', tid, 0, 0,
-                               0, {}});
+      r.events.push_back(
+          Event{thread_name != nullptr ? thread_name : nullptr, "", 'M', tid, 0, 0, 0, {}});
     }
   }
   if (static_cast<int64_t>(r.events.size()) >= r.max_events) {
@@ -120,7 +120,8 @@ std::string ToJson(const std::vector<Event>& events, int64_t start_ns, int64_t d
     if (e.phase == 'M') {
       const std::string name = e.name != nullptr ? e.name : fmt::format("thread {}", e.tid);
       out += fmt::format(
-          "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":{}}}}}",
+          "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":{}}}}"
+          "}",
           pid, e.tid, Quote(name));
       continue;
     }

@@ -192,8 +192,8 @@ TEST(CheckpointDirTest, WritingAfterAFallbackRemovesTheDamagedLaterOne) {
   ASSERT_TRUE(dir->Write(4, Payload("a")).ok());
   WriteFileOrDie(CheckpointDir::FilePath(tmp.path(), 8), "damaged");
   ASSERT_TRUE(dir->Write(6, Payload("b")).ok());
-  EXPECT_EQ(Names(tmp.path()), (std::vector<std::string>{"LOCK", "ckpt-000000000004.dtc",
-                                                         "ckpt-000000000006.dtc"}));
+  EXPECT_EQ(Names(tmp.path()),
+            (std::vector<std::string>{"LOCK", "ckpt-000000000004.dtc", "ckpt-000000000006.dtc"}));
 }
 
 TEST(CheckpointDirTest, EveryCheckpointDamagedIsDataLoss) {

@@ -275,8 +275,8 @@ TEST(CheckpointRecordsTest, FileWhoseHeadChangedIsDataLossNamingIt) {
 TEST(CheckpointRecordsTest, AReplacedShardIsAChangedFileOnEveryPath) {
   for (bool prefetch : {false, true}) {
     for (int replacement_records : {0, 1, 5, 20}) {
-      SCOPED_TRACE(fmt::format("prefetch {}, replaced by {} records", prefetch,
-                               replacement_records));
+      SCOPED_TRACE(
+          fmt::format("prefetch {}, replaced by {} records", prefetch, replacement_records));
       testing::TempDir dir;
       const std::vector<std::string> paths = WriteTFRecordFiles(dir, 4, 20);
       auto make = [&] {
@@ -288,7 +288,8 @@ TEST(CheckpointRecordsTest, AReplacedShardIsAChangedFileOnEveryPath) {
       absl::StatusOr<std::string> state = p.SaveState();
       ASSERT_TRUE(state.ok()) << state.status();
       std::string other;
-      for (int r = 0; r < replacement_records; ++r) AppendTFRecord(&other, fmt::format("new {}", r));
+      for (int r = 0; r < replacement_records; ++r)
+        AppendTFRecord(&other, fmt::format("new {}", r));
       testing::WriteFileOrDie(paths[1], other);
       Pipeline<Record> q = make();
       absl::Status s = q.RestoreState(*state);

@@ -220,8 +220,11 @@ TEST(MapAutotunerTest, CheapCallsStayInline) {
   EXPECT_GE(calls, internal::MapAutotuner::kMinElements);
   EXPECT_EQ(tuner.choice(), 0);
 
-  internal::MapWarmup w{.elements = 1000, .busy_ns = 1000 * (internal::kAutotuneMinBusyNanos - 1),
-                        .outside_ns = 0, .wall_ns = 1'000'000'000, .cores = 64};
+  internal::MapWarmup w{.elements = 1000,
+                        .busy_ns = 1000 * (internal::kAutotuneMinBusyNanos - 1),
+                        .outside_ns = 0,
+                        .wall_ns = 1'000'000'000,
+                        .cores = 64};
   EXPECT_EQ(internal::ChooseMapParallelism(w), 0);
   w.busy_ns = 1000 * internal::kAutotuneMinBusyNanos;
   EXPECT_GE(internal::ChooseMapParallelism(w), 1);
@@ -230,8 +233,11 @@ TEST(MapAutotunerTest, CheapCallsStayInline) {
 TEST(MapAutotunerTest, CostlyCallsGetTheWorkersTheConsumerNeedsWithinTheCores) {
   // 200 us per call, the consumer 50 us per element between calls: 4 workers
   // keep up (200 / (50 + hand-off) rounds up to 4).
-  internal::MapWarmup w{.elements = 100, .busy_ns = 100 * 200'000, .outside_ns = 100 * 50'000,
-                        .wall_ns = 100 * 250'000, .cores = 8};
+  internal::MapWarmup w{.elements = 100,
+                        .busy_ns = 100 * 200'000,
+                        .outside_ns = 100 * 50'000,
+                        .wall_ns = 100 * 250'000,
+                        .cores = 8};
   w.thread_cpu_ns = 0;  // fn slept: no CPU of the consumer's
   w.process_cpu_ns = 0;
   EXPECT_EQ(internal::ChooseMapParallelism(w), 4);

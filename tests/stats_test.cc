@@ -177,8 +177,9 @@ class Pace {
   // Seconds per item between the first and the last to pass (0 if < 2 did).
   double PerItem() const {
     const int64_t n = items_.load();
-    return n < 2 ? 0 : static_cast<double>(last_ns_.load() - first_ns_.load()) * 1e-9 /
-                           static_cast<double>(n - 1);
+    return n < 2 ? 0
+                 : static_cast<double>(last_ns_.load() - first_ns_.load()) * 1e-9 /
+                       static_cast<double>(n - 1);
   }
 
  private:

@@ -109,8 +109,8 @@ absl::Status WriteJobCheckpoint(const JobOptions& job, std::string_view shard_mo
   }
   trainer::SaveLoop(r, loop, w);
   trainer::SaveModel(model, sgd, w);
-  return job.checkpoints->Write(
-      r.steps_total, {{std::string(trainer::kTrainerSection), absl::Cord(w.Release())}});
+  return job.checkpoints->Write(r.steps_total,
+                                {{std::string(trainer::kTrainerSection), absl::Cord(w.Release())}});
 }
 
 // Opens this rank's dump of fresh rows: new, or (resuming) cut back to what

@@ -148,8 +148,7 @@ std::optional<std::pair<std::string, std::string>> SharedCheckpoint(
     absl::StatusOr<std::optional<dataecho::Checkpoint>> newest = dir->ReadNewest();
     if (!newest.ok()) Fail(rank, newest.status());
     if (newest->has_value()) {
-      absl::StatusOr<std::string_view> own =
-          trainer::SectionOf(**newest, trainer::kTrainerSection);
+      absl::StatusOr<std::string_view> own = trainer::SectionOf(**newest, trainer::kTrainerSection);
       if (!own.ok()) Fail(rank, own.status());
       payload = std::string(*own);
       path = std::move((*newest)->path);

@@ -168,8 +168,7 @@ absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
     absl::StatusOr<dataecho::IdxHeader> header = dataecho::ReadIdxHeader(store, images);
     if (!header.ok()) return header.status();
     if (header->dims.size() != 3 || header->dims[1] != kSide || header->dims[2] != kSide) {
-      return absl::InvalidArgumentError(
-          fmt::format("{}/train: expected 28x28 images", o.idx_dir));
+      return absl::InvalidArgumentError(fmt::format("{}/train: expected 28x28 images", o.idx_dir));
     }
     int64_t n = static_cast<int64_t>(header->rows());
     upstream = dataecho::From(dataecho::MakeIdxSource(

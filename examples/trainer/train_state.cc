@@ -280,8 +280,8 @@ absl::StatusOr<std::string_view> SectionOf(const dataecho::Checkpoint& checkpoin
                                            std::string_view name) {
   const std::string* bytes = checkpoint.Section(name);
   if (bytes == nullptr) {
-    return absl::DataLossError(fmt::format("checkpoint {} has no section \"{}\": not a trainer's",
-                                           checkpoint.path, name));
+    return absl::DataLossError(
+        fmt::format("checkpoint {} has no section \"{}\": not a trainer's", checkpoint.path, name));
   }
   return std::string_view(*bytes);
 }

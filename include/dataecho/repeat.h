@@ -241,8 +241,8 @@ class RepeatStage final : public Stage<T> {
         continue;
       }
       if (max_seen_ == UINT32_MAX) {  // epochs are 32-bit: no wrap to epoch 0's draws
-        status_ = absl::OutOfRangeError(absl::StrCat(
-            name_, ": no epoch after ", max_seen_, " (epochs are 32-bit numbers)"));
+        status_ = absl::OutOfRangeError(
+            absl::StrCat(name_, ": no epoch after ", max_seen_, " (epochs are 32-bit numbers)"));
         continue;
       }
       epoch_ = max_seen_ + 1;

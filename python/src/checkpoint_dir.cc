@@ -46,10 +46,9 @@ class PyCheckpointDir {
  public:
   PyCheckpointDir(std::string path, int keep, bool background, bool read_only)
       : path_(path), warnings_(std::make_shared<Warnings>()) {
-    CheckpointDirOptions options{
-        .keep = keep,
-        .warn = [w = warnings_](std::string_view text) { w->Add(text); },
-        .background = background};
+    CheckpointDirOptions options{.keep = keep,
+                                 .warn = [w = warnings_](std::string_view text) { w->Add(text); },
+                                 .background = background};
     absl::StatusOr<std::unique_ptr<CheckpointDir>> dir;
     {
       py::gil_scoped_release nogil;

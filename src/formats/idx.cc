@@ -35,8 +35,8 @@ int ElementSize(uint8_t type) {
 
 namespace internal {
 
-absl::StatusOr<std::unique_ptr<IdxFileReader>> OpenIdx(std::shared_ptr<ObjectStore> store, const std::string& uri,
-                                                       uint64_t file_index,
+absl::StatusOr<std::unique_ptr<IdxFileReader>> OpenIdx(std::shared_ptr<ObjectStore> store,
+                                                       const std::string& uri, uint64_t file_index,
                                                        const IdxOptions& options) {
   DATAECHO_ASSIGN_OR_RETURN(std::unique_ptr<internal::RecordInput> in,
                             internal::RecordInput::Open(*store, uri, options.compression,

@@ -42,9 +42,7 @@ class IdxExampleSource final : public Stage<Example> {
  public:
   IdxExampleSource(std::shared_ptr<ObjectStore> store, std::string images, std::string labels,
                    IdxOptions options)
-      : store_(std::move(store)),
-        uris_{std::move(images), std::move(labels)},
-        options_(options) {}
+      : store_(std::move(store)), uris_{std::move(images), std::move(labels)}, options_(options) {}
 
   absl::StatusOr<std::optional<Example>> Next() override {
     const int64_t start = internal::NowNanos();
@@ -306,8 +304,8 @@ class IdxExampleSource final : public Stage<Example> {
   // Consumer thread only.
   bool opened_ = false;
   uint32_t epoch_ = 0;
-  uint64_t rows_ = 0;       // taken this epoch
-  uint32_t last_crc_ = 0;   // ExampleCrc of the last row taken
+  uint64_t rows_ = 0;      // taken this epoch
+  uint32_t last_crc_ = 0;  // ExampleCrc of the last row taken
   std::array<std::optional<FileFingerprint>, 2> fingerprints_;
   Shape shape_;
   absl::Mutex mu_;

@@ -205,9 +205,8 @@ class SequentialSource final : public RecordSourceBase {
     // reader goes on.
     DATAECHO_ASSIGN_OR_RETURN(reopen.reader, open_(uri, reopen.file));
     Register(reopen.reader.get());
-    DATAECHO_RETURN_IF_ERROR(internal::SkipRecords(*reopen.reader, reopen.in_file, uri,
-                                                   reopen.last_crc, &reopen.last,
-                                                   reopen.fingerprint));
+    DATAECHO_RETURN_IF_ERROR(internal::SkipRecords(
+        *reopen.reader, reopen.in_file, uri, reopen.last_crc, &reopen.last, reopen.fingerprint));
     return internal::CheckFingerprint(*reopen.reader, reopen.fingerprint, uri);
   }
 

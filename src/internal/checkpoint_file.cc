@@ -73,8 +73,8 @@ absl::StatusOr<CheckpointHeader> ParseCheckpointHeader(std::string_view name,
   absl::StatusOr<uint64_t> size = CheckpointHeaderSize(name, header);
   if (!size.ok()) return size.status();
   if (header.size() < *size) {
-    return Damaged(name, fmt::format("{} bytes, shorter than its header (torn write?)",
-                                     header.size()));
+    return Damaged(name,
+                   fmt::format("{} bytes, shorter than its header (torn write?)", header.size()));
   }
   // The size is final once the whole table is in `header` (the walk needed no more).
   if (absl::StatusOr<uint64_t> again = CheckpointHeaderSize(name, header.substr(0, *size));
@@ -84,8 +84,8 @@ absl::StatusOr<CheckpointHeader> ParseCheckpointHeader(std::string_view name,
   const uint32_t stored = static_cast<uint32_t>(GetLe(header, *size - 4, 4));
   const uint32_t crc = Crc32c(header.data(), *size - 4);
   if (stored != crc) {
-    return Damaged(name, fmt::format("header CRC-32C {:08x}, its bytes give {:08x} (corrupt)",
-                                     stored, crc));
+    return Damaged(
+        name, fmt::format("header CRC-32C {:08x}, its bytes give {:08x} (corrupt)", stored, crc));
   }
   CheckpointHeader h;
   h.step = static_cast<int64_t>(GetLe(header, 8, 8));

@@ -91,15 +91,14 @@ TEST(TrainerCheckpointDirTest, IdxDataChangedUnderACheckpointIsDataLossNamingIt)
   TrainerRun changed = Trainer(args + " --resume");
   EXPECT_EQ(changed.exit_code, 1) << changed.output;
   EXPECT_NE(changed.output.find("DATA_LOSS"), std::string::npos) << changed.output;
-  EXPECT_NE(changed.output.find("train-labels-idx1-ubyte.gz"), std::string::npos)
-      << changed.output;
+  EXPECT_NE(changed.output.find("train-labels-idx1-ubyte.gz"), std::string::npos) << changed.output;
 }
 
 TEST(TrainerCheckpointDirTest, ASecondTrainerIsRefusedNamingTheFirst) {
   TempDir data, ck;
   WriteIdx(data, 64, 0);
-  const std::string args = Base(data, 100000000) +
-                           fmt::format(" --checkpoint_dir={} --checkpoint_every=2", ck.path());
+  const std::string args =
+      Base(data, 100000000) + fmt::format(" --checkpoint_dir={} --checkpoint_every=2", ck.path());
   const std::string log = ck.File("first.log");
   const pid_t first = fork();
   if (first == 0) {
@@ -154,16 +153,17 @@ TEST(TrainerCheckpointDirTest, AnUnusableDirectoryFailsBeforeAnyTraining) {
   } else {
     ASSERT_EQ(mkdir(ro.c_str(), 0555), 0);
   }
-  TrainerRun unwritable = Trainer(Base(data, 64000) + fmt::format(" --checkpoint_dir={} "
-                                                           "--checkpoint_every=2000 --json={}",
-                                                           ro, tmp.File("r.json")));
+  TrainerRun unwritable =
+      Trainer(Base(data, 64000) + fmt::format(" --checkpoint_dir={} "
+                                              "--checkpoint_every=2000 --json={}",
+                                              ro, tmp.File("r.json")));
   EXPECT_EQ(unwritable.exit_code, 1) << unwritable.output;
   EXPECT_NE(unwritable.output.find(ro), std::string::npos) << unwritable.output;
   EXPECT_FALSE(std::filesystem::exists(tmp.File("r.json")));  // not one step trained
   // A regular file as the directory, with --resume only: an error, not a fresh start.
   testing::WriteFileOrDie(tmp.File("file"), "x");
   TrainerRun file = Trainer(Base(data, 640) + fmt::format(" --checkpoint_dir={} --resume --json={}",
-                                                   tmp.File("file"), tmp.File("r.json")));
+                                                          tmp.File("file"), tmp.File("r.json")));
   EXPECT_EQ(file.exit_code, 1) << file.output;
   EXPECT_NE(file.output.find(tmp.File("file") + " is not a directory"), std::string::npos)
       << file.output;

@@ -28,7 +28,8 @@ class ConsumerMeter {
   // the consumer's step.
   void Before() {
     int64_t now = 0;
-    if (TraceEnabled()) [[unlikely]] TraceBefore();
+    if (TraceEnabled()) [[unlikely]]
+      TraceBefore();
     if (gap_from_ > 0) {
       now = NowNanos();
       step_ns_.Add((now - gap_from_) * period_);
@@ -38,7 +39,8 @@ class ConsumerMeter {
     if (timed_) in_ = now > 0 ? now : NowNanos();
   }
   void After() {
-    if (trace_in_ != 0) [[unlikely]] TraceAfter();
+    if (trace_in_ != 0) [[unlikely]]
+      TraceAfter();
     pulls_.Add(1);
     if (!timed_) return;
     const int64_t now = NowNanos();

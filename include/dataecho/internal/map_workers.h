@@ -358,7 +358,8 @@ class MapWorkers {
       for (size_t i = 0; i < batch.size(); ++i) {
         absl::StatusOr<Out> result = MapRefs<In, Out>::Apply(fn_, std::move(batch[i]));
         const int64_t now = NowNanos();
-        if (TraceEnabled()) [[unlikely]] TraceComplete("map call", "map", t, now);
+        if (TraceEnabled()) [[unlikely]]
+          TraceComplete("map call", "map", t, now);
         busy += now - t;
         t = now;
         out.push_back(result.ok() ? Item(std::optional<Out>(*std::move(result)))
