@@ -16,48 +16,17 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "support/examples.h"
+#include "support/mix_inputs.h"
 #include "support/resume_check.h"
 
 namespace dataecho {
 namespace {
 
+using testing::All;
+using testing::ExampleInputs;
 using ::testing::HasSubstr;
-
-constexpr int64_t kSpan = 1'000'000'000;  // input k gives k * kSpan + i
-
-// Input k of `sizes`: the numbers k * kSpan + [0, sizes[k]).
-std::vector<Pipeline<int64_t>> RangeInputs(const std::vector<int64_t>& sizes) {
-  std::vector<Pipeline<int64_t>> out;
-  for (size_t k = 0; k < sizes.size(); ++k) {
-    const int64_t base = static_cast<int64_t>(k) * kSpan;
-    out.push_back(FromRange(base, base + sizes[k]));
-  }
-  return out;
-}
-
-// Input k of `sizes`: Examples with source indices k * kSpan + [0, sizes[k]).
-std::vector<Pipeline<Example>> ExampleInputs(const std::vector<int64_t>& sizes) {
-  std::vector<Pipeline<Example>> out;
-  for (size_t k = 0; k < sizes.size(); ++k) {
-    std::vector<Example> items;
-    for (int64_t i = 0; i < sizes[k]; ++i) {
-      items.push_back(testing::MakeExample(static_cast<uint64_t>(k) * kSpan + i, 8));
-    }
-    out.push_back(FromVector(std::move(items)));
-  }
-  return out;
-}
-
-template <typename T>
-std::vector<T> All(Pipeline<T>& p) {
-  std::vector<T> out;
-  while (true) {
-    absl::StatusOr<std::optional<T>> next = p.Next();
-    EXPECT_TRUE(next.ok()) << next.status();
-    if (!next.ok() || !next->has_value()) return out;
-    out.push_back(std::move(**next));
-  }
-}
+using testing::kSpan;
+using testing::RangeInputs;
 
 // |count - n p| within 5 standard deviations of a binomial(n, p).
 void ExpectBinomial(int64_t count, int64_t n, double p, const std::string& what) {
@@ -322,70 +291,6 @@ TEST(MixTest, WeightsOfFreshFollowAFactorThatChanges) {
   EXPECT_NEAR(share, 0.5, 0.03) << fresh[0] << " vs " << fresh[1];
 }
 
-// Resumes: the policies, echo on an input, a Shuffle after the mix (which
-// saves references through it), epochs.
-TEST(MixTest, ResumesExactlyFromAnyPosition) {
-  for (MixOnEmpty policy : {MixOnEmpty::kStopOnFirstEmpty, MixOnEmpty::kContinueRenormalized,
-                            MixOnEmpty::kRestartInput}) {
-    SCOPED_TRACE(std::string(MixOnEmptyName(policy)));
-    testing::CheckResumes<Example>(
-        [policy] {
-          std::vector<Pipeline<Example>> inputs = ExampleInputs({30, 70, 12});
-          inputs[1] = std::move(inputs[1]).Echo({.factor = 1.5, .seed = 2});
-          return Mix(std::move(inputs), {.weights = {0.2, 0.5, 0.3},
-                                         .seed = 5,
-                                         .on_empty = policy,
-                                         .weights_of = MixWeightsOf::kFresh})
-              .Shuffle({.buffer_size = 16, .seed = 3})
-              .Repeat(2);
-        },
-        30);
-  }
-  testing::CheckResumes<int64_t>(
-      [] {
-        return Mix(RangeInputs({50, 20}), {.seed = 1}).Shuffle({.buffer_size = 8, .seed = 1});
-      },
-      20);
-}
-
-// Records and batches mix too, and resume with an Echo and a Shuffle after
-// the mix holding their elements.
-TEST(MixTest, RecordsAndBatchesMixAndResume) {
-  auto records = [](uint64_t base, int n) {
-    std::vector<Record> out;
-    auto uri = std::make_shared<const std::string>(fmt::format("memory://{}", base));
-    for (int i = 0; i < n; ++i) {
-      Record r;
-      r.data = Buffer::CopyOf(fmt::format("record {}", base + i));
-      r.source = uri;
-      r.source_index = base + i;
-      out.push_back(std::move(r));
-    }
-    return FromVector(std::move(out));
-  };
-  const size_t n = testing::CheckResumes<Record>(
-      [&] {
-        std::vector<Pipeline<Record>> inputs;
-        inputs.push_back(records(0, 40));
-        inputs.push_back(records(kSpan, 25));
-        return Mix(std::move(inputs), {.weights = {0.6, 0.4}, .seed = 2})
-            .Echo({.factor = 1.5, .seed = 1})
-            .Shuffle({.buffer_size = 8, .seed = 4});
-      },
-      20);
-  EXPECT_GE(n, 65u);
-  testing::CheckResumes<Batch>(
-      [] {
-        std::vector<Pipeline<Example>> examples = ExampleInputs({40, 24});
-        std::vector<Pipeline<Batch>> inputs;
-        for (Pipeline<Example>& e : examples)
-          inputs.push_back(std::move(e).Batch({.batch_size = 4}));
-        return Mix(std::move(inputs), {.seed = 6, .on_empty = MixOnEmpty::kRestartInput})
-            .Echo({.factor = 2.0, .seed = 1});
-      },
-      20);
-}
-
 // Inputs that read ahead on their own threads: the same order as inline
 // ones (the draws do not depend on timing); Stats() from another thread
 // while it runs, and Cancel() reaching every input.
@@ -416,15 +321,6 @@ TEST(MixTest, PrefetchedInputsGiveTheSameOrderAndCancelReachesThem) {
   std::thread canceller([&] { cancelled.Cancel(); });
   canceller.join();
   EXPECT_EQ(cancelled.Next().status().code(), absl::StatusCode::kCancelled);
-}
-
-TEST(MixTest, StateOfAnotherMixIsRefused) {
-  Pipeline<int64_t> a = Mix(RangeInputs({10, 10}), {.weights = {1, 3}});
-  ASSERT_TRUE(a.Next().ok());
-  absl::StatusOr<std::string> state = a.SaveState();
-  ASSERT_TRUE(state.ok()) << state.status();
-  Pipeline<int64_t> other = Mix(RangeInputs({10, 10}), {.weights = {3, 1}});
-  EXPECT_EQ(other.RestoreState(*state).code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(MixTest, AnInputsErrorComesInOrderAndStays) {

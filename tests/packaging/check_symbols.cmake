@@ -45,7 +45,18 @@ set(allowed_internal
   # runs (map.h).
   "dataecho::internal::ChooseMapParallelism(dataecho::internal::MapWarmup const&)"
   "dataecho::internal::MapAutotuner::Enter()"
-  "dataecho::internal::MapAutotuner::Leave(long)")
+  "dataecho::internal::MapAutotuner::Leave(long)"
+  # internal/mix_core.h: the type-independent half of the Mix stage (mix.h).
+  "dataecho::internal::MixCore::Ended(unsigned long, unsigned int*)"
+  "dataecho::internal::MixCore::MixCore(dataecho::MixOptions const&, unsigned long)"
+  "dataecho::internal::MixCore::OptionsHashValue() const"
+  "dataecho::internal::MixCore::Pick() const"
+  "dataecho::internal::MixCore::Report(dataecho::StageStats) const"
+  "dataecho::internal::MixCore::Restarted(unsigned long, unsigned int)"
+  "dataecho::internal::MixCore::Restore(dataecho::StateReader&)"
+  "dataecho::internal::MixCore::Save(dataecho::StateWriter&) const"
+  "dataecho::internal::MixCore::StartEpoch(unsigned int)"
+  "dataecho::internal::MixCore::Took(unsigned long, long, long, unsigned int)")
 # Public functions that must be exported (a sample: if these are missing, the
 # export marks or the version script are broken).
 set(required
