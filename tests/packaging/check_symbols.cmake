@@ -23,7 +23,11 @@ set(allowed_internal
   "dataecho::internal::Crc32cHardwareAvailable()"
   # internal/echo_core.h: the type-independent half of the echo stages, called
   # by the stage templates (echo.h, adaptive_echo.h, auto_echo.h).
-  "dataecho::internal::AdaptiveEchoCore::AdaptiveEchoCore(dataecho::AdaptiveEchoOptions)"
+  "dataecho::internal::AdaptiveEchoCore::AdaptiveEchoCore(dataecho::AdaptiveEchoOptions, std::shared_ptr<dataecho::internal::DecisionJournal>)"
+  # The adaptive echo stage takes the decision journal of the placement that
+  # made it (internal::MakeAdaptiveEcho): its constructor names the type.
+  "dataecho::AdaptiveEchoStage<dataecho::Batch>::AdaptiveEchoStage(std::unique_ptr<dataecho::Stage<dataecho::Batch>, std::default_delete<dataecho::Stage<dataecho::Batch> > >, dataecho::AdaptiveEchoOptions, std::shared_ptr<dataecho::internal::DecisionJournal>)"
+  "dataecho::AdaptiveEchoStage<dataecho::Example>::AdaptiveEchoStage(std::unique_ptr<dataecho::Stage<dataecho::Example>, std::default_delete<dataecho::Stage<dataecho::Example> > >, dataecho::AdaptiveEchoOptions, std::shared_ptr<dataecho::internal::DecisionJournal>)"
   "dataecho::internal::AdaptiveEchoCore::CountWait(dataecho::internal::AdaptiveEchoCore::Action)"
   "dataecho::internal::AdaptiveEchoCore::OnFresh(long, dataecho::internal::EchoCounts&)"
   "dataecho::internal::AdaptiveEchoCore::OnPooled(bool, unsigned long)"
@@ -47,6 +51,18 @@ set(allowed_internal
   "dataecho::internal::MapAutotuner::Enter()"
   "dataecho::internal::MapAutotuner::Leave(long)"
   # internal/mix_core.h: the type-independent half of the Mix stage (mix.h).
+  # internal/batching_stage: the base Batch and PaddedBatch share (their
+  # sticky error, end flag, restart, counters); the public BatchStage derives
+  # from it, so its vtable, type information and members go with it.
+  "dataecho::internal::BatchingStage::CountBatch(dataecho::Batch const&)"
+  "dataecho::internal::BatchingStage::RestoreOwn(dataecho::StateReader&)"
+  "dataecho::internal::BatchingStage::SaveOwn(dataecho::StateWriter&)"
+  "dataecho::internal::BatchingStage::OnRestart(unsigned int)"
+  "dataecho::internal::BatchingStage::BatchStats(std::vector<std::pair<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, double>, std::allocator<std::pair<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, double> > >) const"
+  "dataecho::internal::BatchingStage::ReadBatchSizes(dataecho::StateReader&, unsigned long, unsigned long*) const"
+  "typeinfo for dataecho::internal::BatchingStage"
+  "typeinfo name for dataecho::internal::BatchingStage"
+  "vtable for dataecho::internal::BatchingStage"
   "dataecho::internal::MixCore::Ended(unsigned long, unsigned int*)"
   "dataecho::internal::MixCore::MixCore(dataecho::MixOptions const&, unsigned long)"
   "dataecho::internal::MixCore::OptionsHashValue() const"
