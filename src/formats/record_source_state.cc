@@ -118,10 +118,11 @@ absl::Status SkipRecords(RecordFileReader& reader, uint64_t n, const std::string
                          const std::optional<FileFingerprint>& fingerprint) {
   for (uint64_t i = 0; i < n; ++i) {
     absl::StatusOr<std::optional<Record>> rec = reader.Next();
-    // Not the records the state counted: if the file changed, say so.
-    const bool other = !rec.ok() || !rec->has_value() ||
-                       (i + 1 == n && last_crc.has_value() && (*rec)->PayloadCrc32c() != *last_crc);
-    if (other) DATAECHO_RETURN_IF_ERROR(CheckFingerprint(reader, fingerprint, uri));
+    // Fewer records than the state counted: if the file changed, say so (a
+    // record with other contents says so itself, naming the record, below).
+    if (!rec.ok() || !rec->has_value()) {
+      DATAECHO_RETURN_IF_ERROR(CheckFingerprint(reader, fingerprint, uri));
+    }
     if (!rec.ok()) return rec.status();
     if (!rec->has_value()) {
       return absl::DataLossError(absl::StrCat("pipeline state: ", RedactUri(uri), " has ", i,

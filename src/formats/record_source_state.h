@@ -123,9 +123,9 @@ absl::Status RereadRecords(StateReader& r, size_t n, const std::vector<std::stri
 // had of a file when its state was saved). DATA_LOSS if the file has fewer,
 // or if `last_crc` is given and the n-th record's payload CRC-32C differs.
 // `*last` (if not null) gets the n-th record.
-// When the file has fewer records or another n-th one, and `fingerprint` is
-// given, the file's fingerprint is checked first: a file that changed is
-// reported as such (its size, its head), on every path to this call.
+// When the file has fewer records and `fingerprint` is given, the file's
+// fingerprint is checked first: a file that changed is reported as such (its
+// size, its head), not as a count of records.
 absl::Status SkipRecords(RecordFileReader& reader, uint64_t n, const std::string& uri,
                          std::optional<uint32_t> last_crc = std::nullopt, Record* last = nullptr,
                          const std::optional<FileFingerprint>& fingerprint = std::nullopt);
