@@ -32,12 +32,39 @@ import os
 import pickle
 import shutil
 import tempfile
+import threading
+import time
 import weakref
 
 # How many DataLoader workers the shared epoch counters serve (one slot each).
 MAX_WORKERS = 1024
 # How often a worker writes its pipeline's stats for dataset.stats() (seconds).
 STATS_INTERVAL = 0.5
+# How often a worker looks whether the process that started it still runs (seconds).
+PARENT_CHECK_INTERVAL = 1.0
+
+_watched_pid = None  # the process exit_with_parent() watches in (a fork inherits the value)
+
+
+def exit_with_parent():
+    """In a process multiprocessing started (a DataLoader worker): ends it, at once and
+    without cleanup, once the process that started it is gone. torch's own watchdog
+    reads the parent's pid as its worker loop begins: a main process killed between the
+    fork and that read leaves a worker that waits forever for indices nobody sends.
+    This one knows the parent's pid from before the fork (multiprocessing's own record).
+    Once per process; elsewhere a no-op."""
+    global _watched_pid
+    parent = multiprocessing.parent_process()
+    if parent is None or _watched_pid == os.getpid():
+        return
+    _watched_pid = os.getpid()
+
+    def watch():
+        while os.getppid() == parent.pid:
+            time.sleep(PARENT_CHECK_INTERVAL)
+        os._exit(1)  # nothing to hand the results to; the main process may be half-dead
+
+    threading.Thread(target=watch, name="dataecho-parent-watch", daemon=True).start()
 
 
 class SharedEpochs:

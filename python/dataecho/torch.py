@@ -99,7 +99,8 @@ from dataecho import _dataecho
 from dataecho._torch_positions import _Positions
 from dataecho._torch_state import (  # noqa: F401 (MAX_EPOCH, STATE_VERSION: documented)
     MAX_EPOCH, STATE_VERSION, _epoch_arg, _shard_of)
-from dataecho._worker_shared import MAX_WORKERS, STATS_INTERVAL, SharedEpochs, WorkerReports
+from dataecho._worker_shared import (MAX_WORKERS, STATS_INTERVAL, SharedEpochs, WorkerReports,
+                                     exit_with_parent)
 
 
 def current_shard():
@@ -281,6 +282,7 @@ class PipelineDataset(_Positions, torch.utils.data.IterableDataset):
                 elif self._epochs.control(SharedEpochs.TOKEN) == token:
                     self._epochs.set_control(SharedEpochs.TOKEN, 0)  # this process does
         else:
+            exit_with_parent()
             self._epochs.set_control(SharedEpochs.LAST_WORKERS, num_workers)
             if loaded is None:
                 loaded = self._handed_over(slot, num_workers)

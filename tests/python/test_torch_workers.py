@@ -308,3 +308,36 @@ def test_training_killed_three_times_resumes_on_the_same_batches(fashion_mnist, 
     killed, killed_final = steps_logged(log)
     assert killed == whole  # every step's batch (crc32) and loss
     assert killed_final == whole_final  # the weights
+
+
+ORPHAN = """
+import sys, time
+import dataecho, dataecho.torch as det, torch.utils.data
+dataset = det.PipelineDataset(lambda shard, epoch: dataecho.range(1000).batch(10))
+loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=1,
+                                     worker_init_fn=lambda worker: time.sleep(3))
+it = iter(loader)  # the worker is forked and sleeps in worker_init_fn
+print("forked", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_worker_whose_main_process_dies_before_its_loop_starts_exits(tmp_path):
+    # torch's watchdog reads the worker's parent pid when the worker loop starts: killed
+    # before that (here while worker_init_fn runs), the main process leaves a worker
+    # whose "parent" is init, which torch's watchdog never notices. It must exit.
+    script = tmp_path / "orphaned_worker.py"
+    script.write_text(ORPHAN)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    child = subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert child.stdout.readline().strip() == "forked"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    assert processes_running(str(script))  # the worker outlives its main process ...
+    deadline = time.monotonic() + 60
+    while processes_running(str(script)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not processes_running(str(script))  # ... for a moment only
