@@ -11,9 +11,11 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "dataecho/crc32c.h"
 #include "dataecho/status_macros.h"
 #include "dataecho/trace.h"
@@ -190,24 +192,57 @@ absl::StatusOr<Checkpoint> ReadFile(const std::string& path) {
 
 }  // namespace
 
-// The background write in flight.
+// The thread of the background writes, started with the first one: a write
+// handed to it costs a lock and a wake, not a thread's creation.
 class CheckpointDir::Writer {
  public:
-  template <typename F>
-  explicit Writer(F write)
-      : thread_([this, write = std::move(write)] {
-          SetTraceThreadName("checkpoint writer");
-          status_ = write();
-        }) {}
-  absl::Status Wait() {
-    if (thread_.joinable()) thread_.join();
-    return status_;
+  Writer() : thread_([this] { Run(); }) {}
+  ~Writer() {
+    {
+      absl::MutexLock lock(&mu_);
+      stop_ = true;
+    }
+    thread_.join();  // after the write in flight, if any
   }
-  ~Writer() { (void)Wait(); }
+
+  // Hands `write` to the thread. REQUIRES: no write in flight (Wait() first).
+  void Start(std::function<absl::Status()> write) {
+    absl::MutexLock lock(&mu_);
+    write_ = std::move(write);
+    busy_ = true;
+  }
+
+  // Waits for the write in flight; its status (OK without one).
+  absl::Status Wait() {
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(
+        +[](bool* busy) { return !*busy; }, &busy_));
+    return std::exchange(status_, absl::OkStatus());
+  }
 
  private:
-  absl::Status status_;
-  std::thread thread_;
+  void Run() {
+    SetTraceThreadName("checkpoint writer");
+    absl::MutexLock lock(&mu_);
+    while (true) {
+      mu_.Await(absl::Condition(
+          +[](Writer* w) { return w->stop_ || w->write_ != nullptr; }, this));
+      if (write_ == nullptr) return;  // stopped, nothing left to write
+      std::function<absl::Status()> write = std::exchange(write_, nullptr);
+      mu_.Unlock();
+      absl::Status status = write();
+      mu_.Lock();
+      status_ = std::move(status);
+      busy_ = false;
+    }
+  }
+
+  absl::Mutex mu_;
+  std::function<absl::Status()> write_ ABSL_GUARDED_BY(mu_);
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
+  bool busy_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;  // last: started once the members above are
 };
 
 CheckpointDir::CheckpointDir(std::string path, CheckpointDirOptions options, int lock_fd)
@@ -353,10 +388,7 @@ absl::StatusOr<std::optional<Checkpoint>> CheckpointDir::ReadNewest() const {
 }
 
 absl::Status CheckpointDir::Flush() {
-  if (writer_ == nullptr) return absl::OkStatus();
-  absl::Status s = writer_->Wait();
-  writer_.reset();
-  return s;
+  return writer_ == nullptr ? absl::OkStatus() : writer_->Wait();
 }
 
 absl::Status CheckpointDir::Write(int64_t step, std::vector<CheckpointSection> sections) {
@@ -416,7 +448,8 @@ absl::Status CheckpointDir::Write(int64_t step, std::vector<CheckpointSection> s
     return absl::OkStatus();
   };
   if (!options_.background) return write();
-  writer_ = std::make_unique<Writer>(std::move(write));
+  if (writer_ == nullptr) writer_ = std::make_unique<Writer>();
+  writer_->Start(std::move(write));
   return absl::OkStatus();
 }
 

@@ -4,10 +4,13 @@
 #include <cxxabi.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,13 +37,52 @@ struct Event {
   TraceArg arg;
 };
 
-struct Recorder {
+// Slots of the trace's cap a thread takes at a time (so that threads do not
+// meet on one counter for every event).
+constexpr int64_t kSlotsPerTake = 256;
+// A counter is recorded at most this often per thread and name.
+constexpr int64_t kCounterPeriodNs = 1'000'000;
+
+// One thread's events. Only that thread appends; StopTrace() takes them. The
+// mutex is the thread's own: uncontended but while a trace stops.
+struct ThreadBuffer {
   absl::Mutex mu;
   std::vector<Event> events ABSL_GUARDED_BY(mu);
+  uint64_t generation ABSL_GUARDED_BY(mu) = 0;  // of the trace `events` belong to
+  int64_t slots ABSL_GUARDED_BY(mu) = 0;        // taken from the cap, not used yet
+  bool named ABSL_GUARDED_BY(mu) = false;       // thread name recorded in this trace
+  uint32_t tid = 0;
+  const char* name = nullptr;
+  // The last time each counter name was recorded on this thread (a few names).
+  struct Sample {
+    const char* name = nullptr;
+    int64_t ns = 0;
+  };
+  std::array<Sample, 8> samples{};
+  size_t next_sample = 0;
+
+  // Whether counter `name` is due at `now_ns` (and marks it recorded).
+  bool Due(const char* counter, int64_t now_ns) {
+    for (Sample& s : samples) {
+      if (s.name != counter) continue;
+      if (now_ns - s.ns < kCounterPeriodNs) return false;
+      s.ns = now_ns;
+      return true;
+    }
+    samples[next_sample++ % samples.size()] = {counter, now_ns};
+    return true;
+  }
+};
+
+struct Recorder {
+  absl::Mutex mu;
+  std::vector<ThreadBuffer*> threads ABSL_GUARDED_BY(mu);  // of the threads alive
+  std::vector<Event> retired ABSL_GUARDED_BY(mu);          // of threads that ended during the trace
+  std::atomic<uint64_t> generation{0};                     // of the trace running (or last run)
+  std::atomic<int64_t> free_slots{0};                      // of the cap, not taken by a thread
+  std::atomic<int64_t> dropped{0};
   int64_t max_events ABSL_GUARDED_BY(mu) = 0;
-  int64_t dropped ABSL_GUARDED_BY(mu) = 0;
   int64_t start_ns ABSL_GUARDED_BY(mu) = 0;
-  uint64_t generation ABSL_GUARDED_BY(mu) = 0;  // of the trace running (or last run)
   std::FILE* file ABSL_GUARDED_BY(mu) = nullptr;
   std::string path ABSL_GUARDED_BY(mu);
 };
@@ -51,33 +93,90 @@ Recorder& TheRecorder() {
 }
 
 std::atomic<uint32_t> next_tid{1};
-thread_local uint32_t tid = 0;
-thread_local const char* thread_name = nullptr;
-thread_local uint64_t named_in = 0;  // the generation this thread's name was recorded in
 
-// Appends `e` (and, once per trace, the thread's name). REQUIRES: r.mu held.
-void Append(Recorder& r, Event e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(r.mu) {
-  if (tid == 0) tid = next_tid.fetch_add(1, std::memory_order_relaxed);
-  e.tid = tid;
-  if (named_in != r.generation) {
-    named_in = r.generation;
-    if (static_cast<int64_t>(r.events.size()) < r.max_events) {
-      r.events.push_back(
-          Event{thread_name != nullptr ? thread_name : nullptr, "", 'M', tid, 0, 0, 0, {}});
-    }
+// Moves `b`'s events of the running trace (generation `gen`) to the end of `out`.
+void TakeEvents(ThreadBuffer& b, uint64_t gen, std::vector<Event>& out) {
+  absl::MutexLock lock(&b.mu);
+  if (b.generation == gen) {
+    out.insert(out.end(), std::make_move_iterator(b.events.begin()),
+               std::make_move_iterator(b.events.end()));
   }
-  if (static_cast<int64_t>(r.events.size()) >= r.max_events) {
-    ++r.dropped;
-    return;
-  }
-  r.events.push_back(std::move(e));
+  b.events.clear();
+  b.slots = 0;
 }
 
+// The calling thread's buffer, registered with the recorder while the thread lives.
+class ThreadSlot {
+ public:
+  ThreadBuffer& Get() {
+    if (buffer_ == nullptr) {
+      buffer_ = new ThreadBuffer;
+      buffer_->tid = next_tid.fetch_add(1, std::memory_order_relaxed);
+      Recorder& r = TheRecorder();
+      absl::MutexLock lock(&r.mu);
+      r.threads.push_back(buffer_);
+    }
+    return *buffer_;
+  }
+  ThreadBuffer* buffer() const { return buffer_; }
+
+  ~ThreadSlot() {  // at the thread's end: its events stay in the trace
+    if (buffer_ == nullptr) return;
+    Recorder& r = TheRecorder();
+    absl::MutexLock lock(&r.mu);
+    std::erase(r.threads, buffer_);
+    if (r.file != nullptr) TakeEvents(*buffer_, r.generation.load(), r.retired);
+    delete buffer_;
+  }
+
+ private:
+  ThreadBuffer* buffer_ = nullptr;
+};
+
+thread_local ThreadSlot my_slot;
+
+// Takes one slot of the cap for `b`; false if the cap is reached.
+bool TakeSlot(Recorder& r, ThreadBuffer& b) ABSL_EXCLUSIVE_LOCKS_REQUIRED(b.mu) {
+  if (b.slots == 0) {
+    int64_t free = r.free_slots.load(std::memory_order_relaxed);
+    int64_t take = 0;
+    do {
+      take = std::min(free, kSlotsPerTake);
+      if (take <= 0) return false;
+    } while (!r.free_slots.compare_exchange_weak(free, free - take, std::memory_order_relaxed));
+    b.slots = take;
+  }
+  --b.slots;
+  return true;
+}
+
+// Appends `e` to the calling thread's buffer (and, once per trace, the thread's name).
 void Record(Event e) {
   Recorder& r = TheRecorder();
-  absl::MutexLock lock(&r.mu);
+  ThreadBuffer& b = my_slot.Get();
+  e.tid = b.tid;
+  absl::MutexLock lock(&b.mu);
   if (!TraceEnabled()) return;  // stopped meanwhile
-  Append(r, std::move(e));
+  const uint64_t gen = r.generation.load(std::memory_order_acquire);
+  if (b.generation != gen) {  // the first event of this trace
+    b.events.clear();
+    b.generation = gen;
+    b.slots = 0;
+    b.named = false;
+  }
+  if (!b.named) {
+    b.named = true;
+    if (TakeSlot(r, b)) {
+      b.events.push_back(Event{b.name, "", 'M', b.tid, 0, 0, 0, {}});
+    } else {
+      r.dropped.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  if (!TakeSlot(r, b)) {
+    r.dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  b.events.push_back(std::move(e));
 }
 
 std::string Demangle(const std::type_info& t) {
@@ -171,12 +270,13 @@ absl::Status StartTrace(const std::string& path, TraceOptions options) {
   }
   r.file = f;
   r.path = path;
-  r.events.clear();
+  r.retired.clear();
   r.max_events = options.max_events;
-  r.dropped = 0;
+  r.free_slots.store(options.max_events);
+  r.dropped.store(0);
   r.start_ns = internal::NowNanos();
-  ++r.generation;
-  trace_on.store(true, std::memory_order_relaxed);
+  r.generation.fetch_add(1, std::memory_order_release);
+  trace_on.store(true, std::memory_order_release);
   return absl::OkStatus();
 }
 
@@ -190,13 +290,19 @@ absl::Status StopTrace() {
     absl::MutexLock lock(&r.mu);
     if (r.file == nullptr) return absl::FailedPreconditionError("StopTrace: no trace is running");
     trace_on.store(false, std::memory_order_relaxed);
-    events.swap(r.events);
+    const uint64_t gen = r.generation.load();
+    events.swap(r.retired);
+    for (ThreadBuffer* b : r.threads) TakeEvents(*b, gen, events);
     f = std::exchange(r.file, nullptr);
     path = std::move(r.path);
     start_ns = r.start_ns;
-    dropped = r.dropped;
+    dropped = r.dropped.load();
     max_events = r.max_events;
   }
+  // Thread names first, then by time (each thread's buffer is in order already).
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+    return (a.phase == 'M') != (b.phase == 'M') ? a.phase == 'M' : a.ts_ns < b.ts_ns;
+  });
   const std::string json = ToJson(events, start_ns, dropped, max_events);
   const bool ok = std::fwrite(json.data(), 1, json.size(), f) == json.size();
   if (std::fclose(f) != 0 || !ok) {
@@ -219,13 +325,17 @@ void TraceInstant(const char* name, const char* category) {
 
 void TraceCounter(const char* name, double value) {
   if (!TraceEnabled()) return;
-  Record(Event{name, "", 'C', 0, internal::NowNanos(), 0, value, {}});
+  const int64_t now = internal::NowNanos();
+  if (!my_slot.Get().Due(name, now)) return;
+  Record(Event{name, "", 'C', 0, now, 0, value, {}});
 }
 
 void SetTraceThreadName(const char* name) {
-  if (name == thread_name) return;
-  thread_name = name;
-  named_in = 0;  // recorded again with the next event
+  ThreadBuffer& b = my_slot.Get();
+  absl::MutexLock lock(&b.mu);
+  if (name == b.name) return;
+  b.name = name;
+  b.named = false;  // recorded again with the next event
 }
 
 TraceScope::TraceScope(const char* name, const char* category, TraceArg arg)

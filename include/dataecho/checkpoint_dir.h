@@ -52,7 +52,8 @@
 // silently drop a run).
 //
 // WRITING IN THE BACKGROUND. With `background = true`, Write() hands the
-// sections (Cords: their chunks are shared, not copied) to a writer thread and
+// sections (Cords: their chunks are shared, not copied) to a writer thread (one
+// per directory, started with the first write, waiting between writes) and
 // returns at once; the next Write(), Flush() and the destructor wait for it,
 // and the next Write() or Flush() returns its error. The training loop's step
 // then waits only for SaveStateCord() and for its own serialization.
@@ -166,7 +167,7 @@ class DATAECHO_EXPORT CheckpointDir {
   const std::string path_;
   const CheckpointDirOptions options_;
   const int lock_fd_;               // -1: opened for reading
-  std::unique_ptr<Writer> writer_;  // the background write in flight, if any
+  std::unique_ptr<Writer> writer_;  // the background writes' thread, once one was made
 };
 
 }  // namespace dataecho

@@ -25,7 +25,9 @@
 //
 // COST. Off (the default), each place above costs one relaxed atomic load
 // and a branch; nothing is allocated. On, an event costs a clock read and an
-// append under a lock (docs/benchmarks.md has the measured throughput loss).
+// append to the calling thread's own buffer (under that thread's own lock,
+// which only StopTrace() ever contends); counters are sampled, at most one a
+// millisecond per thread (docs/benchmarks.md has the measured throughput loss).
 // Memory is bounded: at most `max_events` events are kept; later ones are
 // counted and dropped, and the file says how many ("dropped_events").
 //
@@ -51,6 +53,8 @@ namespace dataecho {
 
 struct TraceOptions {
   // Events kept at most (~64 bytes each); later ones are dropped and counted.
+  // Threads take the cap in slices of 256 events, so with several threads
+  // recording a few hundred fewer may be kept than the cap allows.
   int64_t max_events = int64_t{1} << 20;
 };
 
@@ -83,7 +87,9 @@ DATAECHO_EXPORT void TraceComplete(const char* name, const char* category, int64
                                    int64_t end_ns, TraceArg arg = {});
 // A mark at this moment on the calling thread.
 DATAECHO_EXPORT void TraceInstant(const char* name, const char* category);
-// A counter's value at this moment (one track per name).
+// A counter's value at this moment (one track per name), recorded at most
+// once a millisecond per thread and name (a value every element would cost
+// more than the rest of the trace; the calls in between are skipped).
 DATAECHO_EXPORT void TraceCounter(const char* name, double value);
 // Names the calling thread's track (a string literal); threads of the
 // library name themselves.
