@@ -74,7 +74,9 @@ TEST(SoakTest, FashionMnistEpochOverFaultyHttpDeliversEveryRecordExactlyETimes) 
   options.retry.max_backoff = absl::Milliseconds(10);
   options.retry.max_attempts = 8;
   options.http.chunk_size = 256 << 10;
-  options.http.stall_timeout = absl::Seconds(1);
+  // Long enough that a slow machine (a sanitizer beside a busy core) never
+  // looks stalled; the scripted stall below lasts longer than any run.
+  options.http.stall_timeout = absl::Seconds(5);
   std::shared_ptr<ObjectStore> store = OpenObjectStore(options);
   std::vector<std::string> urls;
   for (int s = 0; s < kShards; ++s)
@@ -126,7 +128,7 @@ TEST(SoakTest, FashionMnistEpochOverFaultyHttpDeliversEveryRecordExactlyETimes) 
   (*server)->AddFault({.kind = HttpFault::Kind::kStall,
                        .path_substring = "train-00003",
                        .after_bytes = 5000,
-                       .stall = absl::Seconds(3),
+                       .stall = absl::Seconds(120),  // woken when the server goes
                        .skip = 2});
   ++faults;
 

@@ -27,21 +27,19 @@ start from 0 in every new worker, and a worker's stats would stay in it. So:
 import ctypes
 import json
 import multiprocessing
+import multiprocessing.connection
 import multiprocessing.context
 import os
 import pickle
 import shutil
 import tempfile
 import threading
-import time
 import weakref
 
 # How many DataLoader workers the shared epoch counters serve (one slot each).
 MAX_WORKERS = 1024
 # How often a worker writes its pipeline's stats for dataset.stats() (seconds).
 STATS_INTERVAL = 0.5
-# How often a worker looks whether the process that started it still runs (seconds).
-PARENT_CHECK_INTERVAL = 1.0
 
 _watched_pid = None  # the process exit_with_parent() watches in (a fork inherits the value)
 
@@ -51,17 +49,18 @@ def exit_with_parent():
     without cleanup, once the process that started it is gone. torch's own watchdog
     reads the parent's pid as its worker loop begins: a main process killed between the
     fork and that read leaves a worker that waits forever for indices nobody sends.
-    This one knows the parent's pid from before the fork (multiprocessing's own record).
+    This one waits on multiprocessing's own parent sentinel (a pipe the starting
+    process holds open), made before the worker ran: fork, spawn and forkserver alike.
     Once per process; elsewhere a no-op."""
     global _watched_pid
     parent = multiprocessing.parent_process()
     if parent is None or _watched_pid == os.getpid():
         return
     _watched_pid = os.getpid()
+    sentinel = parent.sentinel
 
     def watch():
-        while os.getppid() == parent.pid:
-            time.sleep(PARENT_CHECK_INTERVAL)
+        multiprocessing.connection.wait([sentinel])
         os._exit(1)  # nothing to hand the results to; the main process may be half-dead
 
     threading.Thread(target=watch, name="dataecho-parent-watch", daemon=True).start()
