@@ -229,9 +229,11 @@ std::string ToJson(const std::vector<Event>& events, int64_t start_ns, int64_t d
     if (e.arg.uri != nullptr) name += " " + RedactUri(*e.arg.uri);
     const int64_t ts = e.ts_ns - start_ns;
     if (e.phase == 'X') {
+      const std::string args =
+          e.arg.count > 0 ? fmt::format(",\"args\":{{\"calls\":{}}}", e.arg.count) : "";
       out += fmt::format(
-          "{{\"name\":{},\"cat\":{},\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{}}}",
-          Quote(name), Quote(e.category), pid, e.tid, us(ts), us(e.dur_ns));
+          "{{\"name\":{},\"cat\":{},\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{}{}}}",
+          Quote(name), Quote(e.category), pid, e.tid, us(ts), us(e.dur_ns), args);
     } else if (e.phase == 'i') {
       out += fmt::format(
           "{{\"name\":{},\"cat\":{},\"ph\":\"i\",\"s\":\"t\",\"pid\":{},\"tid\":{},\"ts\":{}}}",

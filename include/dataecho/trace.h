@@ -15,13 +15,15 @@
 //     time between two pulls (the training step);
 //   - "wait on <stage>": every time a stage (or a Prefetch's producer, a Map's
 //     workers) blocked on its input, naming the input stage's type;
-//   - "map call": each call of a parallel Map's function, on its worker;
-//   - "echo: fresh" / "echo: copy" marks for what Echo emitted;
+//   - "map call": a run of consecutive calls of a parallel Map's function on
+//     its worker, those whose results go out together ("args": {"calls": n});
+//     a call of 200 us or more is a span of its own;
 //   - "read <uri>" for remote reads (HTTP, GCS, S3) and "retry" marks;
 //   - "save state" (Pipeline::SaveState, SaveStateCord) and "checkpoint
 //     write" (CheckpointDir);
 //   - counters: "prefetch queue" (elements waiting in a Prefetch) and
-//     "echo factor" (Echo's realized factor so far).
+//     "echo factor" (Echo's realized factor so far, from its fresh items),
+//     sampled: at most one a millisecond per thread.
 //
 // COST. Off (the default), each place above costs one relaxed atomic load
 // and a branch; nothing is allocated. On, an event costs a clock read and an
@@ -77,6 +79,7 @@ inline bool TraceEnabled() { return trace_on.load(std::memory_order_relaxed); }
 struct TraceArg {
   const std::type_info* stage = nullptr;
   std::shared_ptr<const std::string> uri;
+  int64_t count = 0;  // > 0: a span of that many calls (JSON "args": {"calls": count})
 };
 
 // A span of the calling thread from `begin_ns` to `end_ns`

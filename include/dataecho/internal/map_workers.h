@@ -355,23 +355,28 @@ class MapWorkers {
       out.clear();
       int64_t busy = 0, published = 0;
       int64_t t = NowNanos(), flushed = t;
+      int64_t run_begin = t;  // the timeline: one span per run of calls published together
       for (size_t i = 0; i < batch.size(); ++i) {
         absl::StatusOr<Out> result = MapRefs<In, Out>::Apply(fn_, std::move(batch[i]));
         const int64_t now = NowNanos();
-        if (TraceEnabled()) [[unlikely]]
-          TraceComplete("map call", "map", t, now);
         busy += now - t;
         t = now;
         out.push_back(result.ok() ? Item(std::optional<Out>(*std::move(result)))
                                   : Item(result.status()));
         const bool last = i + 1 == batch.size();
         if (last || now - flushed >= kMapBatchNanos) {
+          if (TraceEnabled()) [[unlikely]] {
+            TraceArg calls;
+            calls.count = static_cast<int64_t>(out.size());
+            TraceComplete("map call", "map", run_begin, now, std::move(calls));
+          }
           cost_ns += busy;
           if (!Publish(first_seq + published, out, busy, cost_ns, last ? batch.size() : 0)) return;
           published += static_cast<int64_t>(out.size());
           out.clear();
           busy = 0;
           flushed = now;
+          run_begin = TraceEnabled() ? NowNanos() : now;
         }
       }
     }
