@@ -45,7 +45,7 @@ from dataecho._dataecho import (  # noqa: F401,E402
     encode_image_record, encoded_image_record, from_arrays, from_examples, from_fixed_length,
     from_idx, from_tfrecord, resolve_shard, shard_uris, write_tfrecord)
 from dataecho._dataecho import AUTOTUNE, from_generator, interleave, mix  # noqa: F401,E402
-from dataecho._dataecho import start_trace, stop_trace  # noqa: F401,E402
+from dataecho._dataecho import format_stats, start_trace, stop_trace  # noqa: F401,E402
 from dataecho.errors import *  # noqa: F401,F403,E402
 from dataecho.errors import StatusError  # noqa: F401,E402
 

@@ -11,6 +11,7 @@ state holds every worker's position. See DataLoader's documentation.
 import os
 import pickle
 import random
+import time
 from collections.abc import Mapping
 
 import torch
@@ -19,6 +20,7 @@ import torch.utils.data
 import dataecho
 from dataecho._torch_state import (LOADER_STATE_VERSION, STATE_VERSION, _check_state,
                                    _shard_of)
+from dataecho._torch_stats import combine_stats
 from dataecho._worker_shared import SharedEpochs
 
 
@@ -122,6 +124,11 @@ class DataLoader(torch.utils.data.DataLoader):
         self._resume = None     # a loaded state, for the next iter()
         self._positions = None  # per worker: its state behind its last batch taken
         self._next_worker = 0
+        self._loop = self._new_loop()  # the training loop's pulls in this epoch
+
+    @staticmethod
+    def _new_loop():
+        return {"pulls": 0, "step_s": 0.0, "in_next_s": 0.0}
 
     def _workers(self):
         return max(self.num_workers, 1)
@@ -150,16 +157,42 @@ class DataLoader(torch.utils.data.DataLoader):
         shared.set_control(SharedEpochs.ROTATE_BY, rotate)
         shared.set_control(SharedEpochs.ROTATE_WORKERS, self.num_workers)
         self._positions, self._next_worker = positions, rotate
+        self._loop = self._new_loop()
         return self._take(super().__iter__())
 
     def _take(self, batches):
         n = self._workers()
-        for tagged in batches:
+        loop = self._loop
+        batches = iter(batches)
+        while True:
+            t0 = time.perf_counter()
+            try:
+                tagged = next(batches)
+            except StopIteration:
+                break
+            t1 = time.perf_counter()
+            loop["pulls"] += 1
+            loop["in_next_s"] += t1 - t0
             worker = tagged.worker or 0
             self._positions[worker] = tagged.state if tagged.ref is None else tagged.ref
             self._next_worker = (worker + 1) % n
             yield tagged.data
+            loop["step_s"] += time.perf_counter() - t1  # the loop's own work on the batch
         self._positions, self._next_worker = None, 0  # the epoch ended
+
+    def stats(self):
+        """The stats of this epoch's pipelines, every worker's combined into one list of
+        the shape of ``Pipeline.stats()`` (counts summed, times averaged over the
+        workers: dataecho.torch.combine_stats), with the training loop's own pulls,
+        measured here in the main process, as the top row's ``consumer_pulls``,
+        ``consumer_step_s`` and ``consumer_in_next_s``: what the verdict weighs.
+        Workers report every 0.5 s and when their pipeline ends."""
+        return combine_stats(self.dataset.stats(), dict(self._loop))
+
+    def format_stats(self):
+        """stats() as a table with the verdict: is the loader the bottleneck, does
+        echo pay off (dataecho.format_stats)."""
+        return dataecho.format_stats(self.stats())
 
     def state_dict(self):
         """Every worker's position behind the last batch the loop took, and which

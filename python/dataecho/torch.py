@@ -389,5 +389,6 @@ class PipelineDataset(_Positions, torch.utils.data.IterableDataset):
         return sorted(out, key=lambda e: -1 if e["worker"] is None else e["worker"])
 
 from dataecho._torch_loader import DataLoader  # noqa: E402 (it needs PipelineDataset above)
+from dataecho._torch_stats import combine_stats  # noqa: E402
 
-__all__ = ["DataLoader", "PipelineDataset", "current_shard", "to_tensors"]
+__all__ = ["DataLoader", "PipelineDataset", "combine_stats", "current_shard", "to_tensors"]

@@ -15,6 +15,7 @@
 //   generator.cc                    from_generator (a Python iterator as a source)
 //   checkpoint_dir.cc               CheckpointDir (checkpoint files of a training loop)
 //   trace.cc                        start_trace, stop_trace (the pipeline timeline)
+//   stats.cc                        format_stats (a table and verdict of stats dicts)
 //
 // A new area (a C++ header's worth of API) gets a file and a function here.
 #ifndef DATAECHO_PYTHON_SRC_BINDINGS_H_
@@ -37,6 +38,7 @@ void RegisterSteps(pybind11::module_& m, PipelineClass& cls);
 void RegisterGenerator(pybind11::module_& m);
 void RegisterCheckpointDir(pybind11::module_& m);
 void RegisterTrace(pybind11::module_& m);
+void RegisterStats(pybind11::module_& m);
 
 }  // namespace dataecho::python
 

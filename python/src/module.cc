@@ -19,6 +19,7 @@ PYBIND11_MODULE(_dataecho, m) {
   de::RegisterGenerator(m);
   de::RegisterCheckpointDir(m);
   de::RegisterTrace(m);
+  de::RegisterStats(m);
   de::PipelineClass pipeline = de::RegisterPipeline(m);
   de::RegisterStages(m, pipeline);
   de::RegisterTransforms(m, pipeline);

@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "dataecho/stats.h"
 #include "dataecho/status_macros.h"
+#include "stats.h"
 #include "status.h"
 
 namespace dataecho::python {
@@ -99,22 +100,6 @@ py::object NextFrom(Puller<T>& puller) {
     // KeyboardInterrupt here). The element keeps coming: the next call gets it.
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
   }
-}
-
-py::dict StatsDict(const StageStats& s) {
-  py::dict d;
-  d["stage"] = s.name;
-  d["elements"] = s.elements;
-  d["bytes"] = s.bytes;
-  d["input_wait_s"] = absl::ToDoubleSeconds(s.input_wait);
-  d["consumer_wait_s"] = absl::ToDoubleSeconds(s.consumer_wait);
-  for (const auto& [key, value] : s.extra) d[py::str(key)] = value;
-  if (!s.notes.empty()) {  // auto echo's decisions (stats.h: notes)
-    py::list notes;
-    for (const std::string& n : s.notes) notes.append(n);
-    d["decisions"] = notes;
-  }
-  return d;
 }
 
 }  // namespace
