@@ -260,7 +260,7 @@ void RegisterPipelineState(PipelineClass& cls) {
       .def(
           "__len__",
           [](const PipelineHandle& self) -> int64_t {
-            const Length n = self.length();
+            const Length n = self.length().Resolve();  // a file source counts its records now
             if (n.known()) return n.n;
             if (n.kind == Length::Kind::kInfinite) {
               throw py::type_error("len() of a pipeline that repeats forever (.repeat(-1))");
@@ -268,11 +268,12 @@ void RegisterPipelineState(PipelineClass& cls) {
             throw py::type_error("len() of a pipeline whose length is not known: " + n.why);
           },
           "Elements per pass where the pipeline knows it: a source of known size "
-          "(from_arrays, from_examples) and builder calls whose count follows from their "
-          "options (prefetch, shuffle, map, cache keep it; echo with a whole factor, batch, "
-          "take, shard, repeat(k) compute it). TypeError otherwise (after filter, "
-          "adaptive or auto echo, a fractional echo factor, a file source, repeat(-1)), "
-          "naming the call.")
+          "(from_arrays, from_examples; from_tfrecord counts its files' records the first "
+          "time len() asks, one read of each file, cached per file version) and builder "
+          "calls whose count follows from their options (prefetch, shuffle, map, cache keep "
+          "it; echo with a whole factor, batch, take, shard, repeat(k) compute it). TypeError "
+          "otherwise (after filter, adaptive or auto echo, a fractional echo factor, another "
+          "file source, repeat(-1)), naming the call.")
       .def(
           "__bool__", [](const PipelineHandle&) { return true; },
           "Always true (a pipeline is not a container, whatever its len()).")

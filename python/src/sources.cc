@@ -27,6 +27,7 @@
 #include "paths.h"
 #include "py_pipeline.h"
 #include "status.h"
+#include "tfrecord_length.h"
 
 namespace dataecho::python {
 namespace {
@@ -215,8 +216,10 @@ void BindFileSources(py::module_& m) {
         const auto shard = split.Take<ShardOptions>();
         split.CheckAllUsed();
         std::vector<std::string> uris = MyUris(*store, Patterns(patterns), shard, &interleave);
-        return MakeHandle(
-            Pipeline<Record>(MakeTFRecordSource(store, std::move(uris), reader, interleave)));
+        auto out =
+            MakeHandle(Pipeline<Record>(MakeTFRecordSource(store, uris, reader, interleave)));
+        out->set_length(TFRecordLength(store, std::move(uris), reader));
+        return out;
       },
       py::arg("patterns"));
   DefSigned(

@@ -48,7 +48,8 @@ StageStats StatsFromDict(const py::handle& item, size_t index) {
   for (const auto& [k, v] : d) {
     const std::string key = py::str(k);
     if (IsField(key)) continue;
-    if (py::isinstance<py::bool_>(v) || !(py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)))
+    if (py::isinstance<py::bool_>(v) ||
+        !(py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)))
       continue;  // not a figure
     s.extra.emplace_back(key, v.cast<double>());
   }

@@ -56,6 +56,11 @@ def test_pip_install_into_a_fresh_venv(build_dir, tmp_path):
     assert run.returncode == 0, run.stderr
     installed = pathlib.Path(run.stdout.split()[0]).parent
     assert installed.is_relative_to(venv) and run.stdout.split()[1:] == ["4", "AUTOTUNE"]
+    # The programs are commands of the environment (the build directory builds them).
+    for program, says in (("dataecho", "Usage: dataecho <command>"), ("echo_bench", "--latency_ms")):
+        ran = subprocess.run([str(venv / "bin" / program), "--help"], capture_output=True,
+                             text=True, timeout=60, env=_clean_env())
+        assert ran.returncode == 0 and says in ran.stdout + ran.stderr, ran.stdout + ran.stderr
 
     # Without NumPy (-S: no site-packages, so no Debian NumPy): ImportError at import.
     no_numpy = subprocess.run(
@@ -82,3 +87,25 @@ def test_pip_install_into_a_fresh_venv(build_dir, tmp_path):
                            capture_output=True, text=True, timeout=60, env=_clean_env())
     assert "ImportError: dataecho was built for Python 3.99.0" in wrong.stderr, wrong.stderr
     assert f"this is Python {sys.version.split()[0]}" in wrong.stderr
+
+
+def test_pip_builds_outside_the_checkout_one_directory_per_checkout_and_python():
+    """The backend's default build directory: under the user's cache, never in the source
+    tree, and another for another interpreter (so two installs of one checkout never
+    write into one tree, and a later install reuses its own)."""
+    root = pathlib.Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "python" / "build_backend"))
+    try:
+        import dataecho_build
+    finally:
+        sys.path.pop(0)
+    here = dataecho_build._default_build_dir()
+    assert not here.is_relative_to(root)
+    assert here.parent.name == "wheel-build"
+    real = sys.executable
+    try:
+        sys.executable = "/usr/bin/python3.99"
+        other = dataecho_build._default_build_dir()
+    finally:
+        sys.executable = real
+    assert other != here and other.parent == here.parent

@@ -5,15 +5,9 @@
 // part of the public API.
 //
 // Each pipeline the Interleave opens gets a number (NewPipeline). Remember()
-// maps each element it emits, by the address of its payload, to its
-// pipeline's number, keeping a handle to the element so that the address is
-// not reused while the entry exists; an entry whose payload nobody else holds
-// (no later stage can reference it any more) is dropped by a sweep, run each
-// time the map grew by a quarter plus 64 entries: so besides what the later
-// stages hold, it keeps at most a quarter of that and 64 elements alive
-// (amortized, a sweep costs a few hash-map steps per element emitted). The
-// element that opened a pipeline is kept while the pipeline is
-// open or an element it made may be referenced.
+// notes which pipeline made each element it emits (internal/emitted_by.h).
+// The element that opened a pipeline is kept while the pipeline is open or an
+// element it made may be referenced.
 //
 // A reference: the pipelines of the items (the elements that opened them:
 // Hooks::save_inputs), each item's pipeline, then each pipeline's own
@@ -33,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -47,6 +42,7 @@
 #include "dataecho/buffer.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/example.h"
+#include "dataecho/internal/emitted_by.h"
 #include "dataecho/record.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
@@ -60,8 +56,7 @@ class InterleaveRefs {
   // Elements are referenced when the Interleave keeps its input's elements
   // and they have a payload that tells which pipeline made them.
   static constexpr bool kEnabled =
-      std::is_copy_constructible_v<T> &&
-      (std::is_same_v<U, Record> || std::is_same_v<U, Example> || std::is_same_v<U, Batch>);
+      std::is_copy_constructible_v<T> && EmittedBy<U, uint64_t>::kEnabled;
 
   // What the stage gives: its open pipeline of a number (or nullptr), a new
   // pipeline of an input element, and how its input's elements are saved and
@@ -74,12 +69,8 @@ class InterleaveRefs {
     std::function<absl::Status(StateReader&, size_t, std::vector<T>*)> reread_inputs;
   };
 
-  // FAILED_PRECONDITION: `name` cannot reference an element (`why`).
   static absl::Status NotReferenced(std::string_view name, std::string_view why) {
-    return absl::FailedPreconditionError(fmt::format(
-        "{} cannot reference an element it emitted ({}), so a stage after it that holds "
-        "elements (Shuffle, Echo) cannot save its state",
-        name, why));
+    return internal::NotReferenced(name, why);
   }
 
   // A number for a pipeline opened by `input`.
@@ -93,11 +84,12 @@ class InterleaveRefs {
   // open pipelines (called only when the map is swept).
   template <typename OpenNumbers>
   void Remember(const U& v, uint64_t pipeline, const OpenNumbers& open) {
-    const Buffer* payload = Payload(v);
-    if (payload == nullptr) return;
-    auto [it, inserted] = emitted_.try_emplace(payload->data(), Emitted{pipeline, v});
-    if (!inserted && it->second.pipeline != pipeline) it->second.pipeline = kAmbiguous;
-    if (emitted_.size() >= next_sweep_) Sweep(open());
+    if (!by_.Remember(v, pipeline)) return;
+    // Swept: the pipelines neither open nor named by an element left go.
+    const std::vector<uint64_t>& still_open = open();
+    absl::flat_hash_set<uint64_t> live(still_open.begin(), still_open.end());
+    by_.ForEachId([&](uint64_t p) { live.insert(p); });
+    absl::erase_if(origins_, [&](const auto& o) { return !live.contains(o.first); });
   }
 
   absl::Status Save(std::span<const U* const> items, StateWriter& w, const Hooks& h) {
@@ -105,18 +97,17 @@ class InterleaveRefs {
     absl::flat_hash_map<uint64_t, size_t> place;
     std::vector<size_t> of(items.size());
     for (size_t i = 0; i < items.size(); ++i) {
-      const Buffer* payload = Payload(*items[i]);
-      auto it = payload == nullptr ? emitted_.end() : emitted_.find(payload->data());
-      if (it == emitted_.end()) {
+      const std::optional<uint64_t> pipeline = by_.Find(*items[i]);
+      if (!pipeline.has_value()) {
         return NotReferenced(h.name,
                              "a later stage made a new element from it; put such stages, a Map "
                              "for example, inside the interleaved pipelines");
       }
-      if (it->second.pipeline == kAmbiguous || !origins_.contains(it->second.pipeline)) {
+      if (!origins_.contains(*pipeline)) {  // kAmbiguous is never a pipeline's number
         return NotReferenced(h.name, "its pipelines gave elements that share one payload");
       }
-      auto [p, added] = place.try_emplace(it->second.pipeline, pipelines.size());
-      if (added) pipelines.push_back(it->second.pipeline);
+      auto [p, added] = place.try_emplace(*pipeline, pipelines.size());
+      if (added) pipelines.push_back(*pipeline);
       of[i] = p->second;
     }
     w.U64(pipelines.size());
@@ -191,43 +182,9 @@ class InterleaveRefs {
   }
 
  private:
-  struct Emitted {
-    uint64_t pipeline;  // kAmbiguous: several pipelines gave this payload
-    std::conditional_t<kEnabled, U, char> element;
-  };
-  static constexpr uint64_t kAmbiguous = UINT64_MAX;
-  static constexpr size_t kSweepSlack = 64;
-
-  // The payload that identifies `v` (nullptr if it has none).
-  static const Buffer* Payload(const U& v) {
-    if constexpr (std::is_same_v<U, Record>) {
-      return v.data.empty() ? nullptr : &v.data;
-    } else if constexpr (std::is_same_v<U, Example> || std::is_same_v<U, Batch>) {
-      for (const Tensor& t : v.components) {
-        if (t.byte_size() > 0) return &t.buffer();
-      }
-      return nullptr;
-    } else {
-      (void)v;
-      return nullptr;
-    }
-  }
-
-  void Sweep(const std::vector<uint64_t>& open) {
-    absl::erase_if(emitted_, [](const auto& e) {
-      const Buffer* payload = Payload(e.second.element);
-      return payload == nullptr || payload->use_count() <= 1;
-    });
-    absl::flat_hash_set<uint64_t> live(open.begin(), open.end());
-    for (const auto& e : emitted_) live.insert(e.second.pipeline);
-    absl::erase_if(origins_, [&](const auto& o) { return !live.contains(o.first); });
-    next_sweep_ = emitted_.size() + emitted_.size() / 4 + kSweepSlack;
-  }
-
   uint64_t next_ = 0;
   absl::flat_hash_map<uint64_t, std::conditional_t<kEnabled, T, char>> origins_;
-  absl::flat_hash_map<const uint8_t*, Emitted> emitted_;
-  size_t next_sweep_ = kSweepSlack;
+  EmittedBy<U, uint64_t> by_;
 };
 
 }  // namespace dataecho::internal
