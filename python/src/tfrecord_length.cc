@@ -48,24 +48,24 @@ absl::StatusOr<int64_t> CountRecords(ObjectStore& store, const std::string& uri,
 
 Length TFRecordLength(std::shared_ptr<ObjectStore> store, std::vector<std::string> uris,
                       TFRecordReaderOptions options) {
-  return Length::Deferred([store = std::move(store), uris = std::move(uris),
-                           options = std::move(options)]() -> Length {
-    int64_t total = 0;
-    absl::Status error;
-    {
-      pybind11::gil_scoped_release nogil;
-      for (const std::string& uri : uris) {
-        absl::StatusOr<int64_t> n = CountRecords(*store, uri, options);
-        if (!n.ok()) {
-          error = n.status();
-          break;
+  return Length::Deferred(
+      [store = std::move(store), uris = std::move(uris), options = std::move(options)]() -> Length {
+        int64_t total = 0;
+        absl::Status error;
+        {
+          pybind11::gil_scoped_release nogil;
+          for (const std::string& uri : uris) {
+            absl::StatusOr<int64_t> n = CountRecords(*store, uri, options);
+            if (!n.ok()) {
+              error = n.status();
+              break;
+            }
+            total += *n;
+          }
         }
-        total += *n;
-      }
-    }
-    CheckOk(error);
-    return Length::Known(total);
-  });
+        CheckOk(error);
+        return Length::Known(total);
+      });
 }
 
 }  // namespace dataecho::python

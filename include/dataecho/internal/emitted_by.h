@@ -39,10 +39,10 @@ namespace dataecho::internal {
 
 // FAILED_PRECONDITION: `name` cannot reference an element it emitted (`why`).
 inline absl::Status NotReferenced(std::string_view name, std::string_view why) {
-  return absl::FailedPreconditionError(fmt::format(
-      "{} cannot reference an element it emitted ({}), so a stage after it that holds "
-      "elements (Shuffle, Echo) cannot save its state",
-      name, why));
+  return absl::FailedPreconditionError(
+      fmt::format("{} cannot reference an element it emitted ({}), so a stage after it that holds "
+                  "elements (Shuffle, Echo) cannot save its state",
+                  name, why));
 }
 
 template <typename U, typename Id>
