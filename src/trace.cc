@@ -48,11 +48,10 @@ constexpr int64_t kCounterPeriodNs = 1'000'000;
 struct ThreadBuffer {
   absl::Mutex mu;
   std::vector<Event> events ABSL_GUARDED_BY(mu);
-  uint64_t generation ABSL_GUARDED_BY(mu) = 0;  // of the trace `events` belong to
-  int64_t slots ABSL_GUARDED_BY(mu) = 0;        // taken from the cap, not used yet
-  bool named ABSL_GUARDED_BY(mu) = false;       // thread name recorded in this trace
+  uint64_t generation ABSL_GUARDED_BY(mu) = 0;      // of the trace `events` belong to
+  int64_t slots ABSL_GUARDED_BY(mu) = 0;            // taken from the cap, not used yet
+  const char* named ABSL_GUARDED_BY(mu) = nullptr;  // the thread name recorded in this trace
   uint32_t tid = 0;
-  const char* name = nullptr;
   // The last time each counter name was recorded on this thread (a few names).
   struct Sample {
     const char* name = nullptr;
@@ -93,6 +92,8 @@ Recorder& TheRecorder() {
 }
 
 std::atomic<uint32_t> next_tid{1};
+// The calling thread's name (SetTraceThreadName), recorded with its next event.
+thread_local const char* thread_name = nullptr;
 
 // Moves `b`'s events of the running trace (generation `gen`) to the end of `out`.
 void TakeEvents(ThreadBuffer& b, uint64_t gen, std::vector<Event>& out) {
@@ -118,7 +119,6 @@ class ThreadSlot {
     }
     return *buffer_;
   }
-  ThreadBuffer* buffer() const { return buffer_; }
 
   ~ThreadSlot() {  // at the thread's end: its events stay in the trace
     if (buffer_ == nullptr) return;
@@ -156,18 +156,20 @@ void Record(Event e) {
   ThreadBuffer& b = my_slot.Get();
   e.tid = b.tid;
   absl::MutexLock lock(&b.mu);
-  if (!TraceEnabled()) return;  // stopped meanwhile
-  const uint64_t gen = r.generation.load(std::memory_order_acquire);
+  // Stopped meanwhile? (Acquire: a trace seen running is seen with its generation.)
+  if (!trace_on.load(std::memory_order_acquire)) return;
+  const uint64_t gen = r.generation.load(std::memory_order_relaxed);
   if (b.generation != gen) {  // the first event of this trace
     b.events.clear();
     b.generation = gen;
     b.slots = 0;
-    b.named = false;
+    b.named = nullptr;
   }
-  if (!b.named) {
-    b.named = true;
+  static constexpr char kUnnamed[] = "";
+  if (const char* name = thread_name != nullptr ? thread_name : kUnnamed; b.named != name) {
+    b.named = name;  // once per trace, and again if the thread renames itself
     if (TakeSlot(r, b)) {
-      b.events.push_back(Event{b.name, "", 'M', b.tid, 0, 0, 0, {}});
+      b.events.push_back(Event{thread_name, "", 'M', b.tid, 0, 0, 0, {}});
     } else {
       r.dropped.fetch_add(1, std::memory_order_relaxed);
     }
@@ -332,13 +334,7 @@ void TraceCounter(const char* name, double value) {
   Record(Event{name, "", 'C', 0, now, 0, value, {}});
 }
 
-void SetTraceThreadName(const char* name) {
-  ThreadBuffer& b = my_slot.Get();
-  absl::MutexLock lock(&b.mu);
-  if (name == b.name) return;
-  b.name = name;
-  b.named = false;  // recorded again with the next event
-}
+void SetTraceThreadName(const char* name) { thread_name = name; }  // recorded with the next event
 
 TraceScope::TraceScope(const char* name, const char* category, TraceArg arg)
     : name_(name), category_(category), arg_(std::move(arg)) {
