@@ -25,7 +25,8 @@ esac
 jobs=${JOBS:-$(nproc)}
 if [ "$what" != test ]; then
   cmake -S . -B "$dir" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-    -DDATAECHO_SANITIZE="$sanitizer" -DDATAECHO_FUZZ="$fuzz" -DDATAECHO_BUILD_BENCHMARKS=OFF >/dev/null
+    -DDATAECHO_SANITIZE="$sanitizer" -DDATAECHO_FUZZ="$fuzz" -DDATAECHO_BUILD_BENCHMARKS=OFF \
+    -DDATAECHO_LINK_WITH_LLD=ON >/dev/null
   cmake --build "$dir" -j"$jobs"
 fi
 [ "$what" != build ] || exit 0

@@ -129,8 +129,9 @@ TEST_F(RangeCheckpointTest, InterleavedRangesResumeAfterEveryRecord) {
         SCOPED_TRACE(fmt::format("cycle_length {} buffered_records {} {}", cycle, buffered,
                                  indexed ? "indexed" : "not indexed"));
         const InterleaveOptions interleave{.cycle_length = cycle, .buffered_records = buffered};
-        EXPECT_EQ(ExpectResumesAtEveryPoint([&] { return From(Source(kRanges, interleave)); }),
-                  total);
+        EXPECT_EQ(
+            ExpectResumesAtEveryPoint([&] { return From(Source(kRanges, interleave, indexed)); }),
+            total);
       }
     }
   }

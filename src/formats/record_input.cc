@@ -35,9 +35,19 @@ absl::StatusOr<std::unique_ptr<RecordInput>> RecordInput::Open(
   const uint64_t range_end = length > std::numeric_limits<uint64_t>::max() - offset
                                  ? std::numeric_limits<uint64_t>::max()
                                  : offset + length;
-  std::unique_ptr<RecordInput> in(
-      new RecordInput(std::move(reader), std::make_shared<const std::string>(RedactUri(uri)),
-                      compression, std::max<size_t>(buffer_size, 4096), offset, range_end));
+  // The stored bytes this stream can ever read: its buffers need be no
+  // larger (a small file or a short range does not allocate and zero
+  // `buffer_size` bytes per open; a size of 0 may mean "not stated").
+  buffer_size = std::max<size_t>(buffer_size, 4096);
+  const uint64_t stored_end = std::min(reader->info().size, range_end);
+  const size_t stored_buffer =
+      reader->info().size > 0 && stored_end > offset
+          ? static_cast<size_t>(std::min<uint64_t>(buffer_size, stored_end - offset))
+          : buffer_size;
+  std::unique_ptr<RecordInput> in(new RecordInput(
+      std::move(reader), std::make_shared<const std::string>(RedactUri(uri)), compression,
+      compression == Compression::kNone ? stored_buffer : buffer_size, offset, range_end));
+  if (in->compressed()) in->in_.resize(stored_buffer);
   if (in->compressed()) {
     const int window_bits = in->compression_ == Compression::kGzip ? 15 + 16 : 15;
     if (inflateInit2(&in->z_, window_bits) != Z_OK) {
@@ -58,9 +68,7 @@ RecordInput::RecordInput(std::unique_ptr<ObjectReader> reader,
       buf_(buffer_size),
       position_(offset),
       range_end_(range_end),
-      head_tracked_(offset == 0) {
-  if (compressed()) in_.resize(buffer_size);
-}
+      head_tracked_(offset == 0) {}
 
 uint64_t RecordInput::max_stream_bytes() const {
   const uint64_t size = object_size();

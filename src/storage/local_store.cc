@@ -155,7 +155,10 @@ class LocalReader : public ObjectReader {
       if (room >= want) {
         target = dst.data() + total;  // large read: straight into the caller's memory
       } else {
-        if (!buffer_) buffer_.reset(new uint8_t[read_ahead_]);
+        // Never larger than the rest of the range: a reader of a small file
+        // (or a short range) holds a small buffer, not read_ahead's 8 MiB.
+        // `want` only shrinks from here on, so the first size serves all.
+        if (!buffer_) buffer_.reset(new uint8_t[want]);
         target = buffer_.get();
       }
       DATAECHO_RETURN_IF_ERROR(CheckUnchanged());
