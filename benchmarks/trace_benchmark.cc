@@ -18,28 +18,15 @@
 #include "dataecho/augment.h"
 #include "dataecho/pipeline.h"
 #include "dataecho/trace.h"
+#include "testing/synthetic_images.h"
 
 namespace dataecho {
 namespace {
 
-std::vector<Example> Images(int n) {
-  std::vector<Example> out;
-  for (int i = 0; i < n; ++i) {
-    MutableBuffer b(28 * 28);
-    for (size_t j = 0; j < b.size(); ++j) b.data()[j] = static_cast<uint8_t>(i * 31 + j);
-    Example e;
-    e.components.push_back(*Tensor::Make(DType::kUInt8, {28, 28, 1}, std::move(b).Freeze()));
-    e.label = i % 10;
-    e.source_index = static_cast<uint64_t>(i);
-    out.push_back(std::move(e));
-  }
-  return out;
-}
-
 Pipeline<Batch> Readme() {
   static const RandomCrop crop({.height = 28, .width = 28, .padding = 2, .seed = 11});
   static const RandomFlip flip({.seed = 12});
-  return FromVector(Images(20000))
+  return FromVector(testing::SyntheticImages(20000, 28, 28))
       .Repeat(-1)
       .Map([](Example e) -> absl::StatusOr<Example> { return e; }, {.parallelism = 4})
       .Prefetch({.depth = 256})

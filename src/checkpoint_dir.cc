@@ -21,6 +21,7 @@
 #include "dataecho/trace.h"
 #include "fmt/format.h"
 #include "internal/checkpoint_file.h"
+#include "internal/posix_file.h"
 
 namespace dataecho {
 namespace {
@@ -29,60 +30,6 @@ constexpr std::string_view kPrefix = "ckpt-";
 constexpr std::string_view kSuffix = ".dtc";
 constexpr std::string_view kTempPrefix = ".ckpt-";
 constexpr std::string_view kLockName = "LOCK";
-
-// An error of a call on `path`, its code from errno: PERMISSION_DENIED for
-// EACCES/EPERM/EROFS, UNAVAILABLE otherwise (ENOSPC, EIO: a write may succeed
-// later).
-absl::Status Errno(int err, std::string_view what, std::string_view path) {
-  const std::string message =
-      fmt::format("checkpoint directory: {} {}: {}", what, path, std::strerror(err));
-  if (err == EACCES || err == EPERM || err == EROFS) return absl::PermissionDeniedError(message);
-  return absl::UnavailableError(message);
-}
-
-// Closes a file descriptor when it goes out of scope.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
-
-bool WriteAll(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = EIO;
-      return false;
-    }
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
-
-// Reads exactly `n` bytes at `offset` (fewer only at the end of the file).
-absl::StatusOr<std::string> ReadAt(int fd, uint64_t offset, uint64_t n, std::string_view path) {
-  std::string out(n, '\0');
-  uint64_t got = 0;
-  while (got < n) {
-    const ssize_t r = ::pread(fd, out.data() + got, n - got, static_cast<off_t>(offset + got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return Errno(errno, "cannot read", path);
-    if (r == 0) break;
-    got += static_cast<uint64_t>(r);
-  }
-  out.resize(got);
-  return out;
-}
 
 // The step of a checkpoint's file name, or -1 for another name.
 int64_t StepOf(std::string_view name) {
@@ -109,7 +56,7 @@ struct Listing {
 absl::StatusOr<Listing> List(const std::string& dir) {
   Listing out;
   DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return Errno(errno, "cannot list", dir);
+  if (d == nullptr) return internal::CheckpointErrno(errno, "cannot list", dir);
   while (const dirent* e = ::readdir(d)) {
     const std::string_view name = e->d_name;
     if (const int64_t step = StepOf(name); step >= 0) {
@@ -124,9 +71,9 @@ absl::StatusOr<Listing> List(const std::string& dir) {
 }
 
 absl::Status SyncDirectory(const std::string& dir) {
-  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (fd.get() < 0) return Errno(errno, "cannot open", dir);
-  if (::fsync(fd.get()) != 0) return Errno(errno, "cannot fsync", dir);
+  internal::Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0) return internal::CheckpointErrno(errno, "cannot open", dir);
+  if (::fsync(fd.get()) != 0) return internal::CheckpointErrno(errno, "cannot fsync", dir);
   return absl::OkStatus();
 }
 
@@ -134,7 +81,7 @@ absl::Status SyncDirectory(const std::string& dir) {
 absl::Status CheckIsDirectory(const std::string& path, bool* exists) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
-    if (errno != ENOENT) return Errno(errno, "cannot stat", path);
+    if (errno != ENOENT) return internal::CheckpointErrno(errno, "cannot stat", path);
     *exists = false;
     return absl::OkStatus();
   }
@@ -150,44 +97,6 @@ std::string HostName() {
   char host[256] = {};
   if (::gethostname(host, sizeof(host) - 1) != 0) return "unknown-host";
   return host;
-}
-
-// Reads one file of DIR as a checkpoint: regular files only, its header
-// checked before its body, the length it declares against the file's size.
-absl::StatusOr<Checkpoint> ReadFile(const std::string& path) {
-  // O_NONBLOCK: opening a FIFO does not wait for a writer (it is then refused).
-  Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
-  if (fd.get() < 0) {
-    return absl::DataLossError(
-        fmt::format("checkpoint {}: cannot open it: {}", path, std::strerror(errno)));
-  }
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return Errno(errno, "cannot stat", path);
-  if (!S_ISREG(st.st_mode)) {
-    return absl::DataLossError(fmt::format("checkpoint {}: not a regular file", path));
-  }
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  uint64_t want = internal::kCheckpointFixedHeader;
-  std::string header;
-  for (;;) {  // the fixed part, then the section table: the size the header says
-    DATAECHO_ASSIGN_OR_RETURN(header, ReadAt(fd.get(), 0, std::min(want, size), path));
-    DATAECHO_ASSIGN_OR_RETURN(uint64_t need, internal::CheckpointHeaderSize(path, header));
-    if (need <= header.size() || header.size() == size) break;
-    want = need;
-  }
-  DATAECHO_ASSIGN_OR_RETURN(internal::CheckpointHeader h,
-                            internal::ParseCheckpointHeader(path, header));
-  if (h.file_bytes != size) {
-    return absl::DataLossError(
-        fmt::format("checkpoint {}: its header declares {} bytes, the file has {} (torn write?)",
-                    path, h.file_bytes, size));
-  }
-  DATAECHO_ASSIGN_OR_RETURN(std::string bytes, ReadAt(fd.get(), 0, size, path));
-  if (bytes.size() != size) {
-    return absl::DataLossError(
-        fmt::format("checkpoint {}: {} bytes read of {} (it shrank)", path, bytes.size(), size));
-  }
-  return CheckpointDir::Parse(path, bytes);
 }
 
 }  // namespace
@@ -279,7 +188,7 @@ absl::StatusOr<std::unique_ptr<CheckpointDir>> CheckpointDir::OpenForWriting(
     for (size_t at = path.find('/', 1);; at = path.find('/', at + 1)) {
       const std::string part = path.substr(0, at);
       if (::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) {
-        return Errno(errno, "cannot create", part);
+        return internal::CheckpointErrno(errno, "cannot create", part);
       }
       if (at == std::string::npos) break;
     }
@@ -287,12 +196,15 @@ absl::StatusOr<std::unique_ptr<CheckpointDir>> CheckpointDir::OpenForWriting(
   }
   // The lock: one writer per directory, held until this object goes.
   const std::string lock_path = fmt::format("{}/{}", path, kLockName);
-  Fd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
-  if (lock.get() < 0) return Errno(errno, "cannot create its lock file", lock_path);
+  internal::Fd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (lock.get() < 0)
+    return internal::CheckpointErrno(errno, "cannot create its lock file", lock_path);
   if (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK) return Errno(errno, "cannot lock", lock_path);
-    absl::StatusOr<std::string> holder = ReadAt(lock.get(), 0, 512, lock_path);
-    std::string who = holder.ok() ? *holder : std::string();
+    if (errno != EWOULDBLOCK) return internal::CheckpointErrno(errno, "cannot lock", lock_path);
+    std::string who(512, '\0');
+    size_t got = 0;
+    if (internal::PreadFully(lock.get(), who.data(), who.size(), 0, &got) != 0) got = 0;
+    who.resize(got);
     while (!who.empty() && (who.back() == '\n' || who.back() == '\0')) who.pop_back();
     return absl::FailedPreconditionError(fmt::format(
         "checkpoint directory {} is in use by another writer ({}): a directory has one writer; "
@@ -301,15 +213,15 @@ absl::StatusOr<std::unique_ptr<CheckpointDir>> CheckpointDir::OpenForWriting(
   }
   const std::string me = fmt::format("host {} pid {} since {}", HostName(), ::getpid(),
                                      static_cast<int64_t>(std::time(nullptr)));
-  if (::ftruncate(lock.get(), 0) != 0 || !WriteAll(lock.get(), me + "\n")) {
-    return Errno(errno, "cannot write", lock_path);
-  }
+  const int err =
+      ::ftruncate(lock.get(), 0) != 0 ? errno : internal::WriteAll(lock.get(), me + "\n");
+  if (err != 0) return internal::CheckpointErrno(err, "cannot write", lock_path);
   // Can checkpoints be written? (A read-only directory whose LOCK exists
   // opens above; creating a file in it does not.)
   const std::string probe = fmt::format("{}/{}probe.tmp-{}", path, kTempPrefix, ::getpid());
   {
-    Fd fd(::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (fd.get() < 0) return Errno(errno, "cannot write a file in", path);
+    internal::Fd fd(::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (fd.get() < 0) return internal::CheckpointErrno(errno, "cannot write a file in", path);
   }
   ::unlink(probe.c_str());
   // Temporary files of earlier writers: each is gone (the lock is ours).
@@ -336,33 +248,7 @@ std::string CheckpointDir::Encode(int64_t step, const std::vector<CheckpointSect
 }
 
 absl::StatusOr<Checkpoint> CheckpointDir::Parse(std::string_view name, std::string_view bytes) {
-  DATAECHO_ASSIGN_OR_RETURN(uint64_t header_size, internal::CheckpointHeaderSize(name, bytes));
-  DATAECHO_ASSIGN_OR_RETURN(
-      internal::CheckpointHeader h,
-      internal::ParseCheckpointHeader(
-          name, bytes.substr(0, std::min<uint64_t>(header_size, bytes.size()))));
-  if (h.file_bytes != bytes.size()) {
-    return absl::DataLossError(
-        fmt::format("checkpoint {}: its header declares {} bytes, the file has {} (torn write?)",
-                    name, h.file_bytes, bytes.size()));
-  }
-  uint32_t stored = 0;
-  for (int i = 0; i < 4; ++i) {
-    stored |= uint32_t{static_cast<uint8_t>(bytes[bytes.size() - 4 + i])} << (8 * i);
-  }
-  if (const uint32_t crc = Crc32c(bytes.data(), bytes.size() - 4); crc != stored) {
-    return absl::DataLossError(fmt::format(
-        "checkpoint {}: CRC-32C {:08x}, the bytes give {:08x} (corrupt)", name, stored, crc));
-  }
-  Checkpoint out;
-  out.path = std::string(name);
-  out.step = h.step;
-  uint64_t at = h.header_bytes;
-  for (size_t i = 0; i < h.names.size(); ++i) {
-    out.sections.emplace_back(std::move(h.names[i]), std::string(bytes.substr(at, h.sizes[i])));
-    at += h.sizes[i];
-  }
-  return out;
+  return internal::ParseCheckpoint(name, bytes);
 }
 
 absl::StatusOr<std::optional<Checkpoint>> CheckpointDir::ReadNewest() const {
@@ -373,7 +259,7 @@ absl::StatusOr<std::optional<Checkpoint>> CheckpointDir::ReadNewest() const {
   std::string reasons;
   for (const auto& [step, name] : listing.checkpoints) {
     const std::string file = fmt::format("{}/{}", path_, name);
-    absl::StatusOr<Checkpoint> c = ReadFile(file);
+    absl::StatusOr<Checkpoint> c = internal::ReadCheckpointFile(file);
     if (c.ok() && c->step != step) {
       c = absl::DataLossError(
           fmt::format("checkpoint {}: holds step {}, its name says {}", file, c->step, step));
@@ -403,35 +289,10 @@ absl::Status CheckpointDir::Write(int64_t step, std::vector<CheckpointSection> s
   auto write = [dir = path_, keep = options_.keep, step,
                 sections = std::move(sections)]() -> absl::Status {
     TraceScope span("checkpoint write", "checkpoint");
-    const std::string final_path = FilePath(dir, step);
     const std::string temp_path =
         fmt::format("{}/{}{:012d}.tmp-{}", dir, kTempPrefix, step, ::getpid());
-    Fd fd(::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (fd.get() < 0) return Errno(errno, "cannot create", temp_path);
-    // The header, each section's chunks as they are, the CRC of them all.
-    const std::string header = internal::EncodeCheckpointHeader(step, sections);
-    bool ok = WriteAll(fd.get(), header);
-    uint32_t crc = Crc32c(header.data(), header.size());
-    for (const CheckpointSection& s : sections) {
-      for (absl::string_view chunk : s.bytes.Chunks()) {
-        if (!ok) break;
-        ok = WriteAll(fd.get(), std::string_view(chunk.data(), chunk.size()));
-        crc = Crc32cExtend(crc, chunk.data(), chunk.size());
-      }
-    }
-    std::string trailer;
-    for (int i = 0; i < 4; ++i) trailer += static_cast<char>((crc >> (8 * i)) & 0xff);
-    if (ok) ok = WriteAll(fd.get(), trailer);
-    const char* failed = !ok ? "cannot write" : ::fsync(fd.get()) != 0 ? "cannot fsync" : nullptr;
-    if (failed == nullptr && ::close(fd.release()) != 0) failed = "cannot close";
-    if (failed == nullptr && ::rename(temp_path.c_str(), final_path.c_str()) != 0) {
-      failed = "cannot rename it to its name:";
-    }
-    if (failed != nullptr) {
-      absl::Status s = Errno(errno, failed, temp_path);
-      ::unlink(temp_path.c_str());
-      return s;
-    }
+    DATAECHO_RETURN_IF_ERROR(
+        internal::WriteCheckpointFile(temp_path, FilePath(dir, step), step, sections));
     DATAECHO_RETURN_IF_ERROR(SyncDirectory(dir));
     // The newest `keep` up to this step stay; older ones go, and so do those
     // of later steps (damaged ones a resume skipped: the run went on from

@@ -378,7 +378,12 @@ TEST(AutoPlacementTest, TrainerBoundPipelineDoesNotEcho) {
   ASSERT_GE(run.planner.notes.size(), 1u) << run.table;
   EXPECT_EQ(run.planner.Extra("factor"), 1) << run.table;
   EXPECT_EQ(run.rows, run.fresh_rows) << run.table;
-  EXPECT_NE(run.table.find("bottleneck: the consumer"), std::string::npos) << run.table;
+  // Not the stats' verdict ("bottleneck: the consumer"): it weighs the
+  // consumer's wait against the stages', a few tens of milliseconds either
+  // way here, which a loaded scheduler can tip (it named the source once under
+  // TSan beside a busy core). stats_test.cc checks the verdict on waits it
+  // controls; the planner's decision above has a margin of ~1000x (a batch
+  // from a vector against a 15 ms step).
 }
 
 // Adaptive echo (kAdaptive) knows the regime through the same planner.

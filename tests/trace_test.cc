@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "internal/json_reader.h"
 #include "support/temp_files.h"
+#include "testing/synthetic_images.h"
 
 namespace dataecho {
 namespace {
@@ -25,22 +26,8 @@ namespace {
 using ::dataecho::testing::ReadFileOrDie;
 using ::dataecho::testing::TempDir;
 
-std::vector<Example> Examples(int n) {
-  std::vector<Example> out;
-  for (int i = 0; i < n; ++i) {
-    MutableBuffer b(16);
-    for (size_t j = 0; j < b.size(); ++j) b.data()[j] = static_cast<uint8_t>(i + j);
-    Example e;
-    e.components.push_back(*Tensor::Make(DType::kUInt8, {4, 4, 1}, std::move(b).Freeze()));
-    e.label = i % 10;
-    e.source_index = static_cast<uint64_t>(i);
-    out.push_back(std::move(e));
-  }
-  return out;
-}
-
 Pipeline<Batch> Build() {
-  return FromVector(Examples(2000))
+  return FromVector(testing::SyntheticImages(2000, 4, 4))
       .Map([](Example e) -> absl::StatusOr<Example> { return e; }, {.parallelism = 2})
       .Prefetch({.depth = 16})
       .Echo({.factor = 2.0, .seed = 1})

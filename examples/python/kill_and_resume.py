@@ -25,6 +25,15 @@ DATA = "/usr/share/datasets/fashion-mnist"
 TRAINER = pathlib.Path(__file__).resolve().parent / "resumable_training.py"
 
 
+def write_shards(directory, examples, shards=4):
+    """Writes `examples` as TFRecord shards train-0.tfrecord... (example i to shard i % shards),
+    as `dataecho convert` writes them."""
+    for f in range(shards):
+        dataecho.write_tfrecord(str(pathlib.Path(directory) / f"train-{f}.tfrecord"), [
+            dataecho.encode_image_record(np.asarray(e.components[0]), label=e.label)
+            for e in examples[f::shards]])
+
+
 def steps_logged(path):
     """{step: "crc loss"} (the last line of a step wins) and the final weights' line."""
     lines, final = {}, None
@@ -51,10 +60,7 @@ def main():
     if not (out / "train-3.tfrecord").exists():
         examples = list(dataecho.from_idx(f"{DATA}/train-images-idx3-ubyte.gz",
                                           f"{DATA}/train-labels-idx1-ubyte.gz"))
-        for f in range(4):
-            dataecho.write_tfrecord(str(out / f"train-{f}.tfrecord"), [
-                dataecho.encode_image_record(np.asarray(e.components[0]), label=e.label)
-                for e in examples[f::4]])
+        write_shards(out, examples)
     for name in ("whole", "killed"):
         for suffix in (".pt", ".log"):
             (out / f"{name}{suffix}").unlink(missing_ok=True)

@@ -1,9 +1,10 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
-// checkpoint_file.h (internal): the bytes of a checkpoint file
-// (checkpoint_dir.h gives the format): its header, written and parsed on its
-// own so that a reader checks a file's header and declared length before it
-// reads the body.
+// checkpoint_file.h (internal): one checkpoint file (checkpoint_dir.h gives
+// the format): its header, written and parsed on its own so that a reader
+// checks a file's header and declared length before it reads the body; the
+// whole file read, parsed and written. The directory around the files (names,
+// lock, what is kept, the writer thread) is checkpoint_dir.cc's.
 #ifndef DATAECHO_SRC_INTERNAL_CHECKPOINT_FILE_H_
 #define DATAECHO_SRC_INTERNAL_CHECKPOINT_FILE_H_
 
@@ -45,6 +46,26 @@ absl::StatusOr<uint64_t> CheckpointHeaderSize(std::string_view name, std::string
 // DATA_LOSS naming `name` and what is wrong.
 absl::StatusOr<CheckpointHeader> ParseCheckpointHeader(std::string_view name,
                                                        std::string_view header);
+
+// A whole checkpoint file's bytes (CheckpointDir::Parse).
+absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view name, std::string_view bytes);
+
+// Reads the file `path` as a checkpoint: regular files only (a FIFO is
+// refused without waiting for a writer), its header checked before its body,
+// the length it declares against the file's size. DATA_LOSS naming `path`.
+absl::StatusOr<Checkpoint> ReadCheckpointFile(const std::string& path);
+
+// Writes a checkpoint of `sections` to `temp_path` (the header, each
+// section's chunks as they are, the CRC of them all), fsyncs it and renames
+// it to `final_path`; on failure removes `temp_path`. The directory's entry is
+// not synced here.
+absl::Status WriteCheckpointFile(const std::string& temp_path, const std::string& final_path,
+                                 int64_t step, const std::vector<CheckpointSection>& sections);
+
+// An error of a call on `path` in a checkpoint directory, its code from
+// errno: PERMISSION_DENIED for EACCES/EPERM/EROFS, UNAVAILABLE otherwise
+// (ENOSPC, EIO: a write may succeed later).
+absl::Status CheckpointErrno(int err, std::string_view what, std::string_view path);
 
 }  // namespace dataecho::internal
 

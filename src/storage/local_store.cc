@@ -19,6 +19,7 @@
 #include "dataecho/status_macros.h"
 #include "dataecho/text.h"
 #include "fmt/format.h"
+#include "internal/posix_file.h"
 #include "storage/local_glob.h"
 #include "storage/uri.h"
 
@@ -108,14 +109,8 @@ absl::StatusOr<ObjectInfo> InfoOf(std::string_view uri, const std::string& path,
 absl::StatusOr<size_t> PreadFully(int fd, uint8_t* dst, size_t n, uint64_t offset,
                                   const std::string& path) {
   size_t done = 0;
-  while (done < n) {
-    ssize_t r = pread(fd, dst + done, n - done, static_cast<off_t>(offset + done));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus(errno, fmt::format("read at offset {} of", offset + done), path);
-    }
-    if (r == 0) break;
-    done += static_cast<size_t>(r);
+  if (const int err = internal::PreadFully(fd, dst, n, offset, &done); err != 0) {
+    return ErrnoStatus(err, fmt::format("read at offset {} of", offset + done), path);
   }
   return done;
 }

@@ -232,8 +232,10 @@ def test_the_loader_checks_the_state_it_loads():
 # (SIGKILL) three times at whatever step it reached and run again each time, it must
 # train on the batches of the uninterrupted run, with the same losses and weights.
 
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python" / \
-    "resumable_training.py"
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python"
+EXAMPLE = EXAMPLES / "resumable_training.py"
+sys.path.insert(0, str(EXAMPLES))
+from kill_and_resume import steps_logged, write_shards  # noqa: E402  (the example's helpers)
 
 
 def training(tmp_path, name, steps):
@@ -257,29 +259,10 @@ def processes_running(marker):
     return pids
 
 
-def steps_logged(path):
-    """{step: line} (a resumed run logs again the steps after its checkpoint: the last
-    line of a step wins) and the final line."""
-    lines, final = {}, None
-    if path.exists():
-        for line in path.read_text().splitlines():
-            head, _, rest = line.partition(" ")
-            if head == "final":
-                final = rest
-            elif rest:
-                lines[int(head)] = rest
-    return lines, final
-
-
 def test_training_killed_three_times_resumes_on_the_same_batches(fashion_mnist, tmp_path):
     # 4 TFRecord shards of 1024 Fashion-MNIST images (as `dataecho convert` writes them):
     # with echo 2, 2 workers and batches of 128, 64 steps an epoch.
-    examples = list(dataecho.from_idx(fashion_mnist[0], fashion_mnist[1]).take(4096))
-    for f in range(4):
-        dataecho.write_tfrecord(
-            str(tmp_path / f"train-{f}.tfrecord"),
-            [dataecho.encode_image_record(np.asarray(e.components[0]), label=e.label)
-             for e in examples[f * 1024:(f + 1) * 1024]])
+    write_shards(tmp_path, list(dataecho.from_idx(fashion_mnist[0], fashion_mnist[1]).take(4096)))
     steps = 150  # 2 epochs and a part
     args, env = training(tmp_path, "whole", steps)
     assert subprocess.run(args, env=env, timeout=300, capture_output=True).returncode == 0

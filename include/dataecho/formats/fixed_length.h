@@ -41,7 +41,7 @@ struct FixedLengthOptions {
   uint64_t header_bytes = 0;  // skipped at the start of each file
   uint64_t footer_bytes = 0;  // ignored at the end of each file
   Compression compression = Compression::kNone;
-  size_t buffer_size = size_t{256} << 10;  // read (and inflate) buffer per file
+  size_t buffer_size = size_t{256} << 10;  // read (and inflate) buffer per file, at most
   size_t read_ahead = size_t{8} << 20;     // passed to ObjectStore::Open
 };
 

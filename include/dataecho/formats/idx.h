@@ -57,7 +57,7 @@ DATAECHO_EXPORT absl::StatusOr<IdxHeader> ParseIdxHeader(std::string_view bytes,
 
 struct IdxOptions {
   Compression compression = Compression::kAuto;  // kAuto: gzip for ".gz"
-  size_t buffer_size = size_t{256} << 10;        // read (and inflate) buffer per file
+  size_t buffer_size = size_t{256} << 10;        // read (and inflate) buffer per file, at most
   size_t read_ahead = size_t{8} << 20;           // passed to ObjectStore::Open
 };
 

@@ -72,7 +72,8 @@ struct TFRecordReaderOptions {
   int64_t max_skipped = 1000;
   // Larger lengths are treated as corruption (checked before allocating).
   uint64_t max_record_bytes = uint64_t{1} << 30;
-  // Read (and inflate) buffer per open file.
+  // Read (and inflate) buffer per open file; a file or range with fewer
+  // stored bytes gets a read buffer of their size.
   size_t buffer_size = size_t{256} << 10;
   // Read-ahead passed to ObjectStore::Open.
   size_t read_ahead = size_t{8} << 20;
