@@ -6,15 +6,7 @@
 # sharding).
 #   tests/mpi/exactly_once.sh build/examples/mpi_trainer/mpi_trainer build/tools/dataecho/dataecho mpiexec
 set -euo pipefail
-trainer=$1 cli=$2 mpiexec=$3
-data=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
-records=3001
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-"$cli" convert --images="$data/train-images-idx3-ubyte.gz" --labels="$data/train-labels-idx1-ubyte.gz" \
-  --output="$tmp/train" --shards=5 --limit=$records >/dev/null
-
-fail() { echo "FAIL ($*)" >&2; exit 1; }
+source "$(dirname "$0")/common.sh"
 for np in 2 4; do
   for mode in records files; do
     dump="$tmp/dump-$np-$mode"

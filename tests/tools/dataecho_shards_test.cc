@@ -12,35 +12,23 @@
 #include "dataecho/formats/tfrecord.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
+#include "support/programs.h"
 #include "support/temp_files.h"
 
 namespace dataecho {
 namespace {
 
+using ::dataecho::testing::ProgramRun;
+using ::dataecho::testing::RunShell;
 using ::dataecho::testing::TempDir;
 
-struct ToolRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
 // Runs `env dataecho shards ARGS` with no launcher variables but those in `env`.
-ToolRun Shards(const TempDir& dir, const std::string& args, const std::string& env = "") {
-  const std::string err_path = dir.File("stderr.txt");
-  const std::string cmd = fmt::format(
-      "env -u RANK -u WORLD_SIZE -u OMPI_COMM_WORLD_RANK -u OMPI_COMM_WORLD_SIZE -u SLURM_PROCID "
-      "-u SLURM_NTASKS {} '{}' shards {} 2>'{}'",
-      env, DATAECHO_TOOL_PATH, args, err_path);
-  ToolRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = testing::ReadFileOrDie(err_path);
-  return r;
+ProgramRun Shards(const TempDir& dir, const std::string& args, const std::string& env = "") {
+  return RunShell(fmt::format("env -u RANK -u WORLD_SIZE -u OMPI_COMM_WORLD_RANK -u "
+                              "OMPI_COMM_WORLD_SIZE -u SLURM_PROCID "
+                              "-u SLURM_NTASKS {} '{}' shards {}",
+                              env, DATAECHO_TOOL_PATH, args),
+                  dir.File("stderr.txt"));
 }
 
 // dir/part-0..3.tfrecord with 10, 20, 30 and 40 records; returns their sizes.
@@ -62,7 +50,7 @@ std::vector<int64_t> WriteFourFiles(const TempDir& dir) {
 TEST(DataechoShardsTest, ARankWithoutDataFailsAfterTheReport) {
   TempDir dir;
   const std::vector<int64_t> sizes = WriteFourFiles(dir);
-  ToolRun r = Shards(dir, "'" + dir.File("part-*.tfrecord") + "'", "WORLD_SIZE=8 RANK=5");
+  ProgramRun r = Shards(dir, "'" + dir.File("part-*.tfrecord") + "'", "WORLD_SIZE=8 RANK=5");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("FAILED_PRECONDITION: rank 5 of world size 8 (from RANK) would get no "
                        "file: 4 file(s) for 8 ranks leave ranks 4-7 without data"),
@@ -78,12 +66,12 @@ TEST(DataechoShardsTest, ARankWithoutDataFailsAfterTheReport) {
       << r.out;
   EXPECT_NE(r.out.find(R"("bytes_imbalance": null})"), std::string::npos) << r.out;
 
-  ToolRun allowed =
+  ProgramRun allowed =
       Shards(dir, "--allow_empty '" + dir.File("part-*.tfrecord") + "'", "WORLD_SIZE=8 RANK=5");
   EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
   EXPECT_EQ(allowed.out, r.out);
   // This process's rank has data, another has none: still an error.
-  ToolRun other = Shards(dir, "--world_size=5 '" + dir.File("part-*.tfrecord") + "'");
+  ProgramRun other = Shards(dir, "--world_size=5 '" + dir.File("part-*.tfrecord") + "'");
   EXPECT_EQ(other.exit_code, 1);
   EXPECT_NE(other.err.find("rank 4 of world size 5 (from options)"), std::string::npos)
       << other.err;
@@ -94,7 +82,7 @@ TEST(DataechoShardsTest, ARankWithoutDataFailsAfterTheReport) {
 TEST(DataechoShardsTest, ReportsFilesBytesAndRecordsPerRank) {
   TempDir dir;
   const std::vector<int64_t> sizes = WriteFourFiles(dir);
-  ToolRun r = Shards(dir, "--world_size=3 --records '" + dir.File("part-*.tfrecord") + "'");
+  ProgramRun r = Shards(dir, "--world_size=3 --records '" + dir.File("part-*.tfrecord") + "'");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out,
             fmt::format(R"({{"world_size": 3, "rank": 0, "source": "options", "files": 4, )"
@@ -107,13 +95,13 @@ TEST(DataechoShardsTest, ReportsFilesBytesAndRecordsPerRank) {
                         fmt::format("{:.6g}", static_cast<double>(sizes[0] + sizes[3]) /
                                                   static_cast<double>(sizes[1]))));
   // The launchers' variables, as the library reads them.
-  ToolRun ompi = Shards(dir, "'" + dir.File("part-*.tfrecord") + "'",
-                        "OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2");
+  ProgramRun ompi = Shards(dir, "'" + dir.File("part-*.tfrecord") + "'",
+                           "OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2");
   EXPECT_EQ(ompi.exit_code, 0) << ompi.err;
   EXPECT_NE(ompi.out.find(R"("world_size": 2, "rank": 1, "source": "OMPI_COMM_WORLD_RANK")"),
             std::string::npos)
       << ompi.out;
-  ToolRun slurm =
+  ProgramRun slurm =
       Shards(dir, "'" + dir.File("part-*.tfrecord") + "'", "SLURM_PROCID=0 SLURM_NTASKS=4");
   EXPECT_EQ(slurm.exit_code, 0) << slurm.err;
   EXPECT_NE(slurm.out.find(R"("world_size": 4, "rank": 0, "source": "SLURM_PROCID")"),
@@ -128,7 +116,7 @@ TEST(DataechoShardsTest, WorldSizeFromTheEnvironmentIsCappedAsTheFlagIs) {
   TempDir dir;
   WriteFourFiles(dir);
   const std::string files = "'" + dir.File("part-*.tfrecord") + "'";
-  ToolRun r = Shards(dir, files, "WORLD_SIZE=2147483647 RANK=0");
+  ProgramRun r = Shards(dir, files, "WORLD_SIZE=2147483647 RANK=0");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find("INVALID_ARGUMENT: invalid shard from RANK (RANK=0 and "
@@ -136,10 +124,10 @@ TEST(DataechoShardsTest, WorldSizeFromTheEnvironmentIsCappedAsTheFlagIs) {
                        "(ShardOptions::kMaxWorldSize)"),
             std::string::npos)
       << r.err;
-  ToolRun ompi = Shards(dir, files, "OMPI_COMM_WORLD_RANK=5 OMPI_COMM_WORLD_SIZE=1048577");
+  ProgramRun ompi = Shards(dir, files, "OMPI_COMM_WORLD_RANK=5 OMPI_COMM_WORLD_SIZE=1048577");
   EXPECT_EQ(ompi.exit_code, 1) << ompi.err;
   EXPECT_NE(ompi.err.find("OMPI_COMM_WORLD_SIZE=1048577"), std::string::npos) << ompi.err;
-  ToolRun flag = Shards(dir, "--world_size=2147483647 " + files);
+  ProgramRun flag = Shards(dir, "--world_size=2147483647 " + files);
   EXPECT_EQ(flag.exit_code, 2) << flag.err;
 }
 
@@ -157,14 +145,14 @@ TEST(DataechoShardsTest, UsageErrors) {
       {"--world_size=2 --rank=2" + files, "--rank must be an integer in [0, 1], got '2'"},
   };
   for (const Case& c : cases) {
-    ToolRun r = Shards(dir, c.args);
+    ProgramRun r = Shards(dir, c.args);
     EXPECT_EQ(r.exit_code, 2) << c.args;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\n" << r.err;
   }
-  ToolRun bad_env = Shards(dir, files, "WORLD_SIZE=4 RANK=x");
+  ProgramRun bad_env = Shards(dir, files, "WORLD_SIZE=4 RANK=x");
   EXPECT_EQ(bad_env.exit_code, 1);
   EXPECT_NE(bad_env.err.find("INVALID_ARGUMENT"), std::string::npos) << bad_env.err;
-  ToolRun help = Shards(dir, "--help");
+  ProgramRun help = Shards(dir, "--help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("--world_size=N"), std::string::npos) << help.out;
   EXPECT_NE(help.out.find("--records"), std::string::npos) << help.out;

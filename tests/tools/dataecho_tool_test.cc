@@ -14,6 +14,7 @@
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "support/gcs_api.h"
+#include "support/programs.h"
 #include "support/s3rver.h"
 #include "support/temp_files.h"
 #include "testing/http_server.h"
@@ -22,29 +23,15 @@ namespace dataecho {
 namespace {
 
 using ::dataecho::testing::HttpServer;
+using ::dataecho::testing::ProgramRun;
+using ::dataecho::testing::RunShell;
 using ::dataecho::testing::S3rver;
 using ::dataecho::testing::TempDir;
 
-struct ToolRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
 // Runs `dataecho ARGS`, with the environment variables `env` ("NAME=value
 // ...", shell words) added.
-ToolRun Tool(const TempDir& dir, const std::string& args, const std::string& env = "") {
-  const std::string err_path = dir.File("stderr.txt");
-  const std::string cmd = fmt::format("{} '{}' {} 2>'{}'", env, DATAECHO_TOOL_PATH, args, err_path);
-  ToolRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = testing::ReadFileOrDie(err_path);
-  return r;
+ProgramRun Tool(const TempDir& dir, const std::string& args, const std::string& env = "") {
+  return RunShell(fmt::format("{} '{}' {}", env, DATAECHO_TOOL_PATH, args), dir.File("stderr.txt"));
 }
 
 // Writes dir/part-0.tfrecord and dir/part-1.tfrecord (201 records in all)
@@ -72,8 +59,9 @@ std::string WriteTwoShards(const TempDir& dir) {
 TEST(DataechoToolTest, StatPrintsTheExactJson) {
   TempDir dir;
   const std::string want = WriteTwoShards(dir);
-  ToolRun glob = Tool(dir, "stat '" + dir.File("part-*.tfrecord") + "'");
-  ToolRun r = Tool(dir, "stat " + dir.File("part-0.tfrecord") + " " + dir.File("part-1.tfrecord"));
+  ProgramRun glob = Tool(dir, "stat '" + dir.File("part-*.tfrecord") + "'");
+  ProgramRun r =
+      Tool(dir, "stat " + dir.File("part-0.tfrecord") + " " + dir.File("part-1.tfrecord"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, want);
   EXPECT_EQ(glob.exit_code, 0) << glob.err;
@@ -93,17 +81,18 @@ TEST(DataechoToolTest, StatReadsEveryUriScheme) {
                                  testing::ReadFileOrDie(dir.File("part-1.tfrecord"))};
   const std::string decoy = "not a TFRecord file";
 
-  ToolRun file = Tool(dir, fmt::format("stat 'file://{}' 'file://{}'", dir.File("part-0.tfrecord"),
-                                       dir.File("part-1.tfrecord")));
+  ProgramRun file =
+      Tool(dir, fmt::format("stat 'file://{}' 'file://{}'", dir.File("part-0.tfrecord"),
+                            dir.File("part-1.tfrecord")));
   EXPECT_EQ(file.exit_code, 0) << file.err;
   EXPECT_EQ(file.out, want);
-  ToolRun file_glob = Tool(dir, fmt::format("stat 'file://{}'", dir.File("part-*.tfrecord")));
+  ProgramRun file_glob = Tool(dir, fmt::format("stat 'file://{}'", dir.File("part-*.tfrecord")));
   EXPECT_EQ(file_glob.exit_code, 0) << file_glob.err;
   EXPECT_EQ(file_glob.out, want);
 
   auto http = HttpServer::Start({.directory = dir.path()});
   ASSERT_TRUE(http.ok()) << http.status();
-  ToolRun web =
+  ProgramRun web =
       Tool(dir, fmt::format("stat {0}/part-0.tfrecord {0}/part-1.tfrecord", (*http)->url()));
   EXPECT_EQ(web.exit_code, 0) << web.err;
   EXPECT_EQ(web.out, want);
@@ -117,10 +106,10 @@ TEST(DataechoToolTest, StatReadsEveryUriScheme) {
   (*gcs)->Put("/bkt/train/part-notes.txt", decoy);
   const std::string gcs_env = fmt::format(
       "STORAGE_EMULATOR_HOST=127.0.0.1:{} GOOGLE_OAUTH_ACCESS_TOKEN={}", (*gcs)->port(), kToken);
-  ToolRun gs = Tool(dir, "stat 'gs://bkt/train/part-*.tfrecord'", gcs_env);
+  ProgramRun gs = Tool(dir, "stat 'gs://bkt/train/part-*.tfrecord'", gcs_env);
   EXPECT_EQ(gs.exit_code, 0) << gs.err;
   EXPECT_EQ(gs.out, want);
-  ToolRun gs_missing = Tool(dir, "stat gs://bkt/train/part-9.tfrecord", gcs_env);
+  ProgramRun gs_missing = Tool(dir, "stat gs://bkt/train/part-9.tfrecord", gcs_env);
   EXPECT_EQ(gs_missing.exit_code, 1);
   EXPECT_NE(gs_missing.err.find("NOT_FOUND"), std::string::npos) << gs_missing.err;
   EXPECT_NE(gs_missing.err.find("gs://bkt/train/part-9.tfrecord"), std::string::npos)
@@ -136,7 +125,7 @@ TEST(DataechoToolTest, StatReadsEveryUriScheme) {
   const std::string s3_env = fmt::format(
       "AWS_ENDPOINT_URL={} AWS_ACCESS_KEY_ID={} AWS_SECRET_ACCESS_KEY={} AWS_REGION=us-east-1",
       (*s3)->endpoint(), S3rver::kAccessKey, S3rver::kSecretKey);
-  ToolRun aws = Tool(dir, "stat 's3://data/train/part-*.tfrecord'", s3_env);
+  ProgramRun aws = Tool(dir, "stat 's3://data/train/part-*.tfrecord'", s3_env);
   EXPECT_EQ(aws.exit_code, 0) << aws.err;
   EXPECT_EQ(aws.out, want);
 }
@@ -147,14 +136,14 @@ TEST(DataechoToolTest, StatErrorsGoToStderrWithTheCodeName) {
   for (int i = 0; i < 3; ++i) AppendTFRecord(&bytes, "record" + std::to_string(i));
   bytes[(7 + 16) + 12] ^= 1;  // payload of record 1 (records are 7 + 16 bytes)
   testing::WriteFileOrDie(dir.File("bad"), bytes);
-  ToolRun r = Tool(dir, "stat " + dir.File("bad"));
+  ProgramRun r = Tool(dir, "stat " + dir.File("bad"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find("DATA_LOSS: corrupted record at " + dir.File("bad") + ":23"),
             std::string::npos)
       << r.err;
 
-  ToolRun skip = Tool(dir, "stat --skip_corrupt " + dir.File("bad"));
+  ProgramRun skip = Tool(dir, "stat --skip_corrupt " + dir.File("bad"));
   EXPECT_EQ(skip.exit_code, 0) << skip.err;
   const uint64_t sum = uint64_t{Crc32c("record0")} + Crc32c("record2");
   EXPECT_EQ(
@@ -165,13 +154,13 @@ TEST(DataechoToolTest, StatErrorsGoToStderrWithTheCodeName) {
   EXPECT_EQ(Tool(dir, "stat --skip_corrupt --max_skipped=0 " + dir.File("bad")).exit_code, 1);
 
   testing::WriteFileOrDie(dir.File("cut"), bytes.substr(0, 30));
-  ToolRun cut = Tool(dir, "stat " + dir.File("cut"));
+  ProgramRun cut = Tool(dir, "stat " + dir.File("cut"));
   EXPECT_EQ(cut.exit_code, 1);
   EXPECT_NE(cut.err.find("DATA_LOSS: truncated record at " + dir.File("cut") + ":23"),
             std::string::npos)
       << cut.err;
 
-  ToolRun missing = Tool(dir, "stat " + dir.File("missing"));
+  ProgramRun missing = Tool(dir, "stat " + dir.File("missing"));
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("NOT_FOUND"), std::string::npos) << missing.err;
 }
@@ -179,14 +168,14 @@ TEST(DataechoToolTest, StatErrorsGoToStderrWithTheCodeName) {
 TEST(DataechoToolTest, UsageAndHelp) {
   TempDir dir;
   for (const char* args : {"--help", "stat --help", "convert --help", "stat -h"}) {
-    ToolRun r = Tool(dir, args);
+    ProgramRun r = Tool(dir, args);
     EXPECT_EQ(r.exit_code, 0) << args;
     EXPECT_EQ(r.out.rfind("Usage: dataecho", 0), 0u) << args;
   }
   for (const char* args : {"", "frobnicate", "stat", "stat --format=bogus x", "stat --bogus x",
                            "stat --format=fixed:0 x", "stat --format=idx --skip_corrupt x",
                            "convert", "convert --images=a --labels=b --output=c --shards=0"}) {
-    ToolRun r = Tool(dir, args);
+    ProgramRun r = Tool(dir, args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_FALSE(r.err.empty()) << args;
   }
@@ -198,12 +187,12 @@ TEST(DataechoToolTest, SubcommandsHaveTheirOwnFlags) {
   TempDir dir;
   testing::WriteFileOrDie(dir.File("fixed"), "aaaa");
   for (const char* args : {"stat --shards=2 ", "stat --encoding=raw ", "stat --images=a "}) {
-    ToolRun r = Tool(dir, args + dir.File("fixed"));
+    ProgramRun r = Tool(dir, args + dir.File("fixed"));
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_NE(r.err.find("unknown flag"), std::string::npos) << args << r.err;
     EXPECT_EQ(r.out, "") << args;
   }
-  ToolRun convert = Tool(dir, "convert --images=a --labels=b --output=c --skip_corrupt");
+  ProgramRun convert = Tool(dir, "convert --images=a --labels=b --output=c --skip_corrupt");
   EXPECT_EQ(convert.exit_code, 2);
   EXPECT_NE(convert.err.find("unknown flag --skip_corrupt"), std::string::npos) << convert.err;
 
@@ -236,14 +225,14 @@ TEST(DataechoToolTest, FlagValues) {
       Crc32c("record0"));
   for (const char* flags : {"--skip_corrupt=false", "--skip_corrupt=true", "--skip_corrupt",
                             "--max_skipped=0 --compression=none", "-- "}) {
-    ToolRun r = Tool(dir, fmt::format("stat {} {}", flags, dir.File("one")));
+    ProgramRun r = Tool(dir, fmt::format("stat {} {}", flags, dir.File("one")));
     EXPECT_EQ(r.exit_code, 0) << flags << r.err;
     EXPECT_EQ(r.out, want) << flags;
   }
   for (const char* args :
        {"stat --max_skipped=many x", "stat --max_skipped x", "stat --skip_corrupt=maybe x",
         "stat --compression= x", "convert --images=a --labels=b --output=c --limit=-1"}) {
-    ToolRun r = Tool(dir, args);
+    ProgramRun r = Tool(dir, args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_EQ(r.err.rfind("dataecho ", 0), 0u) << args << r.err;
     const std::string flag = std::string(args).substr(std::string(args).rfind("--"));
@@ -255,7 +244,7 @@ TEST(DataechoToolTest, FlagValues) {
 TEST(DataechoToolTest, StatFixedAndIdx) {
   TempDir dir;
   testing::WriteFileOrDie(dir.File("fixed"), "aaaabbbbcccc");
-  ToolRun r = Tool(dir, "stat --format=fixed:4 " + dir.File("fixed"));
+  ProgramRun r = Tool(dir, "stat --format=fixed:4 " + dir.File("fixed"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(
       r.out,
@@ -265,7 +254,7 @@ TEST(DataechoToolTest, StatFixedAndIdx) {
   EXPECT_EQ(Tool(dir, "stat --format=fixed:5 " + dir.File("fixed")).exit_code, 1);
   testing::WriteFileOrDie(dir.File("labels.idx"),
                           std::string("\0\0\x08\x01\0\0\0\x03\x01\x02\x03", 11));
-  ToolRun idx = Tool(dir, "stat --format=idx " + dir.File("labels.idx"));
+  ProgramRun idx = Tool(dir, "stat --format=idx " + dir.File("labels.idx"));
   EXPECT_EQ(idx.exit_code, 0) << idx.err;
   EXPECT_EQ(idx.out.rfind("{\"records\": 3, \"payload_bytes\": 3,", 0), 0u) << idx.out;
 }
@@ -282,7 +271,7 @@ TEST(DataechoToolTest, ConvertIdxToShardsReadableByDecodeImageRecord) {
   testing::WriteFileOrDie(dir.File("images"), images);
   testing::WriteFileOrDie(dir.File("labels.gz"), testing::Gzip(labels));
   for (const char* encoding : {"raw", "jpeg"}) {
-    ToolRun r = Tool(
+    ProgramRun r = Tool(
         dir, fmt::format("convert --images={} --labels={} --output={} --shards=3 --encoding={}",
                          dir.File("images"), dir.File("labels.gz"), dir.File(encoding), encoding));
     ASSERT_EQ(r.exit_code, 0) << r.err;

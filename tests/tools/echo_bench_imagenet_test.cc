@@ -13,25 +13,14 @@
 
 #include "config.h"
 #include "gtest/gtest.h"
+#include "support/programs.h"
 #include "testing/imagenet_like.h"
 
 namespace dataecho::bench {
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
-
-Result RunBench(const std::string& args) {
-  const std::string cmd = std::string(ECHO_BENCH_PATH) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+testing::ProgramRun RunBench(const std::string& args) {
+  return testing::RunShell(std::string(ECHO_BENCH_PATH) + " " + args);
 }
 
 TEST(EchoBenchImagenetTest, FlagsAreChecked) {
@@ -40,9 +29,9 @@ TEST(EchoBenchImagenetTest, FlagsAreChecked) {
            {"--dataset=imagenet --format=idx", "reads tfrecord image records"},
            {"--target_ratio=4", "needs --upstream_ratio=0"},
            {"--upstream_ratio=0 --target_ratio=-1", "must be >= 0"}}) {
-    const Result r = RunBench(args);
-    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
-    EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
+    const testing::ProgramRun r = RunBench(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
   }
   const std::string usage = Usage();
   EXPECT_NE(usage.find("--dataset=NAME"), std::string::npos) << usage;
@@ -56,12 +45,13 @@ TEST(EchoBenchImagenetTest, DecodeBoundRunReportsTheMeasuredRatio) {
       testing::WriteImagenetLike(dir, {.images = 6, .shards = 1, .seed = 3});
   ASSERT_TRUE(shards.ok()) << shards.status();
   const std::string json = dir + "/out.json";
-  const Result r = RunBench("--no_progress --dataset=imagenet --source=" + (*shards)[0] +
-                            " --upstream_ratio=0 --target_ratio=2 --echo=2 --steps=4 --repeats=1"
-                            " --batch_size=4 --shuffle_buffer=8 --json=" +
-                            json);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("(target R = 2)"), std::string::npos) << r.output;
+  const testing::ProgramRun r =
+      RunBench("--no_progress --dataset=imagenet --source=" + (*shards)[0] +
+               " --upstream_ratio=0 --target_ratio=2 --echo=2 --steps=4 --repeats=1"
+               " --batch_size=4 --shuffle_buffer=8 --json=" +
+               json);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("(target R = 2)"), std::string::npos) << r.out;
   std::ifstream f(json);
   std::stringstream ss;
   ss << f.rdbuf();

@@ -19,15 +19,11 @@
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "support/examples.h"
+#include "support/programs.h"
 #include "testing/http_server.h"
 
 namespace dataecho::bench {
 namespace {
-
-struct Result {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
 
 // (repeat, echo) of each entry of the JSON's "run_log", in order.
 std::vector<std::pair<int, double>> RunLogOrder(const std::string& json) {
@@ -48,15 +44,8 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-Result RunBench(const std::string& args) {
-  const std::string cmd = std::string(ECHO_BENCH_PATH) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+testing::ProgramRun RunBench(const std::string& args) {
+  return testing::RunShell(std::string(ECHO_BENCH_PATH) + " " + args);
 }
 
 TEST(EchoBenchArgsTest, RejectsBadInput) {
@@ -78,25 +67,25 @@ TEST(EchoBenchArgsTest, RejectsBadInput) {
       {"--max_trainer_lost=-1", "--max_trainer_lost=-1: must be >= 0"},
   };
   for (const Case& c : cases) {
-    Result r = RunBench(c.args);
-    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
-    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
+    testing::ProgramRun r = RunBench(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
   }
 }
 
 TEST(EchoBenchArgsTest, UnreachableSourceFailsClearly) {
-  Result r = RunBench("--no_progress --source=/nonexistent/dir/train-*.tfrecord");
+  testing::ProgramRun r = RunBench("--no_progress --source=/nonexistent/dir/train-*.tfrecord");
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.output.find("/nonexistent/dir"), std::string::npos) << r.output;
-  Result http = RunBench("--no_progress --source=http://127.0.0.1:1/x.tfrecord");
+  EXPECT_NE(r.out.find("/nonexistent/dir"), std::string::npos) << r.out;
+  testing::ProgramRun http = RunBench("--no_progress --source=http://127.0.0.1:1/x.tfrecord");
   EXPECT_NE(http.exit_code, 0);
-  EXPECT_NE(http.output.find("127.0.0.1:1/x.tfrecord"), std::string::npos) << http.output;
+  EXPECT_NE(http.out.find("127.0.0.1:1/x.tfrecord"), std::string::npos) << http.out;
 }
 
 TEST(EchoBenchArgsTest, HelpExitsZero) {
-  Result r = RunBench("--help");
+  testing::ProgramRun r = RunBench("--help");
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.output.find("--upstream_ratio=R"), std::string::npos);
+  EXPECT_NE(r.out.find("--upstream_ratio=R"), std::string::npos);
 }
 
 TEST(EchoBenchArgsTest, ParsesFactorList) {
@@ -210,7 +199,7 @@ TEST(EchoBenchArgsTest, HelpListsEveryFlagWithItsDefault) {
         "unthrottled [6]", "[3]", "[0.05]", "[1.03]", "[0.1]"}) {
     EXPECT_NE(usage.find(shown), std::string::npos) << shown << "\n" << usage;
   }
-  EXPECT_EQ(RunBench("--help").output, usage);
+  EXPECT_EQ(RunBench("--help").out, usage);
 }
 
 // Writes `n` 28x28 image records to one TFRecord file.
@@ -232,12 +221,12 @@ TEST(EchoBenchRunTest, ShortRunWritesJsonAndPlot) {
   const std::string dir = ::testing::TempDir() + "/echo_bench_run";
   const std::string data = WriteTinyDataset(dir, 200);
   const std::string json = dir + "/out.json", svg = dir + "/out.svg";
-  Result r = RunBench("--no_progress --source=" + data +
-                      " --echo=2,4 --steps=20 --batch_size=16 --shuffle_buffer=64 "
-                      "--step_ms=0.5 --upstream_ratio=3 --json=" +
-                      json + " --plot=" + svg);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("effic."), std::string::npos) << r.output;  // the table
+  testing::ProgramRun r = RunBench("--no_progress --source=" + data +
+                                   " --echo=2,4 --steps=20 --batch_size=16 --shuffle_buffer=64 "
+                                   "--step_ms=0.5 --upstream_ratio=3 --json=" +
+                                   json + " --plot=" + svg);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("effic."), std::string::npos) << r.out;  // the table
   std::ifstream f(json);
   std::stringstream ss;
   ss << f.rdbuf();
@@ -269,11 +258,11 @@ TEST(EchoBenchRunTest, ShortRunWritesJsonAndPlot) {
                 {1, 1}, {1, 2}, {1, 4}, {2, 2}, {2, 4}, {2, 1}, {3, 4}, {3, 1}, {3, 2}}))
       << j;
   // One row per run, printed before the table of medians.
-  const size_t table = r.output.find("effic. range");
-  ASSERT_NE(table, std::string::npos) << r.output;
+  const size_t table = r.out.find("effic. range");
+  ASSERT_NE(table, std::string::npos) << r.out;
   for (int i = 1; i <= 9; ++i) {
-    const size_t row = r.output.find(fmt::format("\n{:>7} ", fmt::format("{}/9", i)));
-    EXPECT_LT(row, table) << i << "\n" << r.output;
+    const size_t row = r.out.find(fmt::format("\n{:>7} ", fmt::format("{}/9", i)));
+    EXPECT_LT(row, table) << i << "\n" << r.out;
   }
   std::ifstream s(svg);
   std::stringstream svg_text;
@@ -286,11 +275,11 @@ TEST(EchoBenchRunTest, AdaptiveRunsTheBaselineThenTheCap) {
   const std::string dir = ::testing::TempDir() + "/echo_bench_adaptive";
   const std::string data = WriteTinyDataset(dir, 200);
   const std::string json = dir + "/out.json";
-  Result r = RunBench("--no_progress --source=" + data +
-                      " --insert=adaptive --max_echo=3 --steps=20 --batch_size=16 "
-                      "--shuffle_buffer=64 --step_ms=0.5 --upstream_ratio=3 --json=" +
-                      json);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  testing::ProgramRun r = RunBench("--no_progress --source=" + data +
+                                   " --insert=adaptive --max_echo=3 --steps=20 --batch_size=16 "
+                                   "--shuffle_buffer=64 --step_ms=0.5 --upstream_ratio=3 --json=" +
+                                   json);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
   std::ifstream f(json);
   std::stringstream ss;
   ss << f.rdbuf();
@@ -309,14 +298,15 @@ TEST(EchoBenchRunTest, GridRunsEveryPlacementAndAuto) {
   const std::string dir = ::testing::TempDir() + "/echo_bench_grid";
   const std::string data = WriteTinyDataset(dir, 200);
   const std::string json = dir + "/out.json";
-  Result r = RunBench("--no_progress --source=" + data +
-                      " --grid --echo=2 --max_echo=3 --repeats=1 --steps=40 --batch_size=16 "
-                      "--shuffle_buffer=64 --step_ms=0.5 --upstream_ratio=3 --json=" +
-                      json);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("grid: auto "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find(" / best fixed "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("decisions of its median run"), std::string::npos) << r.output;
+  testing::ProgramRun r =
+      RunBench("--no_progress --source=" + data +
+               " --grid --echo=2 --max_echo=3 --repeats=1 --steps=40 --batch_size=16 "
+               "--shuffle_buffer=64 --step_ms=0.5 --upstream_ratio=3 --json=" +
+               json);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("grid: auto "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" / best fixed "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("decisions of its median run"), std::string::npos) << r.out;
   const std::string j = ReadFile(json);
   for (const char* key :
        {"\"auto_vs_best_fixed\": ", "\"best_fixed\": {\"insert\": ", "\"grid\": [",
@@ -340,11 +330,11 @@ TEST(EchoBenchRunTest, StrictExitsThreeOnARegimeWarning) {
                              " --echo=2 --steps=10 --batch_size=16 --shuffle_buffer=64 "
                              "--step_ms=0.5 --upstream_ratio=0 --repeats=1 --json=" +
                              json + " --plot=" + svg;
-  Result strict = RunBench(common + " --strict --max_efficiency=0.5");
-  EXPECT_EQ(strict.exit_code, kExitOutOfRegime) << strict.output;
-  EXPECT_NE(strict.output.find("warning: e=1: efficiency 1.000 is above 0.5"), std::string::npos)
-      << strict.output;
-  EXPECT_NE(strict.output.find("--strict: "), std::string::npos) << strict.output;
+  testing::ProgramRun strict = RunBench(common + " --strict --max_efficiency=0.5");
+  EXPECT_EQ(strict.exit_code, kExitOutOfRegime) << strict.out;
+  EXPECT_NE(strict.out.find("warning: e=1: efficiency 1.000 is above 0.5"), std::string::npos)
+      << strict.out;
+  EXPECT_NE(strict.out.find("--strict: "), std::string::npos) << strict.out;
   const std::string j = ReadFile(json);
   EXPECT_NE(j.find("\"warnings\": [\"e=1: efficiency 1.000 is above 0.5"), std::string::npos) << j;
   EXPECT_NE(j.find("\"out_of_regime\": true"), std::string::npos) << j;
@@ -352,16 +342,16 @@ TEST(EchoBenchRunTest, StrictExitsThreeOnARegimeWarning) {
   EXPECT_NE(ReadFile(svg).find("class=\"out-of-regime\""), std::string::npos);
 
   // The same warning without --strict: reported, exit status 0.
-  Result lenient = RunBench(common + " --max_efficiency=0.5");
-  EXPECT_EQ(lenient.exit_code, 0) << lenient.output;
-  EXPECT_NE(lenient.output.find("warning: e=1: efficiency 1.000"), std::string::npos)
-      << lenient.output;
+  testing::ProgramRun lenient = RunBench(common + " --max_efficiency=0.5");
+  EXPECT_EQ(lenient.exit_code, 0) << lenient.out;
+  EXPECT_NE(lenient.out.find("warning: e=1: efficiency 1.000"), std::string::npos) << lenient.out;
 
   // No warning: unthrottled (no nominal baseline), one repeat (no spread),
   // bounds no run reaches: 0.
-  Result clean = RunBench(common + " --strict --max_efficiency=1000 --max_trainer_lost=1");
-  EXPECT_EQ(clean.exit_code, 0) << clean.output;
-  EXPECT_NE(clean.output.find("regime check: ok"), std::string::npos) << clean.output;
+  testing::ProgramRun clean =
+      RunBench(common + " --strict --max_efficiency=1000 --max_trainer_lost=1");
+  EXPECT_EQ(clean.exit_code, 0) << clean.out;
+  EXPECT_NE(clean.out.find("regime check: ok"), std::string::npos) << clean.out;
   EXPECT_NE(ReadFile(json).find("\"warnings\": []"), std::string::npos);
 }
 
@@ -383,15 +373,15 @@ TEST(EchoBenchRunTest, RowsArePrintedAsRunsFinish) {
                        .status = 404,
                        .skip = 18,
                        .times = -1});
-  Result r = RunBench("--no_progress --source=" + (*server)->url() +
-                      "/tiny.tfrecord --echo=2,4 --steps=60 --batch_size=16 "
-                      "--shuffle_buffer=64 --step_ms=0.5 --upstream_ratio=3");
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  const size_t error = r.output.find("echo_bench: NOT_FOUND");
-  ASSERT_NE(error, std::string::npos) << r.output;
-  const size_t first = r.output.find(fmt::format("\n{:>7} {:>6} {:>5.2f} ", "1/9", 1, 1.0));
-  EXPECT_LT(first, error) << r.output;
-  EXPECT_EQ(r.output.find("effic. range"), std::string::npos) << r.output;  // no table
+  testing::ProgramRun r = RunBench("--no_progress --source=" + (*server)->url() +
+                                   "/tiny.tfrecord --echo=2,4 --steps=60 --batch_size=16 "
+                                   "--shuffle_buffer=64 --step_ms=0.5 --upstream_ratio=3");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  const size_t error = r.out.find("echo_bench: NOT_FOUND");
+  ASSERT_NE(error, std::string::npos) << r.out;
+  const size_t first = r.out.find(fmt::format("\n{:>7} {:>6} {:>5.2f} ", "1/9", 1, 1.0));
+  EXPECT_LT(first, error) << r.out;
+  EXPECT_EQ(r.out.find("effic. range"), std::string::npos) << r.out;  // no table
 }
 
 }  // namespace

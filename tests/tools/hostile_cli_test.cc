@@ -18,32 +18,20 @@
 #include "fmt/format.h"
 #include "gtest/gtest.h"
 #include "support/examples.h"
+#include "support/programs.h"
 #include "support/temp_files.h"
 #include "testing/http_server.h"
 
 namespace dataecho {
 namespace {
 
+using ::dataecho::testing::ProgramRun;
+using ::dataecho::testing::RunShell;
 using ::dataecho::testing::TempDir;
-
-struct ProgramRun {
-  int exit_code = -1;
-  std::string out, err;
-};
 
 // Runs the shell command `cmd` (stdout and stderr captured apart).
 ProgramRun Shell(const TempDir& dir, const std::string& cmd) {
-  const std::string err_path = dir.File(".stderr");
-  ProgramRun r;
-  FILE* p = popen(fmt::format("{} 2>'{}'", cmd, err_path).c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = testing::ReadFileOrDie(err_path);
-  return r;
+  return RunShell(cmd, dir.File(".stderr"));
 }
 
 ProgramRun Dataecho(const TempDir& dir, const std::string& args) {

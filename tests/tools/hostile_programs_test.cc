@@ -16,30 +16,18 @@
 #include "dataecho/formats/tfrecord.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
+#include "support/programs.h"
 #include "support/temp_files.h"
 #include "testing/http_server.h"
 
 namespace dataecho {
 namespace {
 
+using ::dataecho::testing::ProgramRun;
+using ::dataecho::testing::RunShell;
 using ::dataecho::testing::TempDir;
 
-struct ProgramRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-ProgramRun Shell(const std::string& cmd) {
-  ProgramRun r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+ProgramRun Shell(const std::string& cmd) { return RunShell(cmd); }
 
 ProgramRun Program(const char* path, const std::string& args) {
   return Shell(fmt::format("'{}' {}", path, args));
@@ -87,8 +75,8 @@ TEST(EchoBenchHostileTest, MeaninglessNumbersAreUsageErrors) {
   for (const Case& c : cases) {
     ProgramRun r = Program(
         ECHO_BENCH_PATH, fmt::format("--no_progress --source=/nonexistent/x.tfrecord {}", c.args));
-    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
-    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
   }
 }
 
@@ -98,18 +86,18 @@ TEST(EchoBenchHostileTest, OutputPathsAreCheckedBeforeTheRun) {
     ProgramRun r = Program(
         ECHO_BENCH_PATH, fmt::format("--no_progress --source=/nonexistent/x.tfrecord --{}={}", flag,
                                      dir.File("no/such/dir/out")));
-    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_EQ(r.exit_code, 2) << r.out;
     EXPECT_NE(
-        r.output.find(fmt::format("--{}={}: cannot write it", flag, dir.File("no/such/dir/out"))),
+        r.out.find(fmt::format("--{}={}: cannot write it", flag, dir.File("no/such/dir/out"))),
         std::string::npos)
-        << r.output;
+        << r.out;
   }
   // A run that fails after the files were created leaves none behind.
   ProgramRun r =
       Program(ECHO_BENCH_PATH,
               fmt::format("--no_progress --source=/nonexistent/x.tfrecord --json={} --plot={}",
                           dir.File("out.json"), dir.File("out.svg")));
-  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_FALSE(std::filesystem::exists(dir.File("out.json")));
   EXPECT_FALSE(std::filesystem::exists(dir.File("out.svg")));
 }
@@ -119,16 +107,16 @@ TEST(EchoBenchHostileTest, EmptySourceFailsInsteadOfSpinning) {
   WriteEmptyData(dir, 0);
   ProgramRun r =
       Program(ECHO_BENCH_PATH, "--no_progress --steps=5 --source=" + dir.File("empty.tfrecord"));
-  EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("FAILED_PRECONDITION: no records in " + dir.File("empty.tfrecord")),
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("FAILED_PRECONDITION: no records in " + dir.File("empty.tfrecord")),
             std::string::npos)
-      << r.output;
+      << r.out;
   ProgramRun idx =
       Program(ECHO_BENCH_PATH, fmt::format("--no_progress --steps=5 --format=idx --source={},{}",
                                            dir.File("train-images-idx3-ubyte.gz"),
                                            dir.File("train-labels-idx1-ubyte.gz")));
-  EXPECT_EQ(idx.exit_code, 1) << idx.output;
-  EXPECT_NE(idx.output.find("FAILED_PRECONDITION: no records in"), std::string::npos) << idx.output;
+  EXPECT_EQ(idx.exit_code, 1) << idx.out;
+  EXPECT_NE(idx.out.find("FAILED_PRECONDITION: no records in"), std::string::npos) << idx.out;
   // Over HTTP with credentials in the URL: named, but redacted.
   auto server = testing::HttpServer::Start({.directory = dir.path()});
   ASSERT_TRUE(server.ok()) << server.status();
@@ -137,9 +125,9 @@ TEST(EchoBenchHostileTest, EmptySourceFailsInsteadOfSpinning) {
       Program(ECHO_BENCH_PATH,
               fmt::format("--no_progress --steps=5 --source=http://alice:SECRET@{}/empty.tfrecord",
                           url.substr(url.find("://") + 3)));
-  EXPECT_EQ(web.exit_code, 1) << web.output;
-  EXPECT_NE(web.output.find("no records in http://127.0.0.1"), std::string::npos) << web.output;
-  EXPECT_EQ(web.output.find("SECRET"), std::string::npos) << web.output;
+  EXPECT_EQ(web.exit_code, 1) << web.out;
+  EXPECT_NE(web.out.find("no records in http://127.0.0.1"), std::string::npos) << web.out;
+  EXPECT_EQ(web.out.find("SECRET"), std::string::npos) << web.out;
 }
 #endif  // ECHO_BENCH_PATH
 
@@ -155,27 +143,27 @@ TEST(TrainerHostileTest, MeaninglessNumbersAreUsageErrors) {
         "--target_accuracy=-0.5", "--step_ms=1e308", "--echo=1e300", "--momentum=1",
         "--upstream_ratio=inf", "--checkpoint_every=-1", "--checkpoint_every=5", "--prefer=fast"}) {
     ProgramRun r = Program(TRAINER_PATH, base + " " + args);
-    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
     // The message names the option (step_ms as step_seconds).
-    EXPECT_NE(r.output.find(std::string(args).substr(2, 4)), std::string::npos) << args << "\n"
-                                                                                << r.output;
+    EXPECT_NE(r.out.find(std::string(args).substr(2, 4)), std::string::npos) << args << "\n"
+                                                                             << r.out;
   }
   ProgramRun json = Program(TRAINER_PATH, base + " --json=" + dir.File("no/dir/r.json"));
-  EXPECT_EQ(json.exit_code, 2) << json.output;
-  EXPECT_NE(json.output.find("cannot write it"), std::string::npos) << json.output;
+  EXPECT_EQ(json.exit_code, 2) << json.out;
+  EXPECT_NE(json.out.find("cannot write it"), std::string::npos) << json.out;
   ProgramRun stray = Program(TRAINER_PATH, base + " stray");
-  EXPECT_EQ(stray.exit_code, 2) << stray.output;
+  EXPECT_EQ(stray.exit_code, 2) << stray.out;
   // --resume without a directory; checkpoints of a pipeline read over the
   // loopback server, whose port changes from run to run.
   ProgramRun resume = Program(TRAINER_PATH, base + " --resume");
-  EXPECT_EQ(resume.exit_code, 2) << resume.output;
-  EXPECT_NE(resume.output.find("checkpoint_dir"), std::string::npos) << resume.output;
+  EXPECT_EQ(resume.exit_code, 2) << resume.out;
+  EXPECT_NE(resume.out.find("checkpoint_dir"), std::string::npos) << resume.out;
   ProgramRun http = Program(
       TRAINER_PATH, base + fmt::format(" --train_shards={} --upstream_ratio=2 --checkpoint_dir={} "
                                        "--checkpoint_every=5",
                                        dir.File("*.tfrecord"), dir.File("ck")));
-  EXPECT_EQ(http.exit_code, 2) << http.output;
-  EXPECT_NE(http.output.find("upstream_http=false"), std::string::npos) << http.output;
+  EXPECT_EQ(http.exit_code, 2) << http.out;
+  EXPECT_NE(http.out.find("upstream_http=false"), std::string::npos) << http.out;
 }
 
 TEST(TrainerHostileTest, EmptyTrainingDataFailsInsteadOfSpinning) {
@@ -186,9 +174,9 @@ TEST(TrainerHostileTest, EmptyTrainingDataFailsInsteadOfSpinning) {
       Program(TRAINER_PATH, fmt::format("--no_progress --idx_dir={} --fresh_budget=128 "
                                         "--json={}",
                                         dir.path(), dir.File("r.json")));
-  EXPECT_EQ(idx.exit_code, 1) << idx.output;
-  EXPECT_NE(idx.output.find("FAILED_PRECONDITION: no records in " + dir.path()), std::string::npos)
-      << idx.output;
+  EXPECT_EQ(idx.exit_code, 1) << idx.out;
+  EXPECT_NE(idx.out.find("FAILED_PRECONDITION: no records in " + dir.path()), std::string::npos)
+      << idx.out;
   EXPECT_FALSE(std::filesystem::exists(dir.File("r.json")));
   // TFRecord shards without records, repeated epoch after epoch.
   TempDir test_set;
@@ -196,10 +184,10 @@ TEST(TrainerHostileTest, EmptyTrainingDataFailsInsteadOfSpinning) {
   ProgramRun shards = Program(
       TRAINER_PATH, fmt::format("--no_progress --idx_dir={} --fresh_budget=128 --train_shards={}",
                                 test_set.path(), dir.File("empty.tfrecord")));
-  EXPECT_EQ(shards.exit_code, 1) << shards.output;
-  EXPECT_NE(shards.output.find("FAILED_PRECONDITION: no records in " + dir.File("empty.tfrecord")),
+  EXPECT_EQ(shards.exit_code, 1) << shards.out;
+  EXPECT_NE(shards.out.find("FAILED_PRECONDITION: no records in " + dir.File("empty.tfrecord")),
             std::string::npos)
-      << shards.output;
+      << shards.out;
 }
 
 // --help lists the trainer's own flags (Abseil lists those of a file named
@@ -207,19 +195,18 @@ TEST(TrainerHostileTest, EmptyTrainingDataFailsInsteadOfSpinning) {
 TEST(TrainerHostileTest, HelpListsTheFlags) {
   ProgramRun r = Program(TRAINER_PATH, "--help");
   for (const char* flag : {"--echo (", "--insert (", "--train_shards (", "--json (", "--seed ("}) {
-    EXPECT_NE(r.output.find(flag), std::string::npos) << flag << "\n" << r.output;
+    EXPECT_NE(r.out.find(flag), std::string::npos) << flag << "\n" << r.out;
   }
-  EXPECT_EQ(r.output.find("No flags matched"), std::string::npos) << r.output;
+  EXPECT_EQ(r.out.find("No flags matched"), std::string::npos) << r.out;
 }
 
 // A path with an escape sequence is printed escaped (dataecho::TerminalSafe).
 TEST(TrainerHostileTest, ControlCharactersAreEscapedOnTheTerminal) {
   ProgramRun r = Program(TRAINER_PATH, "--no_progress '--json=/nonexistent/\x1b[2Jx/r.json'");
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("--json=/nonexistent/\\x1b[2Jx/r.json: cannot write it"),
-            std::string::npos)
-      << r.output;
-  EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--json=/nonexistent/\\x1b[2Jx/r.json: cannot write it"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
 }
 #endif  // TRAINER_PATH
 
@@ -235,14 +222,14 @@ TEST(ExamplesHostileTest, UnknownFlagsAreUsageErrors) {
 #endif
        }) {
     ProgramRun r = Program(path, "--bogus=1");
-    EXPECT_EQ(r.exit_code, 2) << path << "\n" << r.output;
-    EXPECT_NE(r.output.find("usage:"), std::string::npos) << r.output;
+    EXPECT_EQ(r.exit_code, 2) << path << "\n" << r.out;
+    EXPECT_NE(r.out.find("usage:"), std::string::npos) << r.out;
     EXPECT_EQ(Program(path, "--help").exit_code, 0) << path;
   }
 #ifdef S3_TFRECORD_ECHO_PATH
   for (const char* args : {"--bogus", "x abc", "x 0.5", "x inf"}) {
     ProgramRun r = Program(S3_TFRECORD_ECHO_PATH, args);
-    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
   }
 #endif
 }

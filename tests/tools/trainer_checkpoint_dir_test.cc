@@ -24,30 +24,19 @@
 #include "dataecho/checkpoint_dir.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
+#include "support/programs.h"
 #include "support/temp_files.h"
 
 namespace dataecho {
 namespace {
 
+using ::dataecho::testing::ProgramRun;
+using ::dataecho::testing::RunShell;
 using ::dataecho::testing::TempDir;
 
-struct TrainerRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
 // Runs the trainer with `args` (at most 120 s: a hang fails the test).
-TrainerRun Trainer(const std::string& args) {
-  TrainerRun r;
-  const std::string cmd = fmt::format("timeout 120 '{}' {} 2>&1", TRAINER_PATH, args);
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+ProgramRun Trainer(const std::string& args) {
+  return RunShell(fmt::format("timeout 120 '{}' {}", TRAINER_PATH, args));
 }
 
 // IDX training and test files of `rows` 28x28 rows in `dir`: pixels from the
@@ -80,18 +69,18 @@ TEST(TrainerCheckpointDirTest, IdxDataChangedUnderACheckpointIsDataLossNamingIt)
   WriteIdx(data, 64, 0);
   const std::string args =
       Base(data, 640) + fmt::format(" --checkpoint_dir={} --checkpoint_every=5", ck.path());
-  TrainerRun first = Trainer(args);
-  ASSERT_EQ(first.exit_code, 0) << first.output;
+  ProgramRun first = Trainer(args);
+  ASSERT_EQ(first.exit_code, 0) << first.out;
   // The same files: the run resumes.
-  TrainerRun same = Trainer(args + " --resume");
-  ASSERT_EQ(same.exit_code, 0) << same.output;
-  EXPECT_NE(same.output.find("resumed from"), std::string::npos) << same.output;
+  ProgramRun same = Trainer(args + " --resume");
+  ASSERT_EQ(same.exit_code, 0) << same.out;
+  EXPECT_NE(same.out.find("resumed from"), std::string::npos) << same.out;
   // Every training label shifted by one (re-gzipped): DATA_LOSS naming the file.
   WriteIdx(data, 64, 1);
-  TrainerRun changed = Trainer(args + " --resume");
-  EXPECT_EQ(changed.exit_code, 1) << changed.output;
-  EXPECT_NE(changed.output.find("DATA_LOSS"), std::string::npos) << changed.output;
-  EXPECT_NE(changed.output.find("train-labels-idx1-ubyte.gz"), std::string::npos) << changed.output;
+  ProgramRun changed = Trainer(args + " --resume");
+  EXPECT_EQ(changed.exit_code, 1) << changed.out;
+  EXPECT_NE(changed.out.find("DATA_LOSS"), std::string::npos) << changed.out;
+  EXPECT_NE(changed.out.find("train-labels-idx1-ubyte.gz"), std::string::npos) << changed.out;
 }
 
 TEST(TrainerCheckpointDirTest, ASecondTrainerIsRefusedNamingTheFirst) {
@@ -125,10 +114,10 @@ TEST(TrainerCheckpointDirTest, ASecondTrainerIsRefusedNamingTheFirst) {
     if (!holding) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_TRUE(holding) << testing::ReadFileOrDie(log);
-  TrainerRun second = Trainer(args);
-  EXPECT_EQ(second.exit_code, 1) << second.output;
-  EXPECT_NE(second.output.find("another writer"), std::string::npos) << second.output;
-  EXPECT_NE(second.output.find(me), std::string::npos) << second.output;
+  ProgramRun second = Trainer(args);
+  EXPECT_EQ(second.exit_code, 1) << second.out;
+  EXPECT_NE(second.out.find("another writer"), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find(me), std::string::npos) << second.out;
   // The first trains on: more checkpoints come, and it was not stopped.
   int status = 0;
   EXPECT_EQ(waitpid(first, &status, WNOHANG), 0) << testing::ReadFileOrDie(log);
@@ -153,20 +142,19 @@ TEST(TrainerCheckpointDirTest, AnUnusableDirectoryFailsBeforeAnyTraining) {
   } else {
     ASSERT_EQ(mkdir(ro.c_str(), 0555), 0);
   }
-  TrainerRun unwritable =
+  ProgramRun unwritable =
       Trainer(Base(data, 64000) + fmt::format(" --checkpoint_dir={} "
                                               "--checkpoint_every=2000 --json={}",
                                               ro, tmp.File("r.json")));
-  EXPECT_EQ(unwritable.exit_code, 1) << unwritable.output;
-  EXPECT_NE(unwritable.output.find(ro), std::string::npos) << unwritable.output;
+  EXPECT_EQ(unwritable.exit_code, 1) << unwritable.out;
+  EXPECT_NE(unwritable.out.find(ro), std::string::npos) << unwritable.out;
   EXPECT_FALSE(std::filesystem::exists(tmp.File("r.json")));  // not one step trained
   // A regular file as the directory, with --resume only: an error, not a fresh start.
   testing::WriteFileOrDie(tmp.File("file"), "x");
-  TrainerRun file = Trainer(Base(data, 640) + fmt::format(" --checkpoint_dir={} --resume --json={}",
+  ProgramRun file = Trainer(Base(data, 640) + fmt::format(" --checkpoint_dir={} --resume --json={}",
                                                           tmp.File("file"), tmp.File("r.json")));
-  EXPECT_EQ(file.exit_code, 1) << file.output;
-  EXPECT_NE(file.output.find(tmp.File("file") + " is not a directory"), std::string::npos)
-      << file.output;
+  EXPECT_EQ(file.exit_code, 1) << file.out;
+  EXPECT_NE(file.out.find(tmp.File("file") + " is not a directory"), std::string::npos) << file.out;
   EXPECT_FALSE(std::filesystem::exists(tmp.File("r.json")));
 }
 
@@ -177,11 +165,11 @@ TEST(TrainerCheckpointDirTest, AFifoNamedLikeACheckpointDoesNotHangResume) {
       Base(data, 640) + fmt::format(" --checkpoint_dir={} --checkpoint_every=5", ck.path());
   ASSERT_EQ(Trainer(args).exit_code, 0);
   ASSERT_EQ(mkfifo(ck.File("ckpt-000000009999.dtc").c_str(), 0644), 0);
-  TrainerRun resumed = Trainer(args + " --resume");
-  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
-  EXPECT_NE(resumed.output.find("ckpt-000000009999.dtc: not a regular file"), std::string::npos)
-      << resumed.output;
-  EXPECT_NE(resumed.output.find("resumed from"), std::string::npos) << resumed.output;
+  ProgramRun resumed = Trainer(args + " --resume");
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_NE(resumed.out.find("ckpt-000000009999.dtc: not a regular file"), std::string::npos)
+      << resumed.out;
+  EXPECT_NE(resumed.out.find("resumed from"), std::string::npos) << resumed.out;
 }
 
 }  // namespace

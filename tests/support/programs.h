@@ -1,0 +1,29 @@
+// Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
+//
+// Running the project's programs from tests (the dataecho tool, echo_bench,
+// the example trainer): a shell command, its exit code and what it printed.
+//
+//   ProgramRun r = RunShell(fmt::format("'{}' stat x.tfrecord", DATAECHO_TOOL_PATH),
+//                           dir.File("stderr.txt"));
+//   EXPECT_EQ(r.exit_code, 0) << r.err;
+#ifndef DATAECHO_TESTS_SUPPORT_PROGRAMS_H_
+#define DATAECHO_TESTS_SUPPORT_PROGRAMS_H_
+
+#include <string>
+
+namespace dataecho::testing {
+
+struct ProgramRun {
+  int exit_code = -1;  // -1: ended by a signal, or could not start
+  std::string out;     // its standard output (and its standard error, without err_path)
+  std::string err;     // its standard error, with err_path
+};
+
+// Runs the shell command `cmd` (sh -c) and waits for it. With `err_path`, the
+// command's standard error goes to that file and comes back in `err`;
+// without, it is merged into `out` (2>&1).
+ProgramRun RunShell(const std::string& cmd, const std::string& err_path = "");
+
+}  // namespace dataecho::testing
+
+#endif  // DATAECHO_TESTS_SUPPORT_PROGRAMS_H_
