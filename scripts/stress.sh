@@ -32,7 +32,7 @@ if [ ! -f "$dir/CTestTestfile.cmake" ]; then
   exit 2
 fi
 # The sanitizers' options, as scripts/sanitize.sh sets them.
-export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_init_order=1"
+export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:strict_init_order=1:quarantine_size_mb=32"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export LSAN_OPTIONS="report_objects=0"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/cmake/tsan.supp"

@@ -104,7 +104,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/str_cat.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/internal/mix_core.h"
@@ -183,10 +182,7 @@ class MixStage final : public Stage<T> {
 
   // State: each input's, in order, then the mix's section.
   absl::Status SaveState(StateWriter& w) override {
-    if (!status_.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          options_.name, " cannot save its state after an error: ", status_.message()));
-    }
+    if (!status_.ok()) return CannotSaveAfterError(options_.name, status_);
     for (StagePtr<T>& in : inputs_) DATAECHO_RETURN_IF_ERROR(in->SaveState(w));
     w.BeginStage(options_.name, core_.OptionsHashValue());
     core_.Save(w);
