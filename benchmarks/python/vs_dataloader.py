@@ -16,7 +16,17 @@ work, alternating the contenders round by round, and reports medians:
    and drained from C++ (build/benchmarks/arrays_bench, one epoch per round, in
    the rotation) gives python_vs_cpp = dataecho from Python / from C++: what
    the binding costs.
-2. Echo efficiency: an upstream R = 6 times slower than a 2 ms training step
+2. The copies of batch echo: shuffle 10,000 -> batch 256 -> echo 2 (batch
+   echoing) against echo 2 -> shuffle 10,000 -> batch 256 (the same items
+   and work, but the echo is before the batch), both as torch tensors by
+   DLPack, alternating, one epoch a round. A batch echo's batch is handed out
+   twice, the first time while the echo still holds it, so that export is a
+   copy of its own (a tensor written in place cannot change the later copy);
+   the other pipeline's batches have one holder and are zero-copy.
+   batch_echo_copy: the items/s of each and their ratio (with its spread), and
+   the copy's own cost: to_tensors() on a batch's first emission (a copy)
+   against its second (a view), medians over one epoch.
+3. Echo efficiency: an upstream R = 6 times slower than a 2 ms training step
    (a Throttle), the step a busy-wait in Python; for e = 1, 2, 3, 4, 6, 8 the
    speedup in steps per second over e = 1, divided by the ideal min(e, R).
 
@@ -24,7 +34,9 @@ work, alternating the contenders round by round, and reports medians:
 
 writes {"dataecho_items_per_second", "dataloader_items_per_second": {"0", "1",
 "2"}, "ratio_vs_dataloader", "ratio_spread": [min, max], "cpp_items_per_second",
-"python_vs_cpp", "python_vs_cpp_spread": [min, max], "echo_efficiency":
+"python_vs_cpp", "python_vs_cpp_spread": [min, max], "batch_echo_copy": {
+"items_per_second": {"batch_echo", "example_echo"}, "ratio", "ratio_spread",
+"export_us": {"copy", "view"}, "copy_us_per_batch", "batch_bytes"}, "echo_efficiency":
 {"1": ..., ...}, ...}.
 """
 
@@ -162,6 +174,53 @@ def throughput(images, labels, rounds, cpp_bench=None, echo=2, buffer=10000, bat
     }
 
 
+def batch_echo_copy(images, labels, rounds, buffer=10000, batch=256):
+    """Items/s of batch echo (the first export of each batch a copy) against example echo
+    before the batch (zero-copy exports), alternating; and the copy's cost: to_tensors() on a
+    batch's first emission (shared: a copy) against its second (sole holder: a view)."""
+    batch_args = dict(batch_size=batch, cast="float32", scale=1 / 255, mean=[MEAN], stddev=[STD])
+
+    def run(batch_echo, export_times=None):
+        source = dataecho.from_arrays(images, labels)
+        if batch_echo:
+            pipeline = (source.shuffle(buffer_size=buffer, seed=2).batch(**batch_args)
+                        .echo(factor=2.0, seed=1))
+        else:
+            pipeline = (source.echo(factor=2.0, seed=1).shuffle(buffer_size=buffer, seed=2)
+                        .batch(**batch_args))
+        items = 0
+        start = time.perf_counter()
+        for i, b in enumerate(pipeline):
+            t0 = time.perf_counter()
+            x, y = to_tensors(b)
+            if export_times is not None:  # a batch's two emissions come back to back
+                export_times[i % 2].append(time.perf_counter() - t0)
+            items += len(y)
+        elapsed = time.perf_counter() - start
+        pipeline.close()
+        return items / elapsed
+
+    run(True)  # warm-up: pages touched, pools filled
+    runs = {True: [], False: []}
+    for r in range(rounds):
+        for who in ((True, False) if r % 2 == 0 else (False, True)):
+            runs[who].append(run(who))
+        print(f"round {r + 1}: batch echo {runs[True][-1]:,.0f} items/s, example echo "
+              f"{runs[False][-1]:,.0f} items/s", flush=True)
+    export_times = ([], [])
+    run(True, export_times)
+    ratios = [runs[True][r] / runs[False][r] for r in range(rounds)]
+    return {"items_per_second": {"batch_echo": statistics.median(runs[True]),
+                                 "example_echo": statistics.median(runs[False])},
+            "ratio": statistics.median(runs[True]) / statistics.median(runs[False]),
+            "ratio_spread": [min(ratios), max(ratios)],
+            "export_us": {"copy": statistics.median(export_times[0]) * 1e6,
+                          "view": statistics.median(export_times[1]) * 1e6},
+            "copy_us_per_batch": (statistics.median(export_times[0])
+                                  - statistics.median(export_times[1])) * 1e6,
+            "batch_bytes": batch * images[0].size * 4}
+
+
 def cpp_items_per_second(binary):
     """One epoch of the same pipeline from C++ (arrays_bench), items per second."""
     out = subprocess.run([binary, "--rounds=1"], check=True, capture_output=True, text=True)
@@ -227,6 +286,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=5, help="throughput rounds (alternating)")
     parser.add_argument("--steps", type=int, default=300, help="measured steps per echo factor")
     parser.add_argument("--skip_efficiency", action="store_true")
+    parser.add_argument("--skip_copies", action="store_true",
+                        help="skip the batch echo copy measurement")
     parser.add_argument("--arrays_bench", default=default_arrays_bench(),
                         help="the C++ twin (build/benchmarks/arrays_bench); '' to skip it")
     args = parser.parse_args()
@@ -242,6 +303,13 @@ def main():
         print(f"from C++ {results['cpp_items_per_second']:,.0f} items/s: Python / C++ "
               f"{results['python_vs_cpp']:.2f} (rounds {results['python_vs_cpp_spread'][0]:.2f}-"
               f"{results['python_vs_cpp_spread'][1]:.2f})", flush=True)
+    if not args.skip_copies:
+        copies = results["batch_echo_copy"] = batch_echo_copy(images, labels, args.rounds)
+        print(f"batch echo {copies['items_per_second']['batch_echo']:,.0f} items/s against "
+              f"example echo {copies['items_per_second']['example_echo']:,.0f}: ratio "
+              f"{copies['ratio']:.2f} (rounds {copies['ratio_spread'][0]:.2f}-"
+              f"{copies['ratio_spread'][1]:.2f}); a copy of a {copies['batch_bytes']:,}-byte "
+              f"batch costs ~{copies['copy_us_per_batch']:.0f} us", flush=True)
     if not args.skip_efficiency:
         results["echo_efficiency"], results["echo_steps_per_second"] = echo_efficiency(
             images, labels, steps=args.steps)
