@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <ctime>
 #include <functional>
 #include <thread>
@@ -197,8 +196,9 @@ absl::StatusOr<std::unique_ptr<CheckpointDir>> CheckpointDir::OpenForWriting(
   // The lock: one writer per directory, held until this object goes.
   const std::string lock_path = fmt::format("{}/{}", path, kLockName);
   internal::Fd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
-  if (lock.get() < 0)
+  if (lock.get() < 0) {
     return internal::CheckpointErrno(errno, "cannot create its lock file", lock_path);
+  }
   if (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK) return internal::CheckpointErrno(errno, "cannot lock", lock_path);
     std::string who(512, '\0');

@@ -47,8 +47,8 @@ absl::StatusOr<std::unique_ptr<RecordInput>> RecordInput::Open(
   std::unique_ptr<RecordInput> in(new RecordInput(
       std::move(reader), std::make_shared<const std::string>(RedactUri(uri)), compression,
       compression == Compression::kNone ? stored_buffer : buffer_size, offset, range_end));
-  if (in->compressed()) in->in_.resize(stored_buffer);
   if (in->compressed()) {
+    in->in_.resize(stored_buffer);
     const int window_bits = in->compression_ == Compression::kGzip ? 15 + 16 : 15;
     if (inflateInit2(&in->z_, window_bits) != Z_OK) {
       return absl::ResourceExhaustedError(
