@@ -15,7 +15,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "dataecho/crc32c.h"
 #include "dataecho/status_macros.h"
 #include "dataecho/trace.h"
 #include "fmt/format.h"
@@ -238,12 +237,11 @@ absl::StatusOr<std::unique_ptr<CheckpointDir>> CheckpointDir::OpenForWriting(
 }
 
 std::string CheckpointDir::Encode(int64_t step, const std::vector<CheckpointSection>& sections) {
-  std::string out = internal::EncodeCheckpointHeader(step, sections);
-  for (const CheckpointSection& s : sections) {
-    for (absl::string_view chunk : s.bytes.Chunks()) out.append(chunk.data(), chunk.size());
-  }
-  const uint32_t crc = Crc32c(out.data(), out.size());
-  for (int i = 0; i < 4; ++i) out += static_cast<char>((crc >> (8 * i)) & 0xff);
+  std::string out;
+  internal::EmitCheckpoint(step, sections, [&out](std::string_view bytes) {
+    out.append(bytes);
+    return true;
+  });
   return out;
 }
 

@@ -188,23 +188,31 @@ absl::StatusOr<Checkpoint> ReadCheckpointFile(const std::string& path) {
   return ParseCheckpoint(path, bytes);
 }
 
-absl::Status WriteCheckpointFile(const std::string& temp_path, const std::string& final_path,
-                                 int64_t step, const std::vector<CheckpointSection>& sections) {
-  Fd fd(::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (fd.get() < 0) return CheckpointErrno(errno, "cannot create", temp_path);
+void EmitCheckpoint(int64_t step, const std::vector<CheckpointSection>& sections,
+                    absl::FunctionRef<bool(std::string_view)> put) {
   const std::string header = EncodeCheckpointHeader(step, sections);
-  int err = WriteAll(fd.get(), header);
+  if (!put(header)) return;
   uint32_t crc = Crc32c(header.data(), header.size());
   for (const CheckpointSection& s : sections) {
     for (absl::string_view chunk : s.bytes.Chunks()) {
-      if (err != 0) break;
-      err = WriteAll(fd.get(), std::string_view(chunk.data(), chunk.size()));
+      if (!put(std::string_view(chunk.data(), chunk.size()))) return;
       crc = Crc32cExtend(crc, chunk.data(), chunk.size());
     }
   }
   std::string trailer;
   PutLe(trailer, crc, 4);
-  if (err == 0) err = WriteAll(fd.get(), trailer);
+  put(trailer);
+}
+
+absl::Status WriteCheckpointFile(const std::string& temp_path, const std::string& final_path,
+                                 int64_t step, const std::vector<CheckpointSection>& sections) {
+  Fd fd(::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (fd.get() < 0) return CheckpointErrno(errno, "cannot create", temp_path);
+  int err = 0;
+  EmitCheckpoint(step, sections, [&](std::string_view bytes) {
+    err = WriteAll(fd.get(), bytes);
+    return err == 0;
+  });
   const char* failed = err != 0 ? "cannot write" : nullptr;
   if (failed == nullptr && ::fsync(fd.get()) != 0) failed = "cannot fsync";
   if (failed == nullptr && ::close(fd.release()) != 0) failed = "cannot close";

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "dataecho/checkpoint_dir.h"
 
@@ -46,6 +47,13 @@ absl::StatusOr<uint64_t> CheckpointHeaderSize(std::string_view name, std::string
 // DATA_LOSS naming `name` and what is wrong.
 absl::StatusOr<CheckpointHeader> ParseCheckpointHeader(std::string_view name,
                                                        std::string_view header);
+
+// Hands a checkpoint file's bytes to `put` in order: the header, each
+// section's chunks as they are (no copy of the sections), the CRC-32C of
+// them all; stops at the first `put` that returns false. What
+// CheckpointDir::Encode appends and WriteCheckpointFile writes.
+void EmitCheckpoint(int64_t step, const std::vector<CheckpointSection>& sections,
+                    absl::FunctionRef<bool(std::string_view)> put);
 
 // A whole checkpoint file's bytes (CheckpointDir::Parse).
 absl::StatusOr<Checkpoint> ParseCheckpoint(std::string_view name, std::string_view bytes);
