@@ -85,6 +85,9 @@ ABSL_FLAG(bool, resume, false,
           "ranks (start fresh if it holds none)");
 ABSL_FLAG(int64_t, stop_after_steps, 0,
           "Stop after N steps (counted over resumes), as a preempted job would (0 = never)");
+ABSL_FLAG(int64_t, hold_after_checkpoints, 0,
+          "After this run's Nth checkpoint, wait to be killed (for tests that kill the job; "
+          "0 = never)");
 ABSL_FLAG(std::string, dump_fresh_indices, "",
           "Directory: rank r writes DIR/rank-<r>.txt, one '<epoch> <source_index>' line per "
           "fresh row it trained on");
@@ -209,16 +212,17 @@ int main(int argc, char** argv) {
   t.checkpoint_every = absl::GetFlag(FLAGS_checkpoint_every);
   t.resume = absl::GetFlag(FLAGS_resume);
   job.stop_after_steps = absl::GetFlag(FLAGS_stop_after_steps);
+  job.hold_after_checkpoints = absl::GetFlag(FLAGS_hold_after_checkpoints);
   job.dump_dir = absl::GetFlag(FLAGS_dump_fresh_indices);
   absl::StatusOr<dataecho::ShardMode> mode =
       dataecho::ParseShardMode(absl::GetFlag(FLAGS_shard_mode));
   if (!mode.ok()) Fail(rank, mode.status());
   if (t.train_shards.empty()) Fail(rank, absl::InvalidArgumentError("--train_shards is required"));
   if (t.batch_size < 1 || t.fresh_budget < 1 || t.eval_every < 1 || job.epochs < 0 ||
-      t.checkpoint_every < 0 || job.stop_after_steps < 0) {
+      t.checkpoint_every < 0 || job.stop_after_steps < 0 || job.hold_after_checkpoints < 0) {
     Fail(rank, absl::InvalidArgumentError(
                    "--batch_size, --fresh_budget and --eval_every must be >= 1, --epochs, "
-                   "--checkpoint_every and --stop_after_steps >= 0"));
+                   "--checkpoint_every, --stop_after_steps and --hold_after_checkpoints >= 0"));
   }
   if ((t.checkpoint_every > 0 || t.resume) && t.checkpoint_dir.empty()) {
     Fail(rank, absl::InvalidArgumentError("--checkpoint_every and --resume need --checkpoint_dir"));

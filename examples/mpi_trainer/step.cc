@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <numbers>
+#include <thread>
 
 #include "dataecho/augment.h"
 #include "dataecho/echo_planner.h"
@@ -171,6 +172,7 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
     }
   }
   const bool checkpoints = o.checkpoint_every > 0;
+  int64_t written = 0;  // checkpoints this run wrote
   double& train_seconds = loop.train_seconds;
   Clock::time_point resumed = Clock::now();
   auto evaluate = [&] {
@@ -238,6 +240,9 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
           job, shard_mode, rank, world, model, sgd, r, saved, tracker, running, data, dump.get(),
           restored != nullptr ? restored->dump_sizes : std::vector<uint64_t>{});
       if (!s.ok()) return s;
+      if (++written == job.hold_after_checkpoints) {
+        while (true) std::this_thread::sleep_for(std::chrono::seconds(1));  // until killed
+      }
     }
   }
   if (r.curve.empty() || r.curve.back().fresh_examples != r.fresh_examples_total) evaluate();

@@ -56,6 +56,10 @@ struct JobOptions {
   // > 0: stop after this many steps (counted over resumes), as a job that is
   // preempted there would; the result is written as usual.
   int64_t stop_after_steps = 0;
+  // > 0: after this run's N-th checkpoint every rank waits, doing nothing,
+  // until it is killed: a test that kills the job can then never see it end
+  // before the kill (tests/mpi/sigkill_resume.sh).
+  int64_t hold_after_checkpoints = 0;
 };
 
 struct Restored;  // job_checkpoint.h

@@ -10,7 +10,7 @@ out=$("$trainer" --help 2>&1)
 fail() { printf 'FAIL: %s\n%s\n' "$*" "$out" >&2; exit 1; }
 if grep -q "No flags matched" <<<"$out"; then fail "--help lists no flags"; fi
 for flag in train_shards shard_mode batch_size echo epochs json dump_fresh_indices checkpoint_dir \
-  checkpoint_every resume stop_after_steps; do
+  checkpoint_every resume stop_after_steps hold_after_checkpoints; do
   grep -q -e "--$flag (" <<<"$out" || fail "--help does not list --$flag"
 done
 # As root a directory's permission bits do not stop a write: /sys (a

@@ -10,7 +10,10 @@
 # holding every rank's pipeline state) and sends the newest complete one to all
 # ranks at a resume, so the ranks always resume from the same step; every
 # resume must say so ("the ranks' pipelines restored"). The kill moments come
-# from a seed printed on failure (SIGKILL_SEED=N repeats them).
+# from a seed printed on failure (SIGKILL_SEED=N repeats them). A run to be
+# killed is started with --hold_after_checkpoints=2: it waits after its second
+# checkpoint, so however slowly this script sees the checkpoints (a busy
+# machine), the job cannot end before its kill and each run makes progress.
 # With a fourth argument `auto` the job runs --insert=auto, whose planners
 # decide from timing: a resume replays the decisions its checkpoint carries and
 # then decides afresh, so the digest, steps and curve are not compared; what
@@ -58,11 +61,12 @@ kills=0 starts=0
 while [ $kills -lt 3 ]; do
   before=$(newest)
   starts=$((starts + 1))
-  "$mpiexec" "${args[@]}" "${flags[@]}" >"$tmp/run-$starts.txt" 2>&1 &
+  "$mpiexec" "${args[@]}" "${flags[@]}" --hold_after_checkpoints=2 >"$tmp/run-$starts.txt" 2>&1 &
   job=$!
   # Even kills: a random 0-10 ms after a new checkpoint appears; odd ones:
   # after a first new checkpoint (so that each run makes progress), as soon as
-  # a checkpoint's temporary file is seen, or a second new checkpoint.
+  # a checkpoint's temporary file is seen, or a second new checkpoint (where
+  # the run holds).
   at_temp=$((kills % 2))
   ended=0 mark=""
   while true; do
@@ -79,8 +83,9 @@ while [ $kills -lt 3 ]; do
     fi
   done
   if [ $ended -eq 1 ]; then
-    wait "$job" || { cat "$tmp/run-$starts.txt" >&2; fail "run $starts failed"; }
-    break  # it ended before this kill (a fast machine): checked below
+    wait "$job" || true
+    cat "$tmp/run-$starts.txt" >&2
+    fail "run $starts ended before its kill, though it holds after its second checkpoint"
   fi
   [ $at_temp -eq 0 ] && sleep "0.00$((RANDOM % 10))"
   mapfile -t job_pids < <(tree "$job")
@@ -93,12 +98,9 @@ while [ $kills -lt 3 ]; do
   job_pids=()
   kills=$((kills + 1))
 done
-[ $kills -ge 2 ] || fail "the job ended before it was killed twice"
-if [ -e "$tmp/run-$starts.txt" ] && ! grep -q "final test accuracy" "$tmp/run-$starts.txt"; then
-  starts=$((starts + 1))
-  "$mpiexec" "${args[@]}" "${flags[@]}" >"$tmp/run-$starts.txt" 2>&1 ||
-    { cat "$tmp/run-$starts.txt" >&2; fail "the last resume"; }
-fi
+starts=$((starts + 1))
+"$mpiexec" "${args[@]}" "${flags[@]}" >"$tmp/run-$starts.txt" 2>&1 ||
+  { cat "$tmp/run-$starts.txt" >&2; fail "the last resume"; }
 for i in $(seq 2 $starts); do
   grep -q "the ranks' pipelines restored" "$tmp/run-$i.txt" ||
     { cat "$tmp/run-$i.txt" >&2; fail "start $i did not restore the ranks' pipelines"; }
