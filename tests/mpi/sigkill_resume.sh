@@ -45,10 +45,14 @@ alive() {
   local state
   { read -r _ _ state _ <"/proc/$1/stat"; } 2>/dev/null && [ "$state" != Z ]
 }
-# The newest checkpoint's name in the directory (empty if none).
-newest() {
-  local files=("$tmp"/ck/ckpt-*.dtc)
-  [ -e "${files[0]}" ] && basename "${files[-1]}" || true
+# How many checkpoints in the directory are newer than $before (by name: the
+# step, zero-padded).
+new_checkpoints() {
+  local n=0 f
+  for f in "$tmp"/ck/ckpt-*.dtc; do
+    [ -e "$f" ] && [[ "${f##*/}" > "$before" ]] && n=$((n + 1))
+  done
+  echo $n
 }
 
 mkdir "$tmp/ref" "$tmp/dump"
@@ -59,7 +63,9 @@ flags=(--dump_fresh_indices="$tmp/dump" --checkpoint_dir="$tmp/ck" --checkpoint_
 
 kills=0 starts=0
 while [ $kills -lt 3 ]; do
-  before=$(newest)
+  files=("$tmp"/ck/ckpt-*.dtc)
+  before=""
+  [ -e "${files[0]}" ] && before=$(basename "${files[-1]}")
   starts=$((starts + 1))
   "$mpiexec" "${args[@]}" "${flags[@]}" --hold_after_checkpoints=2 >"$tmp/run-$starts.txt" 2>&1 &
   job=$!
@@ -68,14 +74,13 @@ while [ $kills -lt 3 ]; do
   # a checkpoint's temporary file is seen, or a second new checkpoint (where
   # the run holds).
   at_temp=$((kills % 2))
-  ended=0 mark=""
+  ended=0
   while true; do
     if ! alive "$job"; then ended=1; break; fi
-    now=$(newest)
-    if [ -n "$now" ] && [[ "$now" > "$before" ]]; then
+    fresh=$(new_checkpoints)
+    if [ "$fresh" -ge 1 ]; then
       [ $at_temp -eq 0 ] && break
-      if [ -z "$mark" ]; then mark=$now; fi
-      [[ "$now" > "$mark" ]] && break
+      [ "$fresh" -ge 2 ] && break  # the run holds here
       temps=("$tmp"/ck/.ckpt-*)
       [ -e "${temps[0]}" ] && break
     else
