@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "dataecho/float16.h"
 #include "dataecho/internal/random.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
@@ -55,50 +54,19 @@ Shape WithHW(const Tensor& t, int64_t h, int64_t w) {
   return s;
 }
 
-// Reads element i of a numeric tensor as float.
-inline float LoadAsFloat(const uint8_t* data, DType dtype, size_t i) {
-  switch (dtype) {
-    case DType::kUInt8: return static_cast<float>(data[i]);
-    case DType::kFloat32: {
-      float v;
-      std::memcpy(&v, data + 4 * i, 4);
-      return v;
-    }
-    case DType::kFloat16:
-    case DType::kBFloat16: {
-      uint16_t v;
-      std::memcpy(&v, data + 2 * i, 2);
-      return dtype == DType::kFloat16 ? HalfToFloat(v) : BFloat16ToFloat(v);
-    }
-    default: return 0.0f;
-  }
-}
-
 // out[i] = in[i] * a[c] + b[c] for channel c = i % channels, in `dtype`.
 absl::StatusOr<Tensor> AffineConvert(const Tensor& in, const std::vector<float>& a,
                                      const std::vector<float>& b, DType dtype,
                                      std::string_view who) {
-  if (in.dtype() != DType::kUInt8 && in.dtype() != DType::kFloat32 &&
-      in.dtype() != DType::kFloat16 && in.dtype() != DType::kBFloat16) {
+  if (in.dtype() != DType::kUInt8 && !IsFloatDType(in.dtype())) {
     return absl::InvalidArgumentError(fmt::format("{} cannot read {}", who, DTypeName(in.dtype())));
   }
-  if (dtype != DType::kFloat32 && dtype != DType::kFloat16 && dtype != DType::kBFloat16) {
+  if (!IsFloatDType(dtype)) {
     return absl::InvalidArgumentError(fmt::format("{} cannot produce {}", who, DTypeName(dtype)));
   }
-  const size_t channels = a.size();
   const size_t n = static_cast<size_t>(in.num_elements());
   MutableBuffer out(n * DTypeSize(dtype));
-  const uint8_t* src = in.buffer().data();
-  for (size_t i = 0; i < n; ++i) {
-    const size_t c = channels == 1 ? 0 : i % channels;
-    const float v = LoadAsFloat(src, in.dtype(), i) * a[c] + b[c];
-    if (dtype == DType::kFloat32) {
-      std::memcpy(out.data() + 4 * i, &v, 4);
-    } else {
-      const uint16_t h = dtype == DType::kFloat16 ? FloatToHalf(v) : FloatToBFloat16(v);
-      std::memcpy(out.data() + 2 * i, &h, 2);
-    }
-  }
+  AffineRow(in.buffer().data(), in.dtype(), n, a, b, dtype, out.data());
   return Tensor::Make(dtype, in.shape(), std::move(out).Freeze());
 }
 

@@ -6,13 +6,13 @@
 #include <vector>
 
 #include "buffer_pool.h"
-#include "dataecho/float16.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/input_snapshots.h"
 #include "dataecho/memory.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
 #include "internal/fork_join.h"
+#include "internal/row_chunks.h"
 #include "row_columns.h"
 #include "row_convert.h"
 
@@ -25,70 +25,11 @@ namespace {
 // "Prefetching rows"). Only kLagRows rows are held meanwhile, not the batch's.
 constexpr size_t kLagRows = internal::kPrefetchRowsAhead;
 
-bool IsFloatType(DType t) {
-  return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16;
-}
-
-float Load(const uint8_t* p, DType t) {
-  switch (t) {
-    case DType::kUInt8: return static_cast<float>(*p);
-    case DType::kInt32: {
-      int32_t v;
-      std::memcpy(&v, p, 4);
-      return static_cast<float>(v);
-    }
-    case DType::kInt64: {
-      int64_t v;
-      std::memcpy(&v, p, 8);
-      return static_cast<float>(v);
-    }
-    case DType::kFloat32: {
-      float v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    case DType::kFloat16: {
-      uint16_t v;
-      std::memcpy(&v, p, 2);
-      return HalfToFloat(v);
-    }
-    case DType::kBFloat16: {
-      uint16_t v;
-      std::memcpy(&v, p, 2);
-      return BFloat16ToFloat(v);
-    }
-  }
-  return 0;
-}
-
-// y[i] = load(x[i]) * a[c] + b[c], c = i % channels, stored as `Out`.
-template <typename Out, typename LoadFn, typename StoreFn>
-void AffineRow(const uint8_t* src, size_t in_size, Out* dst, int64_t n, int64_t channels,
-               const float* a, const float* b, LoadFn load, StoreFn store) {
-  if (channels == 1) {
-    const float a0 = a[0], b0 = b[0];
-    for (int64_t i = 0; i < n; ++i) dst[i] = store(load(src + i * in_size) * a0 + b0);
-    return;
-  }
-  for (int64_t i = 0; i < n; i += channels) {
-    for (int64_t c = 0; c < channels; ++c)
-      dst[i + c] = store(load(src + (i + c) * in_size) * a[c] + b[c]);
-  }
-}
-
-template <typename Out, typename StoreFn>
-void ConvertRow(const uint8_t* src, DType in, Out* dst, int64_t n, int64_t channels, const float* a,
-                const float* b, StoreFn store) {
-  if (in == DType::kUInt8) {  // the common case (images): keep the load inlinable
-    AffineRow(
-        src, 1, dst, n, channels, a, b, [](const uint8_t* p) { return static_cast<float>(*p); },
-        store);
-  } else {
-    AffineRow(
-        src, DTypeSize(in), dst, n, channels, a, b, [in](const uint8_t* p) { return Load(p, in); },
-        store);
-  }
-}
+// With a row pool, the rows are converted in chunks of about this many output
+// bytes (internal::RowChunks): large enough that a chunk's hand-off costs
+// nothing beside it and that two threads' output ranges rarely share a cache
+// line, small enough that the last chunk leaves little to wait for.
+constexpr size_t kChunkBytes = 256 << 10;
 
 }  // namespace
 
@@ -103,7 +44,7 @@ absl::Status BatchOptions::Validate() const {
   if (max_bytes < 0)
     return absl::InvalidArgumentError(
         fmt::format("batch max_bytes must be >= 0, got {}", max_bytes));
-  if (cast.has_value() && !IsFloatType(*cast)) {
+  if (cast.has_value() && !IsFloatDType(*cast)) {
     return absl::InvalidArgumentError(
         fmt::format("batch cast must be float32, float16 or bfloat16, got {}", DTypeName(*cast)));
   }
@@ -160,6 +101,8 @@ BatchStage::BatchStage(StagePtr<Example> input, BatchOptions options)
       layout_(std::make_unique<Layout>()) {
   if (options_.threads > 1 && options_.batch_size >= options_.parallel_min_rows) {
     row_pool_ = std::make_unique<internal::ForkJoin>(options_.threads);
+    chunks_ = std::make_unique<internal::RowChunks>();
+    pending_.resize(static_cast<size_t>(options_.batch_size));
   } else {
     lagged_.resize(kLagRows);
   }
@@ -183,7 +126,6 @@ absl::Status BatchStage::StartBatch(const Example& first) {
   l.rows_crc32c = 0;
   l.epoch = 0;
   row_refs_.clear();
-  pending_.clear();  // the rows of a remainder dropped at the end of an epoch
   const size_t n = static_cast<size_t>(options_.batch_size);
   // The whole batch against the cap, before any buffer is taken.
   int64_t row_bytes = BatchOptions::kIndexBytesPerRow;
@@ -225,6 +167,12 @@ absl::Status BatchStage::StartBatch(const Example& first) {
     c.data = pool_->Get(c.out_bytes * n);
   }
   l.columns.Get(*pool_, n, [](size_t bytes) { return bytes; });
+  if (chunks_ != nullptr) {
+    size_t row_bytes = 0;
+    for (const Layout::Component& c : l.components) row_bytes += c.out_bytes;
+    chunk_rows_ = std::max<size_t>(kChunkBytes / std::max<size_t>(row_bytes, 1), 1);
+    chunks_->SetChunkRows(chunk_rows_);
+  }
   return absl::OkStatus();
 }
 
@@ -252,8 +200,9 @@ absl::Status BatchStage::AddRow(Example&& row) {
   l.epoch = std::max(l.epoch, row.epoch);
   l.rows_crc32c = internal::FoldFingerprint(l.rows_crc32c, row.record_crc32c);
   row_refs_.push_back({row.record_offset, row.epoch, row.record_crc32c});
-  if (row_pool_ != nullptr) {
-    pending_.push_back(std::move(row));  // copied with the batch's other rows in FinishBatch()
+  if (chunks_ != nullptr) {  // converted by ConvertChunks(), on the pool's threads
+    pending_[r] = std::move(row);
+    if ((r + 1) % chunk_rows_ == 0) chunks_->Publish(r + 1);
     return absl::OkStatus();
   }
   Example& slot = lagged_[r % kLagRows];
@@ -274,41 +223,61 @@ void BatchStage::CopyRow(const Example& row, size_t r) {
     const uint8_t* src = t.buffer().data();
     if (!options_.cast.has_value()) {
       std::memcpy(dst, src, c.in_bytes);
-    } else if (c.in == DType::kUInt8 && c.channels == 1 &&
-               c.out != DType::kBFloat16) {  // images: vectorized
-      const size_t n = static_cast<size_t>(c.elements);
-      if (c.out == DType::kFloat32) {
-        internal::AffineU8ToF32(src, reinterpret_cast<float*>(dst), n, c.a[0], c.b[0]);
-      } else {
-        internal::AffineU8ToF16(src, reinterpret_cast<uint16_t*>(dst), n, c.a[0], c.b[0]);
-      }
-    } else if (c.out == DType::kFloat32) {
-      ConvertRow(src, c.in, reinterpret_cast<float*>(dst), c.elements, c.channels, c.a.data(),
-                 c.b.data(), [](float v) { return v; });
-    } else if (c.out == DType::kFloat16) {  // affine in float32, then a bulk (F16C) conversion
-      thread_local std::vector<float> row_f32;
-      row_f32.resize(static_cast<size_t>(c.elements));
-      ConvertRow(src, c.in, row_f32.data(), c.elements, c.channels, c.a.data(), c.b.data(),
-                 [](float v) { return v; });
-      internal::FloatsToHalves(row_f32.data(), reinterpret_cast<uint16_t*>(dst), row_f32.size());
     } else {
-      ConvertRow(src, c.in, reinterpret_cast<uint16_t*>(dst), c.elements, c.channels, c.a.data(),
-                 c.b.data(), FloatToBFloat16);
+      AffineRow(src, c.in, static_cast<size_t>(c.elements), c.a, c.b, c.out, dst);
     }
   }
+}
+
+void BatchStage::ConvertChunks() {
+  for (size_t begin, end; chunks_->Claim(&begin, &end);) {
+    auto prefetch = [this](size_t r) {
+      for (const Tensor& t : pending_[r].components) {
+        internal::PrefetchRowBytes(t.buffer().data(), t.buffer().size());
+      }
+    };
+    for (size_t r = begin; r < std::min(end, begin + kLagRows); ++r) prefetch(r);
+    for (size_t r = begin; r < end; ++r) {
+      if (r + kLagRows < end) prefetch(r + kLagRows);
+      CopyRow(pending_[r], r);
+      pending_[r] = Example();  // its storage released here, not on the gathering thread
+    }
+  }
+}
+
+absl::Status BatchStage::FillRows(absl::FunctionRef<std::optional<Example>()> pull, int64_t* rows) {
+  absl::Status status;
+  auto gather = [&] {
+    while (*rows < options_.batch_size) {
+      std::optional<Example> row = pull();
+      if (!row.has_value()) break;
+      status = *rows == 0 ? StartBatch(*row) : absl::OkStatus();
+      if (status.ok()) status = AddRow(*std::move(row));
+      if (!status.ok()) break;
+      ++*rows;
+    }
+  };
+  if (row_pool_ == nullptr) {
+    gather();
+    return status;
+  }
+  // The calling thread gathers the rows while the pool's other threads
+  // convert the chunks already in place; then it converts chunks too.
+  chunks_->Reset();
+  row_pool_->Run([&](int part, int /*parts*/) {
+    if (part == 0) {
+      gather();
+      chunks_->Close(static_cast<size_t>(layout_->rows));
+    }
+    ConvertChunks();
+  });
+  return status;
 }
 
 absl::StatusOr<Batch> BatchStage::FinishBatch() {
   Layout& l = *layout_;
   const size_t rows = static_cast<size_t>(l.rows);
-  if (row_pool_ != nullptr) {  // the rows, split among the pool's threads
-    row_pool_->Run([this, rows](int part, int parts) {
-      const size_t begin = rows * static_cast<size_t>(part) / static_cast<size_t>(parts);
-      const size_t end = rows * static_cast<size_t>(part + 1) / static_cast<size_t>(parts);
-      for (size_t r = begin; r < end; ++r) CopyRow(pending_[r], r);
-    });
-    pending_.clear();
-  } else {  // the last rows AddRow() has not copied
+  if (chunks_ == nullptr) {  // the last rows AddRow() has not copied
     for (size_t r = rows > kLagRows ? rows - kLagRows : 0; r < rows; ++r) {
       CopyRow(lagged_[r % kLagRows], r);
       lagged_[r % kLagRows] = Example();
@@ -347,24 +316,21 @@ absl::StatusOr<std::optional<Batch>> BatchStage::Next() {
   if (!error_.ok()) return error_;
   if (done_) return std::nullopt;
   int64_t rows = 0;
-  while (rows < options_.batch_size) {
-    absl::StatusOr<std::optional<Example>> r;
-    input_wait_ns_.Add(internal::PullTimed(input(), &r));
-    if (!r.ok() || !r->has_value()) {
-      if (!r.ok()) {
-        error_ = r.status();
-      } else {
-        done_ = true;
-      }
-      break;
-    }
-    absl::Status s = rows == 0 ? StartBatch(**r) : absl::OkStatus();
-    if (s.ok()) s = AddRow(*std::move(*r));
-    if (!s.ok()) {
-      error_ = s;
-      return s;
-    }
-    ++rows;
+  absl::Status s = FillRows(
+      [this]() -> std::optional<Example> {
+        absl::StatusOr<std::optional<Example>> r;
+        input_wait_ns_.Add(internal::PullTimed(input(), &r));
+        if (!r.ok()) {
+          error_ = r.status();
+          return std::nullopt;
+        }
+        if (!r->has_value()) done_ = true;
+        return *std::move(r);
+      },
+      &rows);
+  if (!s.ok()) {
+    error_ = s;
+    return s;
   }
   if (rows == 0 || (rows < options_.batch_size && options_.drop_remainder)) {
     if (!error_.ok()) return error_;

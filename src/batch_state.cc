@@ -68,9 +68,16 @@ absl::Status BatchStage::Reread(StateReader& r, size_t n, std::vector<Batch>* ou
   if (rows.size() != total) return absl::DataLossError("pipeline state: batch rows not read");
   size_t next = 0;
   for (uint64_t size : sizes) {
-    for (uint64_t i = 0; i < size; ++i, ++next) {
-      if (i == 0) DATAECHO_RETURN_IF_ERROR(StartBatch(rows[next]));
-      DATAECHO_RETURN_IF_ERROR(AddRow(std::move(rows[next])));
+    const size_t end = next + size;
+    int64_t added = 0;
+    DATAECHO_RETURN_IF_ERROR(FillRows(
+        [&]() -> std::optional<Example> {
+          if (next == end) return std::nullopt;
+          return std::move(rows[next++]);
+        },
+        &added));
+    if (static_cast<uint64_t>(added) != size) {
+      return absl::DataLossError("pipeline state: a batch larger than batch_size");
     }
     DATAECHO_ASSIGN_OR_RETURN(Batch b, FinishBatch());
     out->push_back(std::move(b));

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "dataecho/float16.h"
+#include "dataecho/dtype.h"
 #include "row_convert.h"
 
 #if defined(__x86_64__)
@@ -105,24 +105,6 @@ __attribute__((target("avx2,fma"))) void Avx2Horizontal(const Scratch& s, const 
 }
 #endif
 
-// `n` values of `line` into `out` as `dtype` (uint8: rounded and clamped).
-void Store(const float* line, DType dtype, uint8_t* out, size_t n) {
-  switch (dtype) {
-    case DType::kFloat32: std::memcpy(out, line, n * sizeof(float)); return;
-    case DType::kFloat16: FloatsToHalves(line, reinterpret_cast<uint16_t*>(out), n); return;
-    case DType::kBFloat16:
-      for (size_t i = 0; i < n; ++i) {
-        const uint16_t h = FloatToBFloat16(line[i]);
-        std::memcpy(out + 2 * i, &h, 2);
-      }
-      return;
-    default:
-      for (size_t i = 0; i < n; ++i)
-        out[i] = static_cast<uint8_t>(std::clamp(line[i] + 0.5f, 0.0f, 255.0f));
-      return;
-  }
-}
-
 }  // namespace
 
 void ResizeBilinear(const ImageView& src, const ResizeWindow& window, const ResizeTarget& target) {
@@ -179,12 +161,13 @@ void ResizeBilinear(const ImageView& src, const ResizeWindow& window, const Resi
     }
     if (target.channels_first) {
       for (int c = 0; c < channels; ++c) {
-        Store(s.line.data() + static_cast<size_t>(c * out_w), target.dtype,
-              target.out + (static_cast<size_t>(c) * plane + static_cast<size_t>(y * out_w)) * elem,
-              static_cast<size_t>(out_w));
+        StoreFloats(
+            s.line.data() + static_cast<size_t>(c * out_w), static_cast<size_t>(out_w),
+            target.dtype,
+            target.out + (static_cast<size_t>(c) * plane + static_cast<size_t>(y * out_w)) * elem);
       }
     } else {
-      Store(s.line.data(), target.dtype, target.out + static_cast<size_t>(y) * n * elem, n);
+      StoreFloats(s.line.data(), n, target.dtype, target.out + static_cast<size_t>(y) * n * elem);
     }
   }
 }

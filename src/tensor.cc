@@ -11,41 +11,6 @@
 
 namespace dataecho {
 
-namespace {
-
-struct DTypeInfo {
-  size_t size;
-  std::string_view name;
-};
-
-DTypeInfo Info(DType dtype) {
-  switch (dtype) {
-    case DType::kUInt8: return {1, "uint8"};
-    case DType::kInt32: return {4, "int32"};
-    case DType::kInt64: return {8, "int64"};
-    case DType::kFloat32: return {4, "float32"};
-    case DType::kFloat16: return {2, "float16"};
-    case DType::kBFloat16: return {2, "bfloat16"};
-  }
-  return {0, "unknown"};
-}
-
-}  // namespace
-
-size_t DTypeSize(DType dtype) { return Info(dtype).size; }
-
-std::string_view DTypeName(DType dtype) { return Info(dtype).name; }
-
-absl::StatusOr<DType> ParseDType(std::string_view name) {
-  constexpr DType kAll[] = {DType::kUInt8,   DType::kInt32,   DType::kInt64,
-                            DType::kFloat32, DType::kFloat16, DType::kBFloat16};
-  for (DType t : kAll) {
-    if (DTypeName(t) == name) return t;
-  }
-  return absl::InvalidArgumentError(fmt::format(
-      "unknown dtype '{}' (one of uint8, int32, int64, float32, float16, bfloat16)", name));
-}
-
 int64_t NumElements(absl::Span<const int64_t> shape) {
   // A zero dimension makes it 0 whatever the others are; else it saturates
   // instead of overflowing (a shape from options or data), as

@@ -158,6 +158,23 @@ TEST(BatchTest, MismatchedRowsAreRejected) {
   EXPECT_NE(r.status().message().find("example 2"), absl::string_view::npos) << r.status();
 }
 
+// With row threads a mismatched row in the middle of a batch, after some of
+// its chunks were converted, fails the batch the same way, and the error
+// stays.
+TEST(BatchTest, MismatchedRowMidBatchWithRowThreads) {
+  std::vector<Example> in = MakeExamples(3000, 512);
+  in[2500] = MakeExample(2500, 9);
+  auto stage = FromVector(std::move(in))
+                   .Batch({.batch_size = 3000, .threads = 2, .parallel_min_rows = 1})
+                   .Release();
+  ASSERT_TRUE(stage.ok());
+  for (int call = 0; call < 2; ++call) {
+    auto r = (*stage)->Next();
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find("example 2500"), absl::string_view::npos) << r.status();
+  }
+}
+
 TEST(BatchTest, InvalidOptions) {
   EXPECT_EQ(FromVector(MakeExamples(1)).Batch({.batch_size = 0}).status().code(),
             absl::StatusCode::kInvalidArgument);
@@ -294,31 +311,40 @@ namespace {
 
 // A batch whose rows are split among threads is byte-identical to the
 // single-threaded batch, for every cast, the final partial batch included.
+// Small rows in batches of 100 make one chunk a batch (its rows converted
+// once they are all in); rows of 101 bytes in batches of 4,000 make several
+// (converted while the rest arrive), and a partial last one.
 TEST(BatchTest, RowThreadsGiveTheSameBatches) {
-  for (std::optional<DType> cast : std::vector<std::optional<DType>>{
-           std::nullopt, DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
-    BatchOptions one{.batch_size = 100, .cast = cast};
-    if (cast) {
-      one.scale = 1.0f / 255;
-      one.mean = {0.5f};
-      one.stddev = {0.25f};
-    }
-    BatchOptions pooled = one;
-    pooled.threads = 3;
-    pooled.parallel_min_rows = 64;
-    std::vector<Batch> a = BatchAll(MakeExamples(1050, 37), one);
-    std::vector<Batch> b = BatchAll(MakeExamples(1050, 37), pooled);
-    ASSERT_EQ(a.size(), 11u);
-    ASSERT_EQ(a.size(), b.size());
-    for (size_t i = 0; i < a.size(); ++i) {
-      ASSERT_EQ(a[i].num_rows, b[i].num_rows);
-      EXPECT_EQ(a[i].fresh_rows, b[i].fresh_rows);
-      for (const auto& [x, y] : {std::pair{&a[i].components[0], &b[i].components[0]},
-                                 std::pair{&a[i].labels, &b[i].labels},
-                                 std::pair{&a[i].source_indices, &b[i].source_indices}}) {
-        ASSERT_EQ(x->byte_size(), y->byte_size());
-        EXPECT_EQ(std::memcmp(x->buffer().data(), y->buffer().data(), x->byte_size()), 0)
-            << "batch " << i;
+  struct Shape {
+    int examples, bytes, batch_size;
+    size_t batches;
+  };
+  for (const Shape& shape : {Shape{1050, 37, 100, 11}, Shape{9100, 101, 4000, 3}}) {
+    for (std::optional<DType> cast : std::vector<std::optional<DType>>{
+             std::nullopt, DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
+      BatchOptions one{.batch_size = shape.batch_size, .cast = cast};
+      if (cast) {
+        one.scale = 1.0f / 255;
+        one.mean = {0.5f};
+        one.stddev = {0.25f};
+      }
+      BatchOptions pooled = one;
+      pooled.threads = 3;
+      pooled.parallel_min_rows = 64;
+      std::vector<Batch> a = BatchAll(MakeExamples(shape.examples, shape.bytes), one);
+      std::vector<Batch> b = BatchAll(MakeExamples(shape.examples, shape.bytes), pooled);
+      ASSERT_EQ(a.size(), shape.batches);
+      ASSERT_EQ(a.size(), b.size());
+      for (size_t i = 0; i < a.size(); ++i) {
+        ASSERT_EQ(a[i].num_rows, b[i].num_rows);
+        EXPECT_EQ(a[i].fresh_rows, b[i].fresh_rows);
+        for (const auto& [x, y] : {std::pair{&a[i].components[0], &b[i].components[0]},
+                                   std::pair{&a[i].labels, &b[i].labels},
+                                   std::pair{&a[i].source_indices, &b[i].source_indices}}) {
+          ASSERT_EQ(x->byte_size(), y->byte_size());
+          EXPECT_EQ(std::memcmp(x->buffer().data(), y->buffer().data(), x->byte_size()), 0)
+              << "batch " << i;
+        }
       }
     }
   }

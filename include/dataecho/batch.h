@@ -49,6 +49,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "dataecho/example.h"
 #include "dataecho/export.h"
@@ -99,6 +100,7 @@ struct DATAECHO_EXPORT BatchOptions {
 namespace internal {
 class BufferPool;
 class ForkJoin;
+class RowChunks;
 }  // namespace internal
 
 class DATAECHO_EXPORT BatchStage final : public internal::BatchingStage {
@@ -125,6 +127,13 @@ class DATAECHO_EXPORT BatchStage final : public internal::BatchingStage {
   BatchStage(StagePtr<Example> input, BatchOptions options);
   absl::Status StartBatch(const Example& first);
   absl::Status AddRow(Example&& row);
+  // Builds a batch of the rows `pull` returns (until it returns nullopt or
+  // the batch is full), counted in *rows; the first error of StartBatch() or
+  // AddRow(). With a row pool the rows are converted as they arrive.
+  absl::Status FillRows(absl::FunctionRef<std::optional<Example>()> pull, int64_t* rows);
+  // A row pool's thread: converts chunks of rows until the batch is closed
+  // and every row claimed.
+  void ConvertChunks();
   // Copies (and converts) the components of `row` into row `r` of the batch.
   // Called concurrently for different rows by the row pool.
   void CopyRow(const Example& row, size_t r);
@@ -133,8 +142,11 @@ class DATAECHO_EXPORT BatchStage final : public internal::BatchingStage {
   const BatchOptions options_;
   std::shared_ptr<internal::BufferPool> pool_;
   std::unique_ptr<Layout> layout_;
-  // With a row pool: the rows of the current batch, copied in FinishBatch().
+  // With a row pool: the rows of the current batch, row r in pending_[r],
+  // handed to the pool's threads in chunks of chunk_rows_ as they arrive.
   std::unique_ptr<internal::ForkJoin> row_pool_;
+  std::unique_ptr<internal::RowChunks> chunks_;
+  size_t chunk_rows_ = 1;
   std::vector<Example> pending_;
   // Without: the last few rows added, prefetched, each copied a few rows
   // later (src/batch.cc, kLagRows), row r in lagged_[r % lagged_.size()].

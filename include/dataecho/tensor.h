@@ -25,19 +25,10 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "dataecho/buffer.h"
+#include "dataecho/dtype.h"
 #include "dataecho/export.h"
 
 namespace dataecho {
-
-enum class DType : uint8_t { kUInt8, kInt32, kInt64, kFloat32, kFloat16, kBFloat16 };
-
-// Bytes per element.
-DATAECHO_EXPORT size_t DTypeSize(DType dtype);
-// "uint8", "int32", "int64", "float32", "float16", "bfloat16".
-DATAECHO_EXPORT std::string_view DTypeName(DType dtype);
-// The DType DTypeName() names `name`; INVALID_ARGUMENT "unknown dtype '<name>'
-// (one of uint8, ...)" for any other name.
-DATAECHO_EXPORT absl::StatusOr<DType> ParseDType(std::string_view name);
 
 using Shape = absl::InlinedVector<int64_t, 4>;
 
