@@ -85,7 +85,8 @@ namespace {
 template <typename Int>
 void StoreRounded(const float* src, size_t n, double lo, double hi, uint8_t* dst) {
   for (size_t i = 0; i < n; ++i) {
-    const auto v = static_cast<Int>(std::clamp(std::floor(static_cast<double>(src[i]) + 0.5), lo, hi));
+    const auto v =
+        static_cast<Int>(std::clamp(std::floor(static_cast<double>(src[i]) + 0.5), lo, hi));
     std::memcpy(dst + sizeof(Int) * i, &v, sizeof(Int));
   }
 }
@@ -110,9 +111,11 @@ template <typename StoreFn>
 void AffineFrom(const uint8_t* src, DType in, size_t n, absl::Span<const float> a,
                 absl::Span<const float> b, StoreFn store) {
   if (in == DType::kUInt8) {  // the common case (images)
-    AffineLoop(n, a, b, [src](size_t i) { return static_cast<float>(src[i]); }, store);
+    AffineLoop(
+        n, a, b, [src](size_t i) { return static_cast<float>(src[i]); }, store);
   } else {
-    AffineLoop(n, a, b, [src, in](size_t i) { return LoadAsFloat(src, in, i); }, store);
+    AffineLoop(
+        n, a, b, [src, in](size_t i) { return LoadAsFloat(src, in, i); }, store);
   }
 }
 
@@ -121,7 +124,9 @@ void AffineFrom(const uint8_t* src, DType in, size_t n, absl::Span<const float> 
 void StoreFloats(const float* src, size_t n, DType dtype, uint8_t* dst) {
   switch (dtype) {
     case DType::kFloat32: std::memcpy(dst, src, n * sizeof(float)); return;
-    case DType::kFloat16: internal::FloatsToHalves(src, reinterpret_cast<uint16_t*>(dst), n); return;
+    case DType::kFloat16:
+      internal::FloatsToHalves(src, reinterpret_cast<uint16_t*>(dst), n);
+      return;
     case DType::kBFloat16:
       for (size_t i = 0; i < n; ++i) {
         const uint16_t h = FloatToBFloat16(src[i]);
@@ -158,8 +163,7 @@ void AffineRow(const uint8_t* src, DType in, size_t n, absl::Span<const float> a
     const size_t in_size = DTypeSize(in), out_size = DTypeSize(out);
     for (size_t start = 0; start < n; start += block) {
       const size_t len = std::min(block, n - start);
-      AffineFrom(src + start * in_size, in, len, a, b,
-                 [](size_t i, float v) { values[i] = v; });
+      AffineFrom(src + start * in_size, in, len, a, b, [](size_t i, float v) { values[i] = v; });
       StoreFloats(values.data(), len, out, dst + start * out_size);
     }
   }

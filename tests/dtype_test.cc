@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "dataecho/float16.h"
@@ -21,8 +22,9 @@ constexpr DType kAll[] = {DType::kUInt8,   DType::kInt32,   DType::kInt64,
 std::vector<uint8_t> Values(DType dtype, size_t n) {
   std::vector<uint8_t> out(n * DTypeSize(dtype));
   for (size_t i = 0; i < n; ++i) {
-    const float v = dtype == DType::kUInt8 ? static_cast<float>(i * 37 % 256)
-                                           : static_cast<float>(static_cast<int>(i * 37 % 601) - 300) / 7.0f;
+    const float v = dtype == DType::kUInt8
+                        ? static_cast<float>(i * 37 % 256)
+                        : static_cast<float>(static_cast<int>(i * 37 % 601) - 300) / 7.0f;
     uint8_t* p = out.data() + i * DTypeSize(dtype);
     switch (dtype) {
       case DType::kUInt8: *p = static_cast<uint8_t>(v); break;
@@ -54,7 +56,8 @@ std::vector<uint8_t> Values(DType dtype, size_t n) {
 
 // The scalar definition AffineRow must match bit for bit.
 std::vector<uint8_t> Reference(const std::vector<uint8_t>& src, DType in, size_t n,
-                               const std::vector<float>& a, const std::vector<float>& b, DType out) {
+                               const std::vector<float>& a, const std::vector<float>& b,
+                               DType out) {
   std::vector<float> y(n);
   for (size_t i = 0; i < n; ++i) {
     const size_t c = i % a.size();
@@ -75,16 +78,17 @@ std::vector<uint8_t> Reference(const std::vector<uint8_t>& src, DType in, size_t
 }
 
 TEST(DTypeTest, LoadAsFloatReadsEveryType) {
-  for (DType t : kAll) {
+  const float f = -189.0f / 7.0f;  // element 3 of Values() for the float types
+  const std::pair<DType, float> expected[] = {
+      {DType::kUInt8, 111.0f},
+      {DType::kInt32, -189.0f},
+      {DType::kInt64, -189.0f},
+      {DType::kFloat32, f},
+      {DType::kFloat16, HalfToFloat(FloatToHalf(f))},
+      {DType::kBFloat16, BFloat16ToFloat(FloatToBFloat16(f))}};
+  for (const auto& [t, value] : expected) {
     const std::vector<uint8_t> v = Values(t, 64);
-    EXPECT_EQ(LoadAsFloat(v.data(), t, 3), t == DType::kUInt8 ? 111.0f
-                                           : t == DType::kInt32 || t == DType::kInt64
-                                               ? -189.0f
-                                               : t == DType::kFloat32 ? -189.0f / 7.0f
-                                               : t == DType::kFloat16
-                                                   ? HalfToFloat(FloatToHalf(-189.0f / 7.0f))
-                                                   : BFloat16ToFloat(FloatToBFloat16(-189.0f / 7.0f)))
-        << DTypeName(t);
+    EXPECT_EQ(LoadAsFloat(v.data(), t, 3), value) << DTypeName(t);
   }
 }
 
