@@ -6,7 +6,7 @@
 //   build/benchmarks/core_benchmark --benchmark_min_time=1
 //
 // Heap allocations are counted (operator new is replaced below) where a
-// benchmark reports them ("allocs_per_batch").
+// benchmark reports them ("allocs_per_item", "allocs_per_batch").
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -101,14 +101,23 @@ int64_t ProcessCpuNanos() {
 // Pulls one element of `p` per iteration; each element holds `items` items.
 // Counter "process_cpu_ns": CPU time of all threads per iteration (the
 // pipeline's threads included), which a busy machine disturbs less than
-// wall time.
+// wall time. Counter "allocs_per_item": heap allocations of every thread per
+// item in the steady state (after two warm-up elements, which fill buffers
+// and stock pools).
 template <typename P>
 void PullEach(benchmark::State& state, P& p, int64_t items = 1) {
+  for (int i = 0; i < 2; ++i) benchmark::DoNotOptimize(p.Next());
+  g_allocations.store(0);
+  g_count_allocations.store(true);
   const int64_t cpu0 = ProcessCpuNanos();
   for (auto _ : state) benchmark::DoNotOptimize(p.Next());
+  const int64_t cpu = ProcessCpuNanos() - cpu0;
+  g_count_allocations.store(false);
+  const auto n = static_cast<double>(state.iterations());
   state.SetItemsProcessed(state.iterations() * items);
-  state.counters["process_cpu_ns"] =
-      static_cast<double>(ProcessCpuNanos() - cpu0) / static_cast<double>(state.iterations());
+  state.counters["process_cpu_ns"] = static_cast<double>(cpu) / n;
+  state.counters["allocs_per_item"] =
+      static_cast<double>(g_allocations.load()) / (n * static_cast<double>(items));
 }
 
 void BM_Echo(benchmark::State& state) {

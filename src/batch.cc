@@ -245,14 +245,14 @@ void BatchStage::ConvertChunks() {
   }
 }
 
-absl::Status BatchStage::FillRows(absl::FunctionRef<std::optional<Example>()> pull, int64_t* rows) {
+absl::Status BatchStage::FillRows(absl::FunctionRef<Example*()> pull, int64_t* rows) {
   absl::Status status;
   auto gather = [&] {
     while (*rows < options_.batch_size) {
-      std::optional<Example> row = pull();
-      if (!row.has_value()) break;
+      Example* row = pull();
+      if (row == nullptr) break;
       status = *rows == 0 ? StartBatch(*row) : absl::OkStatus();
-      if (status.ok()) status = AddRow(*std::move(row));
+      if (status.ok()) status = AddRow(std::move(*row));
       if (!status.ok()) break;
       ++*rows;
     }
@@ -316,16 +316,19 @@ absl::StatusOr<std::optional<Batch>> BatchStage::Next() {
   if (!error_.ok()) return error_;
   if (done_) return std::nullopt;
   int64_t rows = 0;
+  absl::StatusOr<std::optional<Example>> r;
   absl::Status s = FillRows(
-      [this]() -> std::optional<Example> {
-        absl::StatusOr<std::optional<Example>> r;
+      [this, &r]() -> Example* {
         input_wait_ns_.Add(internal::PullTimed(input(), &r));
         if (!r.ok()) {
           error_ = r.status();
-          return std::nullopt;
+          return nullptr;
         }
-        if (!r->has_value()) done_ = true;
-        return *std::move(r);
+        if (!r->has_value()) {
+          done_ = true;
+          return nullptr;
+        }
+        return &**r;
       },
       &rows);
   if (!s.ok()) {

@@ -70,12 +70,8 @@ absl::Status BatchStage::Reread(StateReader& r, size_t n, std::vector<Batch>* ou
   for (uint64_t size : sizes) {
     const size_t end = next + size;
     int64_t added = 0;
-    DATAECHO_RETURN_IF_ERROR(FillRows(
-        [&]() -> std::optional<Example> {
-          if (next == end) return std::nullopt;
-          return std::move(rows[next++]);
-        },
-        &added));
+    DATAECHO_RETURN_IF_ERROR(
+        FillRows([&]() -> Example* { return next == end ? nullptr : &rows[next++]; }, &added));
     if (static_cast<uint64_t>(added) != size) {
       return absl::DataLossError("pipeline state: a batch larger than batch_size");
     }

@@ -127,10 +127,11 @@ class DATAECHO_EXPORT BatchStage final : public internal::BatchingStage {
   BatchStage(StagePtr<Example> input, BatchOptions options);
   absl::Status StartBatch(const Example& first);
   absl::Status AddRow(Example&& row);
-  // Builds a batch of the rows `pull` returns (until it returns nullopt or
-  // the batch is full), counted in *rows; the first error of StartBatch() or
-  // AddRow(). With a row pool the rows are converted as they arrive.
-  absl::Status FillRows(absl::FunctionRef<std::optional<Example>()> pull, int64_t* rows);
+  // Builds a batch of the rows `pull` points to (moved from; until it
+  // returns nullptr or the batch is full), counted in *rows; the first error
+  // of StartBatch() or AddRow(). With a row pool the rows are converted as
+  // they arrive.
+  absl::Status FillRows(absl::FunctionRef<Example*()> pull, int64_t* rows);
   // A row pool's thread: converts chunks of rows until the batch is closed
   // and every row claimed.
   void ConvertChunks();

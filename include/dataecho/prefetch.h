@@ -48,7 +48,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <span>
 #include <string>
@@ -64,6 +63,7 @@
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/prefetch_checkpoint.h"
 #include "dataecho/internal/prefetch_handoff.h"
+#include "dataecho/internal/ring_queue.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/record.h"
 #include "dataecho/stage.h"
@@ -363,8 +363,8 @@ class PrefetchStage final : public UnaryStage<T, T> {
   mutable absl::Mutex mu_;
   absl::CondVar consumer_cv_;  // an element, the end or a cancel (while consumer_waiting_)
   absl::CondVar room_cv_;      // what producer_wait_ says, or a cancel
-  std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);        // values only
-  std::optional<Item> terminal_ ABSL_GUARDED_BY(mu_);  // end of stream or the error
+  internal::RingQueue<Item> queue_ ABSL_GUARDED_BY(mu_);  // values only
+  std::optional<Item> terminal_ ABSL_GUARDED_BY(mu_);     // end of stream or the error
   bool cancel_ ABSL_GUARDED_BY(mu_) = false;
   bool restarting_ ABSL_GUARDED_BY(mu_) = false;  // Restart() waits for the producer to stop
   bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = false;
@@ -375,7 +375,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
   // One writer each: elements, bytes and consumer_wait the consumer,
   // input_wait the producer.
   internal::StageTotals<internal::Counter> totals_;
-  std::deque<Item> taken_;                // consumer thread only (TakeLocked)
+  internal::RingQueue<Item> taken_;       // consumer thread only (TakeLocked)
   size_t held_ ABSL_GUARDED_BY(mu_) = 0;  // taken_'s size after the last take
   int64_t producer_blocked_ns_ ABSL_GUARDED_BY(mu_) = 0;
   // Bumped at every push, the end and a cancel: what a spinning consumer

@@ -39,8 +39,8 @@
 #define DATAECHO_INTERNAL_INPUT_SNAPSHOTS_H_
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -54,6 +54,7 @@
 #include "dataecho/example.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/random.h"
+#include "dataecho/internal/ring_queue.h"
 #include "dataecho/record.h"
 
 namespace dataecho::internal {
@@ -212,7 +213,7 @@ class TakenFingerprints {
   }
 
  private:
-  std::deque<uint32_t> fps_;
+  RingQueue<uint32_t> fps_;
   int64_t first_ = 0;  // the element fps_.front() is the fingerprint of
   // The last Fold(): of elements [fold_start_, fold_end_) (-1: none).
   int64_t fold_start_ = -1, fold_end_ = -1;

@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -35,6 +34,7 @@
 #include "dataecho/internal/input_snapshots.h"
 #include "dataecho/internal/map_refs.h"
 #include "dataecho/internal/map_tuning.h"
+#include "dataecho/internal/ring_queue.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
@@ -397,8 +397,8 @@ class MapWorkers {
   bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = false;
   bool room_waiting_ ABSL_GUARDED_BY(mu_) = false;
   // Deterministic: results of [next_out_, next_seq_), filled as they finish.
-  std::deque<std::optional<Item>> slots_ ABSL_GUARDED_BY(mu_);
-  std::deque<Item> done_ ABSL_GUARDED_BY(mu_);  // not deterministic: in completion order
+  RingQueue<std::optional<Item>> slots_ ABSL_GUARDED_BY(mu_);
+  RingQueue<Item> done_ ABSL_GUARDED_BY(mu_);  // not deterministic: in completion order
   // Of the results taken since the base snapshot (checkpoints).
   TakenFingerprints taken_fps_ ABSL_GUARDED_BY(mu_);
   int64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;          // sequence number of the next input
