@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "dataecho/checkpoint.h"
 #include "dataecho/formats/fixed_length.h"
 #include "dataecho/storage/object_store.h"
 #include "gtest/gtest.h"
@@ -71,6 +72,26 @@ TEST(IdxTest, ZipsImagesAndLabels) {
       EXPECT_EQ(e.components[0].buffer().data()[5], (r + 5) % 256);
     }
   }
+}
+
+// A state saved before the source read a row (a Prefetch's first snapshot,
+// which a restore may start from many rows later) holds the files'
+// fingerprints: a label file changed since is DATA_LOSS naming it.
+TEST(IdxTest, StateSavedBeforeTheFirstRowNamesAChangedFile) {
+  TempDir dir;
+  const std::string images = dir.File("i"), labels = dir.File("l");
+  WriteMnistLike(images, labels, 10, 2, 2);
+  StateWriter w;
+  ASSERT_TRUE(MakeIdxSource(Store(), images, labels)->SaveState(w).ok());
+  const std::string state = w.Finish();
+  std::string shifted = IdxHeaderBytes(0x08, {10});
+  for (uint32_t r = 0; r < 10; ++r) shifted += static_cast<char>((r + 1) % 10);
+  WriteFileOrDie(labels, shifted);  // the same size, every label changed
+  absl::StatusOr<StateReader> r = StateReader::Parse(state);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const absl::Status s = MakeIdxSource(Store(), images, labels)->RestoreState(*r);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_NE(s.message().find(labels), std::string::npos) << s;
 }
 
 TEST(IdxTest, HeaderLiesAreDataLoss) {

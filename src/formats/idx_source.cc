@@ -76,6 +76,12 @@ class IdxExampleSource final : public Stage<Example> {
 
   absl::Status SaveState(StateWriter& w) override {
     DATAECHO_RETURN_IF_ERROR(Saveable());
+    // A state saved before the first row (a Prefetch's first snapshot, which
+    // a restore may start from however many rows later) still holds the
+    // files' fingerprints, so that files changed since are DATA_LOSS naming
+    // them: the files are opened here, as the first Next() would (an error is
+    // left for Next() to report).
+    if (!fingerprints_[0].has_value() && !IsCancelled()) Open().IgnoreError();
     w.BeginStage("idx_source", StateHash());
     w.U64(epoch_);
     w.U64(rows_);
@@ -232,12 +238,7 @@ class IdxExampleSource final : public Stage<Example> {
   absl::StatusOr<std::optional<Example>> NextImpl() {
     if (!status_.ok()) return status_;
     if (IsCancelled()) return CancelledError();
-    if (!opened_) {
-      DATAECHO_ASSIGN_OR_RETURN(Pair pair, OpenPair({}));
-      shape_ = pair.shape;
-      DATAECHO_RETURN_IF_ERROR(Install(std::move(pair)));
-      opened_ = true;
-    }
+    if (!opened_) DATAECHO_RETURN_IF_ERROR(Open());
     DATAECHO_ASSIGN_OR_RETURN(std::optional<Record> image, pair_.images->Next());
     DATAECHO_ASSIGN_OR_RETURN(std::optional<Record> label, pair_.labels->Next());
     if (!image.has_value() || !label.has_value()) {
@@ -248,6 +249,15 @@ class IdxExampleSource final : public Stage<Example> {
     ++rows_;
     last_crc_ = e.record_crc32c;  // the last row's check, kept for a save
     return e;
+  }
+
+  // Opens both files for the rows of this epoch.
+  absl::Status Open() {
+    DATAECHO_ASSIGN_OR_RETURN(Pair pair, OpenPair({}));
+    shape_ = pair.shape;
+    DATAECHO_RETURN_IF_ERROR(Install(std::move(pair)));
+    opened_ = true;
+    return absl::OkStatus();
   }
 
   // Opens both files and checks them against each other and, at a restore,
