@@ -16,6 +16,7 @@
 #include "dataecho/checkpoint.h"
 #include "dataecho/checkpoint_dir.h"
 #include "dataecho/crc32c.h"
+#include "dataecho/dtype.h"
 #include "dataecho/echo.h"
 #include "dataecho/echo_diagnostics.h"
 #include "dataecho/echo_options.h"

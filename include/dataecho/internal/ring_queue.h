@@ -1,6 +1,6 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
-// ring_queue.h (internal): a FIFO queue in one ring of slots that grows (to
+// internal/ring_queue.h: a FIFO queue in one ring of slots that grows (to
 // the next power of two) and never shrinks, so a queue that cycles at a
 // steady depth allocates nothing: std::deque frees and allocates a block
 // every few hundred bytes pushed through it. The queues of Prefetch and of
