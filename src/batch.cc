@@ -168,9 +168,9 @@ absl::Status BatchStage::StartBatch(const Example& first) {
   }
   l.columns.Get(*pool_, n, [](size_t bytes) { return bytes; });
   if (chunks_ != nullptr) {
-    size_t row_bytes = 0;
-    for (const Layout::Component& c : l.components) row_bytes += c.out_bytes;
-    chunk_rows_ = std::max<size_t>(kChunkBytes / std::max<size_t>(row_bytes, 1), 1);
+    size_t out_row_bytes = 0;
+    for (const Layout::Component& c : l.components) out_row_bytes += c.out_bytes;
+    chunk_rows_ = std::max<size_t>(kChunkBytes / std::max<size_t>(out_row_bytes, 1), 1);
     chunks_->SetChunkRows(chunk_rows_);
   }
   return absl::OkStatus();

@@ -57,7 +57,7 @@ TEST(BatchTest, DropRemainder) {
 // Each row holds its own example's bytes, in every epoch: a remainder dropped
 // at the end of one epoch leaves nothing behind for the next one's batches,
 // on the single-threaded path (rows copied a few rows after they arrive) and
-// with row threads (rows copied at the end of the batch).
+// with row threads (rows converted in chunks as they arrive).
 TEST(BatchTest, RowsAreTheirOwnAcrossEpochsAfterADroppedRemainder) {
   for (int threads : {1, 3}) {
     Pipeline<Batch> p = FromVector(MakeExamples(23, 33))
