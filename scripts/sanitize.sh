@@ -9,7 +9,8 @@
 # -O1 with line tables only (-g1): what the sanitizers' reports need, for much
 # less compile and link time than -O2 -g. TSan leaves out the single-threaded
 # tests (tests/CMakeLists.txt). Compiled with clang: its instrumented builds
-# take about 0.6 of GCC's compile time here (docs/reliability.md, "CI time").
+# take about 0.6 of GCC's compile time here (docs/reliability.md, "CI time"),
+# and as a unity build (DATAECHO_UNITY_BUILD: sources compiled in batches).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sanitizer=${1:?usage: scripts/sanitize.sh address|thread [build|test]}
@@ -26,7 +27,7 @@ jobs=${JOBS:-$(nproc)}
 if [ "$what" != test ]; then
   cmake -S . -B "$dir" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
     -DDATAECHO_SANITIZE="$sanitizer" -DDATAECHO_FUZZ="$fuzz" -DDATAECHO_BUILD_BENCHMARKS=OFF \
-    -DDATAECHO_LINK_WITH_LLD=ON >/dev/null
+    -DDATAECHO_LINK_WITH_LLD=ON -DDATAECHO_UNITY_BUILD=ON >/dev/null
   cmake --build "$dir" -j"$jobs"
 fi
 [ "$what" != build ] || exit 0

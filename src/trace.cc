@@ -151,7 +151,7 @@ bool TakeSlot(Recorder& r, ThreadBuffer& b) ABSL_EXCLUSIVE_LOCKS_REQUIRED(b.mu) 
 }
 
 // Appends `e` to the calling thread's buffer (and, once per trace, the thread's name).
-void Record(Event e) {
+void RecordEvent(Event e) {
   Recorder& r = TheRecorder();
   ThreadBuffer& b = my_slot.Get();
   e.tid = b.tid;
@@ -319,19 +319,19 @@ absl::Status StopTrace() {
 void TraceComplete(const char* name, const char* category, int64_t begin_ns, int64_t end_ns,
                    TraceArg arg) {
   if (!TraceEnabled()) return;
-  Record(Event{name, category, 'X', 0, begin_ns, end_ns - begin_ns, 0, std::move(arg)});
+  RecordEvent(Event{name, category, 'X', 0, begin_ns, end_ns - begin_ns, 0, std::move(arg)});
 }
 
 void TraceInstant(const char* name, const char* category) {
   if (!TraceEnabled()) return;
-  Record(Event{name, category, 'i', 0, internal::NowNanos(), 0, 0, {}});
+  RecordEvent(Event{name, category, 'i', 0, internal::NowNanos(), 0, 0, {}});
 }
 
 void TraceCounter(const char* name, double value) {
   if (!TraceEnabled()) return;
   const int64_t now = internal::NowNanos();
   if (!my_slot.Get().Due(name, now)) return;
-  Record(Event{name, "", 'C', 0, now, 0, value, {}});
+  RecordEvent(Event{name, "", 'C', 0, now, 0, value, {}});
 }
 
 void SetTraceThreadName(const char* name) { thread_name = name; }  // recorded with the next event

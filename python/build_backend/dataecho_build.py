@@ -142,10 +142,13 @@ def _configure(build_dir, config_settings):
     tools = _setting(config_settings, "tools", "DATAECHO_WHEEL_TOOLS", "on").lower()
     if tools not in ("on", "off"):
         raise ValueError(f"dataecho build: tools must be on or off, got {tools!r}")
+    # A tree made for one install and not edited: a unity build (sources
+    # compiled in batches) takes about half the compile time.
     _run(["cmake", "-S", ROOT, "-B", build_dir, f"-DCMAKE_BUILD_TYPE={build_type}",
           f"-DPython3_EXECUTABLE={sys.executable}", "-DDATAECHO_BUILD_PYTHON=ON",
           "-DDATAECHO_BUILD_TESTS=OFF", "-DDATAECHO_BUILD_BENCHMARKS=OFF",
-          "-DDATAECHO_BUILD_EXAMPLES=OFF", f"-DDATAECHO_BUILD_TOOLS={tools.upper()}"])
+          "-DDATAECHO_BUILD_EXAMPLES=OFF", f"-DDATAECHO_BUILD_TOOLS={tools.upper()}",
+          "-DDATAECHO_UNITY_BUILD=ON"])
     return tools == "on"
 
 

@@ -13,6 +13,7 @@
 #include "dataecho/formats/tfrecord_index.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
+#include "formats/little_endian.h"
 #include "formats/record_input.h"
 #include "formats/record_source_base.h"
 #include "formats/record_source_state.h"
@@ -25,20 +26,10 @@ inline std::string_view Message(const absl::Status& s) {
   return {s.message().data(), s.message().size()};
 }
 
-inline uint64_t LoadLE64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-inline uint32_t LoadLE32(const uint8_t* p) {
-  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
-}
-inline void StoreLE64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-inline void StoreLE32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
+using internal::LoadLE32;
+using internal::LoadLE64;
+using internal::StoreLE32;
+using internal::StoreLE64;
 
 // What the first 4 bytes of a file that is not TFRecord look like, for the
 // message: "; this looks like an IDX file: ..." or "".

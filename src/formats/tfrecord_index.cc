@@ -9,19 +9,14 @@
 #include "dataecho/crc32c.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
+#include "formats/little_endian.h"
 #include "formats/record_input.h"
 
 namespace dataecho {
 namespace {
 
-uint64_t LoadLE64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-uint32_t LoadLE32(const uint8_t* p) {
-  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
-}
+using internal::LoadLE32;
+using internal::LoadLE64;
 
 // The payload length in a record header at `offset`, or DATA_LOSS.
 absl::StatusOr<uint64_t> HeaderLength(const uint8_t* header, std::string_view uri, uint64_t offset,
