@@ -340,7 +340,8 @@ TEST(BatchTest, RowThreadsGiveTheSameBatches) {
         EXPECT_EQ(a[i].fresh_rows, b[i].fresh_rows);
         for (const auto& [x, y] : {std::pair{&a[i].components[0], &b[i].components[0]},
                                    std::pair{&a[i].labels, &b[i].labels},
-                                   std::pair{&a[i].source_indices, &b[i].source_indices}}) {
+                                   std::pair{&a[i].source_indices, &b[i].source_indices},
+                                   std::pair{&a[i].repeat_indices, &b[i].repeat_indices}}) {
           ASSERT_EQ(x->byte_size(), y->byte_size());
           EXPECT_EQ(std::memcmp(x->buffer().data(), y->buffer().data(), x->byte_size()), 0)
               << "batch " << i;
