@@ -127,6 +127,7 @@ absl::Status BatchStage::StartBatch(const Example& first) {
   l.epoch = 0;
   row_refs_.clear();
   const size_t n = static_cast<size_t>(options_.batch_size);
+  row_refs_.reserve(n);  // one allocation, and none once emitted_ hands buffers back
   // The whole batch against the cap, before any buffer is taken.
   int64_t row_bytes = BatchOptions::kIndexBytesPerRow;
   for (const Tensor& t : first.components) {

@@ -25,9 +25,9 @@ absl::Status BatchStage::SaveRefs(std::span<const Batch* const> items, StateWrit
     // The newest emitted batch with this buffer is b (an older one with the
     // same buffer is gone: b reuses its buffer).
     const Emitted* found = nullptr;
-    for (auto it = emitted_.rbegin(); it != emitted_.rend(); ++it) {
-      if (it->sources == b->source_indices.buffer().data()) {
-        found = &*it;
+    for (size_t i = emitted_.size(); i-- > 0;) {
+      if (emitted_[i].sources == b->source_indices.buffer().data()) {
+        found = &emitted_[i];
         break;
       }
     }

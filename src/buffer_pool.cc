@@ -2,6 +2,8 @@
 #include "buffer_pool.h"
 
 #include <new>
+#include <utility>
+#include <vector>
 
 namespace dataecho::internal {
 
@@ -18,6 +20,64 @@ struct BufferPool::Return {
     }
   }
 };
+
+// The control blocks of the shared_ptrs that Get() hands out (one size: one
+// deleter and allocator type), kept for the next Get() instead of freed.
+class BufferPool::ControlBlocks {
+ public:
+  ~ControlBlocks() {
+    for (void* p : free_) ::operator delete(p);
+  }
+  void* Take(size_t bytes) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (bytes == bytes_ && !free_.empty()) {
+        void* p = free_.back();
+        free_.pop_back();
+        return p;
+      }
+    }
+    return ::operator new(bytes);
+  }
+  void Give(void* p, size_t bytes) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (bytes_ == 0) bytes_ = bytes;
+      if (bytes == bytes_ && free_.size() < kMaxFree) {
+        free_.push_back(p);
+        return;
+      }
+    }
+    ::operator delete(p);
+  }
+
+ private:
+  static constexpr size_t kMaxFree = 64;
+  absl::Mutex mu_;
+  size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<void*> free_ ABSL_GUARDED_BY(mu_);
+};
+
+template <typename T>
+struct BufferPool::ControlAllocator {
+  using value_type = T;
+  explicit ControlAllocator(std::shared_ptr<ControlBlocks> b) : blocks(std::move(b)) {}
+  template <typename U>
+  ControlAllocator(const ControlAllocator<U>& other) : blocks(other.blocks) {}  // NOLINT
+  T* allocate(size_t n) { return static_cast<T*>(blocks->Take(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) { blocks->Give(p, n * sizeof(T)); }
+  template <typename U>
+  bool operator==(const ControlAllocator<U>& other) const {
+    return blocks == other.blocks;
+  }
+
+  std::shared_ptr<ControlBlocks> blocks;
+};
+
+BufferPool::BufferPool(size_t alignment, size_t max_free_per_size)
+    : alignment_(alignment),
+      max_free_(max_free_per_size),
+      control_blocks_(std::make_shared<ControlBlocks>()) {}
 
 std::shared_ptr<BufferPool> BufferPool::Create(size_t alignment, size_t max_free_per_size) {
   return std::shared_ptr<BufferPool>(new BufferPool(alignment, max_free_per_size));
@@ -45,7 +105,8 @@ MutableBuffer BufferPool::Get(size_t size) {
     block =
         static_cast<uint8_t*>(::operator new[](size == 0 ? 1 : size, std::align_val_t(alignment_)));
   }
-  return MutableBuffer(std::shared_ptr<uint8_t>(block, Return{weak_from_this(), size, alignment_}),
+  return MutableBuffer(std::shared_ptr<uint8_t>(block, Return{weak_from_this(), size, alignment_},
+                                                ControlAllocator<uint8_t>(control_blocks_)),
                        size);
 }
 

@@ -42,7 +42,6 @@
 #define DATAECHO_BATCH_H_
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -55,6 +54,7 @@
 #include "dataecho/export.h"
 #include "dataecho/internal/batching_stage.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/ring_queue.h"
 #include "dataecho/stage.h"
 
 namespace dataecho {
@@ -166,8 +166,8 @@ class DATAECHO_EXPORT BatchStage final : public internal::BatchingStage {
   };
   // Batches that can be referenced: enough for a batch Echo behind a Prefetch.
   static constexpr size_t kReferencedBatches = 16;
-  std::vector<RowRef> row_refs_;  // of the rows of the batch being built
-  std::deque<Emitted> emitted_;   // the last kReferencedBatches emitted, oldest first
+  std::vector<RowRef> row_refs_;          // of the rows of the batch being built
+  internal::RingQueue<Emitted> emitted_;  // the last kReferencedBatches emitted, oldest first
 };
 
 }  // namespace dataecho

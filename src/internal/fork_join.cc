@@ -17,7 +17,7 @@ ForkJoin::~ForkJoin() {
   for (std::thread& t : workers_) t.join();
 }
 
-void ForkJoin::Run(const std::function<void(int, int)>& part) {
+void ForkJoin::Run(absl::FunctionRef<void(int part, int parts)> part) {
   if (threads_ == 1) {
     part(0, 1);
     return;
@@ -39,7 +39,7 @@ void ForkJoin::Work(int part) {
   SetTraceThreadName("row worker");
   int64_t seen = 0;
   while (true) {
-    const std::function<void(int, int)>* job;
+    const absl::FunctionRef<void(int, int)>* job;
     {
       absl::MutexLock lock(&mu_);
       auto ready = [this, &seen]()

@@ -13,11 +13,11 @@
 #define DATAECHO_SRC_INTERNAL_FORK_JOIN_H_
 
 #include <cstdint>
-#include <functional>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
 
 namespace dataecho::internal {
@@ -35,14 +35,14 @@ class ForkJoin {
 
   // Calls part(i, threads()) for every i in [0, threads()), part 0 on the
   // calling thread, and returns when all have returned.
-  void Run(const std::function<void(int part, int parts)>& part);
+  void Run(absl::FunctionRef<void(int part, int parts)> part);
 
  private:
   void Work(int part);
 
   const int threads_;
   absl::Mutex mu_;
-  const std::function<void(int, int)>* job_ ABSL_GUARDED_BY(mu_) = nullptr;
+  const absl::FunctionRef<void(int, int)>* job_ ABSL_GUARDED_BY(mu_) = nullptr;
   int64_t generation_ ABSL_GUARDED_BY(mu_) = 0;  // jobs started
   int running_ ABSL_GUARDED_BY(mu_) = 0;         // worker parts of the current job not done
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
