@@ -48,7 +48,7 @@ run "setup (packages, s3rver)" scripts/setup.sh
 # less compile and link time than full debug info (-g) over 60 programs.
 configure() {
   cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
-    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DDATAECHO_BUILD_UNIT_TESTS=OFF -DDATAECHO_LINK_WITH_LLD=ON -DDATAECHO_UNITY_BUILD_PYTHON=ON >/dev/null
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DDATAECHO_BUILD_UNIT_TESTS=OFF -DDATAECHO_LINK_WITH_LLD=ON -DDATAECHO_UNITY_BUILD=PROGRAMS >/dev/null
 }
 run "configure" configure
 run "build" cmake --build build -j"$jobs"
