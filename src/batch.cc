@@ -195,17 +195,17 @@ absl::Status BatchStage::AddRow(Example&& row) {
     }
   }
   const size_t r = static_cast<size_t>(l.rows);
+  l.columns.Set(r, row);
   ++l.rows;
   if (row.fresh()) ++l.fresh;
   l.epoch = std::max(l.epoch, row.epoch);
   l.rows_crc32c = internal::FoldFingerprint(l.rows_crc32c, row.record_crc32c);
   row_refs_.push_back({row.record_offset, row.epoch, row.record_crc32c});
-  if (chunks_ != nullptr) {  // its columns and bytes written by ConvertChunks(), on the pool
+  if (chunks_ != nullptr) {  // converted by ConvertChunks(), on the pool's threads
     pending_[r] = std::move(row);
     if ((r + 1) % chunk_rows_ == 0) chunks_->Publish(r + 1);
     return absl::OkStatus();
   }
-  l.columns.Set(r, row);
   Example& slot = lagged_[r % kLagRows];
   if (r >= kLagRows) CopyRow(slot, r - kLagRows);
   slot = std::move(row);
@@ -240,11 +240,8 @@ void BatchStage::ConvertChunks() {
     for (size_t r = begin; r < std::min(end, begin + kLagRows); ++r) prefetch(r);
     for (size_t r = begin; r < end; ++r) {
       if (r + kLagRows < end) prefetch(r + kLagRows);
-      layout_->columns.Set(r, pending_[r]);
       CopyRow(pending_[r], r);
-      // Its tensors released here, not on the gathering thread; the slot
-      // keeps its storage for the next batch's row.
-      pending_[r].components.clear();
+      pending_[r] = Example();  // its storage released here, not on the gathering thread
     }
   }
 }
