@@ -218,9 +218,7 @@ class Pipeline {
     } else {
       wrapped = std::move(pred);
     }
-    return Then([&](StagePtr<T> in) {
-      return FilterStage<T>::Make(std::move(in), std::move(wrapped), std::move(options));
-    });
+    return Then<FilterStage<T>>(std::move(wrapped), std::move(options));
   }
   // Reads the input once; later epochs (a Repeat above) replay it from
   // memory, up to max_bytes (cache.h).
@@ -321,10 +319,11 @@ class Pipeline {
   }
 
  private:
-  template <typename F>
-  Pipeline Then(F make) {
+  // This pipeline with the stage Stage::Make(its last stage, args...) on top.
+  template <typename Stage, typename... Args>
+  Pipeline Then(Args&&... args) {
     if (!status_.ok()) return Pipeline(status_);
-    return Pipeline(make(std::move(stage_)));
+    return Pipeline(Stage::Make(std::move(stage_), std::forward<Args>(args)...));
   }
 
   absl::Status Restore(absl::StatusOr<StateReader> parsed);

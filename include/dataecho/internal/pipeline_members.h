@@ -32,56 +32,47 @@ namespace dataecho {
 // compiling them again to inline them.
 template <typename T>
 Pipeline<T> Pipeline<T>::Prefetch(PrefetchOptions options) && {
-  return Then(
-      [&](StagePtr<T> in) { return PrefetchStage<T>::Make(std::move(in), std::move(options)); });
+  return Then<PrefetchStage<T>>(std::move(options));
 }
 
 template <typename T>
 Pipeline<T> Pipeline<T>::Echo(EchoOptions options) && {
-  return Then(
-      [&](StagePtr<T> in) { return EchoStage<T>::Make(std::move(in), std::move(options)); });
+  return Then<EchoStage<T>>(std::move(options));
 }
 
 template <typename T>
 Pipeline<T> Pipeline<T>::AdaptiveEcho(AdaptiveEchoOptions options) && {
-  return Then([&](StagePtr<T> in) {
-    return AdaptiveEchoStage<T>::Make(std::move(in), std::move(options));
-  });
+  return Then<AdaptiveEchoStage<T>>(std::move(options));
 }
 
 template <typename T>
 Pipeline<T> Pipeline<T>::AutoEcho(AutoEchoOptions options) && {
-  return Then(
-      [&](StagePtr<T> in) { return AutoEchoStage<T>::Make(std::move(in), std::move(options)); });
+  return Then<AutoEchoStage<T>>(std::move(options));
 }
 
 template <typename T>
 Pipeline<T> Pipeline<T>::Shuffle(ShuffleOptions options) && {
-  return Then(
-      [&](StagePtr<T> in) { return ShuffleStage<T>::Make(std::move(in), std::move(options)); });
+  return Then<ShuffleStage<T>>(std::move(options));
 }
 
 template <typename T>
 Pipeline<T> Pipeline<T>::Throttle(ThrottleOptions options) && {
-  return Then(
-      [&](StagePtr<T> in) { return ThrottleStage<T>::Make(std::move(in), std::move(options)); });
+  return Then<ThrottleStage<T>>(std::move(options));
 }
 
 template <typename T>
 Pipeline<T> Pipeline<T>::Take(int64_t n) && {
-  return Then([&](StagePtr<T> in) { return TakeStage<T>::Make(std::move(in), n); });
+  return Then<TakeStage<T>>(n);
 }
 
 template <typename T>
 Pipeline<T> Pipeline<T>::Repeat(int64_t epochs, std::string name) && {
-  return Then(
-      [&](StagePtr<T> in) { return RepeatStage<T>::Make(std::move(in), epochs, std::move(name)); });
+  return Then<RepeatStage<T>>(epochs, std::move(name));
 }
 
 template <typename T>
 Pipeline<T> Pipeline<T>::Cache(CacheOptions options) && {
-  return Then(
-      [&](StagePtr<T> in) { return CacheStage<T>::Make(std::move(in), std::move(options)); });
+  return Then<CacheStage<T>>(std::move(options));
 }
 
 template <typename T>
