@@ -65,44 +65,26 @@ namespace dataecho {
 template <typename T>
 class EchoStage final : public internal::EchoStageBase<T> {
  public:
+  using Result = absl::StatusOr<std::optional<T>>;
+
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, EchoOptions options) {
     if (absl::Status s = options.Validate(); !s.ok()) return s;
     return StagePtr<T>(new EchoStage(std::move(input), std::move(options)));
   }
 
   absl::StatusOr<std::optional<T>> Next() override {
-    if (this->cancelled()) return CancelledError();
-    if (this->copies_pending()) return EmitRepeat();
-    // Only a real wait is timed: a clock read costs as much as a copy here.
-    absl::StatusOr<std::optional<T>> r;
-    if (const int64_t waited = internal::PullTimed(this->input(), &r); waited > 0) {
-      this->counts().AddInputWait(waited);
-      rate_.AddBlocked(waited);
-    }
-    AcceptFresh(r);
-    return r;
+    return this->NextBackToBack([this] { return EmitRepeat(); },
+                                [this](const Result& r) { AcceptFresh(r); },
+                                [this](int64_t waited) { rate_.AddBlocked(waited); });
   }
 
   // Ready when a copy is pending or the input has an element ready.
   bool TryNext(absl::StatusOr<std::optional<T>>* out) override {
-    if (this->cancelled()) {
-      *out = CancelledError();
-    } else if (this->copies_pending()) {
-      *out = EmitRepeat();
-    } else {
-      if (!this->input().TryNext(out)) return false;
-      AcceptFresh(*out);
-    }
-    return true;
+    return this->TryNextBackToBack(
+        out, [this] { return EmitRepeat(); }, [this](const Result& r) { AcceptFresh(r); });
   }
 
  protected:
-  // A new epoch (stage.h: after the input's): no copies pending, draws from (seed, epoch).
-  absl::Status OnRestart(uint32_t epoch) override {
-    this->StartOver(epoch);
-    return absl::OkStatus();
-  }
-
   // State (the shape of stage.h): the draws, then the copies' part (the
   // repeats left of the current item and a reference to it).
   std::string StateName() const override { return options_.name; }

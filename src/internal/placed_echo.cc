@@ -44,37 +44,20 @@ class PlacedEchoStage final : public EchoStageBase<T> {
         seed_(seed) {}
 
   Result Next() override {
-    if (this->cancelled()) return CancelledError();
     SampleCpu();
-    if (this->copies_pending()) return this->EmitCopy();
-    Result r;
-    if (const int64_t waited = PullTimed(this->input(), &r); waited > 0)
-      this->counts().AddInputWait(waited);
-    AcceptFresh(r);
-    return r;
+    return this->NextBackToBack([this] { return this->EmitCopy(); },
+                                [this](const Result& r) { AcceptFresh(r); }, [](int64_t) {});
   }
 
   // (A Prefetch above pulls with TryNext first: a synchronous input builds
   // the batch right there.)
   bool TryNext(Result* out) override {
     SampleCpu();
-    if (this->cancelled()) {
-      *out = CancelledError();
-    } else if (this->copies_pending()) {
-      *out = this->EmitCopy();
-    } else {
-      if (!this->input().TryNext(out)) return false;
-      AcceptFresh(*out);
-    }
-    return true;
+    return this->TryNextBackToBack(
+        out, [this] { return this->EmitCopy(); }, [this](const Result& r) { AcceptFresh(r); });
   }
 
  protected:
-  absl::Status OnRestart(uint32_t epoch) override {
-    this->StartOver(epoch);
-    return absl::OkStatus();
-  }
-
   // State: the draws, the factor in effect, the fresh items taken (the
   // position the planner's log of factor changes counts in), the copies left
   // of the current item and a reference to it.

@@ -105,6 +105,43 @@ class EchoStageBase : public UnaryStage<T, T> {
 
   // BACK TO BACK (EchoStage, the placed echo): the copies of the newest fresh
   // item are emitted right after it, before the next one is pulled.
+  //
+  // Their Next(): a pending copy (emit_copy()), else the input's next element
+  // (its wait, if it blocked, counted and passed to on_wait(nanos)), passed
+  // to accept(result) before it is returned.
+  template <typename EmitCopy, typename Accept, typename OnWait>
+  Result NextBackToBack(EmitCopy emit_copy, Accept accept, OnWait on_wait) {
+    if (this->cancelled()) return CancelledError();
+    if (copies_pending()) return emit_copy();
+    Result r;
+    // Only a real wait is timed: a clock read costs as much as a copy here.
+    if (const int64_t waited = PullTimed(this->input(), &r); waited > 0) {
+      counts_.AddInputWait(waited);
+      on_wait(waited);
+    }
+    accept(r);
+    return r;
+  }
+  // Their TryNext(): ready when a copy is pending or the input has an
+  // element ready (passed to accept(result)).
+  template <typename EmitCopy, typename Accept>
+  bool TryNextBackToBack(Result* out, EmitCopy emit_copy, Accept accept) {
+    if (this->cancelled()) {
+      *out = CancelledError();
+    } else if (copies_pending()) {
+      *out = emit_copy();
+    } else {
+      if (!this->input().TryNext(out)) return false;
+      accept(*out);
+    }
+    return true;
+  }
+  // A new epoch (stage.h: after the input's): no copies pending, draws from
+  // (seed, epoch).
+  absl::Status OnRestart(uint32_t epoch) override {
+    StartOver(epoch);
+    return absl::OkStatus();
+  }
   bool copies_pending() const { return remaining_ > 0; }
   // The next copy of the held item. REQUIRES: copies_pending().
   Result EmitCopy() {
