@@ -202,11 +202,9 @@ const std::vector<std::string>& ImagePaths() {
 }
 
 absl::StatusOr<Example> RandomCropAndFlip(Example ex) {
-  static const RandomCrop crop({.height = 28, .width = 28, .padding = 2, .seed = 11});
-  static const RandomFlip flip({.seed = 12});
-  absl::StatusOr<Example> cropped = crop(std::move(ex));
-  if (!cropped.ok()) return cropped.status();
-  return flip(*std::move(cropped));
+  static const auto augment = Compose(
+      RandomCrop({.height = 28, .width = 28, .padding = 2, .seed = 11}), RandomFlip({.seed = 12}));
+  return augment(std::move(ex));
 }
 
 // The README pipeline, over the files forever (Repeat), with or without its Shuffle(10,000).

@@ -24,18 +24,14 @@ namespace dataecho {
 namespace {
 
 Pipeline<Batch> Readme() {
-  static const RandomCrop crop({.height = 28, .width = 28, .padding = 2, .seed = 11});
-  static const RandomFlip flip({.seed = 12});
+  const auto crop_and_flip = Compose(
+      RandomCrop({.height = 28, .width = 28, .padding = 2, .seed = 11}), RandomFlip({.seed = 12}));
   return FromVector(testing::SyntheticImages(20000, 28, 28))
       .Repeat(-1)
       .Map([](Example e) -> absl::StatusOr<Example> { return e; }, {.parallelism = 4})
       .Prefetch({.depth = 256})
       .Echo({.factor = 2.0, .seed = 1})
-      .Map([](Example e) -> absl::StatusOr<Example> {
-        absl::StatusOr<Example> c = crop(std::move(e));
-        if (!c.ok()) return c.status();
-        return flip(*std::move(c));
-      })
+      .Map(crop_and_flip)
       .Shuffle({.buffer_size = 10000, .seed = 2})
       .Batch({.batch_size = 256, .cast = DType::kFloat16, .scale = 1.0f / 255})
       .Prefetch({.depth = 2});

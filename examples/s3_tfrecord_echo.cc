@@ -77,13 +77,9 @@ int main(int argc, char** argv) {
           .Map([](dataecho::Record r) { return dataecho::DecodeImageRecord(r); },
                {.parallelism = 2})
           .Prefetch({.depth = 256});  // upstream: reading and decoding run ahead
-  const dataecho::RandomCrop crop({.height = 24, .width = 24, .padding = 2, .seed = 2});
-  const dataecho::RandomFlip flip({.seed = 3});
-  auto augment = [crop, flip](dataecho::Example e) -> absl::StatusOr<dataecho::Example> {
-    absl::StatusOr<dataecho::Example> cropped = crop(std::move(e));
-    if (!cropped.ok()) return cropped.status();
-    return flip(*std::move(cropped));
-  };
+  auto augment =
+      dataecho::Compose(dataecho::RandomCrop({.height = 24, .width = 24, .padding = 2, .seed = 2}),
+                        dataecho::RandomFlip({.seed = 3}));
   // Echo before augmentation, so that every repeat is augmented anew; the
   // shuffle buffer spreads the copies of an image apart.
   dataecho::Pipeline<dataecho::Batch> pipeline = dataecho::EchoedBatches(

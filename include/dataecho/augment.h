@@ -19,6 +19,7 @@
 //   dataecho::RandomFlip flip({.seed = 2});
 //   dataecho::Normalize norm({.mean = {0.286f}, .stddev = {0.353f}, .dtype = DType::kBFloat16});
 //   absl::StatusOr<Example> out = crop(example);   // then flip(*out), norm(...)
+//   auto augment = dataecho::Compose(crop, flip);  // one Map function: crop, then flip
 //
 // Thread safety: all augmenters are immutable and thread-safe.
 #ifndef DATAECHO_AUGMENT_H_
@@ -129,6 +130,19 @@ class DATAECHO_EXPORT Cast : public Augmenter<CastOptions> {
   using Augmenter::Augmenter;
   absl::StatusOr<Example> operator()(Example example) const;
 };
+
+// One Map function out of several: applies each of `steps` (augmenters, or
+// any functions `absl::StatusOr<Example>(Example)`) to the result of the one
+// before, in order, and returns the first error. The steps are copied in;
+// the result is as thread-safe as they are.
+template <typename... Steps>
+auto Compose(Steps... steps) {
+  return [... steps = std::move(steps)](Example example) -> absl::StatusOr<Example> {
+    absl::StatusOr<Example> out = std::move(example);
+    ((out = out.ok() ? steps(*std::move(out)) : std::move(out)), ...);
+    return out;
+  };
+}
 
 }  // namespace dataecho
 

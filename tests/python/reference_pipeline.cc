@@ -28,20 +28,15 @@ uint32_t Digest(const dataecho::Tensor& t) {
 
 int Run(const std::string& images, const std::string& labels, int64_t examples, int64_t epochs) {
   std::shared_ptr<dataecho::ObjectStore> store = dataecho::OpenObjectStore();
-  const dataecho::RandomCrop crop({.height = 28, .width = 28, .padding = 2, .seed = 3});
-  const dataecho::RandomFlip flip({.seed = 4});
+  const auto crop_and_flip =
+      dataecho::Compose(dataecho::RandomCrop({.height = 28, .width = 28, .padding = 2, .seed = 3}),
+                        dataecho::RandomFlip({.seed = 4}));
   auto pipeline = dataecho::From(dataecho::MakeIdxSource(store, images, labels))
                       .Take(examples)
                       .Repeat(epochs)
                       .Prefetch({.depth = 64})
                       .Echo({.factor = 2.0, .seed = 1})
-                      .Map(
-                          [&](dataecho::Example e) -> absl::StatusOr<dataecho::Example> {
-                            absl::StatusOr<dataecho::Example> c = crop(std::move(e));
-                            if (!c.ok()) return c.status();
-                            return flip(*std::move(c));
-                          },
-                          {.parallelism = 2})
+                      .Map(crop_and_flip, {.parallelism = 2})
                       .Shuffle({.buffer_size = 1000, .seed = 5})
                       .Batch({.batch_size = 256,
                               .cast = dataecho::DType::kFloat16,

@@ -112,13 +112,8 @@ class OnTrainerCpu {
 
 // Random crop (2-pixel padding) and horizontal flip, seeded per (seed, source index, repeat index).
 std::function<absl::StatusOr<Example>(Example)> Augmenter(uint64_t seed) {
-  RandomCrop crop({.height = 28, .width = 28, .padding = 2, .seed = seed});
-  RandomFlip flip({.seed = seed + 1});
-  return [crop, flip](Example e) -> absl::StatusOr<Example> {
-    absl::StatusOr<Example> cropped = crop(std::move(e));
-    if (!cropped.ok()) return cropped.status();
-    return flip(*std::move(cropped));
-  };
+  return Compose(RandomCrop({.height = 28, .width = 28, .padding = 2, .seed = seed}),
+                 RandomFlip({.seed = seed + 1}));
 }
 
 // Read -> decode -> throttle to R -> prefetch. `bytes` counts record bytes read;
