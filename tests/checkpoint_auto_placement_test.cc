@@ -33,13 +33,8 @@ constexpr int64_t kBytes = 4;
 constexpr int64_t kBatch = 4;
 constexpr int64_t kDecideEvery = 4;
 
-absl::StatusOr<Example> Augment(Example e) {
-  MutableBuffer pixels(kBytes);
-  for (int64_t j = 0; j < kBytes; ++j)
-    pixels.data()[j] = static_cast<uint8_t>(e.source_index * 31 + e.repeat_index * 7 + j + 1);
-  e.components[0] = *Tensor::Make(DType::kUInt8, {kBytes}, std::move(pixels).Freeze());
-  return e;
-}
+// The test's augmentation: the repeat index stamped into the bytes.
+absl::StatusOr<Example> Augment(Example e) { return testing::StampRepeat(std::move(e), kBytes); }
 
 // A slow upstream (so that the planner echoes), the auto placement on top.
 Pipeline<Batch> Build(int64_t items) {

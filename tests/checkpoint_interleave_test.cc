@@ -30,15 +30,9 @@ namespace {
 
 using testing::CheckFlippedStatesEnd;
 using testing::CheckResumes;
+using testing::InterleavedFiles;
 using testing::Store;
 using testing::WriteTFRecordFiles;
-
-Pipeline<Record> InterleavedFiles(const std::vector<std::string>& paths, int64_t cycle,
-                                  int64_t block) {
-  return FromVector(paths).Interleave(
-      [](std::string f) { return From(MakeTFRecordSource(Store(), {std::move(f)})); },
-      {.cycle_length = cycle, .block_length = block});
-}
 
 TEST(CheckpointInterleaveTest, InterleaveEchoShuffleResumes) {
   // The Echo's item and the Shuffle's buffer are referenced through the

@@ -32,34 +32,13 @@ namespace {
 using ::dataecho::testing::CheckResumes;
 using ::dataecho::testing::Key;
 using ::dataecho::testing::TempDir;
-
-// `files` TFRecord files of `per_file` image records: uint8 [28, 28, 1]
-// images (Fashion-MNIST's shape) whose pixels differ per image, labels 0..9.
-std::vector<std::string> WriteImageShards(const TempDir& dir, int files, int per_file) {
-  std::vector<std::string> paths;
-  for (int f = 0; f < files; ++f) {
-    std::string bytes;
-    for (int i = 0; i < per_file; ++i) {
-      MutableBuffer pixels(28 * 28);
-      for (int p = 0; p < 28 * 28; ++p) {
-        pixels.data()[p] = static_cast<uint8_t>((p * 7 + i * 13 + f * 31) % 251);
-      }
-      auto image = Tensor::Make(DType::kUInt8, {28, 28, 1}, std::move(pixels).Freeze());
-      AppendTFRecord(&bytes, *EncodeImageRecord(*image, (f * per_file + i) % 10));
-    }
-    paths.push_back(dir.File(fmt::format("fmnist-{}.tfrecord", f)));
-    testing::WriteFileOrDie(paths.back(), bytes);
-  }
-  return paths;
-}
+using ::dataecho::testing::WriteImageShards;
 
 // Crop and flip, seeded per element (deterministic: what a restore needs).
 absl::StatusOr<Example> RandomCropAndFlip(Example ex) {
-  static const RandomCrop crop({.height = 28, .width = 28, .padding = 2, .seed = 11});
-  static const RandomFlip flip({.seed = 12});
-  absl::StatusOr<Example> cropped = crop(std::move(ex));
-  if (!cropped.ok()) return cropped.status();
-  return flip(*std::move(cropped));
+  static const auto augment = Compose(
+      RandomCrop({.height = 28, .width = 28, .padding = 2, .seed = 11}), RandomFlip({.seed = 12}));
+  return augment(std::move(ex));
 }
 
 Pipeline<Record> Records(const std::vector<std::string>& paths) {
@@ -77,7 +56,7 @@ BatchOptions Fp16(int64_t rows) {
 class CheckpointPipelineTest : public ::testing::Test {
  protected:
   TempDir dir_;
-  const std::vector<std::string> paths_ = WriteImageShards(dir_, 3, 40);
+  const std::vector<std::string> paths_ = WriteImageShards(dir_, 3, 40, 28);
 };
 
 // The README pipeline, scaled down.
@@ -361,7 +340,7 @@ TEST_F(CheckpointPipelineTest, CordStateRestoresAsTheString) {
 // buffered element; without a shuffle buffer at most 4 KB.
 TEST(CheckpointPipelineSizeTest, ReadmePipelineStateSizes) {
   TempDir dir;
-  const std::vector<std::string> paths = WriteImageShards(dir, 4, 3000);
+  const std::vector<std::string> paths = WriteImageShards(dir, 4, 3000, 28);
   auto readme = [&](bool shuffle) {
     auto examples = Records(paths)
                         .Map(DecodeImageRecord, {.parallelism = 4})

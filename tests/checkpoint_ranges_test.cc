@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <utility>
@@ -33,30 +34,8 @@ namespace {
 
 using testing::CheckResumes;
 using ::testing::HasSubstr;
-using testing::Key;
 using testing::Rest;
 using testing::Store;
-using testing::Tail;
-
-// TFRecord files of `counts` records, "f<file>-r<record>" padded to varying
-// lengths, with their indexes (`*indexes`).
-std::vector<std::string> WriteFiles(const testing::TempDir& dir, const std::vector<int>& counts,
-                                    std::vector<TFRecordIndex>* indexes) {
-  std::vector<std::string> paths;
-  for (size_t f = 0; f < counts.size(); ++f) {
-    std::string bytes;
-    TFRecordIndex index;
-    for (int i = 0; i < counts[f]; ++i) {
-      index.offsets.push_back(bytes.size());
-      AppendTFRecord(&bytes, fmt::format("f{}-r{}{}", f, i, std::string((i * 7 + f) % 13, '.')));
-    }
-    index.offsets.push_back(bytes.size());
-    paths.push_back(dir.File(fmt::format("ranges-{}.tfrecord", f)));
-    testing::WriteFileOrDie(paths.back(), bytes);
-    indexes->push_back(std::move(index));
-  }
-  return paths;
-}
 
 // Several ranges of file 0 (adjacent and not, out of order), ranges of the
 // other files between them, an empty one, one of a single record.
@@ -70,7 +49,8 @@ const std::vector<RecordRange> kRanges = {
 
 class RangeCheckpointTest : public ::testing::Test {
  protected:
-  RangeCheckpointTest() : paths_(WriteFiles(dir_, {20, 10, 11}, &indexes_)) {}
+  RangeCheckpointTest()
+      : paths_(testing::WriteIndexedTFRecordFiles(dir_, {20, 10, 11}, &indexes_)) {}
 
   // The source over `ranges`; with indexes each range is one ranged read,
   // without them read from its file's start (LimitToRange).
@@ -93,31 +73,9 @@ class RangeCheckpointTest : public ::testing::Test {
 size_t ExpectResumesAtEveryPoint(const std::function<Pipeline<Record>()>& make) {
   Pipeline<Record> whole = make();
   const std::vector<std::string> expected = Rest(whole);
-  for (size_t k = 0; k <= expected.size(); ++k) {
-    std::string state;
-    {
-      Pipeline<Record> first = make();
-      for (size_t i = 0; i < k; ++i) {
-        absl::StatusOr<std::optional<Record>> next = first.Next();
-        EXPECT_TRUE(next.ok() && next->has_value()) << "at " << i;
-      }
-      absl::StatusOr<std::string> saved = first.SaveState();
-      EXPECT_TRUE(saved.ok()) << saved.status() << " after " << k;
-      if (!saved.ok()) return 0;
-      state = *saved;
-    }
-    Pipeline<Record> second = make();
-    absl::Status restored = second.RestoreState(state);
-    EXPECT_TRUE(restored.ok()) << restored << " after " << k;
-    absl::StatusOr<std::string> again = second.SaveState();
-    EXPECT_TRUE(again.ok()) << again.status() << " after " << k;
-    if (!again.ok()) return 0;
-    Pipeline<Record> third = make();
-    EXPECT_TRUE(third.RestoreState(*again).ok()) << "after " << k;
-    EXPECT_EQ(Rest(second), Tail(expected, k)) << "restored after " << k;
-    EXPECT_EQ(Rest(third), Tail(expected, k)) << "restored twice after " << k;
-  }
-  return expected.size();
+  std::vector<size_t> at(expected.size() + 1);
+  std::iota(at.begin(), at.end(), size_t{0});
+  return testing::CheckResumesAt(make, expected, at) ? expected.size() : 0;
 }
 
 TEST_F(RangeCheckpointTest, InterleavedRangesResumeAfterEveryRecord) {
@@ -150,29 +108,12 @@ TEST_F(RangeCheckpointTest, RestoredSourceReadsTheRangesRest) {
       for (uint64_t i = r.begin; i < r.end; ++i) want.push_back(fmt::format("f{}-r{}", r.file, i));
     }
     for (size_t k : {size_t{0}, size_t{1}, all.size() / 2, all.size()}) {
-      std::vector<std::string> got;
-      std::string state;
-      {
-        Pipeline<Record> first = From(Source(kRanges, interleave));
-        for (size_t i = 0; i < k; ++i) {
-          absl::StatusOr<std::optional<Record>> next = first.Next();
-          ASSERT_TRUE(next.ok() && next->has_value());
-          const std::string_view data = (*next)->data.view();
-          got.emplace_back(data.substr(0, data.find('.')));
-        }
-        absl::StatusOr<std::string> saved = first.SaveState();
-        ASSERT_TRUE(saved.ok()) << saved.status();
-        state = *saved;
-      }
-      Pipeline<Record> second = From(Source(kRanges, interleave));
-      ASSERT_TRUE(second.RestoreState(state).ok());
-      while (true) {
-        absl::StatusOr<std::optional<Record>> next = second.Next();
-        ASSERT_TRUE(next.ok()) << next.status();
-        if (!next->has_value()) break;
-        const std::string_view data = (*next)->data.view();
-        got.emplace_back(data.substr(0, data.find('.')));
-      }
+      std::vector<std::string> got =
+          testing::KeysAcrossSave<Record>([&] { return From(Source(kRanges, interleave)); }, k,
+                                          [](const Record& r) {
+                                            const std::string_view data = r.data.view();
+                                            return std::string(data.substr(0, data.find('.')));
+                                          });
       std::sort(got.begin(), got.end());
       std::sort(want.begin(), want.end());
       EXPECT_EQ(got, want) << "cycle_length " << cycle << ", saved after " << k;
@@ -228,7 +169,7 @@ TEST_F(RangeCheckpointTest, ChangedFileUnderReferencesIsDataLoss) {
   Pipeline<Record> b = make();
   const absl::Status restored = b.RestoreState(*state);
   EXPECT_EQ(restored.code(), absl::StatusCode::kDataLoss) << restored;
-  EXPECT_THAT(restored.message(), HasSubstr("ranges-2.tfrecord"));
+  EXPECT_THAT(restored.message(), HasSubstr("part-02.tfrecord"));
 }
 
 TEST_F(RangeCheckpointTest, NonDeterministicInterleavedRangesResumeExactlyOnce) {
@@ -237,22 +178,8 @@ TEST_F(RangeCheckpointTest, NonDeterministicInterleavedRangesResumeExactlyOnce) 
   std::vector<std::string> all = Rest(whole);
   std::sort(all.begin(), all.end());
   for (size_t k : {size_t{0}, size_t{7}, size_t{30}, all.size()}) {
-    std::vector<std::string> got;
-    std::string state;
-    {
-      Pipeline<Record> first = From(Source(kRanges, interleave));
-      for (size_t i = 0; i < k; ++i) {
-        absl::StatusOr<std::optional<Record>> next = first.Next();
-        ASSERT_TRUE(next.ok() && next->has_value());
-        got.push_back(Key(**next));
-      }
-      absl::StatusOr<std::string> saved = first.SaveState();
-      ASSERT_TRUE(saved.ok()) << saved.status();
-      state = *saved;
-    }
-    Pipeline<Record> second = From(Source(kRanges, interleave));
-    ASSERT_TRUE(second.RestoreState(state).ok());
-    for (std::string& key : Rest(second)) got.push_back(std::move(key));
+    std::vector<std::string> got =
+        testing::KeysAcrossSave<Record>([&] { return From(Source(kRanges, interleave)); }, k);
     std::sort(got.begin(), got.end());
     EXPECT_EQ(got, all) << "saved after " << k;
   }

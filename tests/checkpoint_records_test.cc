@@ -38,7 +38,6 @@ namespace dataecho {
 namespace {
 
 using testing::CheckResumes;
-using testing::Key;
 using testing::Rest;
 using testing::Store;
 using testing::WriteTFRecordFiles;
@@ -407,22 +406,7 @@ TEST(CheckpointRecordsTest, NonDeterministicInterleavedSourceResumesExactlyOnce)
   std::vector<std::string> all = Rest(whole);
   std::sort(all.begin(), all.end());
   for (size_t k : {size_t{0}, size_t{5}, size_t{17}, all.size()}) {
-    std::vector<std::string> got;
-    std::string state;
-    {
-      Pipeline<Record> first = make();
-      for (size_t i = 0; i < k; ++i) {
-        absl::StatusOr<std::optional<Record>> next = first.Next();
-        ASSERT_TRUE(next.ok() && next->has_value());
-        got.push_back(Key(**next));
-      }
-      absl::StatusOr<std::string> saved = first.SaveState();
-      ASSERT_TRUE(saved.ok()) << saved.status();
-      state = *saved;
-    }
-    Pipeline<Record> second = make();
-    ASSERT_TRUE(second.RestoreState(state).ok());
-    for (std::string& key : Rest(second)) got.push_back(std::move(key));
+    std::vector<std::string> got = testing::KeysAcrossSave<Record>(make, k);
     std::sort(got.begin(), got.end());
     EXPECT_EQ(got, all) << "saved after " << k;
   }

@@ -22,7 +22,6 @@
 
 #include "absl/status/status.h"
 #include "dataecho/checkpoint.h"
-#include "dataecho/crc32c.h"
 #include "dataecho/formats/tfrecord.h"
 #include "dataecho/pipeline.h"
 #include "dataecho/storage/object_store.h"
@@ -38,6 +37,7 @@ namespace {
 
 using testing::CheckFlippedStatesEnd;
 using testing::CheckResumes;
+using testing::InterleavedFiles;
 using testing::Key;
 using testing::Rest;
 using testing::Store;
@@ -94,13 +94,6 @@ TEST(CheckpointStagesTest, ZipEndsAndRepeats) {
   std::vector<std::string> got = Rest(p);
   EXPECT_EQ(got,
             (std::vector<std::string>{"0 | 10", "1 | 11", "2 | 12", "0 | 10", "1 | 11", "2 | 12"}));
-}
-
-Pipeline<Record> InterleavedFiles(const std::vector<std::string>& paths, int64_t cycle,
-                                  int64_t block) {
-  return FromVector(paths).Interleave(
-      [](std::string f) { return From(MakeTFRecordSource(Store(), {std::move(f)})); },
-      {.cycle_length = cycle, .block_length = block});
 }
 
 TEST(CheckpointStagesTest, InterleaveOfFilesRepeatTake) {
@@ -211,23 +204,7 @@ TEST(CheckpointStagesTest, BadStatesOfTheseStagesAreErrorsNeverCrashes) {
   }
   // A flipped bit with a valid checksum: an error or the same elements'
   // count at most, never a crash or a pipeline that spins.
-  std::mt19937 rng(3);
-  for (int trial = 0; trial < 200; ++trial) {
-    std::string body = state->substr(0, state->size() - 4);
-    const size_t at = std::uniform_int_distribution<size_t>(4, body.size() - 1)(rng);
-    body[at] = static_cast<char>(body[at] ^ (1 << (trial % 8)));
-    const uint32_t crc = MaskCrc32c(Crc32c(body));
-    for (int i = 0; i < 4; ++i) body.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
-    Pipeline<RecordPair> q = make();
-    if (!q.RestoreState(body).ok()) continue;
-    int n = 0;
-    while (n < 1000) {
-      absl::StatusOr<std::optional<RecordPair>> next = q.Next();
-      if (!next.ok() || !next->has_value()) break;
-      ++n;
-    }
-    EXPECT_LT(n, 1000);
-  }
+  CheckFlippedStatesEnd<RecordPair>(make, *state, 200, 3);
 }
 
 // --- adaptive and auto echo ---

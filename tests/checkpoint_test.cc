@@ -198,17 +198,8 @@ Pipeline<Batch> EchoShuffleBatch() {
       .Batch({.batch_size = 4});
 }
 
-template <typename T>
-absl::StatusOr<std::string> SavedAfter(Pipeline<T> p, int steps) {
-  for (int i = 0; i < steps; ++i) {
-    absl::StatusOr<std::optional<T>> b = p.Next();
-    if (!b.ok()) return b.status();
-  }
-  return p.SaveState();
-}
-
 TEST(CheckpointTest, OtherShapeIsInvalidArgumentNamingTheStage) {
-  absl::StatusOr<std::string> state = SavedAfter(EchoShuffleBatch(), 2);
+  absl::StatusOr<std::string> state = testing::SaveAfter(EchoShuffleBatch(), 2);
   ASSERT_TRUE(state.ok()) << state.status();
   // Another shuffle size: the shuffle differs.
   Pipeline<Batch> other = FromVector(testing::MakeExamples(20))
@@ -229,7 +220,7 @@ TEST(CheckpointTest, OtherShapeIsInvalidArgumentNamingTheStage) {
 }
 
 TEST(CheckpointTest, TruncatedOrFlippedStateIsDataLoss) {
-  absl::StatusOr<std::string> state = SavedAfter(EchoShuffleBatch(), 3);
+  absl::StatusOr<std::string> state = testing::SaveAfter(EchoShuffleBatch(), 3);
   ASSERT_TRUE(state.ok()) << state.status();
   for (size_t n = 0; n < state->size(); ++n) {
     Pipeline<Batch> p = EchoShuffleBatch();
@@ -253,7 +244,7 @@ TEST(CheckpointTest, TruncatedOrFlippedStateIsDataLoss) {
 // INVALID_ARGUMENT naming the versions this library reads.
 TEST(CheckpointTest, Version1StatesAreReadOtherVersionsAreInvalidArgument) {
   auto make = [] { return FromRange(0, 30).Shuffle({.buffer_size = 7, .seed = 3}); };
-  absl::StatusOr<std::string> state = SavedAfter(make(), 10);
+  absl::StatusOr<std::string> state = testing::SaveAfter(make(), 10);
   ASSERT_TRUE(state.ok()) << state.status();
   ASSERT_EQ((*state)[4], static_cast<char>(kStateVersion));  // after "DEST"
   auto with_version = [&](char version) {

@@ -23,15 +23,8 @@ constexpr int64_t kItems = 64;
 constexpr int64_t kBytes = 4;
 constexpr int64_t kBatch = 8;
 
-// An augmentation whose output depends on the repeat index it sees: copies
-// augmented separately differ, copies of one augmented item do not.
-absl::StatusOr<Example> Augment(Example e) {
-  MutableBuffer pixels(kBytes);
-  for (int64_t j = 0; j < kBytes; ++j)
-    pixels.data()[j] = static_cast<uint8_t>(e.source_index * 31 + e.repeat_index * 7 + j + 1);
-  e.components[0] = *Tensor::Make(DType::kUInt8, {kBytes}, std::move(pixels).Freeze());
-  return e;
-}
+// The test's augmentation: the repeat index stamped into the bytes.
+absl::StatusOr<Example> Augment(Example e) { return testing::StampRepeat(std::move(e), kBytes); }
 
 Pipeline<Example> Decoded() { return FromVector(MakeExamples(kItems, kBytes)).Prefetch({}); }
 

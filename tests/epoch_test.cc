@@ -27,32 +27,13 @@ namespace {
 using ::dataecho::testing::Drain;
 using ::dataecho::testing::MakeExamples;
 using ::dataecho::testing::TempDir;
-
-// `files` TFRecord files of `per_file` image records each: uint8 [8, 8, 1]
-// images whose pixels differ, so that different crops give different bytes.
-std::vector<std::string> WriteImageShards(const TempDir& dir, int files, int per_file) {
-  std::vector<std::string> uris;
-  for (int f = 0; f < files; ++f) {
-    uris.push_back(dir.File("shard-" + std::to_string(f) + ".tfrecord"));
-    std::string bytes;
-    for (int i = 0; i < per_file; ++i) {
-      MutableBuffer pixels(64);
-      for (int p = 0; p < 64; ++p) pixels.data()[p] = static_cast<uint8_t>(1 + (p * 3 + i) % 250);
-      auto image = Tensor::Make(DType::kUInt8, {8, 8, 1}, std::move(pixels).Freeze());
-      AppendTFRecord(&bytes, *EncodeImageRecord(*image, f * per_file + i));
-    }
-    testing::WriteFileOrDie(uris.back(), bytes);
-  }
-  return uris;
-}
+using ::dataecho::testing::WriteImageShards;
 
 // Crop + flip, as a trainer would.
 absl::StatusOr<Example> Augment(Example ex) {
-  static const RandomCrop crop({.height = 6, .width = 6, .padding = 1, .seed = 11});
-  static const RandomFlip flip({.seed = 12});
-  absl::StatusOr<Example> cropped = crop(std::move(ex));
-  if (!cropped.ok()) return cropped.status();
-  return flip(*std::move(cropped));
+  static const auto augment = Compose(
+      RandomCrop({.height = 6, .width = 6, .padding = 1, .seed = 11}), RandomFlip({.seed = 12}));
+  return augment(std::move(ex));
 }
 
 // (pass number, source index) -> augmented bytes, for a stream of passes over
@@ -72,7 +53,7 @@ std::map<std::pair<int, uint64_t>, std::string> ByPass(const std::vector<Example
 // same ones.
 TEST(EpochTest, RepeatSourceGivesEveryEpochNewAugmentations) {
   TempDir dir;
-  const std::vector<std::string> uris = WriteImageShards(dir, 4, 50);
+  const std::vector<std::string> uris = WriteImageShards(dir, 4, 50, 8);
   auto run = [&] {
     auto p =
         From(RepeatSource<Record>(
@@ -327,7 +308,7 @@ TEST(EpochTest, BatchCarriesTheNewestEpochOfItsRows) {
 // index; the same seed gives the same orders. Sequential and interleaved.
 TEST(EpochTest, RecordSourcesShuffleTheirFileOrderPerEpoch) {
   TempDir dir;
-  const std::vector<std::string> uris = WriteImageShards(dir, 8, 2);
+  const std::vector<std::string> uris = WriteImageShards(dir, 8, 2, 8);
   for (int cycle : {1, 3}) {
     auto files_per_epoch = [&](InterleaveOptions interleave) {
       interleave.cycle_length = cycle;
@@ -373,7 +354,7 @@ TEST(EpochTest, RecordSourcesShuffleTheirFileOrderPerEpoch) {
 // stopped and started over for the next epoch.
 TEST(EpochTest, InterleavedSourceRestartsWhileItsThreadsRun) {
   TempDir dir;
-  const std::vector<std::string> uris = WriteImageShards(dir, 4, 20);
+  const std::vector<std::string> uris = WriteImageShards(dir, 4, 20, 8);
   auto p = From(MakeTFRecordSource(OpenObjectStore(), uris, {},
                                    {.cycle_length = 2, .buffered_records = 2}))
                .Take(5)
@@ -387,7 +368,7 @@ TEST(EpochTest, InterleavedSourceRestartsWhileItsThreadsRun) {
 // The whole chain below Repeat starts over: decode Map inline, augment above.
 TEST(EpochTest, RepeatedTFRecordPipelineAugmentsEachEpochAnew) {
   TempDir dir;
-  const std::vector<std::string> uris = WriteImageShards(dir, 2, 30);
+  const std::vector<std::string> uris = WriteImageShards(dir, 2, 30, 8);
   auto p =
       From(MakeTFRecordSource(OpenObjectStore(), uris, {}, {.shuffle_files_each_epoch = false}))
           .Repeat(2)

@@ -21,6 +21,7 @@
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "support/checkpoint_check.h"
 #include "support/temp_files.h"
 #include "testing/http_server.h"
 
@@ -29,35 +30,8 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-// The payload of record `i` of file `f`: its name, padded to a length that
-// varies from record to record.
-std::string Payload(uint64_t f, uint64_t i) {
-  std::string s = fmt::format("f{}-r{}", f, i);
-  s.append((i * 7 + f) % 23, '.');
-  return s;
-}
-
-// Writes `counts.size()` TFRecord files (f-th has counts[f] records) and
-// returns their paths; `offsets` gets the true record offsets.
-std::vector<std::string> WriteTFRecords(const testing::TempDir& dir,
-                                        const std::vector<uint64_t>& counts,
-                                        std::vector<TFRecordIndex>* offsets = nullptr) {
-  std::vector<std::string> paths;
-  for (uint64_t f = 0; f < counts.size(); ++f) {
-    std::string bytes;
-    TFRecordIndex index;
-    for (uint64_t i = 0; i < counts[f]; ++i) {
-      index.offsets.push_back(bytes.size());
-      AppendTFRecord(&bytes, Payload(f, i));
-    }
-    index.offsets.push_back(bytes.size());
-    paths.push_back(dir.File(fmt::format("part-{:02}.tfrecord", f)));
-    testing::WriteFileOrDie(paths.back(), bytes);
-    if (offsets != nullptr) offsets->push_back(std::move(index));
-  }
-  return paths;
-}
+using testing::IndexedPayload;
+using testing::WriteIndexedTFRecordFiles;
 
 // Every record of `stage`: its payload, checked against its source index.
 std::vector<std::string> Drain(Stage<Record>& stage) {
@@ -68,21 +42,21 @@ std::vector<std::string> Drain(Stage<Record>& stage) {
     if (!r.ok() || !r->has_value()) return out;
     const uint64_t f = (*r)->source_index >> kRecordIndexBits;
     const uint64_t i = (*r)->source_index & ((uint64_t{1} << kRecordIndexBits) - 1);
-    EXPECT_EQ((*r)->data.view(), Payload(f, i));
+    EXPECT_EQ((*r)->data.view(), IndexedPayload(f, i));
     out.emplace_back((*r)->data.view());
   }
 }
 
 std::vector<std::string> Expected(const RecordRange& r) {
   std::vector<std::string> out;
-  for (uint64_t i = r.begin; i < r.end; ++i) out.push_back(Payload(r.file, i));
+  for (uint64_t i = r.begin; i < r.end; ++i) out.push_back(IndexedPayload(r.file, i));
   return out;
 }
 
 TEST(TFRecordIndexTest, ScansAgreeWithTheWriterAndRoundTripDaliFormat) {
   testing::TempDir dir;
   std::vector<TFRecordIndex> truth;
-  std::vector<std::string> paths = WriteTFRecords(dir, {0, 1, 57}, &truth);
+  std::vector<std::string> paths = WriteIndexedTFRecordFiles(dir, {0, 1, 57}, &truth);
   std::unique_ptr<ObjectStore> store = OpenObjectStore();
   for (size_t f = 0; f < paths.size(); ++f) {
     for (TFRecordScan scan : {TFRecordScan::kStream, TFRecordScan::kHeaders}) {
@@ -107,7 +81,7 @@ TEST(TFRecordIndexTest, ScansAgreeWithTheWriterAndRoundTripDaliFormat) {
 
 TEST(TFRecordIndexTest, ScanReportsTruncationAndCorruptHeaders) {
   testing::TempDir dir;
-  std::vector<std::string> paths = WriteTFRecords(dir, {5});
+  std::vector<std::string> paths = WriteIndexedTFRecordFiles(dir, {5});
   std::string bytes = testing::ReadFileOrDie(paths[0]);
   testing::WriteFileOrDie(paths[0], bytes.substr(0, bytes.size() - 3));
   std::unique_ptr<ObjectStore> store = OpenObjectStore();
@@ -125,7 +99,7 @@ TEST(TFRecordIndexTest, ScanReportsTruncationAndCorruptHeaders) {
 TEST(TFRecordRangeTest, RangesWithAndWithoutIndexAndCompressed) {
   testing::TempDir dir;
   std::vector<TFRecordIndex> truth;
-  std::vector<std::string> paths = WriteTFRecords(dir, {40, 40}, &truth);
+  std::vector<std::string> paths = WriteIndexedTFRecordFiles(dir, {40, 40}, &truth);
   const std::string gz = dir.File("part-01.tfrecord.gz");
   testing::WriteFileOrDie(gz, testing::Gzip(testing::ReadFileOrDie(paths[1])));
   std::shared_ptr<ObjectStore> store = OpenObjectStore();
@@ -160,7 +134,7 @@ TEST(TFRecordRangeTest, RangesWithAndWithoutIndexAndCompressed) {
 TEST(TFRecordRangeTest, OneRangedRequestOfExactlyTheRangesBytes) {
   testing::TempDir dir;
   std::vector<TFRecordIndex> truth;
-  std::vector<std::string> paths = WriteTFRecords(dir, {100}, &truth);
+  std::vector<std::string> paths = WriteIndexedTFRecordFiles(dir, {100}, &truth);
   absl::StatusOr<std::unique_ptr<testing::HttpServer>> server =
       testing::HttpServer::Start({.directory = dir.path()});
   ASSERT_TRUE(server.ok()) << server.status();
@@ -249,7 +223,7 @@ absl::Status ReadAll(RecordFileReader& reader, std::vector<std::string>* got) {
 TEST(TFRecordRangeTest, RangePastTheEndOfTheFileIsDataLoss) {
   testing::TempDir dir;
   std::vector<TFRecordIndex> longer;  // the index of 60 records
-  std::vector<std::string> paths = WriteTFRecords(dir, {60}, &longer);
+  std::vector<std::string> paths = WriteIndexedTFRecordFiles(dir, {60}, &longer);
   const std::string whole = testing::ReadFileOrDie(paths[0]);
   const uint64_t end_of_40 = longer[0].offsets[40];
   testing::WriteFileOrDie(paths[0], whole.substr(0, end_of_40));  // 40 records left
@@ -302,7 +276,7 @@ TEST(TFRecordRangeTest, RangePastTheEndOfTheFileIsDataLoss) {
 
 TEST(RangeSourceTest, LimitToRangePastTheEndOfTheFileIsDataLoss) {
   testing::TempDir dir;
-  std::vector<std::string> paths = WriteTFRecords(dir, {40});
+  std::vector<std::string> paths = WriteIndexedTFRecordFiles(dir, {40});
   std::shared_ptr<ObjectStore> store = OpenObjectStore();
   for (RecordRange range : {RecordRange{0, 30, 50}, RecordRange{0, 30, 40}}) {
     absl::StatusOr<std::unique_ptr<RecordFileReader>> whole =
@@ -345,7 +319,7 @@ TEST(FixedLengthRangeTest, CompressedFileShorterThanTheRangeIsDataLoss) {
 // A range naming a file the source does not have fails in its place.
 TEST(RangeSourceTest, RangeNamingNoFileFailsInOrder) {
   testing::TempDir dir;
-  std::vector<std::string> paths = WriteTFRecords(dir, {3});
+  std::vector<std::string> paths = WriteIndexedTFRecordFiles(dir, {3});
   StagePtr<Record> source = MakeTFRecordRangeSource(
       OpenObjectStore(), paths,
       {{.file = 0, .begin = 0, .end = 2}, {.file = 4, .begin = 0, .end = 1}}, nullptr);
@@ -363,7 +337,7 @@ TEST(PlannedSourcesTest, RestartOnFewerRanksReadsEveryRecordOnce) {
   testing::TempDir dir;
   const std::vector<uint64_t> counts = {31, 0, 77, 12, 45};
   std::vector<TFRecordIndex> truth;
-  std::vector<std::string> paths = WriteTFRecords(dir, counts, &truth);
+  std::vector<std::string> paths = WriteIndexedTFRecordFiles(dir, counts, &truth);
   auto indexes = std::make_shared<const std::vector<TFRecordIndex>>(truth);
   std::shared_ptr<ObjectStore> store = OpenObjectStore();
   const EpochPlanOptions options{.seed = 5, .mode = ShardMode::kRecords};

@@ -1,6 +1,9 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "support/examples.h"
 
+#include "dataecho/formats/image_record.h"
+#include "dataecho/formats/tfrecord.h"
+#include "fmt/format.h"
 #include "gtest/gtest.h"
 
 namespace dataecho::testing {
@@ -21,6 +24,33 @@ std::vector<Example> MakeExamples(int64_t n, int64_t bytes) {
   v.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v.push_back(MakeExample(static_cast<uint64_t>(i), bytes));
   return v;
+}
+
+absl::StatusOr<Example> StampRepeat(Example e, int64_t bytes) {
+  MutableBuffer pixels(static_cast<size_t>(bytes));
+  for (int64_t j = 0; j < bytes; ++j)
+    pixels.data()[j] = static_cast<uint8_t>(e.source_index * 31 + e.repeat_index * 7 + j + 1);
+  e.components[0] = *Tensor::Make(DType::kUInt8, {bytes}, std::move(pixels).Freeze());
+  return e;
+}
+
+std::vector<std::string> WriteImageShards(const TempDir& dir, int files, int per_file,
+                                          int64_t side) {
+  std::vector<std::string> paths;
+  for (int f = 0; f < files; ++f) {
+    std::string bytes;
+    for (int i = 0; i < per_file; ++i) {
+      MutableBuffer pixels(static_cast<size_t>(side * side));
+      for (int64_t p = 0; p < side * side; ++p) {
+        pixels.data()[p] = static_cast<uint8_t>(1 + (p * 7 + i * 13 + f * 31) % 250);
+      }
+      auto image = Tensor::Make(DType::kUInt8, {side, side, 1}, std::move(pixels).Freeze());
+      AppendTFRecord(&bytes, *EncodeImageRecord(*image, (f * per_file + i) % 10));
+    }
+    paths.push_back(dir.File(fmt::format("images-{}.tfrecord", f)));
+    WriteFileOrDie(paths.back(), bytes);
+  }
+  return paths;
 }
 
 ReadResult ReadAllRecords(Stage<Record>& source) {

@@ -15,6 +15,7 @@
 #include "dataecho/record.h"
 #include "dataecho/stage.h"
 #include "dataecho/stats.h"
+#include "support/temp_files.h"
 
 namespace dataecho::testing {
 
@@ -22,6 +23,19 @@ namespace dataecho::testing {
 // shape [bytes], label i % 10, source_index i.
 Example MakeExample(uint64_t i, int64_t bytes = 16);
 std::vector<Example> MakeExamples(int64_t n, int64_t bytes = 16);
+
+// An augmentation whose output depends on the repeat index it sees: component
+// 0 (of `bytes` uint8) becomes byte j = source_index * 31 + repeat_index * 7 +
+// j + 1. Copies augmented separately differ, copies of one augmented item do
+// not: what tells the echo placements apart.
+absl::StatusOr<Example> StampRepeat(Example e, int64_t bytes);
+
+// `files` TFRecord files DIR/images-<f>.tfrecord of `per_file` image records
+// each (formats/image_record.h): uint8 [side, side, 1] images whose pixels
+// differ from image to image and are never 0 (so that crops that pad differ
+// from crops that do not), labels 0..9; their paths.
+std::vector<std::string> WriteImageShards(const TempDir& dir, int files, int per_file,
+                                          int64_t side);
 
 // Reads until end of stream or error; returns the elements or the error.
 template <typename T>

@@ -2,6 +2,7 @@
 #include "support/programs.h"
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 
@@ -23,6 +24,26 @@ ProgramRun RunShell(const std::string& cmd, const std::string& err_path) {
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (!err_path.empty()) r.err = ReadFileOrDie(err_path);
   return r;
+}
+
+pid_t StartProgram(const std::string& path, const std::vector<std::string>& args,
+                   const std::string& log) {
+  // The argument vector is built before fork(): the child only redirects and
+  // execs.
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(path.c_str()));
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    FILE* out = std::fopen(log.c_str(), "a");
+    if (out == nullptr) _exit(127);
+    dup2(fileno(out), STDOUT_FILENO);
+    dup2(fileno(out), STDERR_FILENO);
+    execv(path.c_str(), argv.data());
+    _exit(127);
+  }
+  return pid;
 }
 
 }  // namespace dataecho::testing

@@ -9,7 +9,10 @@
 #ifndef DATAECHO_TESTS_SUPPORT_PROGRAMS_H_
 #define DATAECHO_TESTS_SUPPORT_PROGRAMS_H_
 
+#include <sys/types.h>
+
 #include <string>
+#include <vector>
 
 namespace dataecho::testing {
 
@@ -23,6 +26,13 @@ struct ProgramRun {
 // command's standard error goes to that file and comes back in `err`;
 // without, it is merged into `out` (2>&1).
 ProgramRun RunShell(const std::string& cmd, const std::string& err_path = "");
+
+// Starts the program `path` with `args` (no shell) in the background, its
+// standard output and error appended to the file `log`: its process id, for
+// waitpid() or kill(). The child exits 127 if the log or the program cannot
+// be opened.
+pid_t StartProgram(const std::string& path, const std::vector<std::string>& args,
+                   const std::string& log);
 
 }  // namespace dataecho::testing
 

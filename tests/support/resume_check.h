@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "dataecho/crc32c.h"
 #include "dataecho/example.h"
 #include "dataecho/pipeline.h"
@@ -61,29 +63,113 @@ std::string Key(const std::pair<A, B>& p) {
   return Key(p.first) + " | " + Key(p.second);
 }
 
+// How a test names an element: Key() by default.
+template <typename T>
+using KeyFn = std::function<std::string(const T&)>;
+template <typename T>
+std::string DefaultKey(const T& v) {
+  return Key(v);
+}
+
 // The rest of `p`, as keys (a failure if it ends in an error).
 template <typename T>
-std::vector<std::string> Rest(Pipeline<T>& p) {
+std::vector<std::string> Rest(Pipeline<T>& p, const KeyFn<T>& key = DefaultKey<T>) {
   std::vector<std::string> out;
   while (true) {
     absl::StatusOr<std::optional<T>> next = p.Next();
     EXPECT_TRUE(next.ok()) << next.status();
     if (!next.ok() || !next->has_value()) break;
-    out.push_back(Key(**next));
+    out.push_back(key(**next));
   }
   return out;
+}
+
+// Reads `n` elements of `p` (appending their keys to `*keys`, if given), then
+// saves it: the state, or the error (or the end) met before the n-th element.
+template <typename T>
+absl::StatusOr<std::string> SaveAfter(Pipeline<T>& p, size_t n,
+                                      std::vector<std::string>* keys = nullptr,
+                                      const KeyFn<T>& key = DefaultKey<T>) {
+  for (size_t i = 0; i < n; ++i) {
+    absl::StatusOr<std::optional<T>> next = p.Next();
+    if (!next.ok()) return next.status();
+    if (!next->has_value()) {
+      return absl::OutOfRangeError(fmt::format("the pipeline ended after {} of {}", i, n));
+    }
+    if (keys != nullptr) keys->push_back(key(**next));
+  }
+  return p.SaveState();
+}
+template <typename T>
+absl::StatusOr<std::string> SaveAfter(Pipeline<T>&& p, size_t n) {
+  return SaveAfter(p, n);
+}
+
+// Reads `k` elements of `make()`, saves it, restores a rebuilt pipeline from
+// the state and reads that to the end: the keys of everything read, before
+// and after the save, in the order read. For sources that promise every
+// element once, in no fixed order: sorted, it is the sorted whole run.
+template <typename T>
+std::vector<std::string> KeysAcrossSave(const std::function<Pipeline<T>()>& make, size_t k,
+                                        const KeyFn<T>& key = DefaultKey<T>) {
+  std::vector<std::string> got;
+  absl::StatusOr<std::string> state;
+  {
+    Pipeline<T> first = make();
+    state = SaveAfter(first, k, &got, key);
+  }
+  EXPECT_TRUE(state.ok()) << state.status() << " after " << k;
+  if (!state.ok()) return got;
+  Pipeline<T> second = make();
+  const absl::Status restored = second.RestoreState(*state);
+  EXPECT_TRUE(restored.ok()) << restored << " after " << k;
+  for (std::string& rest : Rest(second, key)) got.push_back(std::move(rest));
+  return got;
 }
 
 inline std::vector<std::string> Tail(const std::vector<std::string>& v, size_t from) {
   return std::vector<std::string>(v.begin() + static_cast<std::ptrdiff_t>(from), v.end());
 }
 
-// Saves `make()` at `positions` random positions (always `min_position` and
-// the end too), destroys it, restores a rebuilt pipeline from each state (and
-// saves the restored one again at once and restores that) and compares what
-// follows, element by element, with an uninterrupted run; the saved pipeline,
-// read on after the save, gives the same continuation. Returns the number of
-// elements of a whole run; `*largest_state`, if given, is the largest state.
+// Saves `make()` after each of `at` elements of an uninterrupted run that
+// read `expected`, destroys it, restores a rebuilt pipeline from each state
+// (and saves the restored one again at once and restores that) and compares
+// what follows, element by element, with the run; the saved pipeline, read on
+// after the save, gives the same continuation. `*largest_state`, if given, is
+// raised to the largest state. False if a save failed.
+template <typename T>
+bool CheckResumesAt(const std::function<Pipeline<T>()>& make,
+                    const std::vector<std::string>& expected, const std::vector<size_t>& at,
+                    size_t* largest_state = nullptr) {
+  for (size_t k : at) {
+    std::string state;
+    {
+      Pipeline<T> first = make();
+      absl::StatusOr<std::string> saved = SaveAfter(first, k);
+      EXPECT_TRUE(saved.ok()) << saved.status() << " at " << k;
+      if (!saved.ok()) return false;
+      state = *saved;
+      if (largest_state != nullptr) *largest_state = std::max(*largest_state, state.size());
+      EXPECT_EQ(Rest(first), Tail(expected, k)) << "the saved pipeline, read on, at " << k;
+    }  // destroyed
+    Pipeline<T> second = make();
+    absl::Status restored = second.RestoreState(state);
+    EXPECT_TRUE(restored.ok()) << restored << " at " << k;
+    // A restored pipeline saves the same position again.
+    absl::StatusOr<std::string> again = second.SaveState();
+    EXPECT_TRUE(again.ok()) << again.status() << " at " << k;
+    if (!again.ok()) return false;
+    Pipeline<T> third = make();
+    EXPECT_TRUE(third.RestoreState(*again).ok()) << " at " << k;
+    EXPECT_EQ(Rest(second), Tail(expected, k)) << "restored at " << k << " of " << expected.size();
+    EXPECT_EQ(Rest(third), Tail(expected, k)) << "restored twice at " << k;
+  }
+  return true;
+}
+
+// CheckResumesAt() at `positions` random positions (always `min_position`
+// and the end too). Returns the number of elements of a whole run (0 if a
+// save failed).
 template <typename T>
 size_t CheckResumes(const std::function<Pipeline<T>()>& make, int positions = 20, uint32_t seed = 1,
                     size_t min_position = 0, size_t* largest_state = nullptr) {
@@ -96,34 +182,7 @@ size_t CheckResumes(const std::function<Pipeline<T>()>& make, int positions = 20
   for (int i = 2; i < positions; ++i) {
     at.push_back(std::uniform_int_distribution<size_t>(min_position, expected.size())(rng));
   }
-  for (size_t k : at) {
-    std::string state;
-    {
-      Pipeline<T> first = make();
-      for (size_t i = 0; i < k; ++i) {
-        absl::StatusOr<std::optional<T>> next = first.Next();
-        EXPECT_TRUE(next.ok() && next->has_value()) << "at " << i;
-      }
-      absl::StatusOr<std::string> saved = first.SaveState();
-      EXPECT_TRUE(saved.ok()) << saved.status() << " at " << k;
-      if (!saved.ok()) return 0;
-      state = *saved;
-      if (largest_state != nullptr) *largest_state = std::max(*largest_state, state.size());
-      EXPECT_EQ(Rest(first), Tail(expected, k)) << "the saved pipeline, read on, at " << k;
-    }  // destroyed
-    Pipeline<T> second = make();
-    absl::Status restored = second.RestoreState(state);
-    EXPECT_TRUE(restored.ok()) << restored << " at " << k;
-    // A restored pipeline saves the same position again.
-    absl::StatusOr<std::string> again = second.SaveState();
-    EXPECT_TRUE(again.ok()) << again.status() << " at " << k;
-    if (!again.ok()) return 0;
-    Pipeline<T> third = make();
-    EXPECT_TRUE(third.RestoreState(*again).ok()) << " at " << k;
-    EXPECT_EQ(Rest(second), Tail(expected, k)) << "restored at " << k << " of " << expected.size();
-    EXPECT_EQ(Rest(third), Tail(expected, k)) << "restored twice at " << k;
-  }
-  return expected.size();
+  return CheckResumesAt(make, expected, at, largest_state) ? expected.size() : 0;
 }
 
 // Restores `trials` copies of `state` (from a pipeline `make()` builds), each

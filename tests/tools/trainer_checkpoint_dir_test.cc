@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "dataecho/checkpoint_dir.h"
 #include "fmt/format.h"
 #include "gtest/gtest.h"
@@ -89,16 +90,8 @@ TEST(TrainerCheckpointDirTest, ASecondTrainerIsRefusedNamingTheFirst) {
   const std::string args =
       Base(data, 100000000) + fmt::format(" --checkpoint_dir={} --checkpoint_every=2", ck.path());
   const std::string log = ck.File("first.log");
-  const pid_t first = fork();
-  if (first == 0) {
-    FILE* out = std::fopen(log.c_str(), "w");
-    if (out == nullptr) _exit(127);
-    dup2(fileno(out), STDOUT_FILENO);
-    dup2(fileno(out), STDERR_FILENO);
-    const std::string cmd = fmt::format("exec '{}' {}", TRAINER_PATH, args);
-    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  const pid_t first =
+      testing::StartProgram(TRAINER_PATH, absl::StrSplit(args, ' ', absl::SkipEmpty()), log);
   // Until the first holds the directory (its lock file names it) and has
   // written a checkpoint (polled, for at most 120 s).
   const std::string me = fmt::format("pid {} ", first);

@@ -24,6 +24,7 @@
 
 #include "fmt/format.h"
 #include "gtest/gtest.h"
+#include "support/programs.h"
 #include "support/temp_files.h"
 
 namespace dataecho {
@@ -35,20 +36,7 @@ using ::dataecho::testing::WriteFileOrDie;
 
 // Starts the trainer with `args`, its stdout and stderr appended to `log`.
 pid_t Start(const std::vector<std::string>& args, const std::string& log) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    FILE* out = std::fopen(log.c_str(), "a");
-    if (out == nullptr) _exit(127);
-    dup2(fileno(out), STDOUT_FILENO);
-    dup2(fileno(out), STDERR_FILENO);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(TRAINER_PATH));
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(TRAINER_PATH, argv.data());
-    _exit(127);
-  }
-  return pid;
+  return testing::StartProgram(TRAINER_PATH, args, log);
 }
 
 // Its exit status, or 128 + the signal that ended it.
