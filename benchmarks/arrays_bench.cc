@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
+#include "bench_main.h"
 #include "dataecho/formats/idx.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/pipeline.h"
@@ -34,11 +34,6 @@ ABSL_FLAG(int64_t, batch_size, 256, "rows per batch");
 
 namespace dataecho {
 namespace {
-
-int Fail(const absl::Status& s) {
-  std::fprintf(stderr, "arrays_bench: %s\n", s.ToString().c_str());
-  return 1;
-}
 
 // Every training image and label, the rows slices of one buffer.
 absl::StatusOr<std::vector<Example>> LoadRows(const std::string& dir) {
@@ -88,25 +83,24 @@ absl::StatusOr<double> Epoch(const std::vector<Example>& rows) {
   return static_cast<double>(items) / seconds;
 }
 
-int Main() {
+absl::Status Run() {
   absl::StatusOr<std::vector<Example>> rows = LoadRows(absl::GetFlag(FLAGS_data_dir));
-  if (!rows.ok()) return Fail(rows.status());
+  if (!rows.ok()) return rows.status();
   std::vector<double> rates;
   for (int r = 0; r < absl::GetFlag(FLAGS_rounds); ++r) {
     absl::StatusOr<double> rate = Epoch(*rows);
-    if (!rate.ok()) return Fail(rate.status());
+    if (!rate.ok()) return rate.status();
     rates.push_back(*rate);
   }
   std::printf("%s\n", fmt::format(R"({{"items_per_second": [{}], "rows": {}}})",
                                   fmt::join(rates, ", "), rows->size())
                           .c_str());
-  return 0;
+  return absl::OkStatus();
 }
 
 }  // namespace
 }  // namespace dataecho
 
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
-  return dataecho::Main();
+  return dataecho::bench::Main(argc, argv, "arrays_bench", dataecho::Run);
 }

@@ -11,28 +11,15 @@
 
 #include "benchmark/benchmark.h"
 #include "dataecho/pipeline.h"
+#include "in_memory.h"
 
 namespace dataecho {
 namespace {
 
-constexpr int64_t kRows = 60000;  // Fashion-MNIST-sized
+using bench::Cycle;
 
 // Examples with one uint8 [784] component (an image), as core_benchmark's.
-const std::vector<Example>& Images() {
-  static const auto* d = [] {
-    auto* v = new std::vector<Example>();
-    for (int64_t i = 0; i < kRows; ++i) {
-      MutableBuffer mb(784);
-      std::memset(mb.data(), static_cast<int>(i), 784);
-      Example e;
-      e.components.push_back(*Tensor::Make(DType::kUInt8, {784}, std::move(mb).Freeze()));
-      e.source_index = static_cast<uint64_t>(i);
-      v->push_back(std::move(e));
-    }
-    return v;
-  }();
-  return *d;
-}
+const std::vector<Example>& Images() { return bench::Dataset(784); }
 
 // Token sequences: int32 [n], n uniform-ish in [1, 512] (mean 256), or all
 // `fixed` long.
@@ -48,27 +35,6 @@ std::vector<Example> Sequences(int64_t count, int64_t fixed = 0) {
     out.push_back(std::move(e));
   }
   return out;
-}
-
-// An endless source cycling through `d` (copies share payloads): the cost of
-// handing out an element that is already in memory.
-class CycleSource final : public Stage<Example> {
- public:
-  explicit CycleSource(std::vector<Example> d) : d_(std::move(d)) {}
-  absl::StatusOr<std::optional<Example>> Next() override {
-    if (i_ == d_.size()) i_ = 0;
-    return d_[i_++];
-  }
-  void Cancel() override {}
-  void AppendStats(std::vector<StageStats>*) const override {}
-
- private:
-  std::vector<Example> d_;
-  size_t i_ = 0;
-};
-
-Pipeline<Example> Cycle(std::vector<Example> d) {
-  return From<Example>(std::make_unique<CycleSource>(std::move(d)));
 }
 
 // Reference: elements handed out from memory by a source.

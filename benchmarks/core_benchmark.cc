@@ -20,6 +20,7 @@
 #include "benchmark/benchmark.h"
 #include "dataecho/internal/random.h"
 #include "dataecho/pipeline.h"
+#include "in_memory.h"
 
 namespace dataecho {
 namespace {
@@ -56,40 +57,8 @@ void* operator new(size_t n, std::align_val_t alignment) {
 namespace dataecho {
 namespace {
 
-constexpr int64_t kDatasetRows = 60000;  // Fashion-MNIST-sized
-
-// Fashion-MNIST-like examples: one uint8 [bytes] component each.
-const std::vector<Example>& Dataset(int64_t bytes) {
-  static auto* cache = new std::vector<std::vector<Example>>(4096);
-  std::vector<Example>& d = (*cache)[static_cast<size_t>(bytes)];
-  if (d.empty()) {
-    for (int64_t i = 0; i < kDatasetRows; ++i) {
-      MutableBuffer mb(static_cast<size_t>(bytes));
-      std::memset(mb.data(), static_cast<int>(i), static_cast<size_t>(bytes));
-      Example e;
-      e.components.push_back(*Tensor::Make(DType::kUInt8, {bytes}, std::move(mb).Freeze()));
-      e.source_index = static_cast<uint64_t>(i);
-      d.push_back(std::move(e));
-    }
-  }
-  return d;
-}
-
-// An endless source cycling through the dataset (copies share payloads).
-class CycleSource final : public Stage<Example> {
- public:
-  explicit CycleSource(const std::vector<Example>& d) : d_(d) {}
-  absl::StatusOr<std::optional<Example>> Next() override {
-    if (i_ == d_.size()) i_ = 0;
-    return d_[i_++];
-  }
-  void Cancel() override {}
-  void AppendStats(std::vector<StageStats>*) const override {}
-
- private:
-  const std::vector<Example>& d_;
-  size_t i_ = 0;
-};
+using bench::Cycle;
+using bench::Dataset;
 
 // CPU time of the whole process (every thread), in nanoseconds.
 int64_t ProcessCpuNanos() {
@@ -121,7 +90,7 @@ void PullEach(benchmark::State& state, P& p, int64_t items = 1) {
 }
 
 void BM_Echo(benchmark::State& state) {
-  auto p = From<Example>(std::make_unique<CycleSource>(Dataset(784))).Echo({.factor = 4});
+  auto p = Cycle(Dataset(784)).Echo({.factor = 4});
   PullEach(state, p);
 }
 BENCHMARK(BM_Echo);
@@ -149,22 +118,20 @@ void BM_SharedPtrCopy(benchmark::State& state) {
 BENCHMARK(BM_SharedPtrCopy);
 
 void BM_Shuffle(benchmark::State& state) {
-  auto p =
-      From<Example>(std::make_unique<CycleSource>(Dataset(784))).Shuffle({.buffer_size = 10000});
+  auto p = Cycle(Dataset(784)).Shuffle({.buffer_size = 10000});
   PullEach(state, p);
 }
 BENCHMARK(BM_Shuffle);
 
 void BM_Batch(benchmark::State& state) {
-  auto p = From<Example>(std::make_unique<CycleSource>(Dataset(state.range(0))))
-               .Batch({.batch_size = 256});
+  auto p = Cycle(Dataset(state.range(0))).Batch({.batch_size = 256});
   PullEach(state, p, 256);
   state.SetBytesProcessed(state.iterations() * 256 * state.range(0));
 }
 BENCHMARK(BM_Batch)->Arg(784);
 
 void BM_BatchCastFP16(benchmark::State& state) {
-  auto p = From<Example>(std::make_unique<CycleSource>(Dataset(state.range(0))))
+  auto p = Cycle(Dataset(state.range(0)))
                .Batch({.batch_size = 256,
                        .cast = DType::kFloat16,
                        .scale = 1.0f / 255,
@@ -182,7 +149,7 @@ BENCHMARK(BM_BatchCastFP16)->Arg(784);
 void BM_BatchFP16(benchmark::State& state) {
   const int64_t rows = state.range(0);
   const int threads = state.range(1) > 0 ? static_cast<int>(state.range(1)) : 1;
-  auto p = From<Example>(std::make_unique<CycleSource>(Dataset(784)))
+  auto p = Cycle(Dataset(784))
                .Batch({.batch_size = rows,
                        .cast = DType::kFloat16,
                        .scale = 1.0f / 255,
@@ -209,7 +176,7 @@ BENCHMARK(BM_BatchFP16)
 
 // The reference pipeline: echo 2, shuffle 10,000, batch 256, one thread.
 void BM_EchoShuffleBatch(benchmark::State& state) {
-  auto p = From<Example>(std::make_unique<CycleSource>(Dataset(state.range(0))))
+  auto p = Cycle(Dataset(state.range(0)))
                .Echo({.factor = 2})
                .Shuffle({.buffer_size = 10000})
                .Batch({.batch_size = 256});

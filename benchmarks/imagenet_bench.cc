@@ -18,7 +18,7 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
+#include "bench_main.h"
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/tfrecord.h"
 #include "dataecho/internal/counter.h"
@@ -51,11 +51,6 @@ ABSL_FLAG(double, echo, 1, "memory mode: echo factor before the shuffle");
 
 namespace dataecho {
 namespace {
-
-int Fail(const absl::Status& s) {
-  std::fprintf(stderr, "imagenet_bench: %s\n", s.ToString().c_str());
-  return 1;
-}
 
 absl::StatusOr<std::vector<std::string>> Shards() {
   std::string root = absl::GetFlag(FLAGS_cache_dir);
@@ -209,27 +204,24 @@ absl::Status Memory(const std::vector<std::string>& shards) {
   return absl::OkStatus();
 }
 
-int Main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
-  if (absl::Status s = PinCpus(absl::GetFlag(FLAGS_cpus)); !s.ok()) return Fail(s);
+absl::Status Run() {
+  if (absl::Status s = PinCpus(absl::GetFlag(FLAGS_cpus)); !s.ok()) return s;
   absl::StatusOr<std::vector<std::string>> shards = Shards();
-  if (!shards.ok()) return Fail(shards.status());
+  if (!shards.ok()) return shards.status();
   const std::string mode = absl::GetFlag(FLAGS_mode);
-  absl::Status s;
   if (mode == "prepare") {
     std::printf("{\"shards\": [\"%s\"]}\n",
                 fmt::format("{}", fmt::join(*shards, "\", \"")).c_str());
-  } else if (mode == "throughput") {
-    s = Throughput(*shards);
-  } else if (mode == "memory") {
-    s = Memory(*shards);
-  } else {
-    s = absl::InvalidArgumentError(fmt::format("--mode={}: prepare, throughput or memory", mode));
+    return absl::OkStatus();
   }
-  return s.ok() ? 0 : Fail(s);
+  if (mode == "throughput") return Throughput(*shards);
+  if (mode == "memory") return Memory(*shards);
+  return absl::InvalidArgumentError(fmt::format("--mode={}: prepare, throughput or memory", mode));
 }
 
 }  // namespace
 }  // namespace dataecho
 
-int main(int argc, char** argv) { return dataecho::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return dataecho::bench::Main(argc, argv, "imagenet_bench", dataecho::Run);
+}

@@ -25,9 +25,9 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "bench_main.h"
 #include "dataecho/formats/tfrecord.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/pipeline.h"
@@ -45,11 +45,6 @@ ABSL_FLAG(int64_t, record_bytes, 4096, "payload bytes per record");
 
 namespace dataecho {
 namespace {
-
-int Fail(const absl::Status& s) {
-  std::fprintf(stderr, "mix_bench: %s\n", s.ToString().c_str());
-  return 1;
-}
 
 std::string Payload(int64_t i, int64_t bytes) {
   std::string p(static_cast<size_t>(bytes), '\0');
@@ -88,17 +83,17 @@ Pipeline<Record> Build(const Setup& s, const std::string& mode, double ratio) {
   return mixed;
 }
 
-int Run(const Setup& s, const std::string& mode) {
+absl::Status RunMode(const Setup& s, const std::string& mode) {
   const int64_t steps = absl::GetFlag(FLAGS_steps);
   const int64_t step_ns = absl::GetFlag(FLAGS_step_us) * 1000;
   Pipeline<Record> p = Build(s, mode, absl::GetFlag(FLAGS_ratio));
-  if (!p.status().ok()) return Fail(p.status());
+  if (!p.status().ok()) return p.status();
   int64_t emitted[2] = {0, 0}, fresh[2] = {0, 0};
   const int64_t t0 = internal::NowNanos();
   for (int64_t i = 0; i < steps; ++i) {
     absl::StatusOr<std::optional<Record>> r = p.Next();
-    if (!r.ok()) return Fail(r.status());
-    if (!r->has_value()) return Fail(absl::InternalError("the mix ended"));
+    if (!r.ok()) return r.status();
+    if (!r->has_value()) return absl::InternalError("the mix ended");
     const int k = (*r)->uri().starts_with("http") ? 0 : 1;
     ++emitted[k];
     fresh[k] += (*r)->fresh() ? 1 : 0;
@@ -125,19 +120,18 @@ int Run(const Setup& s, const std::string& mode) {
                   all_fresh > 0 ? fresh[1] / all_fresh : 0.0)
           .c_str());
   std::fflush(stdout);
-  return 0;
+  return absl::OkStatus();
 }
 
-int Main() {
+absl::Status Run() {
   const int64_t n = absl::GetFlag(FLAGS_records);
   const int64_t bytes = absl::GetFlag(FLAGS_record_bytes);
   const double ratio = absl::GetFlag(FLAGS_ratio);
   if (n < 1 || bytes < 1 || !(ratio >= 1) || absl::GetFlag(FLAGS_steps) < 1) {
-    return Fail(
-        absl::InvalidArgumentError("--records, --record_bytes, --steps >= 1, --ratio >= 1"));
+    return absl::InvalidArgumentError("--records, --record_bytes, --steps >= 1, --ratio >= 1");
   }
   absl::StatusOr<std::unique_ptr<testing::HttpServer>> server = testing::HttpServer::Start({});
-  if (!server.ok()) return Fail(server.status());
+  if (!server.ok()) return server.status();
   std::string file;
   Setup s;
   auto local_uri = std::make_shared<const std::string>("memory://local");
@@ -159,18 +153,17 @@ int Main() {
                           .request_bytes = static_cast<uint64_t>(bytes + 16)});
   for (absl::string_view mode : absl::StrSplit(absl::GetFlag(FLAGS_modes), ',')) {
     if (mode != "none" && mode != "per_input" && mode != "over_mix") {
-      return Fail(absl::InvalidArgumentError(fmt::format(
-          "--modes: unknown mode '{}' (none, per_input, over_mix)", std::string(mode))));
+      return absl::InvalidArgumentError(
+          fmt::format("--modes: unknown mode '{}' (none, per_input, over_mix)", std::string(mode)));
     }
-    if (int rc = Run(s, std::string(mode)); rc != 0) return rc;
+    if (absl::Status status = RunMode(s, std::string(mode)); !status.ok()) return status;
   }
-  return 0;
+  return absl::OkStatus();
 }
 
 }  // namespace
 }  // namespace dataecho
 
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
-  return dataecho::Main();
+  return dataecho::bench::Main(argc, argv, "mix_bench", dataecho::Run);
 }
