@@ -2,8 +2,10 @@
 #include "command.h"
 
 #include <cstdio>
+#include <utility>
 
 #include "absl/flags/flag.h"
+#include "dataecho/storage/glob.h"
 #include "dataecho/text.h"
 #include "fmt/format.h"
 
@@ -29,6 +31,39 @@ int UsageError(std::string_view command, std::string_view message) {
 
 int UsageError(std::string_view command, const absl::Status& status) {
   return UsageError(command, std::string_view(status.message().data(), status.message().size()));
+}
+
+std::optional<int> ParseCommand(const CommandSpec& spec, const std::vector<std::string>& argv,
+                                tools::CommandLine* args) {
+  absl::StatusOr<tools::CommandLine> parsed = tools::ParseFlags(argv, spec.flags);
+  if (!parsed.ok()) return UsageError(spec.name, parsed.status());
+  if (parsed->help) {
+    const std::string usage =
+        fmt::format("{}{}{}", spec.usage_head, tools::FlagsUsage(spec.flags, 23), spec.usage_tail);
+    std::fputs(usage.c_str(), stdout);
+    return 0;
+  }
+  if (spec.takes_uris && parsed->positional.empty()) return UsageError(spec.name, "no URI given");
+  if (!spec.takes_uris && !parsed->positional.empty()) {
+    return UsageError(spec.name, fmt::format("unexpected argument '{}'", parsed->positional[0]));
+  }
+  *args = *std::move(parsed);
+  return std::nullopt;
+}
+
+absl::StatusOr<std::vector<std::string>> ExpandPatterns(ObjectStore& store,
+                                                        const std::vector<std::string>& patterns) {
+  std::vector<std::string> uris;
+  for (const std::string& pattern : patterns) {
+    if (!IsGlob(pattern)) {
+      uris.push_back(pattern);
+      continue;
+    }
+    absl::StatusOr<std::vector<std::string>> expanded = ExpandUris(store, pattern);
+    if (!expanded.ok()) return expanded.status();
+    uris.insert(uris.end(), expanded->begin(), expanded->end());
+  }
+  return uris;
 }
 
 absl::Status CheckRange(std::string_view name, int64_t value, int64_t min, int64_t max) {

@@ -70,18 +70,16 @@ Example:
 }  // namespace
 
 int ConvertCommand(const std::vector<std::string>& argv) {
-  absl::StatusOr<tools::CommandLine> args = tools::ParseFlags(argv, kConvertFlags);
-  if (!args.ok()) return UsageError("convert", args.status());
-  if (args->help) {
-    std::fputs(
-        (kConvertUsageHead + tools::FlagsUsage(kConvertFlags, 23) + kConvertUsageTail).c_str(),
-        stdout);
-    return 0;
+  tools::CommandLine args;
+  if (std::optional<int> done = ParseCommand({.name = "convert",
+                                              .flags = kConvertFlags,
+                                              .usage_head = kConvertUsageHead,
+                                              .usage_tail = kConvertUsageTail},
+                                             argv, &args)) {
+    return *done;
   }
-  if (!args->positional.empty())
-    return UsageError("convert", fmt::format("unexpected argument '{}'", args->positional[0]));
   for (const char* required : {"images", "labels", "output"}) {
-    if (!args->given.count(required))
+    if (!args.given.count(required))
       return UsageError("convert", fmt::format("--{} is required", required));
   }
   const std::string prefix = absl::GetFlag(FLAGS_output);
@@ -110,8 +108,8 @@ int ConvertCommand(const std::vector<std::string>& argv) {
     return UsageError("convert",
                       fmt::format("--encoding: {}", std::string(encoding.status().message())));
   record_options.encoding = *encoding;
-  const absl::StatusOr<Compression> compression = ParseCompression(
-      args->given.count("compression") ? absl::GetFlag(FLAGS_compression) : "none");
+  const absl::StatusOr<Compression> compression =
+      ParseCompression(args.given.count("compression") ? absl::GetFlag(FLAGS_compression) : "none");
   if (!compression.ok() || *compression == Compression::kAuto) {
     return UsageError("convert", fmt::format("--compression must be none, gzip or zlib, got '{}'",
                                              absl::GetFlag(FLAGS_compression)));

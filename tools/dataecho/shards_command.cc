@@ -98,24 +98,25 @@ absl::StatusOr<int64_t> CountRecords(const std::shared_ptr<ObjectStore>& store,
 }  // namespace
 
 int ShardsCommand(const std::vector<std::string>& argv) {
-  absl::StatusOr<tools::CommandLine> args = tools::ParseFlags(argv, kShardsFlags);
-  if (!args.ok()) return UsageError("shards", args.status());
-  if (args->help) {
-    std::fputs((kShardsUsageHead + tools::FlagsUsage(kShardsFlags, 23) + kShardsUsageTail).c_str(),
-               stdout);
-    return 0;
+  tools::CommandLine args;
+  if (std::optional<int> done = ParseCommand({.name = "shards",
+                                              .flags = kShardsFlags,
+                                              .usage_head = kShardsUsageHead,
+                                              .usage_tail = kShardsUsageTail,
+                                              .takes_uris = true},
+                                             argv, &args)) {
+    return *done;
   }
-  if (args->positional.empty()) return UsageError("shards", "no URI given");
   int64_t world_size = absl::GetFlag(FLAGS_world_size);
   int64_t rank = absl::GetFlag(FLAGS_rank);
-  if (args->given.count("world_size")) {
+  if (args.given.count("world_size")) {
     if (absl::Status s = CheckRange("world_size", world_size, 1, ShardOptions::kMaxWorldSize);
         !s.ok())
       return UsageError("shards", s);
-    if (!args->given.count("rank")) rank = 0;
+    if (!args.given.count("rank")) rank = 0;
     if (absl::Status s = CheckRange("rank", rank, 0, world_size - 1); !s.ok())
       return UsageError("shards", s);
-  } else if (args->given.count("rank")) {
+  } else if (args.given.count("rank")) {
     return UsageError("shards", "--rank needs --world_size");
   }
   const bool allow_empty = absl::GetFlag(FLAGS_allow_empty);
@@ -125,16 +126,9 @@ int ShardsCommand(const std::vector<std::string>& argv) {
   if (!shard.ok()) return Fail(shard.status());
 
   std::shared_ptr<ObjectStore> store = OpenObjectStore();
-  std::vector<std::string> uris;
-  for (const std::string& pattern : args->positional) {
-    if (!IsGlob(pattern)) {
-      uris.push_back(pattern);
-      continue;
-    }
-    absl::StatusOr<std::vector<std::string>> expanded = ExpandUris(*store, pattern);
-    if (!expanded.ok()) return Fail(expanded.status());
-    uris.insert(uris.end(), expanded->begin(), expanded->end());
-  }
+  absl::StatusOr<std::vector<std::string>> expanded = ExpandPatterns(*store, args.positional);
+  if (!expanded.ok()) return Fail(expanded.status());
+  const std::vector<std::string>& uris = *expanded;
   absl::StatusOr<ShardSizes> sizes = MeasureShards(*store, uris, shard->world_size);
   if (!sizes.ok()) return Fail(sizes.status());
 

@@ -68,19 +68,20 @@ Examples:
 }  // namespace
 
 int StatCommand(const std::vector<std::string>& argv) {
-  absl::StatusOr<tools::CommandLine> args = tools::ParseFlags(argv, kStatFlags);
-  if (!args.ok()) return UsageError("stat", args.status());
-  if (args->help) {
-    std::fputs((kStatUsageHead + tools::FlagsUsage(kStatFlags, 23) + kStatUsageTail).c_str(),
-               stdout);
-    return 0;
+  tools::CommandLine args;
+  if (std::optional<int> done = ParseCommand({.name = "stat",
+                                              .flags = kStatFlags,
+                                              .usage_head = kStatUsageHead,
+                                              .usage_tail = kStatUsageTail,
+                                              .takes_uris = true},
+                                             argv, &args)) {
+    return *done;
   }
-  if (args->positional.empty()) return UsageError("stat", "no URI given");
-  for (const std::string& uri : args->positional) {
+  for (const std::string& uri : args.positional) {
     if (uri.empty()) return UsageError("stat", "an empty URI was given");
   }
-  auto compression = ParseCompression(
-      args->given.count("compression") ? absl::GetFlag(FLAGS_compression) : "auto");
+  auto compression =
+      ParseCompression(args.given.count("compression") ? absl::GetFlag(FLAGS_compression) : "auto");
   if (!compression.ok())
     return UsageError(
         "stat", fmt::format("--compression: {}", std::string(compression.status().message())));
@@ -109,16 +110,9 @@ int StatCommand(const std::vector<std::string>& argv) {
   }
 
   std::shared_ptr<ObjectStore> store = OpenObjectStore();
-  std::vector<std::string> uris;
-  for (const std::string& pattern : args->positional) {
-    if (!IsGlob(pattern)) {
-      uris.push_back(pattern);
-      continue;
-    }
-    auto expanded = ExpandUris(*store, pattern);
-    if (!expanded.ok()) return Fail(expanded.status());
-    uris.insert(uris.end(), expanded->begin(), expanded->end());
-  }
+  absl::StatusOr<std::vector<std::string>> expanded = ExpandPatterns(*store, args.positional);
+  if (!expanded.ok()) return Fail(expanded.status());
+  const std::vector<std::string>& uris = *expanded;
 
   StagePtr<Record> source;
   if (format == "tfrecord") {
