@@ -13,24 +13,6 @@
 namespace rank_data {
 namespace {
 
-class RankData final : public trainer::TrainData {
- public:
-  RankData(std::unique_ptr<dataecho::testing::HttpServer> server,
-           dataecho::Pipeline<dataecho::Batch> p)
-      : server_(std::move(server)), pipeline_(std::move(p)) {}
-  absl::StatusOr<std::optional<dataecho::Batch>> Next() override { return pipeline_.Next(); }
-  std::vector<dataecho::StageStats> Stats() const override { return pipeline_.Stats(); }
-  absl::StatusOr<std::string> SaveState() override { return pipeline_.SaveState(); }
-  absl::Status RestoreState(std::string_view state) override {
-    return pipeline_.RestoreState(state);
-  }
-
- private:
-  // Declared first: destroyed after the pipeline that reads from it.
-  std::unique_ptr<dataecho::testing::HttpServer> server_;
-  dataecho::Pipeline<dataecho::Batch> pipeline_;
-};
-
 // "dir/name" -> {"dir", "name"}.
 std::pair<std::string, std::string> SplitPath(const std::string& path) {
   const size_t slash = path.rfind('/');
@@ -118,7 +100,7 @@ absl::StatusOr<std::unique_ptr<trainer::TrainData>> MakeRankData(const RankDataO
   dataecho::Pipeline<dataecho::Batch> batches =
       trainer::EchoedTrainBatches(std::move(upstream), o.train, /*drop_remainder=*/false);
   if (!batches.status().ok()) return batches.status();
-  return std::unique_ptr<trainer::TrainData>(new RankData(std::move(server), std::move(batches)));
+  return trainer::PipelineTrainData(std::move(server), std::move(batches));
 }
 
 RowOrigin Origin(uint64_t source_index, const std::vector<RowOrigin>& layout) {

@@ -178,17 +178,7 @@ absl::StatusOr<JobResult> Train(const JobOptions& job, int rank, int world,
   auto evaluate = [&] {
     if (rank != 0) return;
     train_seconds += Seconds(resumed);
-    const Clock::time_point t0 = Clock::now();
-    const double accuracy =
-        model.Accuracy(test->images.data(), test->labels.data(), static_cast<int>(test->size));
-    r.eval_seconds += Seconds(t0);
-    r.final_test_accuracy = accuracy;
-    r.curve.push_back({r.fresh_examples_total, accuracy});
-    if (!r.fresh_examples_to_target && accuracy >= o.target_accuracy) {
-      r.fresh_examples_to_target = r.fresh_examples_total;
-      r.steps_to_target = r.steps_total;
-      r.seconds_to_target = train_seconds;
-    }
+    r.final_test_accuracy = trainer::Evaluate(model, *test, o.target_accuracy, train_seconds, &r);
     resumed = Clock::now();
   };
 

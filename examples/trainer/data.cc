@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <utility>
 
@@ -17,6 +18,7 @@
 #include "dataecho/storage/object_store.h"
 #include "fmt/format.h"
 #include "testing/http_server.h"
+#include "trainer/mlp.h"
 #include "trainer/slow_upstream.h"
 
 namespace trainer {
@@ -89,6 +91,27 @@ class PipelineData final : public TrainData {
 
 }  // namespace
 
+std::unique_ptr<TrainData> PipelineTrainData(std::unique_ptr<dataecho::testing::HttpServer> server,
+                                             dataecho::Pipeline<dataecho::Batch> batches) {
+  return std::make_unique<PipelineData>(std::move(server), std::move(batches));
+}
+
+double Evaluate(Mlp& model, const TestSet& test, double target_accuracy, double train_seconds,
+                TrainResult* result) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const double accuracy =
+      model.Accuracy(test.images.data(), test.labels.data(), static_cast<int>(test.size));
+  result->eval_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  result->curve.push_back({result->fresh_examples_total, accuracy});
+  if (!result->fresh_examples_to_target && accuracy >= target_accuracy) {
+    result->fresh_examples_to_target = result->fresh_examples_total;
+    result->steps_to_target = result->steps_total;
+    result->seconds_to_target = train_seconds;
+  }
+  return accuracy;
+}
+
 absl::StatusOr<TestSet> LoadTestSet(const TrainOptions& o) {
   absl::StatusOr<std::vector<dataecho::Example>> test =
       ReadIdxExamples(o.idx_dir, "t10k", o.test_limit);
@@ -109,15 +132,14 @@ dataecho::Pipeline<dataecho::Batch> EchoedTrainBatches(
     dataecho::Pipeline<dataecho::Example> upstream, const TrainOptions& o, bool drop_remainder,
     std::shared_ptr<dataecho::MapParallelism> decode) {
   using dataecho::Example;
-  const dataecho::RandomCrop crop(
-      {.height = kSide, .width = kSide, .padding = 2, .seed = DeriveSeed(o.seed, 2)});
-  const dataecho::RandomFlip flip({.seed = DeriveSeed(o.seed, 3)});
+  const auto crop_and_flip = dataecho::Compose(
+      dataecho::RandomCrop(
+          {.height = kSide, .width = kSide, .padding = 2, .seed = DeriveSeed(o.seed, 2)}),
+      dataecho::RandomFlip({.seed = DeriveSeed(o.seed, 3)}));
   const int64_t burn_ns = static_cast<int64_t>(o.augment_cpu_ms * 1e6);
-  auto augment = [crop, flip, burn_ns](Example ex) -> absl::StatusOr<Example> {
+  auto augment = [crop_and_flip, burn_ns](Example ex) -> absl::StatusOr<Example> {
     if (burn_ns > 0) BurnCpu(burn_ns);
-    absl::StatusOr<Example> cropped = crop(std::move(ex));
-    if (!cropped.ok()) return cropped.status();
-    return flip(*std::move(cropped));
+    return crop_and_flip(std::move(ex));
   };
   // Adaptive: a pool of two batches of recent examples, and repeats only
   // while fewer than two batches wait for the training loop (the demand gate
@@ -210,7 +232,7 @@ absl::StatusOr<std::unique_ptr<TrainData>> MakeTrainData(const TrainOptions& o,
   dataecho::Pipeline<dataecho::Batch> batches =
       EchoedTrainBatches(std::move(upstream), o, /*drop_remainder=*/true, std::move(decode));
   if (!batches.status().ok()) return batches.status();
-  return std::unique_ptr<TrainData>(new PipelineData(std::move(server), std::move(batches)));
+  return PipelineTrainData(std::move(server), std::move(batches));
 }
 
 }  // namespace trainer

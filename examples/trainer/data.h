@@ -51,6 +51,10 @@
 #include "dataecho/stats.h"
 #include "trainer/trainer.h"
 
+namespace dataecho::testing {
+class HttpServer;
+}  // namespace dataecho::testing
+
 namespace trainer {
 
 // The network: 28 x 28 pixels in, 10 classes out.
@@ -68,6 +72,16 @@ struct TestSet {
 
 // The test set from `options.idx_dir` (first `test_limit` images if set).
 absl::StatusOr<TestSet> LoadTestSet(const TrainOptions& options);
+
+class Mlp;
+
+// One evaluation during training: the accuracy of `model` on `test`, added to
+// result->curve at result->fresh_examples_total (the first at or above
+// `target_accuracy` also sets result's *_to_target fields, with
+// `train_seconds`: the training time so far, evaluations excluded); the time
+// it took is added to result->eval_seconds.
+double Evaluate(Mlp& model, const TestSet& test, double target_accuracy, double train_seconds,
+                TrainResult* result);
 
 // The training batches, endless (epochs repeat).
 class TrainData {
@@ -87,6 +101,11 @@ class TrainData {
     return absl::Cord(*std::move(state));
   }
 };
+
+// TrainData that reads `batches`. `server` (may be null) is the loopback
+// server the pipeline reads from: destroyed after the pipeline.
+std::unique_ptr<TrainData> PipelineTrainData(std::unique_ptr<dataecho::testing::HttpServer> server,
+                                             dataecho::Pipeline<dataecho::Batch> batches);
 
 // Everything after the upstream's Prefetch boundary as described above (echo
 // at o.insert, augmentation, Shuffle, Batch, the trainer's Prefetch), over

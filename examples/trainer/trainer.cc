@@ -274,16 +274,7 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
   double& accuracy = loop.accuracy;
   auto evaluate = [&] {
     train_seconds += std::chrono::duration<double>(Clock::now() - resumed).count();
-    const auto t0 = Clock::now();
-    accuracy =
-        model.Accuracy(test->images.data(), test->labels.data(), static_cast<int>(test->size));
-    result.eval_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
-    result.curve.push_back({result.fresh_examples_total, accuracy});
-    if (!result.fresh_examples_to_target && accuracy >= o.target_accuracy) {
-      result.fresh_examples_to_target = result.fresh_examples_total;
-      result.steps_to_target = result.steps_total;
-      result.seconds_to_target = train_seconds;
-    }
+    accuracy = Evaluate(model, *test, o.target_accuracy, train_seconds, &result);
     resumed = Clock::now();
   };
 
