@@ -34,27 +34,10 @@
 #include "dataecho/text.h"
 #include "dataecho/trace.h"
 #include "fmt/format.h"
+#include "trainer/flags.h"
 #include "trainer/trainer.h"
 
-ABSL_FLAG(std::string, idx_dir, "/usr/share/datasets/fashion-mnist",
-          "Directory of the Fashion-MNIST IDX files (the test set is always read from here)");
-ABSL_FLAG(std::string, train_shards, "",
-          "TFRecord shards for training (glob); empty: the IDX training files");
 ABSL_FLAG(int64_t, train_limit, 0, "Use only the first N training examples (0 = all)");
-ABSL_FLAG(int64_t, test_limit, 0, "Evaluate on the first N test examples (0 = all 10,000)");
-ABSL_FLAG(double, echo, 1.0, "Echo factor e >= 1 (fractional: per-item draw)");
-ABSL_FLAG(
-    std::string, insert, "before_augment",
-    "Echo placement: before_augment, after_augment or batch; or adaptive (echo before augmentation "
-    "only while the upstream has no fresh example ready, at most --max_echo times per example); "
-    "or auto (placement and factor, at most --max_echo, chosen from the measured costs)");
-ABSL_FLAG(double, max_echo, 4.0,
-          "With --insert=adaptive: the most emissions of one example (m >= 1); with --insert=auto: "
-          "the largest factor it may choose");
-ABSL_FLAG(std::string, prefer, "quality",
-          "With --insert=auto: quality (the most example-level placement within 10% of the best "
-          "step rate), speed (the best step rate) or progress (within 10% of the best rate of "
-          "training progress, a step weighed by what its copies are worth)");
 ABSL_FLAG(double, upstream_ratio, 0.0,
           "Upstream R times slower than a training step (shards over loopback HTTP through a "
           "throttled store); 0 = local files at full speed");
@@ -66,28 +49,13 @@ ABSL_FLAG(double, step_ms, 0,
 ABSL_FLAG(double, augment_cpu_ms, 0,
           "A CPU-heavy augmentation: each augmented example also burns this much CPU (ms)");
 ABSL_FLAG(int, batch_size, 128, "Rows per training batch");
-ABSL_FLAG(int, shuffle_buffer, 2048, "Shuffle buffer (elements) after example echoing");
-ABSL_FLAG(int64_t, fresh_budget, 600000, "Stop after this many fresh examples");
-ABSL_FLAG(int64_t, eval_every, 20000, "Evaluate test accuracy every N fresh examples");
-ABSL_FLAG(double, target_accuracy, 0.85, "Record the fresh examples needed to reach this");
 ABSL_FLAG(bool, stop_at_target, false, "Stop once the target accuracy is reached");
-ABSL_FLAG(double, learning_rate, 0.02, "SGD learning rate");
-ABSL_FLAG(double, momentum, 0.9, "SGD momentum");
-ABSL_FLAG(std::string, lr_schedule, "constant", "constant, or cosine (to 0 at --fresh_budget)");
-ABSL_FLAG(uint64_t, seed, 1, "Seed of the model and of every random stage");
 ABSL_FLAG(std::string, json, "", "Write the result as JSON to this file");
 ABSL_FLAG(std::string, trace, "",
           "Write a timeline of the run (Chrome trace-event JSON: ui.perfetto.dev) to this file");
-ABSL_FLAG(std::string, checkpoint_dir, "",
-          "Directory of the checkpoints (model, optimizer, loop and pipeline state; the last two "
-          "kept)");
-ABSL_FLAG(int64_t, checkpoint_every, 0, "Write a checkpoint every N steps (0 = never)");
 ABSL_FLAG(std::string, dump_fresh_indices, "",
           "Write the source index of each fresh row trained to this file, one a line (a resumed "
           "run cuts it back to its checkpoint)");
-ABSL_FLAG(bool, resume, false,
-          "Continue from the newest complete checkpoint in --checkpoint_dir (start fresh if it "
-          "holds none); the other flags must be those of the run that wrote it");
 ABSL_FLAG(bool, no_progress, false,
           "No progress bar (none is drawn when stderr is not a terminal)");
 
@@ -151,38 +119,19 @@ void DrawProgress(int64_t fresh, int64_t budget, double accuracy) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("Trains an MLP on Fashion-MNIST through a data-echoing pipeline.");
+  trainer::ListFlagsInHelp("fashion_mnist_trainer");
   const std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
 
-  trainer::TrainOptions o;
-  o.idx_dir = absl::GetFlag(FLAGS_idx_dir);
-  o.train_shards = absl::GetFlag(FLAGS_train_shards);
+  absl::StatusOr<trainer::TrainOptions> flags = trainer::TrainOptionsFromFlags();
+  if (!flags.ok()) return UsageError(std::string(flags.status().message()));
+  trainer::TrainOptions& o = *flags;
   o.train_limit = absl::GetFlag(FLAGS_train_limit);
-  o.test_limit = absl::GetFlag(FLAGS_test_limit);
-  o.echo = absl::GetFlag(FLAGS_echo);
-  absl::StatusOr<trainer::EchoInsert> insert =
-      trainer::ParseEchoInsert(absl::GetFlag(FLAGS_insert));
-  if (!insert.ok()) return UsageError(std::string(insert.status().message()));
-  o.insert = *insert;
-  o.max_echo = absl::GetFlag(FLAGS_max_echo);
-  if (absl::Status s = dataecho::ParseEchoPrefer(absl::GetFlag(FLAGS_prefer), &o.prefer); !s.ok())
-    return UsageError(std::string(s.message()));
   o.upstream_ratio = absl::GetFlag(FLAGS_upstream_ratio);
   o.upstream_over_http = absl::GetFlag(FLAGS_upstream_http);
   o.step_seconds = absl::GetFlag(FLAGS_step_ms) * 1e-3;
   o.augment_cpu_ms = absl::GetFlag(FLAGS_augment_cpu_ms);
   o.batch_size = absl::GetFlag(FLAGS_batch_size);
-  o.shuffle_buffer = absl::GetFlag(FLAGS_shuffle_buffer);
-  o.fresh_budget = absl::GetFlag(FLAGS_fresh_budget);
-  o.eval_every = absl::GetFlag(FLAGS_eval_every);
-  o.target_accuracy = absl::GetFlag(FLAGS_target_accuracy);
   o.stop_at_target = absl::GetFlag(FLAGS_stop_at_target);
-  o.learning_rate = static_cast<float>(absl::GetFlag(FLAGS_learning_rate));
-  o.momentum = static_cast<float>(absl::GetFlag(FLAGS_momentum));
-  o.lr_schedule = absl::GetFlag(FLAGS_lr_schedule);
-  o.seed = absl::GetFlag(FLAGS_seed);
-  o.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
-  o.checkpoint_every = absl::GetFlag(FLAGS_checkpoint_every);
-  o.resume = absl::GetFlag(FLAGS_resume);
   o.dump_fresh_indices = absl::GetFlag(FLAGS_dump_fresh_indices);
   if (positional.size() > 1)
     return UsageError(fmt::format("unexpected argument '{}'", positional[1]));

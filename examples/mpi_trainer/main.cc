@@ -36,8 +36,6 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
 #include "dataecho/storage/glob.h"
 #include "dataecho/storage/object_store.h"
 #include "dataecho/text.h"
@@ -46,43 +44,22 @@
 #include "mpi_trainer/job_checkpoint.h"
 #include "mpi_trainer/rank_data.h"
 #include "mpi_trainer/step.h"
+#include "trainer/flags.h"
 #include "trainer/train_state.h"
 #include "trainer/trainer.h"
 
-ABSL_FLAG(std::string, train_shards, "",
-          "TFRecord shards of `dataecho convert` (a glob; required)");
-ABSL_FLAG(std::string, idx_dir, "/usr/share/datasets/fashion-mnist",
-          "Directory of the Fashion-MNIST IDX files (the test set)");
-ABSL_FLAG(int64_t, test_limit, 0, "Evaluate on the first N test examples (0 = all 10,000)");
 ABSL_FLAG(std::string, shard_mode, "records",
           "records: each rank reads a contiguous record range of the epoch's order (balanced to "
           "one record); files: whole shards (balanced to one shard)");
 ABSL_FLAG(int, batch_size, 32, "Rows per batch on each rank (global batch = ranks x this)");
-ABSL_FLAG(double, echo, 1.0, "Echo factor e >= 1");
-ABSL_FLAG(std::string, insert, "before_augment", "Echo placement (as fashion_mnist_trainer)");
-ABSL_FLAG(int, shuffle_buffer, 2048, "Shuffle buffer (elements) on each rank");
-ABSL_FLAG(int64_t, fresh_budget, 600000,
-          "Stop once the job trained on this many fresh examples (all ranks together)");
 ABSL_FLAG(int64_t, epochs, 0,
           "Read exactly this many epochs, then stop once every rank is done (0: --fresh_budget)");
-ABSL_FLAG(int64_t, eval_every, 20000, "Evaluate test accuracy every N fresh examples (job-wide)");
-ABSL_FLAG(double, target_accuracy, 0.85, "Record the fresh examples needed to reach this");
-ABSL_FLAG(double, learning_rate, 0.02, "SGD learning rate");
-ABSL_FLAG(double, momentum, 0.9, "SGD momentum");
-ABSL_FLAG(std::string, lr_schedule, "constant", "constant, or cosine (to 0 at --fresh_budget)");
-ABSL_FLAG(uint64_t, seed, 1, "Seed of the model, the epoch plan and every random stage");
 ABSL_FLAG(double, latency_ms, 0,
           "Serve the shards over loopback HTTP with this latency per request (0: local files)");
 ABSL_FLAG(std::string, json, "", "Rank 0 writes the result as JSON to this file");
 ABSL_FLAG(std::string, trace, "",
           "Write a timeline of each rank's run (Chrome trace-event JSON: ui.perfetto.dev): "
           "FILE on one rank, FILE.rank<r> on several");
-ABSL_FLAG(std::string, checkpoint_dir, "",
-          "Directory of the job's checkpoints (rank 0 writes them; the last two kept)");
-ABSL_FLAG(int64_t, checkpoint_every, 0, "Write a checkpoint every N steps (0 = never)");
-ABSL_FLAG(bool, resume, false,
-          "Continue from the newest complete checkpoint in --checkpoint_dir, on any number of "
-          "ranks (start fresh if it holds none)");
 ABSL_FLAG(int64_t, stop_after_steps, 0,
           "Stop after N steps (counted over resumes), as a preempted job would (0 = never)");
 ABSL_FLAG(int64_t, hold_after_checkpoints, 0,
@@ -176,41 +153,20 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   absl::SetProgramUsageMessage("Trains the Fashion-MNIST MLP data-parallel over MPI.");
-  // --help lists the flags defined in this program's files. (Abseil's default
-  // lists those of a file named after the program, mpi_trainer.cc, only; the
-  // flags are in main.cc, and --help would print "No flags matched".)
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::StrContains(file, "mpi_trainer/");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  usage.contains_helppackage_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(std::move(usage));
+  // --help lists the flags defined in this program's files and the shared
+  // ones. (Abseil's default lists those of a file named after the program,
+  // mpi_trainer.cc, only; the flags are in main.cc and trainer/flags.cc, and
+  // --help would print "No flags matched".)
+  trainer::ListFlagsInHelp("mpi_trainer/");
   absl::ParseCommandLine(argc, argv);
 
   step::JobOptions job;
+  absl::StatusOr<trainer::TrainOptions> flags = trainer::TrainOptionsFromFlags();
+  if (!flags.ok()) Fail(rank, flags.status());
+  job.train = *std::move(flags);
   trainer::TrainOptions& t = job.train;
-  t.idx_dir = absl::GetFlag(FLAGS_idx_dir);
-  t.train_shards = absl::GetFlag(FLAGS_train_shards);
-  t.test_limit = absl::GetFlag(FLAGS_test_limit);
-  t.echo = absl::GetFlag(FLAGS_echo);
-  absl::StatusOr<trainer::EchoInsert> insert =
-      trainer::ParseEchoInsert(absl::GetFlag(FLAGS_insert));
-  if (!insert.ok()) Fail(rank, insert.status());
-  t.insert = *insert;
   t.batch_size = absl::GetFlag(FLAGS_batch_size);
-  t.shuffle_buffer = absl::GetFlag(FLAGS_shuffle_buffer);
-  t.fresh_budget = absl::GetFlag(FLAGS_fresh_budget);
-  t.eval_every = absl::GetFlag(FLAGS_eval_every);
-  t.target_accuracy = absl::GetFlag(FLAGS_target_accuracy);
-  t.learning_rate = static_cast<float>(absl::GetFlag(FLAGS_learning_rate));
-  t.momentum = static_cast<float>(absl::GetFlag(FLAGS_momentum));
-  t.lr_schedule = absl::GetFlag(FLAGS_lr_schedule);
-  t.seed = absl::GetFlag(FLAGS_seed);
   job.epochs = absl::GetFlag(FLAGS_epochs);
-  t.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
-  t.checkpoint_every = absl::GetFlag(FLAGS_checkpoint_every);
-  t.resume = absl::GetFlag(FLAGS_resume);
   job.stop_after_steps = absl::GetFlag(FLAGS_stop_after_steps);
   job.hold_after_checkpoints = absl::GetFlag(FLAGS_hold_after_checkpoints);
   job.dump_dir = absl::GetFlag(FLAGS_dump_fresh_indices);
