@@ -2,7 +2,6 @@
 #include "command.h"
 
 #include <cstdio>
-#include <utility>
 
 #include "absl/flags/flag.h"
 #include "dataecho/storage/glob.h"
@@ -33,22 +32,21 @@ int UsageError(std::string_view command, const absl::Status& status) {
   return UsageError(command, std::string_view(status.message().data(), status.message().size()));
 }
 
-std::optional<int> ParseCommand(const CommandSpec& spec, const std::vector<std::string>& argv,
-                                tools::CommandLine* args) {
-  absl::StatusOr<tools::CommandLine> parsed = tools::ParseFlags(argv, spec.flags);
-  if (!parsed.ok()) return UsageError(spec.name, parsed.status());
-  if (parsed->help) {
+int RunCommand(const CommandSpec& spec, const std::vector<std::string>& argv) {
+  absl::StatusOr<tools::CommandLine> args = tools::ParseFlags(argv, spec.flags);
+  if (!args.ok()) return UsageError(spec.name, args.status());
+  if (args->help) {
     const std::string usage =
         fmt::format("{}{}{}", spec.usage_head, tools::FlagsUsage(spec.flags, 23), spec.usage_tail);
     std::fputs(usage.c_str(), stdout);
     return 0;
   }
-  if (spec.takes_uris && parsed->positional.empty()) return UsageError(spec.name, "no URI given");
-  if (!spec.takes_uris && !parsed->positional.empty()) {
-    return UsageError(spec.name, fmt::format("unexpected argument '{}'", parsed->positional[0]));
+  const bool takes_uris = spec.operands == Operands::kUris;
+  if (takes_uris && args->positional.empty()) return UsageError(spec.name, "no URI given");
+  if (!takes_uris && !args->positional.empty()) {
+    return UsageError(spec.name, fmt::format("unexpected argument '{}'", args->positional[0]));
   }
-  *args = *std::move(parsed);
-  return std::nullopt;
+  return spec.run(*args);
 }
 
 absl::StatusOr<std::vector<std::string>> ExpandPatterns(ObjectStore& store,

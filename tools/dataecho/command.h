@@ -10,7 +10,6 @@
 #define DATAECHO_TOOLS_DATAECHO_COMMAND_H_
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,24 +39,27 @@ int Fail(const absl::Status& status);
 int UsageError(std::string_view command, std::string_view message);
 int UsageError(std::string_view command, const absl::Status& status);
 
-// A subcommand's command line: its flags, its usage text around them, and
-// whether it takes URIs (or patterns) after the flags, at least one, or no
-// argument at all.
+// What a subcommand takes after its flags: nothing, or URIs (or patterns),
+// at least one.
+enum class Operands { kNone, kUris };
+
+// A subcommand: its name, its flags and the usage text around them, its
+// operands, and its work once the command line is read (returns the exit
+// status).
 struct CommandSpec {
   std::string_view name;
   absl::Span<const tools::FlagSpec> flags;
   std::string_view usage_head;
   std::string_view usage_tail;
-  bool takes_uris = false;
+  Operands operands = Operands::kNone;
+  int (*run)(const tools::CommandLine& args) = nullptr;
 };
 
-// How every subcommand starts: reads `argv` into the flags of `spec`
-// (tools::ParseFlags) and `*args`. Returns the exit status when the
-// subcommand has nothing more to do: 2 after a usage error (a bad flag, no
-// URI or an unexpected argument), 0 after --help printed the usage to stdout;
-// nullopt when it runs on.
-std::optional<int> ParseCommand(const CommandSpec& spec, const std::vector<std::string>& argv,
-                                tools::CommandLine* args);
+// How every subcommand runs: reads `argv` into the flags of `spec`
+// (tools::ParseFlags), then returns spec.run(the command line). 2 after a
+// usage error (a bad flag, no URI, an unexpected argument); 0 after --help
+// printed the usage to stdout.
+int RunCommand(const CommandSpec& spec, const std::vector<std::string>& argv);
 
 // The URIs that `patterns` name: a glob pattern (storage/glob.h) expanded in
 // `store`, any other URI as it is (its errors come when it is read).

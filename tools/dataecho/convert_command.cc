@@ -67,17 +67,7 @@ Example:
       --output=/data/fmnist/train --shards=8 --encoding=jpeg
 )";
 
-}  // namespace
-
-int ConvertCommand(const std::vector<std::string>& argv) {
-  tools::CommandLine args;
-  if (std::optional<int> done = ParseCommand({.name = "convert",
-                                              .flags = kConvertFlags,
-                                              .usage_head = kConvertUsageHead,
-                                              .usage_tail = kConvertUsageTail},
-                                             argv, &args)) {
-    return *done;
-  }
+int Convert(const tools::CommandLine& args) {
   for (const char* required : {"images", "labels", "output"}) {
     if (!args.given.count(required))
       return UsageError("convert", fmt::format("--{} is required", required));
@@ -151,6 +141,14 @@ int ConvertCommand(const std::vector<std::string>& argv) {
           n, shards, ImageEncodingName(*encoding), *file_bytes, files)
           .c_str());
   return 0;
+}
+
+}  // namespace
+
+int ConvertCommand(const std::vector<std::string>& argv) {
+  return RunCommand(
+      {"convert", kConvertFlags, kConvertUsageHead, kConvertUsageTail, Operands::kNone, Convert},
+      argv);
 }
 
 }  // namespace dataecho::tool

@@ -95,18 +95,7 @@ absl::StatusOr<int64_t> CountRecords(const std::shared_ptr<ObjectStore>& store,
   }
 }
 
-}  // namespace
-
-int ShardsCommand(const std::vector<std::string>& argv) {
-  tools::CommandLine args;
-  if (std::optional<int> done = ParseCommand({.name = "shards",
-                                              .flags = kShardsFlags,
-                                              .usage_head = kShardsUsageHead,
-                                              .usage_tail = kShardsUsageTail,
-                                              .takes_uris = true},
-                                             argv, &args)) {
-    return *done;
-  }
+int Shards(const tools::CommandLine& args) {
   int64_t world_size = absl::GetFlag(FLAGS_world_size);
   int64_t rank = absl::GetFlag(FLAGS_rank);
   if (args.given.count("world_size")) {
@@ -173,6 +162,13 @@ int ShardsCommand(const std::vector<std::string>& argv) {
     }
   }
   return 0;
+}
+
+}  // namespace
+
+int ShardsCommand(const std::vector<std::string>& argv) {
+  return RunCommand(
+      {"shards", kShardsFlags, kShardsUsageHead, kShardsUsageTail, Operands::kUris, Shards}, argv);
 }
 
 }  // namespace dataecho::tool

@@ -65,18 +65,7 @@ Examples:
   dataecho stat --format=fixed:3073 cifar-10-batches-bin/data_batch_1.bin
 )";
 
-}  // namespace
-
-int StatCommand(const std::vector<std::string>& argv) {
-  tools::CommandLine args;
-  if (std::optional<int> done = ParseCommand({.name = "stat",
-                                              .flags = kStatFlags,
-                                              .usage_head = kStatUsageHead,
-                                              .usage_tail = kStatUsageTail,
-                                              .takes_uris = true},
-                                             argv, &args)) {
-    return *done;
-  }
+int Stat(const tools::CommandLine& args) {
   for (const std::string& uri : args.positional) {
     if (uri.empty()) return UsageError("stat", "an empty URI was given");
   }
@@ -147,6 +136,13 @@ int StatCommand(const std::vector<std::string>& argv) {
           records, bytes, crc_sum, skipped)
           .c_str());
   return 0;
+}
+
+}  // namespace
+
+int StatCommand(const std::vector<std::string>& argv) {
+  return RunCommand({"stat", kStatFlags, kStatUsageHead, kStatUsageTail, Operands::kUris, Stat},
+                    argv);
 }
 
 }  // namespace dataecho::tool
