@@ -32,7 +32,6 @@ namespace {
 using ::dataecho::testing::CheckResumes;
 using ::dataecho::testing::Key;
 using ::dataecho::testing::TempDir;
-using ::dataecho::testing::WriteImageShards;
 
 // Crop and flip, seeded per element (deterministic: what a restore needs).
 absl::StatusOr<Example> RandomCropAndFlip(Example ex) {
@@ -56,7 +55,7 @@ BatchOptions Fp16(int64_t rows) {
 class CheckpointPipelineTest : public ::testing::Test {
  protected:
   TempDir dir_;
-  const std::vector<std::string> paths_ = WriteImageShards(dir_, 3, 40, 28);
+  const std::vector<std::string> paths_ = testing::WriteImageShards(dir_, 3, 40, 28);
 };
 
 // The README pipeline, scaled down.
@@ -340,7 +339,7 @@ TEST_F(CheckpointPipelineTest, CordStateRestoresAsTheString) {
 // buffered element; without a shuffle buffer at most 4 KB.
 TEST(CheckpointPipelineSizeTest, ReadmePipelineStateSizes) {
   TempDir dir;
-  const std::vector<std::string> paths = WriteImageShards(dir, 4, 3000, 28);
+  const std::vector<std::string> paths = testing::WriteImageShards(dir, 4, 3000, 28);
   auto readme = [&](bool shuffle) {
     auto examples = Records(paths)
                         .Map(DecodeImageRecord, {.parallelism = 4})

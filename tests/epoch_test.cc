@@ -27,7 +27,6 @@ namespace {
 using ::dataecho::testing::Drain;
 using ::dataecho::testing::MakeExamples;
 using ::dataecho::testing::TempDir;
-using ::dataecho::testing::WriteImageShards;
 
 // Crop + flip, as a trainer would.
 absl::StatusOr<Example> Augment(Example ex) {
@@ -53,7 +52,7 @@ std::map<std::pair<int, uint64_t>, std::string> ByPass(const std::vector<Example
 // same ones.
 TEST(EpochTest, RepeatSourceGivesEveryEpochNewAugmentations) {
   TempDir dir;
-  const std::vector<std::string> uris = WriteImageShards(dir, 4, 50, 8);
+  const std::vector<std::string> uris = testing::WriteImageShards(dir, 4, 50, 8);
   auto run = [&] {
     auto p =
         From(RepeatSource<Record>(
@@ -308,7 +307,7 @@ TEST(EpochTest, BatchCarriesTheNewestEpochOfItsRows) {
 // index; the same seed gives the same orders. Sequential and interleaved.
 TEST(EpochTest, RecordSourcesShuffleTheirFileOrderPerEpoch) {
   TempDir dir;
-  const std::vector<std::string> uris = WriteImageShards(dir, 8, 2, 8);
+  const std::vector<std::string> uris = testing::WriteImageShards(dir, 8, 2, 8);
   for (int cycle : {1, 3}) {
     auto files_per_epoch = [&](InterleaveOptions interleave) {
       interleave.cycle_length = cycle;
@@ -354,7 +353,7 @@ TEST(EpochTest, RecordSourcesShuffleTheirFileOrderPerEpoch) {
 // stopped and started over for the next epoch.
 TEST(EpochTest, InterleavedSourceRestartsWhileItsThreadsRun) {
   TempDir dir;
-  const std::vector<std::string> uris = WriteImageShards(dir, 4, 20, 8);
+  const std::vector<std::string> uris = testing::WriteImageShards(dir, 4, 20, 8);
   auto p = From(MakeTFRecordSource(OpenObjectStore(), uris, {},
                                    {.cycle_length = 2, .buffered_records = 2}))
                .Take(5)
@@ -368,7 +367,7 @@ TEST(EpochTest, InterleavedSourceRestartsWhileItsThreadsRun) {
 // The whole chain below Repeat starts over: decode Map inline, augment above.
 TEST(EpochTest, RepeatedTFRecordPipelineAugmentsEachEpochAnew) {
   TempDir dir;
-  const std::vector<std::string> uris = WriteImageShards(dir, 2, 30, 8);
+  const std::vector<std::string> uris = testing::WriteImageShards(dir, 2, 30, 8);
   auto p =
       From(MakeTFRecordSource(OpenObjectStore(), uris, {}, {.shuffle_files_each_epoch = false}))
           .Repeat(2)
