@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "support/checkpoint_check.h"
 #include "support/examples.h"
+#include "support/resume_check.h"
 #include "support/temp_files.h"
 
 namespace dataecho {
@@ -77,9 +78,7 @@ TEST(CheckpointInterleaveTest, InterleaveOfExamplePipelinesEchoShuffleResumes) {
   EXPECT_EQ(CheckResumes<Example>(make), 36u);
   // Flipped bits in such a state (with a valid checksum): an error or an end,
   // never a crash or a pipeline that spins.
-  Pipeline<Example> p = make();
-  for (int i = 0; i < 9; ++i) ASSERT_TRUE(p.Next().ok());
-  absl::StatusOr<std::string> state = p.SaveState();
+  absl::StatusOr<std::string> state = testing::SaveAfter(make(), 9);
   ASSERT_TRUE(state.ok()) << state.status();
   CheckFlippedStatesEnd<Example>(make, *state);
 }

@@ -159,9 +159,7 @@ TEST_F(RangeCheckpointTest, ChangedFileUnderReferencesIsDataLoss) {
         .Echo({.factor = 2, .seed = 3})
         .Shuffle({.buffer_size = 40, .seed = 4});
   };
-  Pipeline<Record> a = make();
-  for (int i = 0; i < 30; ++i) ASSERT_TRUE(a.Next().ok());
-  absl::StatusOr<std::string> state = a.SaveState();
+  absl::StatusOr<std::string> state = testing::SaveAfter(make(), 30);
   ASSERT_TRUE(state.ok()) << state.status();
   std::string bytes;
   for (int i = 0; i < 11; ++i) AppendTFRecord(&bytes, fmt::format("f2-r{}-changed", i));
@@ -195,9 +193,7 @@ TEST_F(RangeCheckpointTest, StateOfAnotherRangeListIsRefused) {
   std::vector<RecordRange> shorter(kRanges.begin(), kRanges.end() - 1);
   for (int cycle : {2, 3}) {
     const InterleaveOptions interleave{.cycle_length = cycle};
-    Pipeline<Record> p = From(Source(kRanges, interleave));
-    for (int i = 0; i < 6; ++i) ASSERT_TRUE(p.Next().ok());
-    absl::StatusOr<std::string> state = p.SaveState();
+    absl::StatusOr<std::string> state = testing::SaveAfter(From(Source(kRanges, interleave)), 6);
     ASSERT_TRUE(state.ok()) << state.status();
     for (const std::vector<RecordRange>* other : {&shifted, &swapped, &shorter}) {
       Pipeline<Record> q = From(Source(*other, interleave));
@@ -216,9 +212,7 @@ TEST_F(RangeCheckpointTest, StateOfAnotherRangeListIsRefused) {
 TEST_F(RangeCheckpointTest, FlippedStatesOfInterleavedRangesEnd) {
   const InterleaveOptions interleave{.cycle_length = 3, .buffered_records = 2};
   auto make = [&] { return From(Source(kRanges, interleave)); };
-  Pipeline<Record> p = make();
-  for (int i = 0; i < 11; ++i) ASSERT_TRUE(p.Next().ok());
-  absl::StatusOr<std::string> state = p.SaveState();
+  absl::StatusOr<std::string> state = testing::SaveAfter(make(), 11);
   ASSERT_TRUE(state.ok()) << state.status();
   testing::CheckFlippedStatesEnd<Record>(make, *state, 200);
 }

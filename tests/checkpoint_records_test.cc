@@ -224,9 +224,7 @@ TEST(CheckpointRecordsTest, FileThatChangedSizeIsDataLossNamingIt) {
   testing::TempDir dir;
   const std::vector<std::string> paths = WriteTFRecordFiles(dir, 2, 30);
   auto make = [&] { return From(MakeTFRecordSource(Store(), paths)).Shuffle({.buffer_size = 5}); };
-  Pipeline<Record> p = make();
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(p.Next().ok());
-  absl::StatusOr<std::string> state = p.SaveState();
+  absl::StatusOr<std::string> state = testing::SaveAfter(make(), 3);
   ASSERT_TRUE(state.ok()) << state.status();
   // The same records, and one more at the end.
   std::string bytes = ReadAll(paths[0]);
@@ -243,9 +241,7 @@ TEST(CheckpointRecordsTest, FileWhoseHeadChangedIsDataLossNamingIt) {
   testing::TempDir dir;
   const std::vector<std::string> paths = WriteTFRecordFiles(dir, 1, 40);
   auto make = [&] { return From(MakeTFRecordSource(Store(), paths)); };
-  Pipeline<Record> p = make();
-  for (int i = 0; i < 25; ++i) ASSERT_TRUE(p.Next().ok());
-  absl::StatusOr<std::string> state = p.SaveState();
+  absl::StatusOr<std::string> state = testing::SaveAfter(make(), 25);
   ASSERT_TRUE(state.ok()) << state.status();
   {
     Pipeline<Record> q = make();
@@ -282,9 +278,7 @@ TEST(CheckpointRecordsTest, AReplacedShardIsAChangedFileOnEveryPath) {
         Pipeline<Record> p = From(MakeTFRecordSource(Store(), paths));
         return prefetch ? std::move(p).Prefetch({.depth = 8}) : std::move(p);
       };
-      Pipeline<Record> p = make();
-      for (int i = 0; i < 30; ++i) ASSERT_TRUE(p.Next().ok());  // 10 into part-1
-      absl::StatusOr<std::string> state = p.SaveState();
+      absl::StatusOr<std::string> state = testing::SaveAfter(make(), 30);  // 10 into part-1
       ASSERT_TRUE(state.ok()) << state.status();
       std::string other;
       for (int r = 0; r < replacement_records; ++r)

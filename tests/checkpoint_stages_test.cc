@@ -192,9 +192,7 @@ TEST(CheckpointStagesTest, BadStatesOfTheseStagesAreErrorsNeverCrashes) {
     return InterleavedFiles(paths, 2, 2)
         .Zip(From(MakeTFRecordSource(Store(), paths)).Cache().Shuffle({.buffer_size = 4}));
   };
-  Pipeline<RecordPair> p = make();
-  for (int i = 0; i < 7; ++i) ASSERT_TRUE(p.Next().ok());
-  absl::StatusOr<std::string> state = p.SaveState();
+  absl::StatusOr<std::string> state = testing::SaveAfter(make(), 7);
   ASSERT_TRUE(state.ok()) << state.status();
   // Every cut is DATA_LOSS (the checksum).
   for (size_t cut = 0; cut < state->size(); cut += 3) {
@@ -263,9 +261,7 @@ TEST(CheckpointStagesTest, BadPoolInAStateIsDataLoss) {
     return FromRange(0, 30).AdaptiveEcho(
         {.max_factor = 2, .pool_size = 2, .seed = 1, .replay_decisions = "FRF"});
   };
-  Pipeline<int64_t> p = make();
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(p.Next().ok());
-  absl::StatusOr<std::string> state = p.SaveState();
+  absl::StatusOr<std::string> state = testing::SaveAfter(make(), 3);
   ASSERT_TRUE(state.ok()) << state.status();
   CheckFlippedStatesEnd<int64_t>(make, *state);
 }
