@@ -33,11 +33,8 @@ using ::dataecho::testing::CheckResumes;
 using ::dataecho::testing::Key;
 using ::dataecho::testing::TempDir;
 
-// Crop and flip, seeded per element (deterministic: what a restore needs).
 absl::StatusOr<Example> RandomCropAndFlip(Example ex) {
-  static const auto augment = Compose(
-      RandomCrop({.height = 28, .width = 28, .padding = 2, .seed = 11}), RandomFlip({.seed = 12}));
-  return augment(std::move(ex));
+  return testing::CropAndFlip(std::move(ex), 28, 2);
 }
 
 Pipeline<Record> Records(const std::vector<std::string>& paths) {

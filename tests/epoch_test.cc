@@ -28,12 +28,7 @@ using ::dataecho::testing::Drain;
 using ::dataecho::testing::MakeExamples;
 using ::dataecho::testing::TempDir;
 
-// Crop + flip, as a trainer would.
-absl::StatusOr<Example> Augment(Example ex) {
-  static const auto augment = Compose(
-      RandomCrop({.height = 6, .width = 6, .padding = 1, .seed = 11}), RandomFlip({.seed = 12}));
-  return augment(std::move(ex));
-}
+absl::StatusOr<Example> Augment(Example ex) { return testing::CropAndFlip(std::move(ex), 6, 1); }
 
 // (pass number, source index) -> augmented bytes, for a stream of passes over
 // the same items in order.

@@ -1,6 +1,7 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "support/examples.h"
 
+#include "dataecho/augment.h"
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/tfrecord.h"
 #include "fmt/format.h"
@@ -32,6 +33,13 @@ absl::StatusOr<Example> StampRepeat(Example e, int64_t bytes) {
     pixels.data()[j] = static_cast<uint8_t>(e.source_index * 31 + e.repeat_index * 7 + j + 1);
   e.components[0] = *Tensor::Make(DType::kUInt8, {bytes}, std::move(pixels).Freeze());
   return e;
+}
+
+absl::StatusOr<Example> CropAndFlip(Example e, int64_t side, int64_t padding) {
+  const auto augment =
+      Compose(RandomCrop({.height = side, .width = side, .padding = padding, .seed = 11}),
+              RandomFlip({.seed = 12}));
+  return augment(std::move(e));
 }
 
 std::vector<std::string> WriteImageShards(const TempDir& dir, int files, int per_file,

@@ -30,6 +30,11 @@ std::vector<Example> MakeExamples(int64_t n, int64_t bytes = 16);
 // not: what tells the echo placements apart.
 absl::StatusOr<Example> StampRepeat(Example e, int64_t bytes);
 
+// A trainer's augmentation: a side x side crop of the image padded by
+// `padding` (RandomCrop, seed 11), then a flip (RandomFlip, seed 12); seeded
+// per element, so deterministic (what a restore needs).
+absl::StatusOr<Example> CropAndFlip(Example e, int64_t side, int64_t padding);
+
 // `files` TFRecord files DIR/images-<f>.tfrecord of `per_file` image records
 // each (formats/image_record.h): uint8 [side, side, 1] images whose pixels
 // differ from image to image and are never 0 (so that crops that pad differ
