@@ -185,6 +185,19 @@ size_t CheckResumes(const std::function<Pipeline<T>()>& make, int positions = 20
   return CheckResumesAt(make, expected, at, largest_state) ? expected.size() : 0;
 }
 
+// Restores a new `make()` from `state`, which must fail with DATA_LOSS and
+// each of `parts` in its message (what a restore over changed data says).
+template <typename T>
+void ExpectRestoreIsDataLoss(const std::function<Pipeline<T>()>& make, const std::string& state,
+                             const std::vector<std::string>& parts) {
+  Pipeline<T> q = make();
+  const absl::Status s = q.RestoreState(state);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  for (const std::string& part : parts) {
+    EXPECT_NE(s.message().find(part), std::string::npos) << "no '" << part << "' in " << s;
+  }
+}
+
 // Restores `trials` copies of `state` (from a pipeline `make()` builds), each
 // with one bit flipped and its checksum made valid again, into rebuilt
 // pipelines: each must fail to restore or end (an error or the end) within
