@@ -235,49 +235,48 @@ constexpr double kRTolerance = 0.5;
 constexpr double kRTolerance = 0.15;
 #endif
 
-TEST(StatsVerdictTest, MeasuresRBehindAThrottle) {
-  // 10 ms per item, 4 items per batch, a 10 ms step: R = 4.
+// `upstream`, whose stage `slow` is the slow one, under a pacing Map, the
+// upstream's Prefetch, Echo(1), Batch and the trainer's Prefetch, drained in
+// steps of `step`: the verdict names `slow` as the bottleneck upstream of
+// echo, and reports the R measured here.
+void ExpectUpstreamVerdict(Pipeline<Example> upstream, const std::string& slow,
+                           absl::Duration step) {
   auto pace = std::make_shared<Pace>();
-  auto p = FromVector(MakeExamples(kRows * 40))
-               .Throttle({.latency = absl::Milliseconds(10), .name = "slow_source"})
+  auto p = std::move(upstream)
                .Map(Noting(pace), {.parallelism = 0, .name = "pace"})
                .Prefetch({.depth = 16, .name = "upstream_prefetch"})
                .Echo({.factor = 1})
                .Batch({.batch_size = kRows})
                .Prefetch({.depth = 2, .name = "trainer_prefetch"});
-  const Drained d = DrainWithSteps(p, absl::Milliseconds(10));
+  const Drained d = DrainWithSteps(p, step);
   const std::string& table = d.table;
-  EXPECT_NE(table.find("bottleneck: slow_source (upstream of echo: echoing can help)"),
+  EXPECT_NE(table.find("bottleneck: " + slow + " (upstream of echo: echoing can help)"),
             std::string::npos)
       << table;
-  const double r = pace->PerItem() * kRows / d.step_s;  // 4 on an idle machine
+  const double r = pace->PerItem() * kRows / d.step_s;
   EXPECT_NEAR(ReportedR(table), r, kRTolerance * r) << table;
 }
 
+TEST(StatsVerdictTest, MeasuresRBehindAThrottle) {
+  // 10 ms per item, 4 items per batch, a 10 ms step: R = 4 on an idle machine.
+  ExpectUpstreamVerdict(FromVector(MakeExamples(kRows * 40))
+                            .Throttle({.latency = absl::Milliseconds(10), .name = "slow_source"}),
+                        "slow_source", absl::Milliseconds(10));
+}
+
 TEST(StatsVerdictTest, MeasuresRBehindABusyMap) {
-  // A Map that busy-waits 8 ms per item, 4 items per batch, a 16 ms step: R = 2.
-  auto pace = std::make_shared<Pace>();
-  auto p = FromVector(MakeExamples(kRows * 30))
-               .Map(
-                   [](Example e) {
-                     const absl::Time end = absl::Now() + absl::Milliseconds(8);
-                     while (absl::Now() < end) {
-                     }
-                     return e;
-                   },
-                   {.parallelism = 0, .name = "costly_decode"})
-               .Map(Noting(pace), {.parallelism = 0, .name = "pace"})
-               .Prefetch({.depth = 16, .name = "upstream_prefetch"})
-               .Echo({.factor = 1})
-               .Batch({.batch_size = kRows})
-               .Prefetch({.depth = 2, .name = "trainer_prefetch"});
-  const Drained d = DrainWithSteps(p, absl::Milliseconds(16));
-  const std::string& table = d.table;
-  EXPECT_NE(table.find("bottleneck: costly_decode (upstream of echo: echoing can help)"),
-            std::string::npos)
-      << table;
-  const double r = pace->PerItem() * kRows / d.step_s;  // 2 on an idle machine
-  EXPECT_NEAR(ReportedR(table), r, kRTolerance * r) << table;
+  // A Map that busy-waits 8 ms per item, 4 items per batch, a 16 ms step: R =
+  // 2 on an idle machine.
+  ExpectUpstreamVerdict(FromVector(MakeExamples(kRows * 30))
+                            .Map(
+                                [](Example e) {
+                                  const absl::Time end = absl::Now() + absl::Milliseconds(8);
+                                  while (absl::Now() < end) {
+                                  }
+                                  return e;
+                                },
+                                {.parallelism = 0, .name = "costly_decode"}),
+                        "costly_decode", absl::Milliseconds(16));
 }
 
 TEST(StatsVerdictTest, NamesTheConsumerWhenTheTrainerIsTheBottleneck) {
