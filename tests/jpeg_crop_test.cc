@@ -22,13 +22,10 @@ namespace dataecho {
 namespace {
 
 Tensor Pattern(int64_t h, int64_t w, int64_t c) {
-  MutableBuffer mb(static_cast<size_t>(h * w * c));
-  for (int64_t y = 0; y < h; ++y)
-    for (int64_t x = 0; x < w; ++x)
-      for (int64_t k = 0; k < c; ++k)
-        mb.data()[(y * w + x) * c + k] = static_cast<uint8_t>(
-            128 + 100 * std::sin(0.05 * static_cast<double>(x + 2 * y + 30 * k)));
-  return *Tensor::Make(DType::kUInt8, {h, w, c}, std::move(mb).Freeze());
+  return testing::ImageOf(h, w, c, [](int64_t y, int64_t x, int64_t k) {
+    return static_cast<uint8_t>(128 +
+                                100 * std::sin(0.05 * static_cast<double>(x + 2 * y + 30 * k)));
+  });
 }
 
 Example Bytes(const std::string& jpeg, uint64_t index = 0) {

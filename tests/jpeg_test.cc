@@ -15,17 +15,15 @@
 
 #include "dataecho/formats/image_record.h"
 #include "gtest/gtest.h"
+#include "support/image_reference.h"
 
 namespace dataecho {
 namespace {
 
 Tensor Gradient(int64_t h, int64_t w, int64_t c) {
-  MutableBuffer mb(static_cast<size_t>(h * w * c));
-  for (int64_t y = 0; y < h; ++y)
-    for (int64_t x = 0; x < w; ++x)
-      for (int64_t k = 0; k < c; ++k)
-        mb.data()[(y * w + x) * c + k] = static_cast<uint8_t>((x * 8 + y * 3 + k * 40) & 0xff);
-  return *Tensor::Make(DType::kUInt8, {h, w, c}, std::move(mb).Freeze());
+  return testing::ImageOf(h, w, c, [](int64_t y, int64_t x, int64_t k) {
+    return static_cast<uint8_t>((x * 8 + y * 3 + k * 40) & 0xff);
+  });
 }
 
 double MeanAbsDiff(const Tensor& a, const Tensor& b) {

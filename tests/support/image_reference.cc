@@ -142,4 +142,13 @@ std::vector<std::string> PhotoJpegs(int count) {
   return jpegs;
 }
 
+Tensor ImageOf(int64_t h, int64_t w, int64_t c,
+               const std::function<uint8_t(int64_t y, int64_t x, int64_t k)>& value) {
+  MutableBuffer mb(static_cast<size_t>(h * w * c));
+  for (int64_t y = 0; y < h; ++y)
+    for (int64_t x = 0; x < w; ++x)
+      for (int64_t k = 0; k < c; ++k) mb.data()[(y * w + x) * c + k] = value(y, x, k);
+  return *Tensor::Make(DType::kUInt8, {h, w, c}, std::move(mb).Freeze());
+}
+
 }  // namespace dataecho::testing

@@ -8,6 +8,7 @@
 #define DATAECHO_TESTS_SUPPORT_IMAGE_REFERENCE_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,10 @@ std::vector<double> Values(const Tensor& t);
 // Real photographs as JPEGs (quality 90, 4:2:0): scikit-image's rocket.jpg as
 // shipped, and `count` ImageNet-like images (testing/imagenet_like.h, seed 7).
 std::vector<std::string> PhotoJpegs(int count);
+
+// A synthetic uint8 [h, w, c] image whose pixel (y, x, k) is value(y, x, k).
+Tensor ImageOf(int64_t h, int64_t w, int64_t c,
+               const std::function<uint8_t(int64_t y, int64_t x, int64_t k)>& value);
 
 }  // namespace dataecho::testing
 
