@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
+#include <utility>
 
 #include "fmt/format.h"
 
@@ -101,48 +103,54 @@ double NominalStepsPerSec(double upstream_ratio, double step_ms) {
 std::vector<std::string> CheckRegime(const BenchConfig& config, std::vector<RunResult>& points) {
   std::vector<std::string> warnings;
   for (RunResult& p : points) p.out_of_regime = false;
+  // A point out of the regime the figures assume: marked, and why.
+  auto out_of_regime = [&warnings](RunResult& p, std::string why) {
+    p.out_of_regime = true;
+    warnings.push_back(std::move(why));
+  };
   const double nominal = NominalStepsPerSec(config.upstream_ratio, config.step_ms);
   for (RunResult& p : points) {
     if (p.echo != 1.0 || nominal <= 0) continue;
     const double off = p.steps_per_sec / nominal - 1;
     if (std::abs(off) > config.baseline_tolerance) {
-      p.out_of_regime = true;
-      warnings.push_back(fmt::format(
-          "baseline (e=1) ran at {:.1f} steps/s, {:.1f}% {} its nominal {:.1f} = 1 / (R x step) "
-          "(tolerance {:g}%): {}; every speedup is relative to it",
-          p.steps_per_sec, 100 * std::abs(off), off < 0 ? "below" : "above", nominal,
-          100 * config.baseline_tolerance,
-          off < 0 ? "other load on the machine, or a source slower than R assumes"
-                  : "the upstream delivers faster than R assumes"));
+      out_of_regime(
+          p, fmt::format("baseline (e=1) ran at {:.1f} steps/s, {:.1f}% {} its nominal {:.1f} = "
+                         "1 / (R x step) (tolerance {:g}%): {}; every speedup is relative to it",
+                         p.steps_per_sec, 100 * std::abs(off), off < 0 ? "below" : "above", nominal,
+                         100 * config.baseline_tolerance,
+                         off < 0 ? "other load on the machine, or a source slower than R assumes"
+                                 : "the upstream delivers faster than R assumes"));
     }
   }
   for (RunResult& p : points) {
     if (p.efficiency > config.max_efficiency) {
-      p.out_of_regime = true;
-      warnings.push_back(fmt::format(
-          "e={:g}: efficiency {:.3f} is above {:g} (speedup {:.2f}x against an ideal of {:.2f}x): "
-          "the baseline was slowed by something other than the upstream",
-          p.echo, p.efficiency, config.max_efficiency, p.speedup, p.ideal_speedup));
+      out_of_regime(
+          p, fmt::format("e={:g}: efficiency {:.3f} is above {:g} (speedup {:.2f}x against an "
+                         "ideal of {:.2f}x): "
+                         "the baseline was slowed by something other than the upstream",
+                         p.echo, p.efficiency, config.max_efficiency, p.speedup, p.ideal_speedup));
     }
   }
   for (RunResult& p : points) {
     const Spread spread{p.steps_per_sec, p.steps_per_sec_min, p.steps_per_sec_max};
     if (p.repeats > 1 && spread.Relative() > config.max_spread) {
-      p.out_of_regime = true;
-      warnings.push_back(fmt::format(
-          "e={:g}: steps/s varied by {:.1f}% over the {} repeats ({:.1f}-{:.1f}, limit {:g}%): "
-          "the load on the machine changed during the bench",
-          p.echo, 100 * spread.Relative(), p.repeats, spread.min, spread.max,
-          100 * config.max_spread));
+      out_of_regime(
+          p,
+          fmt::format(
+              "e={:g}: steps/s varied by {:.1f}% over the {} repeats ({:.1f}-{:.1f}, limit {:g}%): "
+              "the load on the machine changed during the bench",
+              p.echo, 100 * spread.Relative(), p.repeats, spread.min, spread.max,
+              100 * config.max_spread));
     }
   }
   for (RunResult& p : points) {
     if (p.trainer_lost_fraction > config.max_trainer_lost) {
-      p.out_of_regime = true;
-      warnings.push_back(fmt::format(
-          "e={:g}: the trainer loop was neither waiting for a batch nor stepping for {:.1f}% of "
-          "the run (limit {:g}%): other load took its CPU, so steps/s measure the machine",
-          p.echo, 100 * p.trainer_lost_fraction, 100 * config.max_trainer_lost));
+      out_of_regime(
+          p, fmt::format(
+                 "e={:g}: the trainer loop was neither waiting for a batch nor stepping for "
+                 "{:.1f}% of "
+                 "the run (limit {:g}%): other load took its CPU, so steps/s measure the machine",
+                 p.echo, 100 * p.trainer_lost_fraction, 100 * config.max_trainer_lost));
     }
   }
   return warnings;
