@@ -21,7 +21,6 @@
 #include <vector>
 
 #include "dataecho/checkpoint_dir.h"
-#include "dataecho/crc32c.h"
 #include "dataecho/formats/idx.h"
 #include "dataecho/formats/image_record.h"
 #include "dataecho/formats/jpeg.h"
@@ -30,6 +29,7 @@
 #include "dataecho/storage/glob.h"
 #include "dataecho/storage/object_store.h"
 #include "fuzz_file.h"
+#include "fuzz_state.h"
 #include "storage/remote_store.h"
 #include "storage/uri.h"
 
@@ -204,21 +204,8 @@ inline Pipeline<int64_t> StateFuzzMapped() {
 inline Pipeline<int64_t> StateFuzzNumbers() {
   return FromRange(0, 30).Repeat(2).Echo({.factor = 1.5}).Shuffle({.buffer_size = 7}).Take(70);
 }
-template <typename T>
-void RestoreAndDrain(Pipeline<T> p, std::string_view state) {
-  if (!p.RestoreState(state).ok()) return;
-  for (int i = 0; i < 100000; ++i) {
-    auto next = p.Next();
-    if (!next.ok() || !next->has_value()) return;
-  }
-  std::abort();  // more elements than the pipeline holds: a restored state spins
-}
 inline void StateTarget(const uint8_t* data, size_t size) {
-  const std::string_view input(reinterpret_cast<const char*>(data), size);
-  std::string fixed(input);
-  const uint32_t crc = MaskCrc32c(Crc32c(fixed));
-  for (int i = 0; i < 4; ++i) fixed.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
-  for (std::string_view state : {input, std::string_view(fixed)}) {
+  for (const std::string& state : StatesOf(data, size)) {
     RestoreAndDrain(StateFuzzBatches(), state);
     RestoreAndDrain(StateFuzzNumbers(), state);
     RestoreAndDrain(StateFuzzMapped(), state);

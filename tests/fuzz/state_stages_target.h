@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "dataecho/crc32c.h"
 #include "dataecho/echo_placement.h"
 #include "dataecho/pipeline.h"
+#include "fuzz_state.h"
 
 namespace dataecho::fuzz {
 
@@ -105,28 +105,14 @@ inline Pipeline<Batch> StateFuzzAdaptivePlacement() {
                         .auto_placement = {.pipeline_cores = 1, .decide_every = 2}});
 }
 
-template <typename T>
-void RestoreAndDrainStages(Pipeline<T> p, std::string_view state) {
-  if (!p.RestoreState(state).ok()) return;
-  for (int i = 0; i < 100000; ++i) {
-    auto next = p.Next();
-    if (!next.ok() || !next->has_value()) return;
-  }
-  std::abort();  // more elements than the pipeline holds: a restored state spins
-}
-
 inline void StateStagesTarget(const uint8_t* data, size_t size) {
-  const std::string_view input(reinterpret_cast<const char*>(data), size);
-  std::string fixed(input);
-  const uint32_t crc = MaskCrc32c(Crc32c(fixed));
-  for (int i = 0; i < 4; ++i) fixed.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
-  for (std::string_view state : {input, std::string_view(fixed)}) {
-    RestoreAndDrainStages(StateFuzzPaddedBatches(), state);
-    RestoreAndDrainStages(StateFuzzPairs(), state);
-    RestoreAndDrainStages(StateFuzzAutoEcho(), state);
-    RestoreAndDrainStages(StateFuzzInterleavedEcho(), state);
-    RestoreAndDrainStages(StateFuzzAutoPlacement(), state);
-    RestoreAndDrainStages(StateFuzzAdaptivePlacement(), state);
+  for (const std::string& state : StatesOf(data, size)) {
+    RestoreAndDrain(StateFuzzPaddedBatches(), state);
+    RestoreAndDrain(StateFuzzPairs(), state);
+    RestoreAndDrain(StateFuzzAutoEcho(), state);
+    RestoreAndDrain(StateFuzzInterleavedEcho(), state);
+    RestoreAndDrain(StateFuzzAutoPlacement(), state);
+    RestoreAndDrain(StateFuzzAdaptivePlacement(), state);
   }
 }
 
