@@ -139,9 +139,8 @@ class GcsTest : public ::testing::Test {
   static constexpr const char* kToken = "ya29.test-token-1234";
 
   void SetUp() override {
-    auto s = HttpServer::Start({});
-    ASSERT_TRUE(s.ok()) << s.status();
-    server_ = *std::move(s);
+    server_ = testing::StartServer();
+    ASSERT_NE(server_, nullptr);
     ServeCloudStorageApi(server_.get(), kToken, kPageSize);
     data_ = Bytes(300000, 3);
     server_->Put("/bkt/dir/obj", data_);

@@ -18,6 +18,7 @@
 #include "storage/uri.h"
 #include "support/examples.h"
 #include "support/s3rver.h"
+#include "support/store_objects.h"
 #include "support/temp_files.h"
 #include "testing/http_server.h"
 
@@ -28,6 +29,7 @@ using testing::HttpFault;
 using testing::HttpReply;
 using testing::HttpRequestLog;
 using testing::HttpServer;
+using testing::StartServer;
 
 ObjectStoreOptions Fast() {
   ObjectStoreOptions o;
@@ -36,12 +38,6 @@ ObjectStoreOptions Fast() {
   o.retry.max_attempts = 3;
   o.http.chunk_size = 64 << 10;
   return o;
-}
-
-std::unique_ptr<HttpServer> StartServer() {
-  auto s = HttpServer::Start({});
-  EXPECT_TRUE(s.ok()) << s.status();
-  return s.ok() ? *std::move(s) : nullptr;
 }
 
 // The whole object through a sequential reader; the status of the end.

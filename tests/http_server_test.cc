@@ -2,6 +2,7 @@
 //
 // The test HTTP server itself, driven over a plain socket.
 #include "testing/http_server.h"
+#include "support/store_objects.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -71,9 +72,8 @@ RawResponse Fetch(int port, const std::string& method, const std::string& path,
 class HttpServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto s = HttpServer::Start({});
-    ASSERT_TRUE(s.ok()) << s.status();
-    server_ = *std::move(s);
+    server_ = testing::StartServer();
+    ASSERT_NE(server_, nullptr);
     for (int i = 0; i < 1000; ++i) data_ += static_cast<char>('a' + i % 26);
     server_->Put("/obj", data_);
   }

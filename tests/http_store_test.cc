@@ -35,9 +35,8 @@ ObjectStoreOptions FastRetries() {
 class HttpStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto s = HttpServer::Start({});
-    ASSERT_TRUE(s.ok()) << s.status();
-    server_ = *std::move(s);
+    server_ = testing::StartServer();
+    ASSERT_NE(server_, nullptr);
     data_ = Bytes(5 * kChunk + 40000, 7);
     server_->Put("/bucket/obj", data_);
     url_ = server_->url() + "/bucket/obj";

@@ -2,8 +2,10 @@
 #include "support/store_objects.h"
 
 #include <cstdint>
+#include <utility>
 
 #include "absl/types/span.h"
+#include "gtest/gtest.h"
 
 namespace dataecho::testing {
 
@@ -35,6 +37,12 @@ absl::Status ReadObject(ObjectStore& store, const std::string& uri, size_t read_
   absl::StatusOr<std::unique_ptr<ObjectReader>> reader = store.Open(uri, options);
   if (!reader.ok()) return reader.status();
   return ReadToEnd(**reader, step, out);
+}
+
+std::unique_ptr<HttpServer> StartServer() {
+  absl::StatusOr<std::unique_ptr<HttpServer>> s = HttpServer::Start({});
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? *std::move(s) : nullptr;
 }
 
 }  // namespace dataecho::testing

@@ -1,16 +1,18 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
-// store_objects.h: made-up object bytes, and reading a stored object to its
-// end, for the store tests.
+// store_objects.h: made-up object bytes, reading a stored object to its end,
+// and the loopback server that serves them, for the store tests.
 #ifndef DATAECHO_TESTS_SUPPORT_STORE_OBJECTS_H_
 #define DATAECHO_TESTS_SUPPORT_STORE_OBJECTS_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
 #include "dataecho/storage/object_store.h"
+#include "testing/http_server.h"
 
 namespace dataecho::testing {
 
@@ -25,6 +27,10 @@ absl::Status ReadToEnd(ObjectReader& reader, size_t step, std::string* out = nul
 // (ReadToEnd): the error of the open or of a read, or OK.
 absl::Status ReadObject(ObjectStore& store, const std::string& uri, size_t read_ahead, size_t step,
                         std::string* out);
+
+// The loopback HTTP server (testing/http_server.h), started; null (and a
+// test failure) if it does not start.
+std::unique_ptr<HttpServer> StartServer();
 
 }  // namespace dataecho::testing
 
