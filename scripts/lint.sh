@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Checks that every C++ file is clang-format clean (.clang-format), then runs
 # clang-tidy (checks in .clang-tidy, warnings are errors) on src/ and on
-# every public header in include/dataecho/, using BUILD_DIR's
-# compile_commands.json (configure with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON).
+# every public header in include/dataecho/. BUILD_DIR is a build of the
+# library (its dependency files say which headers src/ includes); the
+# compilation database is configured here, one unit a source file, whether
+# or not the build compiled them in batches (DATAECHO_UNITY_BUILD).
 #   scripts/lint.sh [BUILD_DIR]     (default: build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,8 +12,8 @@ build=${1:-build}
 jobs=${JOBS:-$(nproc)}
 scripts/format.sh --check
 tidy=$(command -v clang-tidy-14 || command -v clang-tidy)
-if [ ! -f "$build/compile_commands.json" ]; then
-  echo "lint: $build/compile_commands.json missing (configure with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)" >&2
+if [ ! -d "$build/CMakeFiles/dataecho.dir" ]; then
+  echo "lint: $build is not a build of the library (build it first)" >&2
   exit 2
 fi
 # clang-tidy checks a header through the sources that include it
@@ -21,10 +23,14 @@ fi
 # them every header gets its own unit.
 headers_dir="$build/lint"
 rm -rf "$headers_dir" && mkdir -p "$headers_dir"
-# The library's entries of the compilation database only: the test programs'
-# carry GCC's precompiled header (-include cmake_pch.hxx), which clang cannot
-# read, and a unit outside the database (a header's) borrows a neighbour's.
-python3 - "$build/compile_commands.json" "$headers_dir/compile_commands.json" "$PWD/src/" <<'PY'
+# The library's units, one a source file: configured (not built) for the
+# library alone, as the build may have compiled them in batches. Only the
+# library's entries: a unit outside the database (a header's) borrows a
+# neighbour's flags.
+cmake -S . -B "$headers_dir/config" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DDATAECHO_UNITY_BUILD=OFF \
+  -DDATAECHO_BUILD_TESTS=OFF -DDATAECHO_BUILD_BENCHMARKS=OFF -DDATAECHO_BUILD_EXAMPLES=OFF \
+  -DDATAECHO_BUILD_TOOLS=OFF -DDATAECHO_BUILD_PYTHON=OFF >/dev/null
+python3 - "$headers_dir/config/compile_commands.json" "$headers_dir/compile_commands.json" "$PWD/src/" <<'PY'
 import json, sys
 entries = json.load(open(sys.argv[1]))
 json.dump([e for e in entries if e["file"].startswith(sys.argv[3])], open(sys.argv[2], "w"))
