@@ -6,20 +6,22 @@ state holds every worker's position. See DataLoader's documentation.
     saved = loader.state_dict()                   # behind the last batch taken
     again = dataecho.torch.DataLoader(dataset_again, batch_size=None, num_workers=2)
     again.load_state_dict(saved)                  # the next batch, in a new run
+    other = dataecho.torch.DataLoader(dataset_again, batch_size=None, num_workers=4)
+    other.load_state_dict(saved)                  # the rest of the epoch, 4 workers
 """
 
 import os
 import pickle
 import random
 import time
-from collections.abc import Mapping
 
 import torch
 import torch.utils.data
 
 import dataecho
-from dataecho._torch_state import (LOADER_STATE_VERSION, STATE_VERSION, _check_state,
-                                   _shard_of)
+from dataecho._torch_elastic import (Taken, bad_loader_state, check_loader_state,
+                                     elastic_resume)
+from dataecho._torch_state import LOADER_STATE_VERSION, STATE_VERSION, _job_place, _shard_of
 from dataecho._torch_stats import combine_stats
 from dataecho._worker_shared import SharedEpochs
 
@@ -28,19 +30,23 @@ class _Tagged:
     """A batch with the position, behind it, of the worker that made it: the state
     itself (made in the main process) or a reference to the file a worker wrote it to,
     (iteration, batch number): the states stay out of the worker's result pipe, which a
-    worker orphaned by a killed main process could otherwise block on at its exit."""
+    worker orphaned by a killed main process could otherwise block on at its exit.
+    Also its epoch and the source indices of its examples (the records it takes)."""
 
-    __slots__ = ("data", "worker", "ref", "state")
+    __slots__ = ("data", "worker", "ref", "state", "epoch", "records")
 
-    def __init__(self, data, worker, ref, state):
+    def __init__(self, data, worker, ref, state, epoch, records):
         self.data, self.worker, self.ref, self.state = data, worker, ref, state
+        self.epoch, self.records = epoch, records
 
     def __reduce__(self):
-        return _Tagged, (self.data, self.worker, self.ref, self.state)
+        return _Tagged, (self.data, self.worker, self.ref, self.state, self.epoch,
+                         self.records)
 
     def pin_memory(self):  # DataLoader(pin_memory=True) pins what it holds
         from torch.utils.data._utils.pin_memory import pin_memory
-        return _Tagged(pin_memory(self.data), self.worker, self.ref, self.state)
+        return _Tagged(pin_memory(self.data), self.worker, self.ref, self.state, self.epoch,
+                       self.records)
 
 
 def _position_path(dataset, worker, seq, ring):
@@ -64,23 +70,18 @@ class _CollateWithState:
     def __call__(self, data):
         out = self.collate_fn(data)
         info = torch.utils.data.get_worker_info()
-        if info is None:
-            return _Tagged(out, None, None, self.dataset.state_dict())
-        dataset = info.dataset
+        dataset = self.dataset if info is None else info.dataset
         current = dataset._current
+        epoch, records = current["epoch"], dataset._drain_taken()
+        if info is None:
+            return _Tagged(out, None, None, self.dataset.state_dict(), epoch, records)
         seq = current["collated"] = current.get("collated", 0) + 1
         run = current.setdefault("run", random.getrandbits(62))
         worker = current["worker"]
         with open(_position_path(dataset, worker, seq, self.ring), "wb") as f:
             pickle.dump({"run": run, "seq": seq, "state": dataset.state_dict()}, f,
                         protocol=pickle.HIGHEST_PROTOCOL)
-        return _Tagged(out, worker, (run, seq), None)
-
-
-def _bad_loader_state(why):
-    return dataecho.InvalidArgumentError(
-        f"DataLoader.load_state_dict: not a dataecho.torch.DataLoader state (version "
-        f"{LOADER_STATE_VERSION}): {why}")
+        return _Tagged(out, worker, (run, seq), None, epoch, records)
 
 
 class DataLoader(torch.utils.data.DataLoader):
@@ -107,8 +108,18 @@ class DataLoader(torch.utils.data.DataLoader):
     ids so that the first batch comes from the worker that was next. Works with
     every start method (fork, spawn, forkserver), persistent workers or not,
     ``num_workers=0`` and DataLoader batching (``batch_size`` not None) alike.
-    Resume with the same ``num_workers`` and world size (InvalidArgumentError
-    otherwise).
+
+    Resumed with the same ``num_workers`` and world size, the loader gives the
+    batches of the uninterrupted run. With another ``num_workers``, or on another
+    number of ranks (``load_state_dict([state of rank 0, state of rank 1, ...])``:
+    every rank's state), it resumes *elastically*: each batch also tells the loader
+    the ``source_index`` of its examples, and the new workers read the records of
+    the epoch in flight that the loop did not take, split evenly between them, so
+    every record of that epoch is taken exactly once across the runs (not in the
+    order of an uninterrupted run); later epochs use the new layout. This needs a
+    source split by file that is given the shard itself:
+    ``dataecho.from_tfrecord(pattern, shard=shard)`` (or ``from_fixed_length``);
+    anything else raises InvalidArgumentError saying why.
     """
 
     def __init__(self, dataset, *args, **kwargs):
@@ -121,9 +132,13 @@ class DataLoader(torch.utils.data.DataLoader):
         # position files holds more than that (a slot overwritten is an error, not silent).
         ring = 2 * (getattr(self, "prefetch_factor", None) or 2) + 4
         self.collate_fn = _CollateWithState(self.collate_fn, dataset, ring)
+        dataset._track_taken = True  # batches carry their examples' source indices
         self._resume = None     # a loaded state, for the next iter()
         self._positions = None  # per worker: its state behind its last batch taken
         self._next_worker = 0
+        self._taken = Taken()   # the records the loop took, per epoch
+        self._run_epoch = None  # the epoch of this iteration's batches
+        self._inherited = None  # the epoch in flight an elastic resume continues
         self._loop = self._new_loop()  # the training loop's pulls in this epoch
 
     @staticmethod
@@ -143,10 +158,18 @@ class DataLoader(torch.utils.data.DataLoader):
     def __iter__(self):
         shared = self.dataset._epochs
         resume, self._resume = self._resume, None
-        if resume is None:
+        self._taken, self._run_epoch, self._inherited = Taken(), None, None
+        rotate = 0
+        if resume is None or "workers" not in resume:
             shared.set_control(SharedEpochs.TOKEN, 0)
+            if resume is not None and "rest" in resume:  # elastic: the rest of an epoch
+                self._inherited = dict(resume["rest"], epoch=resume["epoch"],
+                                       scope=resume["scope"])
+                self._taken.seed(resume["epoch"], resume["rest"]["taken"])
+                self.dataset._load_rest(resume, in_workers=self.num_workers > 0)
+            elif resume is not None:  # elastic, at an epoch's start
+                self.dataset.set_epoch(resume["epoch"])
             positions = [self._start(w) for w in range(self._workers())]
-            rotate = 0
         else:
             positions = list(resume["workers"])
             rotate = resume["next_worker"]
@@ -176,10 +199,11 @@ class DataLoader(torch.utils.data.DataLoader):
             worker = tagged.worker or 0
             self._positions[worker] = tagged.state if tagged.ref is None else tagged.ref
             self._next_worker = (worker + 1) % n
+            self._taken.add(tagged.epoch, tagged.records)
+            self._run_epoch = tagged.epoch
             yield tagged.data
             loop["step_s"] += time.perf_counter() - t1  # the loop's own work on the batch
         self._positions, self._next_worker = None, 0  # the epoch ended
-
     def stats(self):
         """The stats of this epoch's pipelines, every worker's combined into one list of
         the shape of ``Pipeline.stats()`` (counts summed, times averaged over the
@@ -197,16 +221,47 @@ class DataLoader(torch.utils.data.DataLoader):
     def state_dict(self):
         """Every worker's position behind the last batch the loop took, and which
         worker's batch comes next: {"version", "num_workers", "next_worker",
-        "workers": [PipelineDataset.state_dict() of each worker]} (picklable)."""
-        if self._resume is not None:
+        "workers": [PipelineDataset.state_dict() of each worker]}, and while an epoch
+        is in flight "elastic": the records the loop took of it and the layout that
+        read it (what a resume on another layout needs). Picklable."""
+        if self._resume is not None and "workers" in self._resume:
             return dict(self._resume)
         positions = self._positions
         if positions is None:  # before the first iter() or between epochs
             positions = [self._start(w) for w in range(self._workers())]
         positions = [self._resolve(w, p) for w, p in enumerate(positions)]
-        return {"version": LOADER_STATE_VERSION, "num_workers": self.num_workers,
-                "next_worker": self._next_worker if self._positions is not None else 0,
-                "workers": [dict(p) for p in positions]}
+        out = {"version": LOADER_STATE_VERSION, "num_workers": self.num_workers,
+               "next_worker": self._next_worker if self._positions is not None else 0,
+               "workers": [dict(p) for p in positions]}
+        section = self._section()
+        if section is not None:
+            out["elastic"] = section
+        return out
+
+    def _layout(self):
+        """(shards of the job, the shards of this loader's workers)."""
+        n = self._workers()
+        rank, world = _job_place()
+        return world * n, [rank * n + w for w in range(n)]
+
+    def _section(self):
+        """The state's "elastic" section: the epoch in flight, or None between epochs."""
+        pending = self._resume  # loaded for the next iter(), elastically
+        if pending is not None:
+            if "rest" not in pending:  # an epoch's start
+                return None
+            inherited = dict(pending["rest"], epoch=pending["epoch"], scope=pending["scope"])
+            return dict(inherited, exact=False)
+        if self._positions is None:
+            return None
+        if self._inherited is not None:  # the rest of an epoch another layout began
+            epoch = self._inherited["epoch"]
+            return dict(self._inherited, taken=self._taken.runs(epoch), exact=False)
+        if self._run_epoch is None:  # no batch taken yet: the epoch's start
+            return None
+        world, shards = self._layout()
+        return {"epoch": self._run_epoch, "world_size": world, "shards": shards,
+                "taken": self._taken.runs(self._run_epoch), "scope": "rank", "exact": True}
 
     def _resolve(self, worker, position):
         """A worker's state: `position` itself, or the one its (run, seq) reference names."""
@@ -229,32 +284,35 @@ class DataLoader(torch.utils.data.DataLoader):
         return saved["state"]
 
     def load_state_dict(self, state_dict):
-        """Makes the next iter() continue where state_dict() was taken (the same
-        num_workers and world size); InvalidArgumentError naming what is wrong."""
-        if not isinstance(state_dict, Mapping):
-            raise _bad_loader_state(f"a {type(state_dict).__name__}, not a dict")
-        if state_dict.get("version") != LOADER_STATE_VERSION:
-            raise _bad_loader_state(f"version {state_dict.get('version')!r}")
-        n = state_dict.get("num_workers")
-        if isinstance(n, bool) or not isinstance(n, int):
-            raise _bad_loader_state(f"'num_workers' is {n!r}")
-        if n != self.num_workers:
-            raise dataecho.InvalidArgumentError(
-                f"DataLoader.load_state_dict: the state is of a DataLoader with {n} workers, "
-                f"this one has {self.num_workers}: resume with the same num_workers")
-        workers = state_dict.get("workers")
-        if not isinstance(workers, (list, tuple)) or len(workers) != self._workers():
-            raise _bad_loader_state(f"'workers' is not a list of {self._workers()} states")
-        nxt = state_dict.get("next_worker")
-        if isinstance(nxt, bool) or not isinstance(nxt, int) or not 0 <= nxt < self._workers():
-            raise _bad_loader_state(f"'next_worker' is {nxt!r}")
-        checked = [_check_state(w, "DataLoader.load_state_dict") for w in workers]
-        for w, state in enumerate(checked):
+        """Makes the next iter() continue where state_dict() was taken:
+
+        - the same num_workers and world size: exactly there (the same batches);
+        - another num_workers: elastically (see the class), from this rank's state;
+        - another number of ranks: elastically, from the list of every rank's states.
+
+        InvalidArgumentError naming what is wrong or why it cannot resume."""
+        many = isinstance(state_dict, (list, tuple))
+        states = [check_loader_state(s) for s in (state_dict if many else [state_dict])]
+        if not states:
+            raise bad_loader_state("an empty list of states")
+        if not many and self._exact(states[0]):
+            self._resume = states[0]
+            return
+        self._resume = elastic_resume(states, "job" if many else "rank", _job_place()[1])
+
+    def _exact(self, state):
+        """Whether `state` resumes exactly here: the same layout, its workers' positions
+        valid for it (InvalidArgumentError for a state whose shards do not fit it)."""
+        section = state.get("elastic")
+        if state["num_workers"] != self.num_workers or (section and not section["exact"]):
+            return False
+        if state["workers"][0]["world_size"] != self._layout()[0]:
+            return False
+        for w, worker in enumerate(state["workers"]):
             shard = _shard_of(w if self.num_workers > 0 else None, self.num_workers)
-            if (state["rank"], state["world_size"]) != (shard.rank, shard.world_size):
+            if (worker["rank"], worker["world_size"]) != (shard.rank, shard.world_size):
                 raise dataecho.InvalidArgumentError(
                     f"DataLoader.load_state_dict: worker {w}'s state is shard "
-                    f"{state['rank']} of {state['world_size']}, here it is shard "
-                    f"{shard.rank} of {shard.world_size}: resume with the same world size")
-        self._resume = {"version": LOADER_STATE_VERSION, "num_workers": n,
-                        "next_worker": nxt, "workers": checked}
+                    f"{worker['rank']} of {worker['world_size']}, here it is shard "
+                    f"{shard.rank} of {shard.world_size}: not a state of this job's layout")
+        return True

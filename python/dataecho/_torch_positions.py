@@ -29,6 +29,8 @@ class _Positions:
         self._epochs.mark_applied(slot, token)
         if payload is None:
             return None
+        if "rest" in payload:  # an elastic resume: every worker its share of the rest
+            return payload["rest"]
         states = payload.get("workers")
         if states is None:
             return payload["state"]
@@ -106,6 +108,17 @@ class _Positions:
         self._loaded = checked
         if self._worker() is None:
             self._loaded_token = self._hand_over({"state": checked})
+
+    def _load_rest(self, resume, in_workers):
+        """Makes the next iter() read its share of the rest of an epoch another layout
+        began (dataecho.torch.DataLoader's elastic resume: {"epoch", "scope", "rest"}),
+        in this process or, `in_workers`, in the DataLoader's workers."""
+        self._own_process()
+        if in_workers:
+            self._loaded, self._loaded_token = None, 0
+            self._hand_over({"rest": resume})
+        else:
+            self._loaded, self._loaded_token = resume, 0
 
     def _hand_over(self, payload):
         """Leaves `payload` for the DataLoader workers that iterate next (a file beside

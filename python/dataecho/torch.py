@@ -8,8 +8,7 @@ builds a fresh pipeline for the worker that runs it::
     import dataecho, dataecho.torch, torch
 
     def build(shard):
-        return (dataecho.from_tfrecord("gs://bucket/train-*", rank=shard.rank,
-                                       world_size=shard.world_size)
+        return (dataecho.from_tfrecord("gs://bucket/train-*", shard=shard)
                 .map(dataecho.decode_image_record, parallelism=4)
                 .prefetch(depth=256)
                 .echo(factor=2, seed=1)
@@ -70,7 +69,9 @@ process's own iteration (``num_workers=0``): ``state_dict()`` after a DataLoader
 with workers iterated is an error, and ``load_state_dict()`` there hands the
 state to the next DataLoader's workers (one worker resumes from it, more raise
 the shard error). ``dataecho.torch.DataLoader`` saves and resumes a loader with
-workers. A training loop without workers saves the dataset with its model and
+workers, also with another ``num_workers`` or number of ranks (the rest of the epoch
+in flight, when build() gives its source the shard: ``from_tfrecord(..., shard=shard)``).
+A training loop without workers saves the dataset with its model and
 resumes at the exact next batch::
 
     ds = dataecho.torch.PipelineDataset(build)
@@ -90,12 +91,14 @@ import sys
 import time
 import warnings
 
+import numpy as np
 import torch
 import torch.utils.data
 from torch.utils.dlpack import from_dlpack
 
 import dataecho
 from dataecho import _dataecho
+from dataecho._torch_elastic import _ResumeShard, element_records
 from dataecho._torch_positions import _Positions
 from dataecho._torch_state import (  # noqa: F401 (MAX_EPOCH, STATE_VERSION: documented)
     MAX_EPOCH, STATE_VERSION, _epoch_arg, _shard_of)
@@ -195,6 +198,7 @@ class PipelineDataset(_Positions, torch.utils.data.IterableDataset):
         self._epochs = SharedEpochs()
         self._reports = WorkerReports()
         self._length = None  # len(), once computed
+        self._track_taken = False  # dataecho.torch.DataLoader's: record source indices
         self._init_local()
 
     def _init_local(self):
@@ -286,7 +290,15 @@ class PipelineDataset(_Positions, torch.utils.data.IterableDataset):
             self._epochs.set_control(SharedEpochs.LAST_WORKERS, num_workers)
             if loaded is None:
                 loaded = self._handed_over(slot, num_workers)
-        if loaded is not None:
+        if loaded is not None and "rest" in loaded:  # the rest of an epoch, elastically
+            epoch, scope = loaded["epoch"], loaded["scope"]
+            part, parts = ((shard.rank, shard.world_size) if scope == "job"
+                           else (slot, max(num_workers, 1)))
+            shard = _ResumeShard(shard.rank, shard.world_size,
+                                 dict(loaded["rest"], part=part, parts=parts))
+            self._epochs.set(slot, epoch + 1)
+            loaded = None
+        elif loaded is not None:
             epoch = loaded["epoch"]
             if (loaded["rank"], loaded["world_size"]) != (shard.rank, shard.world_size):
                 raise dataecho.InvalidArgumentError(
@@ -323,6 +335,16 @@ class PipelineDataset(_Positions, torch.utils.data.IterableDataset):
             _dataecho._planner_memory(None)
         if not isinstance(pipeline, dataecho.Pipeline):
             raise TypeError(f"build() returned {type(pipeline).__name__}, not a dataecho.Pipeline")
+        if isinstance(shard, _ResumeShard) and not shard.rest_taken:
+            pipeline.close()
+            raise dataecho.InvalidArgumentError(
+                "dataecho.torch.DataLoader resumes the epoch in flight on another layout of "
+                "workers or ranks, and build() did not give its source the shard itself: "
+                "pass it, dataecho.from_tfrecord(pattern, shard=shard) (or from_fixed_length), "
+                "so that the source reads the records the loop did not take (rank= and "
+                "world_size= integers cannot carry them). A source split by element "
+                "(Pipeline.shard(), from_idx, from_arrays) cannot resume on another layout: "
+                "resume with the same num_workers and world size")
         if pipeline.element_type == "Record":
             raise TypeError("build() returned a pipeline of Records: decode them, e.g. "
                             ".map(dataecho.decode_image_record)")
@@ -345,6 +367,8 @@ class PipelineDataset(_Positions, torch.utils.data.IterableDataset):
         try:
             for element in pipeline:
                 current["batches"] += 1
+                if self._track_taken:
+                    current.setdefault("taken", []).append(element_records(element))
                 out = to_tensors(element, self._with_indices)
                 if worker is not None and time.monotonic() >= next_report:
                     self._reports.write(worker, self._entry(pipeline, current))
@@ -353,6 +377,14 @@ class PipelineDataset(_Positions, torch.utils.data.IterableDataset):
             current["done"] = True  # the epoch ended: a state now is the next epoch's start
         finally:
             self._close_current()
+
+    def _drain_taken(self):
+        """The source indices of the elements yielded since the last call (None if not
+        tracked): what the batch being collated holds."""
+        taken = self._current.pop("taken", None) if self._current is not None else None
+        if not taken:
+            return None
+        return taken[0] if len(taken) == 1 else np.concatenate(taken)
 
     def _close_current(self):
         pipeline, self._pipeline = self._pipeline, None

@@ -22,7 +22,9 @@
 #include "dataecho/storage/object_store.h"
 #include "dataecho/storage/sharding.h"
 #include "dataecho/storage/throttled_store.h"
+#include "dataecho/formats/tfrecord_index.h"
 #include "elements.h"
+#include "epoch_rest.h"
 #include "options.h"
 #include "paths.h"
 #include "py_pipeline.h"
@@ -47,16 +49,20 @@ std::vector<std::string> Patterns(const py::handle& patterns) {
   return PathList(patterns, "patterns");
 }
 
-// The URIs `patterns` name, then this worker's share of them, numbered (in
-// `*interleave`) as in the whole list: source_index is unique across the job.
-std::vector<std::string> MyUris(ObjectStore& store, const std::vector<std::string>& patterns,
-                                const ShardOptions& shard_options, InterleaveOptions* interleave) {
+// The URIs `patterns` name, in order.
+std::vector<std::string> AllUris(ObjectStore& store, const std::vector<std::string>& patterns) {
   absl::StatusOr<std::vector<std::string>> uris;
   {
     py::gil_scoped_release nogil;
     uris = ExpandUris(store, patterns);
   }
-  const std::vector<std::string> all = ValueOrThrow(std::move(uris));
+  return ValueOrThrow(std::move(uris));
+}
+
+// This worker's share of `all`, numbered (in `*interleave`) as in the whole
+// list: source_index is unique across the job.
+std::vector<std::string> MyUris(const std::vector<std::string>& all,
+                                const ShardOptions& shard_options, InterleaveOptions* interleave) {
   const Shard shard = ValueOrThrow(ResolveShard(shard_options));
   SetShardFileNumbering(shard, interleave);
   return ValueOrThrow(ShardUris(all, shard));  // FAILED_PRECONDITION for an empty share
@@ -196,11 +202,14 @@ Signature FileSource(const char* name) {
   sig.Options<Format>();
   sig.Options<InterleaveOptions>();
   sig.Options<ShardOptions>();
-  return sig.Keyword("store=None");
+  return sig.Keyword("store=None").Keyword("shard=None");
 }
 constexpr char kStoreDoc[] =
     " store: a dataecho.ObjectStore (None: a new one for every scheme). rank, world_size: "
-    "this worker's share of the files (from the environment by default).";
+    "this worker's share of the files (from the environment by default). shard: a "
+    "dataecho.Shard instead of rank and world_size; pass dataecho.torch's shard itself, so "
+    "that a DataLoader resumed with another number of workers or ranks reads the rest of "
+    "the interrupted epoch (shard.rest).";
 
 void BindFileSources(py::module_& m) {
   DefSigned(
@@ -213,9 +222,25 @@ void BindFileSources(py::module_& m) {
         const std::shared_ptr<ObjectStore> store = StoreOf(split.Pop("store"));
         const auto reader = split.Take<TFRecordReaderOptions>();
         auto interleave = split.Take<InterleaveOptions>();
-        const auto shard = split.Take<ShardOptions>();
+        auto shard = split.Take<ShardOptions>();
+        const py::object shard_arg = split.Pop("shard");
         split.CheckAllUsed();
-        std::vector<std::string> uris = MyUris(*store, Patterns(patterns), shard, &interleave);
+        const std::optional<EpochRest> rest = TakeShardArg(shard_arg, &shard, "from_tfrecord");
+        std::vector<std::string> all = AllUris(*store, Patterns(patterns));
+        if (rest) {
+          return RestSource(
+              std::move(all), *rest,
+              [&](const std::string& uri) -> absl::StatusOr<uint64_t> {
+                absl::StatusOr<int64_t> n = CountTFRecords(*store, uri, reader);
+                if (!n.ok()) return n.status();
+                return static_cast<uint64_t>(*n);
+              },
+              [&](std::vector<std::string> uris, std::vector<RecordRange> ranges) {
+                return MakeTFRecordRangeSource(store, std::move(uris), std::move(ranges), nullptr,
+                                               reader, interleave);
+              });
+        }
+        std::vector<std::string> uris = MyUris(all, shard, &interleave);
         auto out =
             MakeHandle(Pipeline<Record>(MakeTFRecordSource(store, uris, reader, interleave)));
         out->set_length(TFRecordLength(store, std::move(uris), reader));
@@ -232,9 +257,22 @@ void BindFileSources(py::module_& m) {
         const std::shared_ptr<ObjectStore> store = StoreOf(split.Pop("store"));
         const auto format = split.Take<FixedLengthOptions>();
         auto interleave = split.Take<InterleaveOptions>();
-        const auto shard = split.Take<ShardOptions>();
+        auto shard = split.Take<ShardOptions>();
+        const py::object shard_arg = split.Pop("shard");
         split.CheckAllUsed();
-        std::vector<std::string> uris = MyUris(*store, Patterns(patterns), shard, &interleave);
+        const std::optional<EpochRest> rest =
+            TakeShardArg(shard_arg, &shard, "from_fixed_length");
+        std::vector<std::string> all = AllUris(*store, Patterns(patterns));
+        if (rest) {
+          return RestSource(
+              std::move(all), *rest,
+              [&](const std::string& uri) { return CountFixedLengthRecords(*store, uri, format); },
+              [&](std::vector<std::string> uris, std::vector<RecordRange> ranges) {
+                return MakeFixedLengthRangeSource(store, std::move(uris), std::move(ranges),
+                                                  format, interleave);
+              });
+        }
+        std::vector<std::string> uris = MyUris(all, shard, &interleave);
         return MakeHandle(
             Pipeline<Record>(MakeFixedLengthSource(store, std::move(uris), format, interleave)));
       },

@@ -25,8 +25,10 @@ CountCache& Cache() {
   return *cache;
 }
 
-absl::StatusOr<int64_t> CountRecords(ObjectStore& store, const std::string& uri,
-                                     const TFRecordReaderOptions& options) {
+}  // namespace
+
+absl::StatusOr<int64_t> CountTFRecords(ObjectStore& store, const std::string& uri,
+                                       const TFRecordReaderOptions& options) {
   absl::StatusOr<ObjectInfo> info = store.Stat(uri);
   if (!info.ok()) return info.status();
   auto key = std::make_tuple(uri, info->size, info->version);
@@ -44,8 +46,6 @@ absl::StatusOr<int64_t> CountRecords(ObjectStore& store, const std::string& uri,
   return n;
 }
 
-}  // namespace
-
 Length TFRecordLength(std::shared_ptr<ObjectStore> store, std::vector<std::string> uris,
                       TFRecordReaderOptions options) {
   return Length::Deferred(
@@ -55,7 +55,7 @@ Length TFRecordLength(std::shared_ptr<ObjectStore> store, std::vector<std::strin
         {
           pybind11::gil_scoped_release nogil;
           for (const std::string& uri : uris) {
-            absl::StatusOr<int64_t> n = CountRecords(*store, uri, options);
+            absl::StatusOr<int64_t> n = CountTFRecords(*store, uri, options);
             if (!n.ok()) {
               error = n.status();
               break;

@@ -9,15 +9,21 @@
 #ifndef DATAECHO_PYTHON_SRC_TFRECORD_LENGTH_H_
 #define DATAECHO_PYTHON_SRC_TFRECORD_LENGTH_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "dataecho/formats/tfrecord.h"
 #include "dataecho/storage/object_store.h"
 #include "length.h"
 
 namespace dataecho::python {
+
+// The records of `uri` (a counted pass, cached as above).
+absl::StatusOr<int64_t> CountTFRecords(ObjectStore& store, const std::string& uri,
+                                       const TFRecordReaderOptions& options);
 
 // Deferred: the records of `uris` (raises the store's error, naming the file,
 // when computed).
