@@ -51,6 +51,7 @@
 #include "dataecho/shuffle.h"
 #include "dataecho/source.h"
 #include "dataecho/stage.h"
+#include "dataecho/stage_kit.h"
 #include "dataecho/stats.h"
 #include "dataecho/status_macros.h"
 #include "dataecho/storage/epoch_plan.h"

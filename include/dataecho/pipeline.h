@@ -44,8 +44,9 @@
 // while the upstream has nothing ready; `.AutoEcho(...)` picks a fixed factor
 // from a warm-up measurement. To build everything after the decoded
 // upstream's Prefetch with echo at a placement chosen at run time (a flag),
-// use EchoedBatches (echo_placement.h). For a stage of your own, pass a
-// factory to Apply(): `.Apply([](dataecho::StagePtr<T> in) { return Wrap(std::move(in)); })`.
+// use EchoedBatches (echo_placement.h). For a stage of your own (stage_kit.h,
+// docs/writing_stages.md), pass a factory to Apply():
+// `.Apply([](dataecho::StagePtr<T> in) { return MyStage::Make(std::move(in)); })`.
 //
 // Checkpoints (checkpoint.h, docs/checkpoint.md): SaveState() returns the
 // state as a string; SaveStateCord() returns the same bytes as an absl::Cord

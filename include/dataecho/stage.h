@@ -51,6 +51,11 @@
 // the input's part, then SaveOwn/RestoreOwn), and stages that pass elements
 // on unchanged derive from PassThroughStage.
 //
+// A STAGE OF YOUR OWN: derive from UnaryStage or PassThroughStage, check the
+// input with CheckInput() in its factory, pull with PullTimed(), count with
+// StageTotals (stage_kit.h, which includes this header), and add it to a
+// pipeline with Pipeline::Apply() (docs/writing_stages.md).
+//
 // Thread safety: Next(), EnableRestart(), Restart() and the checkpoint calls
 // are made by one consumer thread at a time; Cancel() and AppendStats() are
 // thread-safe.
@@ -190,9 +195,10 @@ inline absl::Status CancelledError() { return absl::CancelledError("pipeline can
 DATAECHO_EXPORT absl::Status CannotSaveAfterError(absl::string_view stage,
                                                   const absl::Status& error);
 
-namespace internal {
+// --- For a stage of your own (stage_kit.h, docs/writing_stages.md) ---
 
-// INVALID_ARGUMENT unless `input` is a stage: the first check of every factory.
+// INVALID_ARGUMENT "<stage>: null input stage" unless `input` is a stage: the
+// first check of every factory.
 template <typename T>
 absl::Status CheckInput(const StagePtr<T>& input, absl::string_view stage) {
   if (input == nullptr)
@@ -201,17 +207,18 @@ absl::Status CheckInput(const StagePtr<T>& input, absl::string_view stage) {
 }
 
 // Pulls the next element of `input` into `*out`; if the input had none ready
-// (TryNext()), blocks in Next(). Returns the nanoseconds it blocked.
-// This is what every stage's input_wait counts (stats.h): time blocked on an
+// (TryNext()), blocks in Next(). Returns the nanoseconds it blocked: what a
+// stage adds to its input_wait (stats.h), which counts time blocked on an
 // input that had nothing ready, never the time a synchronous input spends
-// computing in the caller's thread (that is the input's own time), and no
-// clock read when nothing blocks.
+// computing in the caller's thread (that is the input's own time). No clock
+// is read when nothing blocks; a trace (trace.h) shows each wait, naming the
+// stage waited on.
 template <typename T>
 int64_t PullTimed(Stage<T>& input, absl::StatusOr<std::optional<T>>* out) {
   if (input.TryNext(out)) return 0;
-  const int64_t t0 = NowNanos();
+  const int64_t t0 = internal::NowNanos();
   *out = input.Next();
-  const int64_t t1 = NowNanos();
+  const int64_t t1 = internal::NowNanos();
   if (TraceEnabled()) [[unlikely]] {
     TraceArg arg;
     arg.stage = &typeid(input);
@@ -220,6 +227,10 @@ int64_t PullTimed(Stage<T>& input, absl::StatusOr<std::optional<T>>* out) {
   return t1 - t0;
 }
 
+namespace internal {
+// The names the library's own stages use.
+using ::dataecho::CheckInput;
+using ::dataecho::PullTimed;
 }  // namespace internal
 
 // Base class for a stage with one input: holds the input, forwards Cancel()

@@ -1,8 +1,9 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
 // internal/stage_accounting.h: the figures every stage keeps for its StageStats
-// (stats.h), and a blocking wait that accounts the time it blocks. Internal:
-// Map, Prefetch, Shuffle and Throttle are built on it.
+// (stats.h; StageTotals, public in stage_kit.h), adding up the stats of
+// sources made anew, and a blocking wait that accounts the time it blocks.
+// Internal: Map, Prefetch, Shuffle and Throttle are built on it.
 //
 //   internal::StageTotals<int64_t> totals_ ABSL_GUARDED_BY(mu_);  // or <internal::Counter>
 //   ...
@@ -25,42 +26,14 @@
 #include "absl/time/time.h"
 #include "dataecho/export.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/stage_kit.h"
 #include "dataecho/stats.h"
 
 namespace dataecho::internal {
 
-// Elements and bytes emitted, and the time spent waiting on the input and by
-// the consumer, in nanoseconds. `N` is int64_t or Counter.
-template <typename N>
-struct StageTotals {
-  N elements{};
-  N bytes{};
-  N input_wait_ns{};
-  N consumer_wait_ns{};
-
-  // The stage's StageStats: these figures, `name` and the stage's own `extra`
-  // (and the threads it runs, if any).
-  StageStats Report(std::string name,
-                    std::vector<std::pair<std::string, double>> extra = {}) const {
-    return Report(std::move(name), 0, std::move(extra));
-  }
-  StageStats Report(std::string name, int threads,
-                    std::vector<std::pair<std::string, double>> extra) const {
-    StageStats s;
-    s.name = std::move(name);
-    s.threads = threads;
-    s.elements = Value(elements);
-    s.bytes = Value(bytes);
-    s.input_wait = absl::Nanoseconds(Value(input_wait_ns));
-    s.consumer_wait = absl::Nanoseconds(Value(consumer_wait_ns));
-    s.extra = std::move(extra);
-    return s;
-  }
-
- private:
-  static int64_t Value(int64_t v) { return v; }
-  static int64_t Value(const Counter& c) { return c.Get(); }
-};
+// The figures every stage keeps: StageTotals<Counter> or StageTotals<int64_t>
+// (stage_kit.h, where stages of users' own find it).
+using ::dataecho::StageTotals;
 
 // Adds the rows `more` (a stage chain's stats, source first) to `total`,
 // row by row: when a source is made anew for each epoch (RepeatSource), its
