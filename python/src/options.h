@@ -279,7 +279,10 @@ void OptionsSpec<T>::BindClass(py::module_& m, const char* py_name,
 // The specs: built on first use; never destroyed. A new option struct: declare
 // it here, define it in options.cc (stages), options_steps.cc (filter, cache,
 // zip, interleave, padded_batch) or options_sources.cc (stores, formats,
-// decoders, augmenters).
+// decoders, augmenters). An option struct that one binding file alone uses,
+// with no Python class of its own (a step's name, say), may instead have its
+// spec defined in that file, before the binding that uses it (unbatch's in
+// pipeline_steps.cc): a new step then stays in one file.
 #define DATAECHO_PYTHON_DECLARE_SPEC(T) \
   template <>                           \
   const OptionsSpec<T>& Spec<T>()
