@@ -66,6 +66,7 @@
 #include "dataecho/text.h"
 #include "dataecho/throttle.h"
 #include "dataecho/trace.h"
+#include "dataecho/unbatch.h"
 #include "dataecho/version.h"
 #include "dataecho/zip.h"
 

@@ -35,8 +35,9 @@
 // More steps: `.Filter(pred)`, `.Take(n)`, `.Cache({.max_bytes = ...})` (read
 // once, replay in later epochs), `.Zip(other)`, `.Interleave(fn, {...})`
 // (round-robin over pipelines made from each element) and
-// `.PaddedBatch({...})` for components of varying shape (filter.h, source.h,
-// cache.h, zip.h, interleave.h, padded_batch.h; docs/builder.md), and
+// `.PaddedBatch({...})` for components of varying shape, `.Unbatch()` for a
+// batch's rows one at a time (filter.h, source.h, cache.h, zip.h,
+// interleave.h, padded_batch.h, unbatch.h; docs/builder.md), and
 // `dataecho::Mix(pipelines, {.weights = {...}})` to mix pipelines with
 // weights (mix.h, docs/mix.md).
 //
@@ -100,6 +101,7 @@
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
 #include "dataecho/throttle.h"
+#include "dataecho/unbatch.h"
 #include "dataecho/zip.h"
 
 namespace dataecho {
@@ -204,6 +206,17 @@ class Pipeline {
   requires std::same_as<E, Example> Pipeline<::dataecho::Batch> Batch(BatchOptions options) && {
     if (!status_.ok()) return Pipeline<::dataecho::Batch>(status_);
     return Pipeline<::dataecho::Batch>(BatchStage::Make(std::move(stage_), std::move(options)));
+  }
+
+  // Batches back to one Example per row, each with its row's label, source
+  // and repeat index and the batch's epoch (unbatch.h). (Its return type is
+  // deduced so that Pipeline<Example> is not instantiated here, before its
+  // extern declaration below.)
+  template <typename B = T>
+  requires std::same_as<B, ::dataecho::Batch>
+  auto Unbatch(UnbatchOptions options = {}) && {
+    if (!status_.ok()) return Pipeline<Example>(status_);
+    return Pipeline<Example>(UnbatchStage::Make(std::move(stage_), std::move(options)));
   }
 
   // --- Filter, Cache, Zip, Interleave, PaddedBatch, range-for ---

@@ -1,7 +1,7 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
 // The builder steps beyond echoing (docs/builder.md): filter, cache, zip,
-// interleave, padded_batch; and dataecho.interleave() and dataecho.mix() over
+// interleave, padded_batch, unbatch; and dataecho.interleave() and dataecho.mix() over
 // pipelines already built. (No module-level zip: `from dataecho import *` would hide Python's.)
 //
 // Python has no std::pair element: zip() gives one Example per pair, the
@@ -23,6 +23,14 @@
 #include "status.h"
 
 namespace dataecho::python {
+
+template <>
+const OptionsSpec<UnbatchOptions>& Spec<UnbatchOptions>() {
+  static const auto* spec = &(*new OptionsSpec<UnbatchOptions>("UnbatchOptions"))
+                                 .Add("name", &UnbatchOptions::name, "Name shown in stats.");
+  return *spec;
+}
+
 namespace {
 
 std::string Describe(const char* what, const py::handle& fn) {
@@ -295,6 +303,29 @@ void BindMix(py::module_& m) {
       py::arg("pipelines"));
 }
 
+// unbatch(): its one option is its name (options.h: a spec beside its only binding).
+void BindUnbatch(PipelineClass& cls) {
+  DefSigned(cls, Signature("unbatch").Arg("self").Options<UnbatchOptions>(),
+            "Batches back to one Example per row (tf.data's unbatch; C++ Unbatch): row r of "
+            "each component (its dtype after a batch()'s cast), the row's label, source_index and "
+            "repeat_index (at least k in a batch echo's k-th copy), the batch's epoch. A "
+            "malformed batch is InvalidArgumentError naming the column. A row shares its batch's "
+            "memory. save_state() works; a shuffle() after it cannot save (shuffle before "
+            "batch()). Stats: 'batches'.",
+            [](PipelineHandle& self, const py::kwargs& kwargs) {
+              const UnbatchOptions options = Spec<UnbatchOptions>().FromKwargs(kwargs, "unbatch");
+              return Then(self, "unbatch", [&](auto p) -> AnyPipeline {
+                using T = typename decltype(p)::value_type;
+                if constexpr (std::is_same_v<T, Batch>) {
+                  return std::move(p).Unbatch(options);
+                } else {
+                  ThrowWrongElement("unbatch", "Batch", ElementName<T>(),
+                                    ": batch() or padded_batch() first");
+                }
+              });
+            });
+}
+
 void BindPaddedBatch(PipelineClass& cls) {
   DefSigned(cls, Signature("padded_batch").Arg("self").Options<PaddedBatchOptions>(),
             "Examples whose components vary in shape (sequences, images of several sizes) to "
@@ -325,6 +356,7 @@ void RegisterSteps(py::module_& m, PipelineClass& cls) {
   BindFilterCache(cls);
   BindZipInterleave(m, cls);
   BindPaddedBatch(cls);
+  BindUnbatch(cls);
   BindMix(m);
 }
 

@@ -275,3 +275,23 @@ print("ok", flush=True)
     result = run_python(code, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "ok\n"
+
+
+def test_unbatch_gives_back_the_rows_of_each_batch(small_arrays):
+    images, labels = small_arrays
+    p = dataecho.from_arrays(images, labels).repeat(2).batch(batch_size=5).unbatch()
+    rows = list(p)
+    assert [(e.source_index, e.label) for e in rows] == [(i, i % 10) for i in range(64)] * 2
+    np.testing.assert_array_equal(rows[7].components[0], images[7])
+    assert [e.epoch for e in rows[:60]] == [0] * 60 and rows[-1].epoch == 1
+    (row,) = [s for s in p.stats() if s["stage"] == "unbatch"]
+    assert row["elements"] == 128 and row["batches"] == 26
+    cast = next(dataecho.from_arrays(images).batch(batch_size=4, cast="float32").unbatch())
+    assert cast.components[0].dtype == np.float32
+    echoed = dataecho.from_arrays(images[:2]).batch(batch_size=2).echo(factor=2).unbatch(name="rows")
+    assert [(e.source_index, e.repeat_index) for e in echoed] == [(0, 0), (1, 0), (0, 1), (1, 1)]
+    with pytest.raises(TypeError, match=r"\.unbatch\(\) needs a pipeline of Batchs; this one "
+                                        r"yields Examples: batch\(\) or padded_batch\(\) first"):
+        dataecho.from_arrays(images).unbatch()
+    with pytest.raises(TypeError, match="bogus"):
+        dataecho.from_arrays(images).batch(batch_size=2).unbatch(bogus=1)

@@ -158,3 +158,26 @@ def test_an_epochs_state_restores_into_a_pipeline_of_that_epoch(small_arrays):
     q.restore_state(state)
     assert first + rows(q) == whole
     assert {r[2] for r in whole} == {4}
+
+
+def test_an_unbatched_pipeline_resumes_at_the_next_row(small_arrays):
+    def build():
+        return (dataecho.from_arrays(*small_arrays).shuffle(buffer_size=16, seed=2)
+                .batch(batch_size=6).unbatch().echo(factor=2, seed=3))
+
+    def keys(examples):
+        return [(e.source_index, e.repeat_index, e.components[0].tobytes()) for e in examples]
+
+    whole = keys(build())
+    assert len(whole) == 128
+    for taken in [0, 1, 5, 6, 7, 64, 127, 128]:
+        p = build()
+        first = keys(next(p) for _ in range(taken))
+        state = p.save_state()
+        q = build()
+        q.restore_state(state)
+        assert first + keys(q) == whole, taken
+    with pytest.raises(dataecho.FailedPreconditionError, match="unbatch can reference only"):
+        p = build().shuffle(buffer_size=64, seed=4)
+        next(p)
+        p.save_state()
