@@ -15,7 +15,9 @@ Every `--save_every` steps it writes {"step", "model", "optimizer", "loader"} to
 `--checkpoint` (a temporary file, then an atomic rename, so a kill -9 leaves the last one
 whole); at start it loads the checkpoint if there is one. The loader's state holds every
 worker's position behind the last batch the loop took (dataecho.torch.DataLoader), so the
-resumed run trains on exactly the batches the uninterrupted one would have. With `--log`
+resumed run trains on exactly the batches the uninterrupted one would have. Run again with
+another `--workers`, it trains on the rest of the interrupted epoch instead (every record of it
+once across the runs; the source is given the shard itself for that). With `--log`
 it appends "step crc32-of-the-batch loss" per step, and at the end "final crc32-of-the-weights".
 """
 
@@ -33,8 +35,7 @@ import dataecho.torch
 def build(pattern, shard, epoch):
     """One worker's training input: its files, decoded on 2 threads, echo 2 before crops
     and flips, shuffled, batched."""
-    return (dataecho.from_tfrecord(pattern, rank=shard.rank, world_size=shard.world_size,
-                                   cycle_length=1)
+    return (dataecho.from_tfrecord(pattern, shard=shard, cycle_length=1)
             .map(dataecho.decode_image_record, parallelism=2)
             .prefetch(depth=256)
             .echo(factor=2, seed=1)

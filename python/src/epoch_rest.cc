@@ -27,7 +27,8 @@ int IntField(const py::dict& d, const char* key, int64_t low, int64_t high) {
     Bad(absl::StrCat("'", key, "' is not an int"));
   }
   const auto n = v.cast<int64_t>();
-  if (n < low || n > high) Bad(absl::StrCat("'", key, "' ", n, " is not in [", low, ", ", high, "]"));
+  if (n < low || n > high)
+    Bad(absl::StrCat("'", key, "' ", n, " is not in [", low, ", ", high, "]"));
   return static_cast<int>(n);
 }
 
@@ -84,10 +85,11 @@ absl::StatusOr<std::vector<RecordRange>> RestRanges(const EpochRest& rest,
     const uint64_t first = file << kRecordIndexBits;
     if (!rest.InPlay(file)) {
       if (run != rest.taken.end() && run->first >> kRecordIndexBits == file) {
-        return absl::DataLossError(absl::StrCat(
-            "the state says the loop took record ", run->first - first, " of ",
-            RedactUri(uris[file]), ", a file no worker of the saved layout read (the files changed "
-            "since the state was saved)"));
+        return absl::DataLossError(
+            absl::StrCat("the state says the loop took record ", run->first - first, " of ",
+                         RedactUri(uris[file]),
+                         ", a file no worker of the saved layout read (the files changed "
+                         "since the state was saved)"));
       }
       continue;
     }
@@ -105,10 +107,11 @@ absl::StatusOr<std::vector<RecordRange>> RestRanges(const EpochRest& rest,
     if (counts[file] > next) open.push_back({.file = file, .begin = next, .end = counts[file]});
   }
   if (run != rest.taken.end()) {
-    return absl::DataLossError(absl::StrCat(
-        "the state says the loop took records of file number ", run->first >> kRecordIndexBits,
-        ", but the pattern names ", counts.size(), " files (the files changed since the state "
-        "was saved)"));
+    return absl::DataLossError(absl::StrCat("the state says the loop took records of file number ",
+                                            run->first >> kRecordIndexBits,
+                                            ", but the pattern names ", counts.size(),
+                                            " files (the files changed since the state "
+                                            "was saved)"));
   }
   for (const RecordRange& r : open) total += r.size();
   // This part's share [lo, hi) of the `total` records, cut out of `open`.
@@ -119,7 +122,8 @@ absl::StatusOr<std::vector<RecordRange>> RestRanges(const EpochRest& rest,
   uint64_t at = 0;
   for (const RecordRange& r : open) {
     const uint64_t b = std::max(at, lo), e = std::min(at + r.size(), hi);
-    if (b < e) mine.push_back({.file = r.file, .begin = r.begin + (b - at), .end = r.begin + (e - at)});
+    if (b < e)
+      mine.push_back({.file = r.file, .begin = r.begin + (b - at), .end = r.begin + (e - at)});
     at += r.size();
   }
   return mine;
@@ -129,8 +133,9 @@ std::optional<EpochRest> TakeShardArg(const py::object& shard, ShardOptions* opt
                                       const char* caller) {
   if (shard.is_none()) return std::nullopt;
   if (!py::isinstance<Shard>(shard)) {
-    throw py::type_error(absl::StrCat(caller, "(): shard must be a dataecho.Shard, got ",
-                                      py::str(py::type::of(shard).attr("__name__")).cast<std::string>()));
+    throw py::type_error(
+        absl::StrCat(caller, "(): shard must be a dataecho.Shard, got ",
+                     py::str(py::type::of(shard).attr("__name__")).cast<std::string>()));
   }
   if (options->rank != -1 || options->world_size != -1) {
     throw py::type_error(

@@ -18,11 +18,11 @@
 #include "dataecho/formats/fixed_length.h"
 #include "dataecho/formats/idx.h"
 #include "dataecho/formats/tfrecord.h"
+#include "dataecho/formats/tfrecord_index.h"
 #include "dataecho/storage/glob.h"
 #include "dataecho/storage/object_store.h"
 #include "dataecho/storage/sharding.h"
 #include "dataecho/storage/throttled_store.h"
-#include "dataecho/formats/tfrecord_index.h"
 #include "elements.h"
 #include "epoch_rest.h"
 #include "options.h"
@@ -260,16 +260,15 @@ void BindFileSources(py::module_& m) {
         auto shard = split.Take<ShardOptions>();
         const py::object shard_arg = split.Pop("shard");
         split.CheckAllUsed();
-        const std::optional<EpochRest> rest =
-            TakeShardArg(shard_arg, &shard, "from_fixed_length");
+        const std::optional<EpochRest> rest = TakeShardArg(shard_arg, &shard, "from_fixed_length");
         std::vector<std::string> all = AllUris(*store, Patterns(patterns));
         if (rest) {
           return RestSource(
               std::move(all), *rest,
               [&](const std::string& uri) { return CountFixedLengthRecords(*store, uri, format); },
               [&](std::vector<std::string> uris, std::vector<RecordRange> ranges) {
-                return MakeFixedLengthRangeSource(store, std::move(uris), std::move(ranges),
-                                                  format, interleave);
+                return MakeFixedLengthRangeSource(store, std::move(uris), std::move(ranges), format,
+                                                  interleave);
               });
         }
         std::vector<std::string> uris = MyUris(all, shard, &interleave);
