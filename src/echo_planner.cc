@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "fmt/format.h"
 
@@ -15,7 +16,6 @@ namespace {
 constexpr int kBefore = 0, kAfter = 1, kBatch = 2;
 constexpr const char* kNames[] = {"before_augment", "after_augment", "batch"};
 
-// Factors tried: 1 to max in steps of 0.1.
 constexpr double kFactorStep = 0.1;
 
 double Ms(double seconds) { return seconds * 1e3; }
@@ -71,21 +71,31 @@ std::string Why(const EchoCosts& c, int placement, double e) {
                          : fmt::format("; a copy here costs {:.3g} ms", Ms(copy_cpu)));
 }
 
-double CopyValue(const AutoPlacementOptions& o, int placement) {
+const std::optional<double>& CopyValue(const AutoPlacementOptions& o, int placement) {
   return placement == kBefore  ? o.copy_value_before
          : placement == kAfter ? o.copy_value_after
                                : o.copy_value_batch;
 }
 
+const std::vector<double>& Gains(const AutoPlacementOptions& o, int placement) {
+  return placement == kBefore  ? o.copy_gains_before
+         : placement == kAfter ? o.copy_gains_after
+                               : o.copy_gains_batch;
+}
+
 // The smallest factor within 2 % of the best of `rate(e)` for e in [1,
 // max_factor], plus 10 % headroom (a factor a little past the knee costs a
 // little; one short of it costs the rate).
+// Factors are tried in steps of 0.1, and of 2 % past e = 5 (a plan need not
+// try ten million factors under max_factor = 1e6).
+double NextFactor(double e) { return e + std::max(kFactorStep, 0.02 * e); }
+
 template <typename Rate>
 double KneeFactor(const Rate& rate, double max_factor) {
   double top = 0;
-  for (double e = 1; e <= max_factor + 1e-9; e += kFactorStep) top = std::max(top, rate(e));
+  for (double e = 1; e <= max_factor + 1e-9; e = NextFactor(e)) top = std::max(top, rate(e));
   double e = 1;
-  while (e + kFactorStep <= max_factor + 1e-9 && rate(e) < 0.98 * top) e += kFactorStep;
+  while (NextFactor(e) <= max_factor + 1e-9 && rate(e) < 0.98 * top) e = NextFactor(e);
   if (e > 1) e = std::min(max_factor, e * 1.1);
   return std::round(e * 100) / 100;
 }
@@ -133,12 +143,24 @@ absl::Status AutoPlacementOptions::Validate() const {
           max_factor, m.placement, m.factor));
     }
   }
-  for (const auto& [field, v] : {std::pair{"copy_value_before", copy_value_before},
-                                 std::pair{"copy_value_after", copy_value_after},
-                                 std::pair{"copy_value_batch", copy_value_batch}}) {
-    if (!(v >= 0 && v <= 1)) {  // NaN fails too
-      return absl::InvalidArgumentError(
-          fmt::format("auto echo placement {} must be a number in [0, 1], got {}", field, v));
+  for (const auto& [field, v] : {std::pair{"copy_value_before", &copy_value_before},
+                                 std::pair{"copy_value_after", &copy_value_after},
+                                 std::pair{"copy_value_batch", &copy_value_batch}}) {
+    if (v->has_value() && !(**v >= 0 && **v <= 1)) {
+      return absl::InvalidArgumentError(fmt::format(
+          "auto echo placement {} must be a number in [0, 1] (or not set), got {}", field, **v));
+    }
+  }
+  for (const auto& [field, gains] : {std::pair{"copy_gains_before", &copy_gains_before},
+                                     std::pair{"copy_gains_after", &copy_gains_after},
+                                     std::pair{"copy_gains_batch", &copy_gains_batch}}) {
+    for (size_t i = 0; i < gains->size(); ++i) {
+      const double g = (*gains)[i];
+      if (!std::isfinite(g) || g < 0 || g > static_cast<double>(i + 2)) {
+        return absl::InvalidArgumentError(fmt::format(
+            "auto echo placement {}[{}] (the gain at e = {}) must be a number in [0, {}], got {}",
+            field, i, i + 2, i + 2, g));
+      }
     }
   }
   return absl::OkStatus();
@@ -165,6 +187,32 @@ double PlacementFactor(const EchoCosts& c, int p, double max_factor) {
   return KneeFactor([&](double e) { return 1 / PredictStepTime(c, p, e); }, max_factor);
 }
 
+double CopyGain(const AutoPlacementOptions& o, int placement, double e) {
+  e = std::max(e, 1.0);
+  if (const std::optional<double>& v = CopyValue(o, placement)) return 1 + (e - 1) * *v;
+  const std::vector<double>& g = Gains(o, placement);           // at e = 2, 3, ...
+  auto at = [&](size_t k) { return k <= 1 ? 1.0 : g[k - 2]; };  // G at integer factor k
+  const size_t last = g.size() + 1;                             // the last factor measured
+  if (e <= static_cast<double>(last)) {
+    const auto k = static_cast<size_t>(std::floor(e));
+    if (k >= last) return at(last);
+    return at(k) + (e - static_cast<double>(k)) * (at(k + 1) - at(k));
+  }
+  // Past it: a rising gain adds half as much with each further unit of
+  // factor (at most twice the last step's rise in all); a falling one keeps
+  // falling as it did, to 0.
+  const double step = at(last) - at(last - 1), x = e - static_cast<double>(last);
+  if (step >= 0) return at(last) + 2 * step * (1 - std::exp2(-x));
+  return std::max(0.0, at(last) + step * x);
+}
+
+double PredictProgress(const EchoCosts& c, int placement, double e,
+                       const AutoPlacementOptions& options) {
+  const double b = static_cast<double>(std::max<int64_t>(c.batch_rows, 1));
+  e = std::max(e, 1.0);
+  return b * CopyGain(options, placement, e) / e / PredictStepTime(c, placement, e);
+}
+
 double PredictProgress(const EchoCosts& c, int placement, double e, double copy_value) {
   const double b = static_cast<double>(std::max<int64_t>(c.batch_rows, 1));
   e = std::max(e, 1.0);
@@ -176,20 +224,21 @@ EchoPlan PlanEcho(const EchoCosts& c, const AutoPlacementOptions& options) {
   struct Best {
     double e = 1, rate = 0, progress = 0;  // the plan's factor for p, its rates
     double fastest_rate = 0;               // the step rate at p's factor for speed
+    double speed_e = 1;                    // that factor
     bool fits = false;
   };
   Best per[3];
   for (int p : {kBefore, kAfter, kBatch}) {
     per[p].fits = Fits(c, p, options.ram_budget_bytes);
     if (!per[p].fits) continue;
-    const double v = CopyValue(options, p);
     const double speed_e = PlacementFactor(c, p, options.max_factor);
     per[p].fastest_rate = 1 / PredictStepTime(c, p, speed_e);
-    per[p].e = progress ? KneeFactor([&](double e) { return PredictProgress(c, p, e, v); },
+    per[p].speed_e = speed_e;
+    per[p].e = progress ? KneeFactor([&](double e) { return PredictProgress(c, p, e, options); },
                                      options.max_factor)
                         : speed_e;
     per[p].rate = 1 / PredictStepTime(c, p, per[p].e);
-    per[p].progress = PredictProgress(c, p, per[p].e, v);
+    per[p].progress = PredictProgress(c, p, per[p].e, options);
   }
   // The fastest by step rate, and the best by progress.
   int fastest = -1, most = -1;
@@ -204,18 +253,19 @@ EchoPlan PlanEcho(const EchoCosts& c, const AutoPlacementOptions& options) {
     plan.factor = 1;
     plan.steps_per_sec = 1 / PredictStepTime(c, kBefore, 1);
     plan.best_steps_per_sec = plan.steps_per_sec;
-    plan.progress_per_sec = PredictProgress(c, kBefore, 1, 0);
+    plan.progress_per_sec = PredictProgress(c, kBefore, 1, options);
     plan.reason = fmt::format("no echo: no placement's buffer fits the RAM budget of {} bytes",
                               options.ram_budget_bytes);
     return plan;
   }
   // kSpeed: the fastest. kQuality: the most example-level placement within
-  // 10 % of the fastest's step rate; kProgress: of the best progress rate.
+  // 10 % of the fastest's step rate; kProgress: within 2 % of the most
+  // progress (the gains already weigh what a copy at each placement is worth).
   int chosen = fastest;
   if (options.prefer != EchoPrefer::kSpeed) {
     for (int p : {kBefore, kAfter, kBatch}) {
       if (!per[p].fits) continue;
-      if (progress ? per[p].progress >= 0.9 * per[most].progress
+      if (progress ? per[p].progress >= 0.98 * per[most].progress
                    : per[p].rate >= 0.9 * per[fastest].fastest_rate) {
         chosen = p;
         break;
@@ -233,17 +283,17 @@ EchoPlan PlanEcho(const EchoCosts& c, const AutoPlacementOptions& options) {
     tail = fmt::format("; {} echo would step {:.2g}x faster", kNames[fastest],
                        plan.best_steps_per_sec / plan.steps_per_sec);
     if (progress) {
-      tail += fmt::format(" but {} is worth {:.2g} of a fresh {}",
-                          fastest == kBatch ? "a batch copy" : "a copy there",
-                          CopyValue(options, fastest), fastest == kBatch ? "batch" : "example");
+      tail += fmt::format(" at e = {:.1f}, where its copies are worth G = {:.2f}",
+                          per[fastest].speed_e, CopyGain(options, fastest, per[fastest].speed_e));
     } else {
       tail += " (prefer quality: the most example-level placement within 10 %)";
     }
   }
-  tail += fmt::format("; predicted {:.1f} steps/s, {:.0f} fresh-equivalent examples/s",
-                      plan.steps_per_sec, plan.progress_per_sec);
+  tail += fmt::format("; predicted {:.1f} steps/s, {:.0f} fresh-equivalent examples/s (G = {:.2f})",
+                      plan.steps_per_sec, plan.progress_per_sec,
+                      CopyGain(options, chosen, plan.factor));
   if (progress && chosen != most) {
-    tail += fmt::format(" (most: {} echo, {:.0f}; prefer progress: within 10 %)", kNames[most],
+    tail += fmt::format(" (most: {} echo, {:.0f}; prefer progress: within 2 %)", kNames[most],
                         per[most].progress);
   }
   plan.reason = fmt::format("{} echo, e = {:.2f}: {}{}", kNames[chosen], plan.factor,

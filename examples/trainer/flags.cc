@@ -25,10 +25,11 @@ ABSL_FLAG(
 ABSL_FLAG(double, max_echo, 4.0,
           "With --insert=adaptive: the most emissions of one example (m >= 1); with --insert=auto: "
           "the largest factor it may choose");
-ABSL_FLAG(std::string, prefer, "quality",
-          "With --insert=auto: quality (the most example-level placement within 10% of the best "
-          "step rate), speed (the best step rate) or progress (within 10% of the best rate of "
-          "training progress, a step weighed by what its copies are worth)");
+ABSL_FLAG(std::string, prefer, "progress",
+          "With --insert=auto: progress (the most training progress per second, a step weighed "
+          "by what its copies are worth: the soonest target accuracy), quality (the most "
+          "example-level placement within 10% of the best step rate) or speed (the best step "
+          "rate)");
 ABSL_FLAG(int, shuffle_buffer, 2048,
           "Shuffle buffer (elements) after example echoing (on each rank with mpi_trainer)");
 ABSL_FLAG(int64_t, fresh_budget, 600000,

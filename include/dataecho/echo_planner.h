@@ -20,31 +20,39 @@
 // measured time per item while it ran). A step is not worth the same at
 // every placement: a copy echoed before augmentation gets its own crop and
 // flip, one echoed after it is the same augmented item again, and a batch
-// copy repeats a whole batch. The planner weighs each step by what it is
-// worth, as fresh-equivalent examples per second (the rate of training
-// progress):
+// copy repeats a whole batch, and the more copies of an example a model sees,
+// the less each teaches. Data echoing exists to cut the wall-clock time to a
+// target accuracy, so the planner weighs each step by what it is worth, as
+// fresh-equivalent examples per second (the rate of training progress):
 //
-//   progress = steps/s x B x (1 + (e - 1) v_p) / e
+//   progress = steps/s x (B / e) x G_p(e)
 //
-// where v_p in [0, 1] is the value of an echoed copy relative to a fresh
-// example at placement p (AutoPlacementOptions::copy_value_*, calibrated on
-// Fashion-MNIST: docs/results.md, "Value of a copy per placement").
+// B / e fresh examples a step, each worth G_p(e) fresh examples with its
+// copies: G_p(e) = F_1 / F_e, the fresh examples a model needs to reach its
+// target without echo over those it needs at factor e, placement p
+// (AutoPlacementOptions::copy_gains_*, measured on Fashion-MNIST at e = 2, 3
+// and 4: docs/results.md, "Value of a copy per placement"; between two
+// measured factors it is interpolated, past the last one each further unit of
+// factor adds half what the one before added, or keeps falling as the last
+// did). Time to the target is F_1 / progress, so the most progress is the
+// soonest target. A gain that falls (a copy after augmentation is the same
+// augmented example again) or levels off keeps the factor where copies are
+// still worth their cost, whatever max_factor allows: with no consumer step at
+// all, progress stops rising with the factor once the gain levels off.
 //
 // It keeps the placements whose echo buffer fits `ram_budget_bytes`, takes
 // for each the smallest factor within 2 % of its best rate (plus 10 %
 // headroom, at most max_factor; the progress rate under kProgress, else the
-// step rate), and then: `prefer = kSpeed` the fastest step rate; `kQuality`
-// (the default) the most example-level placement (before_augment, then
-// after_augment, then batch) within 10 % of the fastest step rate;
-// `kProgress` the most example-level placement within 10 % of the best
-// progress rate (it trusts the copy values: on Fashion-MNIST's calibration a
-// batch copy was worth nothing, so it gives up step rate that kQuality keeps).
-// Every plan says why, e.g.
+// step rate), and then: `prefer = kProgress` (the default) the placement of
+// the most progress (the more example-level one within 2 %); `kSpeed` the
+// fastest step rate; `kQuality` the most example-level placement
+// (before_augment, then after_augment, then batch) within 10 % of the fastest
+// step rate. Every plan says why, e.g.
 //
-//   after_augment echo, e = 4.00: augmenting a copy would cost 0.104 ms of
+//   after_augment echo, e = 2.20: augmenting a copy would cost 0.104 ms of
 //   the 1 pipeline core; a copy here costs 0.007 ms; batch echo would step
-//   1.2x faster but a batch copy is worth 0 of a fresh batch; predicted
-//   223.2 steps/s, 9714 fresh-equivalent examples/s       (prefer = kProgress)
+//   3x faster at e = 6.6, where its copies are worth G = 0.39; predicted
+//   134.9 steps/s, 12198 fresh-equivalent examples/s (G = 1.55)
 //
 //   dataecho::EchoCosts costs = ...;  // measured (EchoedBatches does this)
 //   dataecho::EchoPlan plan = dataecho::PlanEcho(costs, {.max_factor = 6});
@@ -64,31 +72,27 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "dataecho/export.h"
 
 namespace dataecho {
 
-// What a plan optimizes: the step rate alone (kSpeed); the most
-// example-level placement within 10 % of the fastest step rate (kQuality, the
-// default: batch echoing repeats whole batches and is worth less per step);
-// or the most example-level placement within 10 % of the best rate of
-// training progress (kProgress: steps/s weighted by what a step is worth at
-// its placement and factor, AutoPlacementOptions::copy_value_*).
+// What a plan optimizes: the rate of training progress (kProgress, the
+// default: steps/s weighted by what a step is worth at its placement and
+// factor, AutoPlacementOptions::copy_gains_*: the soonest target accuracy);
+// the step rate alone (kSpeed); or the most example-level placement within
+// 10 % of the fastest step rate (kQuality: batch echoing repeats whole batches
+// and is worth less per step, but how much less it does not weigh).
 enum class EchoPrefer { kSpeed, kQuality, kProgress };
 
-// The value of an echoed copy relative to a fresh example, per placement
-// (AutoPlacementOptions' defaults), fitted to the fresh examples
-// Fashion-MNIST's trainer needs to reach 0.85 test accuracy at e = 1, 2, 3 and 4
-// (examples/fashion_mnist_trainer.cc; docs/results.md, "Value of a copy per
-// placement": F_e (1 + (e - 1) v) = F_1, least squares over e = 2, 3, 4,
-// clamped to [0, 1]). A copy before augmentation gets its own crop and flip...
+// A linear alternative to the gains (AutoPlacementOptions::copy_value_*):
+// every copy worth v of a fresh example, G(e) = 1 + (e - 1) v. These were
+// the least-squares slopes of the same measurements (docs/results.md), which
+// the gains replaced: after augmentation the value falls with the factor.
 inline constexpr double kCopyValueBeforeAugment = 0.40;
-// ... one after it is the same augmented example again ...
 inline constexpr double kCopyValueAfterAugment = 0.12;
-// ... and a batch copy repeats a whole batch, in the same order (fitted
-// slightly below 0: on this model it did not help at all).
 inline constexpr double kCopyValueBatch = 0.0;
 
 // Measured costs, all per unit named, in seconds; 0 = not measured (or free).
@@ -121,9 +125,11 @@ struct DATAECHO_EXPORT EchoPlannerMemory {
 };
 
 struct DATAECHO_EXPORT AutoPlacementOptions {
-  // The largest factor a plan may choose. Finite, in [1, 1e6].
+  // The largest factor a plan may choose. Finite, in [1, 1e6]. Under
+  // kProgress the gains keep the factor below it where more copies would not
+  // be worth their cost.
   double max_factor = 8;
-  EchoPrefer prefer = EchoPrefer::kQuality;
+  EchoPrefer prefer = EchoPrefer::kProgress;
   // Cores the pipeline may use. 0 = the CPUs this process may run on, minus
   // `trainer_cores` (at least 1).
   int pipeline_cores = 0;
@@ -141,13 +147,20 @@ struct DATAECHO_EXPORT AutoPlacementOptions {
   uint64_t seed = 0;
   // Name of the planning stage in stats.
   std::string name = "echo_planner";
-  // The value of an echoed copy relative to a fresh example at each
-  // placement, in [0, 1] (see kCopyValueBeforeAugment): what kProgress
-  // weighs a step by (every plan reports the progress rate). A model whose copies are worth more or
-  // less may set its own.
-  double copy_value_before = kCopyValueBeforeAugment;
-  double copy_value_after = kCopyValueAfterAugment;
-  double copy_value_batch = kCopyValueBatch;
+  // G_p(e) = F_1 / F_e at e = 2, 3, 4, ... for each placement (see the file
+  // comment; G(1) = 1): what kProgress weighs a step by (every plan reports
+  // the progress rate). Fashion-MNIST's MLP to 0.85 test accuracy, means of
+  // seeds 1-3 (scripts/copy_values.py prints them with their spread). Each
+  // finite and >= 0; empty: copies worth nothing there (G = 1). A model whose
+  // copies are worth more or less may set its own.
+  std::vector<double> copy_gains_before = {1.66, 1.85, 2.09};
+  std::vector<double> copy_gains_after = {1.60, 1.37, 1.12};
+  std::vector<double> copy_gains_batch = {1.00, 0.89, 0.75};
+  // If set (in [0, 1]), the placement's gains are linear instead:
+  // G(e) = 1 + (e - 1) v (see kCopyValueBeforeAugment).
+  std::optional<double> copy_value_before;
+  std::optional<double> copy_value_after;
+  std::optional<double> copy_value_batch;
   // An earlier planner's costs and decision to start from (see
   // EchoPlannerMemory); none: measure first. Its placement in [0, 2], its
   // factor in [1, max_factor], its costs finite and >= 0.
@@ -181,17 +194,23 @@ DATAECHO_EXPORT double PredictStepTime(const EchoCosts& costs, int placement, do
 // copies stop raising the step rate (adaptive echo's cap, echo_placement.h).
 DATAECHO_EXPORT double PlacementFactor(const EchoCosts& costs, int placement, double max_factor);
 
+// G_p(e) of `placement` at factor `e` under `options` (the file comment).
+DATAECHO_EXPORT double CopyGain(const AutoPlacementOptions& options, int placement, double e);
+
 // The predicted rate of training progress of `placement` at factor `e`:
-// fresh-equivalent examples per second, steps/s x B x (1 + (e - 1) v) / e
-// where v = `copy_value` (the value of a copy there relative to a fresh
-// example).
+// fresh-equivalent examples per second, steps/s x (B / e) x G_p(e) with the
+// gains of `options` (CopyGain) ...
+DATAECHO_EXPORT double PredictProgress(const EchoCosts& costs, int placement, double e,
+                                       const AutoPlacementOptions& options);
+// ... or with every copy worth `copy_value` of a fresh example:
+// G(e) = 1 + (e - 1) copy_value.
 DATAECHO_EXPORT double PredictProgress(const EchoCosts& costs, int placement, double e,
                                        double copy_value);
 
 // The plan for `costs` (see the file comment). REQUIRES: options.Validate().
 DATAECHO_EXPORT EchoPlan PlanEcho(const EchoCosts& costs, const AutoPlacementOptions& options);
 
-// "speed" or "quality"; ParseEchoPrefer: INVALID_ARGUMENT for another name.
+// "speed", "quality" or "progress"; ParseEchoPrefer: INVALID_ARGUMENT for another name.
 DATAECHO_EXPORT const char* EchoPreferName(EchoPrefer prefer);
 DATAECHO_EXPORT absl::Status ParseEchoPrefer(const std::string& name, EchoPrefer* prefer);
 

@@ -139,6 +139,16 @@ const OptionsSpec<AdaptiveEchoOptions>& Spec<AdaptiveEchoOptions>() {
   return *spec;
 }
 
+// A list of gains (AutoPlacementOptions::copy_gains_*) from a sequence of numbers.
+template <typename O>
+auto SetGains(std::vector<double> O::*field) {
+  return [field](O& o, py::handle v) { o.*field = v.cast<std::vector<double>>(); };
+}
+template <typename O>
+auto GetGains(std::vector<double> O::*field) {
+  return [field](const O& o) { return py::cast(o.*field); };
+}
+
 template <>
 const OptionsSpec<AutoPlacementOptions>& Spec<AutoPlacementOptions>() {
   using O = AutoPlacementOptions;
@@ -152,10 +162,10 @@ const OptionsSpec<AutoPlacementOptions>& Spec<AutoPlacementOptions>() {
                  CheckOk(ParseEchoPrefer(v.cast<std::string>(), &o.prefer));
                },
                [](const O& o) { return py::cast(std::string(EchoPreferName(o.prefer))); },
-               "'quality' (the most example-level placement within 10 % of the best step "
-               "rate), 'speed' (the best step rate) or 'progress' (the most example-level "
-               "placement within 10 % of the best rate of training progress: steps/s weighted "
-               "by the copy_value_* of the placement).")
+               "'progress' (the default: the most training progress per second, steps/s "
+               "weighted by what a step's copies are worth, copy_gains_*: the soonest target "
+               "accuracy), 'quality' (the most example-level placement within 10 % of the "
+               "best step rate) or 'speed' (the best step rate).")
            .Add("pipeline_cores", &O::pipeline_cores,
                 "Cores the pipeline may use; 0 = the CPUs of the process minus trainer_cores.")
            .Add("trainer_cores", &O::trainer_cores, "Cores the trainer keeps. >= 0.")
@@ -164,13 +174,23 @@ const OptionsSpec<AutoPlacementOptions>& Spec<AutoPlacementOptions>() {
            .Add("decide_every", &O::decide_every, "Batches between two plans. >= 2.")
            .Add("seed", &O::seed, "Seed of the per-item draws of fractional factors.")
            .Add("name", &O::name, "Name of the planning stage in stats.")
+           .AddCustom("copy_gains_before", "list[float]", SetGains(&O::copy_gains_before),
+                      GetGains(&O::copy_gains_before),
+                      "G(e) = F_1 / F_e at e = 2, 3, ... for echo before augmentation: the "
+                      "fresh examples to a target without echo over those at factor e "
+                      "(prefer 'progress'; Fashion-MNIST's by default).")
+           .AddCustom("copy_gains_after", "list[float]", SetGains(&O::copy_gains_after),
+                      GetGains(&O::copy_gains_after), "G(e) for echo after augmentation.")
+           .AddCustom("copy_gains_batch", "list[float]", SetGains(&O::copy_gains_batch),
+                      GetGains(&O::copy_gains_batch), "G(e) for batch echo.")
            .Add("copy_value_before", &O::copy_value_before,
-                "Value of a copy echoed before augmentation relative to a fresh example, in "
-                "[0, 1] (prefer 'progress').")
+                "If set, in [0, 1]: every copy echoed before augmentation worth this much of a "
+                "fresh example, G(e) = 1 + (e - 1) v, instead of copy_gains_before. None: not "
+                "set.")
            .Add("copy_value_after", &O::copy_value_after,
-                "Value of a copy echoed after augmentation, in [0, 1].")
+                "If set: G(e) = 1 + (e - 1) v after augmentation. None: not set.")
            .Add("copy_value_batch", &O::copy_value_batch,
-                "Value of a batch copy relative to a fresh batch, in [0, 1].");
+                "If set: G(e) = 1 + (e - 1) v for batch echo. None: not set.");
   return *spec;
 }
 

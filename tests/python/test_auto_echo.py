@@ -38,8 +38,19 @@ def test_auto_placement_decides_and_reports(small_arrays):
 def test_auto_placement_copy_values(small_arrays):
     o = dataecho.AutoPlacementOptions(copy_value_batch=0.5)
     assert o.copy_value_batch == 0.5
-    assert dataecho.AutoPlacementOptions().copy_value_batch < \
-        dataecho.AutoPlacementOptions().copy_value_before
+    assert dataecho.AutoPlacementOptions().copy_value_batch is None  # not set: the gains
+    defaults = dataecho.AutoPlacementOptions()
+    assert defaults.prefer == "progress"
+    assert defaults.copy_gains_batch[-1] < defaults.copy_gains_after[-1] < \
+        defaults.copy_gains_before[-1]
+    o = dataecho.AutoPlacementOptions(copy_gains_batch=[1.5, 1.8])
+    assert o.copy_gains_batch == [1.5, 1.8]
+    with pytest.raises(dataecho.InvalidArgumentError, match="copy_gains_after"):
+        p = dataecho.from_arrays(*small_arrays).prefetch(depth=8).echoed_batches(
+            dataecho.RandomFlip(seed=1), placement="auto",
+            auto_placement=dataecho.AutoPlacementOptions(copy_gains_after=[1.2, float("nan")]),
+            batch={"batch_size": 8})
+        next(iter(p))
     with pytest.raises(dataecho.InvalidArgumentError, match="copy_value_batch"):
         p = dataecho.from_arrays(*small_arrays).prefetch(depth=8).echoed_batches(
             dataecho.RandomFlip(seed=1), placement="auto",

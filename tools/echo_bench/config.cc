@@ -44,10 +44,10 @@ ABSL_FLAG(std::string, echo, fmt::format("{}", fmt::join(Defaults().echo, ",")),
 ABSL_FLAG(std::string, insert, std::string(dataecho::bench::InsertName(Defaults().insert)),
           "before_augment | after_augment | batch | adaptive | auto\n"
           "(auto: placement and factor chosen from measured costs)");
-ABSL_FLAG(std::string, prefer, "quality",
-          "--insert=auto: speed, quality (the most example-level\n"
-          "placement within 10% of the best step rate) or progress (within\n"
-          "10% of the best rate of training progress, copies weighed by value)");
+ABSL_FLAG(std::string, prefer, "progress",
+          "--insert=auto: progress (the most training progress per\n"
+          "second, copies weighed by what they are worth), speed or quality\n"
+          "(the most example-level placement within 10% of the best step rate)");
 ABSL_FLAG(bool, grid, false,
           "run every fixed placement x --echo factor and auto\n"
           "(--max_echo) in one run, rotating; report auto / best\n"
