@@ -21,7 +21,8 @@
 #   --seeds="1 2 3"       seeds (default 1 2 3)
 #   --augment_cpu_ms="0 0.5"  the regimes: CPU each augmentation burns, in ms
 #                         (0: the default crop and flip, I/O-bound; 0.5: CPU-heavy)
-#   --echo=3              the fixed placements' factor (default 3)
+#   --echo="2 3"          the fixed placements' factors (default 3): each fixed
+#                         placement runs at each
 #   --max_echo=4          auto's largest factor (default 4)
 #   --placements="..."    what to run (default "before_augment after_augment
 #                         batch auto"; auto-progress: auto with --prefer=progress)
@@ -98,14 +99,15 @@ if [ "$TABLE_ONLY" = 0 ]; then
       --labels=/usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz \
       --output="$SHARDS" --shards=4
   fi
-  run() {  # insert aug seed
+  run() {  # insert aug seed [factor]
     local f="$OUT/$1-aug$2-s$3.json"
+    [ -n "${4:-}" ] && f="$OUT/$1-e$4-aug$2-s$3.json"
     [ -s "$f" ] && return 0
-    local insert=$1 echo_flags=(--echo="$ECHO")
+    local insert=$1 echo_flags=(--echo="${4:-1}")
     [ "$1" = auto-progress ] && insert=auto
     [ "$insert" = auto ] && echo_flags=(--max_echo="$MAX_ECHO")
     [ "$1" = auto-progress ] && echo_flags+=(--prefer=progress)
-    echo "== $1 ${echo_flags[*]} --augment_cpu_ms=$2 --seed=$3" >&2
+    echo "== $insert ${echo_flags[*]} --augment_cpu_ms=$2 --seed=$3" >&2
     nice -n "$NICE" "$TRAINER" --train_shards="$SHARDS-*.tfrecord" --upstream_ratio="$RATIO" \
       --step_ms="$STEP_MS" --insert="$insert" "${echo_flags[@]}" --augment_cpu_ms="$2" --seed="$3" \
       --stop_at_target --target_accuracy="$TARGET" --fresh_budget="$BUDGET" \
@@ -115,12 +117,17 @@ if [ "$TABLE_ONLY" = 0 ]; then
   # Seed by seed, every placement in turn: a partial comparison has whole seeds.
   for aug in $AUGS; do
     for seed in $SEEDS; do
-      for insert in $PLACEMENTS; do run "$insert" "$aug" "$seed"; done
+      for insert in $PLACEMENTS; do
+        case "$insert" in
+          auto*) run "$insert" "$aug" "$seed" ;;
+          *) for e in $ECHO; do run "$insert" "$aug" "$seed" "$e"; done ;;
+        esac
+      done
     done
   done
 fi
 
-python3 - "$OUT" "$RATIO" "$STEP_MS" "$TARGET" "$AUGS" "$PLACEMENTS" <<'PY'
+python3 - "$OUT" "$RATIO" "$STEP_MS" "$TARGET" "$AUGS" "$PLACEMENTS" "$ECHO" <<'PY'
 import glob
 import json
 import os
@@ -129,7 +136,10 @@ import statistics
 import sys
 
 out, ratio, step_ms, target = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
-augs, placements = sys.argv[5].split(), sys.argv[6].split()
+augs, echos = sys.argv[5].split(), sys.argv[7].split()
+# Fixed placements run at each factor, named INSERT-eE; auto ones once.
+placements = [p if p.startswith("auto") else f"{p}-e{e}" for p in sys.argv[6].split()
+              for e in ([None] if p.startswith("auto") else echos)]
 runs = {}
 for path in glob.glob(os.path.join(out, "*-aug*-s*.json")):
     m = re.match(r"(.+)-aug(.+)-s(\d+)\.json$", os.path.basename(path))
@@ -153,6 +163,7 @@ print("| augment_cpu_ms | placement | seeds reaching | fresh examples | wall clo
       "realized factor | waited for data | trainer step (ms) | R against it |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 off = []
+best = {}  # aug -> {"fixed": (seconds, name), "auto": [(seconds, name)]}
 for aug in augs:
     for insert in placements:
         rs = runs.get((insert, float(aug)), [])
@@ -169,15 +180,27 @@ for aug in augs:
         if r_eff is not None and not 0.8 * ratio <= r_eff <= 1.25 * ratio:
             off.append((aug, insert, r_eff))
         auto = insert.startswith("auto")
-        name = insert if auto else f"{insert}, e = {rs[0]['echo']:g}"
+        name = insert if auto else f"{insert.rsplit('-e', 1)[0]}, e = {rs[0]['echo']:g}"
         if auto and rs[0].get("max_echo") is not None:
             name = f"{insert}, e <= {rs[0]['max_echo']:g}"
+        seconds = mean([r['seconds_to_target'] for r in hit]) if len(hit) == len(rs) else None
+        if seconds is not None:
+            b = best.setdefault(aug, {"fixed": None, "auto": []})
+            if auto:
+                b["auto"].append((seconds, name))
+            elif b["fixed"] is None or seconds < b["fixed"][0]:
+                b["fixed"] = (seconds, name)
         print(f"| {aug} | {name} | {len(hit)}/{len(rs)} "
               f"| {fmt(mean([r['fresh_examples_to_target'] for r in hit]), ',.0f')} "
               f"| {fmt(mean([r['seconds_to_target'] for r in hit]), '.1f')} "
               f"| {fmt(mean([r['realized_echo_factor'] for r in rs]), '.2f')} "
               f"| {fmt(waited, '.0%')} "
               f"| {fmt(step, '.2f')} | {fmt(r_eff, '.1f')} |")
+for aug, b in best.items():
+    for seconds, name in b["auto"]:
+        if b["fixed"] is not None:
+            print(f"augment_cpu_ms={aug}: {name} / best fixed ({b['fixed'][1]}, "
+                  f"{b['fixed'][0]:.1f} s) wall clock to {target}: {seconds / b['fixed'][0]:.2f}x")
 for aug, insert, r_eff in off:
     print(f"warning: augment_cpu_ms={aug} {insert}: the upstream was R = {r_eff:.1f} times "
           f"slower than the trainer's own step, not {ratio:g}: "

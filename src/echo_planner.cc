@@ -83,13 +83,13 @@ const std::vector<double>& Gains(const AutoPlacementOptions& o, int placement) {
                                : o.copy_gains_batch;
 }
 
-// The smallest factor within 2 % of the best of `rate(e)` for e in [1,
-// max_factor], plus 10 % headroom (a factor a little past the knee costs a
-// little; one short of it costs the rate).
 // Factors are tried in steps of 0.1, and of 2 % past e = 5 (a plan need not
 // try ten million factors under max_factor = 1e6).
 double NextFactor(double e) { return e + std::max(kFactorStep, 0.02 * e); }
 
+// The smallest factor within 2 % of the best of `rate(e)` for e in [1,
+// max_factor], plus 10 % headroom (a factor a little past the knee costs a
+// little; one short of it costs the rate).
 template <typename Rate>
 double KneeFactor(const Rate& rate, double max_factor) {
   double top = 0;
