@@ -68,7 +68,7 @@ struct TrainOptions {
   EchoInsert insert = EchoInsert::kBeforeAugment;
   double max_echo = 4.0;
   // With insert = kAuto: what the planner optimizes (echo_planner.h).
-  dataecho::EchoPrefer prefer = dataecho::EchoPrefer::kQuality;
+  dataecho::EchoPrefer prefer = dataecho::EchoPrefer::kProgress;
   // Upstream R times slower than one training step (R > 0 needs
   // `train_shards`); 0 = read as fast as the files allow.
   double upstream_ratio = 0.0;

@@ -152,7 +152,7 @@ TEST(EchoBenchArgsTest, AutoAndGrid) {
   c = ParseArgs(2, const_cast<char**>(grid));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_TRUE(c->grid);
-  EXPECT_EQ(c->prefer, EchoPrefer::kQuality);
+  EXPECT_EQ(c->prefer, EchoPrefer::kProgress);
   EXPECT_EQ(c->echo, (std::vector<double>{2, 3, 4}));
   const char* grid_insert[] = {"echo_bench", "--grid", "--insert=batch"};
   EXPECT_EQ(ParseArgs(3, const_cast<char**>(grid_insert)).status().code(),

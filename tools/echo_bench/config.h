@@ -25,8 +25,8 @@ struct BenchConfig {
   std::vector<double> echo = {1, 2, 3, 4, 6, 8};
   Insert insert = Insert::kBeforeAugment;
   double max_echo = 4;  // adaptive mode's cap on emissions per item; auto's largest factor
-  // --insert=auto: what its plans optimize (speed | quality, echo_planner.h).
-  EchoPrefer prefer = EchoPrefer::kQuality;
+  // --insert=auto: what its plans optimize (progress | speed | quality, echo_planner.h).
+  EchoPrefer prefer = EchoPrefer::kProgress;
   // --grid: every fixed placement x --echo factor and auto (--max_echo) in
   // one run, rotating; reports auto / best fixed steps/s (grid.h).
   bool grid = false;
