@@ -6,14 +6,11 @@
 #include <vector>
 
 #include "buffer_pool.h"
-#include "dataecho/internal/counter.h"
-#include "dataecho/internal/input_snapshots.h"
 #include "dataecho/memory.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
 #include "internal/fork_join.h"
 #include "internal/row_chunks.h"
-#include "row_columns.h"
 #include "row_convert.h"
 
 namespace dataecho {
@@ -87,17 +84,12 @@ struct BatchStage::Layout {
     MutableBuffer data;
   };
   absl::InlinedVector<Component, 1> components;
-  internal::RowColumns columns;
-  int64_t rows = 0;
-  int64_t fresh = 0;
-  uint32_t epoch = 0;        // newest of the rows
-  uint32_t rows_crc32c = 0;  // Batch::rows_crc32c
 };
 
 BatchStage::BatchStage(StagePtr<Example> input, BatchOptions options)
-    : BatchingStage(std::move(input), options.name, options.batch_size),
+    : BatchingStage(std::move(input), options.name, options.batch_size, options.drop_remainder,
+                    options.alignment),
       options_(std::move(options)),
-      pool_(internal::BufferPool::Create(options_.alignment)),
       layout_(std::make_unique<Layout>()) {
   if (options_.threads > 1 && options_.batch_size >= options_.parallel_min_rows) {
     row_pool_ = std::make_unique<internal::ForkJoin>(options_.threads);
@@ -121,13 +113,7 @@ absl::StatusOr<StagePtr<Batch>> BatchStage::Make(StagePtr<Example> input, BatchO
 
 absl::Status BatchStage::StartBatch(const Example& first) {
   Layout& l = *layout_;
-  l.rows = 0;
-  l.fresh = 0;
-  l.rows_crc32c = 0;
-  l.epoch = 0;
-  row_refs_.clear();
   const size_t n = static_cast<size_t>(options_.batch_size);
-  row_refs_.reserve(n);  // one allocation, and none once emitted_ hands buffers back
   // The whole batch against the cap, before any buffer is taken.
   int64_t row_bytes = BatchOptions::kIndexBytesPerRow;
   for (const Tensor& t : first.components) {
@@ -165,9 +151,8 @@ absl::Status BatchStage::StartBatch(const Example& first) {
       c.a[ch] = options_.scale / sd;
       c.b[ch] = -mean / sd;
     }
-    c.data = pool_->Get(c.out_bytes * n);
+    c.data = pool().Get(c.out_bytes * n);
   }
-  l.columns.Get(*pool_, n, [](size_t bytes) { return bytes; });
   if (chunks_ != nullptr) {
     size_t out_row_bytes = 0;
     for (const Layout::Component& c : l.components) out_row_bytes += c.out_bytes;
@@ -177,13 +162,8 @@ absl::Status BatchStage::StartBatch(const Example& first) {
   return absl::OkStatus();
 }
 
-absl::Status BatchStage::AddRow(Example&& row) {
+absl::Status BatchStage::AddRow(Example&& row, int64_t row_index) {
   Layout& l = *layout_;
-  if (row.components.size() != l.components.size()) {
-    return absl::InvalidArgumentError(
-        fmt::format("{}: example {} has {} components, the batch's first row has {}", options_.name,
-                    row.source_index, row.components.size(), l.components.size()));
-  }
   for (size_t i = 0; i < l.components.size(); ++i) {
     const Tensor& t = row.components[i];
     const Layout::Component& c = l.components[i];
@@ -194,13 +174,7 @@ absl::Status BatchStage::AddRow(Example&& row) {
                       ShapeString(t.shape()), DTypeName(c.in), ShapeString(c.shape)));
     }
   }
-  const size_t r = static_cast<size_t>(l.rows);
-  l.columns.Set(r, row);
-  ++l.rows;
-  if (row.fresh()) ++l.fresh;
-  l.epoch = std::max(l.epoch, row.epoch);
-  l.rows_crc32c = internal::FoldFingerprint(l.rows_crc32c, row.record_crc32c);
-  row_refs_.push_back({row.record_offset, row.epoch, row.record_crc32c});
+  const auto r = static_cast<size_t>(row_index);
   if (chunks_ != nullptr) {  // converted by ConvertChunks(), on the pool's threads
     pending_[r] = std::move(row);
     if ((r + 1) % chunk_rows_ == 0) chunks_->Publish(r + 1);
@@ -247,37 +221,24 @@ void BatchStage::ConvertChunks() {
 }
 
 absl::Status BatchStage::FillRows(absl::FunctionRef<Example*()> pull, int64_t* rows) {
-  absl::Status status;
-  auto gather = [&] {
-    while (*rows < options_.batch_size) {
-      Example* row = pull();
-      if (row == nullptr) break;
-      status = *rows == 0 ? StartBatch(*row) : absl::OkStatus();
-      if (status.ok()) status = AddRow(std::move(*row));
-      if (!status.ok()) break;
-      ++*rows;
-    }
-  };
-  if (row_pool_ == nullptr) {
-    gather();
-    return status;
-  }
+  if (row_pool_ == nullptr) return GatherRows(pull, rows);
   // The calling thread gathers the rows while the pool's other threads
   // convert the chunks already in place; then it converts chunks too.
+  absl::Status status;
   chunks_->Reset();
   row_pool_->Run([&](int part, int /*parts*/) {
     if (part == 0) {
-      gather();
-      chunks_->Close(static_cast<size_t>(layout_->rows));
+      status = GatherRows(pull, rows);
+      chunks_->Close(static_cast<size_t>(*rows));
     }
     ConvertChunks();
   });
   return status;
 }
 
-absl::StatusOr<Batch> BatchStage::FinishBatch() {
+absl::StatusOr<Batch> BatchStage::FinishBatch(int64_t num_rows) {
   Layout& l = *layout_;
-  const size_t rows = static_cast<size_t>(l.rows);
+  const auto rows = static_cast<size_t>(num_rows);
   if (chunks_ == nullptr) {  // the last rows AddRow() has not copied
     for (size_t r = rows > kLagRows ? rows - kLagRows : 0; r < rows; ++r) {
       CopyRow(lagged_[r % kLagRows], r);
@@ -285,68 +246,30 @@ absl::StatusOr<Batch> BatchStage::FinishBatch() {
     }
   }
   Batch b;
-  b.num_rows = l.rows;
-  b.fresh_rows = l.fresh;
-  b.epoch = l.epoch;
-  b.rows_crc32c = l.rows_crc32c;
   for (Layout::Component& c : l.components) {
     Shape shape;
-    shape.push_back(l.rows);
+    shape.push_back(num_rows);
     shape.insert(shape.end(), c.shape.begin(), c.shape.end());
     c.data.Truncate(rows * c.out_bytes);
     DATAECHO_ASSIGN_OR_RETURN(Tensor t,
                               Tensor::Make(c.out, std::move(shape), std::move(c.data).Freeze()));
     b.components.push_back(std::move(t));
   }
-  DATAECHO_RETURN_IF_ERROR(l.columns.MoveTo(rows, &b));
-  l.rows = 0;
-  std::vector<RowRef> spare;
-  if (emitted_.size() == kReferencedBatches) {
-    spare = std::move(emitted_.front().rows);  // reused for the next batch
-    emitted_.pop_front();
-  }
-  emitted_.push_back({b.source_indices.buffer().data(), std::move(row_refs_)});
-  row_refs_ = std::move(spare);
-  row_refs_.clear();
-  CountBatch(b);
   return b;
 }
 
-absl::StatusOr<std::optional<Batch>> BatchStage::Next() {
-  if (cancelled()) return CancelledError();
-  if (!error_.ok()) return error_;
-  if (done_) return std::nullopt;
-  int64_t rows = 0;
-  absl::StatusOr<std::optional<Example>> r;
-  absl::Status s = FillRows(
-      [this, &r]() -> Example* {
-        input_wait_ns_.Add(internal::PullTimed(input(), &r));
-        if (!r.ok()) {
-          error_ = r.status();
-          return nullptr;
-        }
-        if (!r->has_value()) {
-          done_ = true;
-          return nullptr;
-        }
-        return &**r;
-      },
-      &rows);
-  if (!s.ok()) {
-    error_ = s;
-    return s;
-  }
-  if (rows == 0 || (rows < options_.batch_size && options_.drop_remainder)) {
-    if (!error_.ok()) return error_;
-    return std::nullopt;
-  }
-  absl::StatusOr<Batch> b = FinishBatch();
-  if (!b.ok()) return error_ = b.status();
-  return std::optional<Batch>(*std::move(b));
+void BatchStage::DropRows() {
+  for (Example& row : lagged_) row = Example();
+  for (Example& row : pending_) row = Example();
 }
 
-StageStats BatchStage::OwnStats() const {
-  return BatchStats({{"buffer_allocations", static_cast<double>(pool_->allocations())}});
+uint64_t BatchStage::StateOptionsHash() const {
+  return OptionsHash()
+      .Add(options_.batch_size)
+      .Add(static_cast<uint64_t>(options_.drop_remainder))
+      .value();
 }
+
+StageStats BatchStage::OwnStats() const { return BatchStats({}); }
 
 }  // namespace dataecho

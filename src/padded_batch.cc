@@ -15,7 +15,6 @@
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 #include "padded_cells.h"
-#include "row_columns.h"
 #include "row_convert.h"
 
 namespace dataecho {
@@ -64,9 +63,9 @@ absl::Status PaddedBatchOptions::Validate() const {
 }
 
 PaddedBatchStage::PaddedBatchStage(StagePtr<Example> input, PaddedBatchOptions options)
-    : BatchingStage(std::move(input), options.name, options.batch_size),
-      options_(std::move(options)),
-      pool_(internal::BufferPool::Create(options_.alignment)) {}
+    : BatchingStage(std::move(input), options.name, options.batch_size, options.drop_remainder,
+                    options.alignment),
+      options_(std::move(options)) {}
 
 PaddedBatchStage::~PaddedBatchStage() = default;
 
@@ -154,11 +153,6 @@ absl::StatusOr<std::vector<Shape>> PaddedBatchStage::PaddedShapes() const {
 absl::Status PaddedBatchStage::CheckRow(const Example& row) const {
   if (rows_.empty()) return absl::OkStatus();
   const Example& first = rows_.front();
-  if (row.components.size() != first.components.size()) {
-    return absl::InvalidArgumentError(
-        fmt::format("{}: example {} has {} components, the batch's first row has {}", options_.name,
-                    row.source_index, row.components.size(), first.components.size()));
-  }
   for (size_t i = 0; i < row.components.size(); ++i) {
     const Tensor& t = row.components[i];
     const Tensor& f = first.components[i];
@@ -173,17 +167,18 @@ absl::Status PaddedBatchStage::CheckRow(const Example& row) const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Batch> PaddedBatchStage::MakeBatch() {
+absl::StatusOr<Batch> PaddedBatchStage::FinishBatch(int64_t num_rows) {
   const size_t n = rows_.front().components.size();
-  const size_t rows = rows_.size();
+  const auto rows = static_cast<size_t>(num_rows);
   // Every row padded to the longest: the whole batch against the cap before
   // any buffer is taken.
   DATAECHO_ASSIGN_OR_RETURN(const std::vector<Shape> padded_shapes, PaddedShapes());
   DATAECHO_RETURN_IF_ERROR(CheckBatchBytes(static_cast<int64_t>(rows), padded_shapes, rows_.front(),
                                            /*first_row=*/false));
   Batch b;
-  b.num_rows = static_cast<int64_t>(rows);
   std::vector<Tensor> masks, lengths;
+  batch_data_cells_ = 0;
+  batch_padding_cells_ = 0;
   for (size_t i = 0; i < n; ++i) {
     const DType dtype = rows_.front().components[i].dtype();
     const int rank = rows_.front().components[i].rank();
@@ -192,10 +187,10 @@ absl::StatusOr<Batch> PaddedBatchStage::MakeBatch() {
     const double value = i < options_.padding_values.size() ? options_.padding_values[i] : 0.0;
     DATAECHO_ASSIGN_OR_RETURN(std::vector<uint8_t> pad, internal::PaddingCell(dtype, value, i));
     const auto cells = static_cast<size_t>(NumElements(padded));
-    MutableBuffer data = pool_->Get(SizeClass(rows * cells * es));
-    MutableBuffer mask = options_.masks ? pool_->Get(SizeClass(rows * cells)) : MutableBuffer();
+    MutableBuffer data = pool().Get(SizeClass(rows * cells * es));
+    MutableBuffer mask = options_.masks ? pool().Get(SizeClass(rows * cells)) : MutableBuffer();
     MutableBuffer shape = options_.lengths
-                              ? pool_->Get(SizeClass(rows * static_cast<size_t>(rank) * 8))
+                              ? pool().Get(SizeClass(rows * static_cast<size_t>(rank) * 8))
                               : MutableBuffer();
     int64_t data_cells = 0;
     for (size_t r = 0; r < rows; ++r) {
@@ -231,8 +226,8 @@ absl::StatusOr<Batch> PaddedBatchStage::MakeBatch() {
       }
       data_cells += t.num_elements();
     }
-    data_cells_.Add(data_cells);
-    padding_cells_.Add(static_cast<int64_t>(rows * cells) - data_cells);
+    batch_data_cells_ += data_cells;
+    batch_padding_cells_ += static_cast<int64_t>(rows * cells) - data_cells;
     Shape out_shape{static_cast<int64_t>(rows)};
     out_shape.insert(out_shape.end(), padded.begin(), padded.end());
     data.Truncate(rows * cells * es);
@@ -254,77 +249,54 @@ absl::StatusOr<Batch> PaddedBatchStage::MakeBatch() {
   }
   for (Tensor& t : masks) b.components.push_back(std::move(t));
   for (Tensor& t : lengths) b.components.push_back(std::move(t));
-  // Per-row columns, as BatchStage makes them.
-  internal::RowColumns columns;
-  columns.Get(*pool_, rows, SizeClass);
-  for (size_t r = 0; r < rows; ++r) {
-    columns.Set(r, rows_[r]);
-    if (rows_[r].fresh()) ++b.fresh_rows;
-  }
-  DATAECHO_RETURN_IF_ERROR(columns.MoveTo(rows, &b));
-  CountBatch(b);
+  rows_.clear();
   return b;
 }
 
-absl::StatusOr<std::optional<Batch>> PaddedBatchStage::Next() {
-  if (cancelled()) return CancelledError();
-  if (!error_.ok()) return error_;
-  if (done_) return std::nullopt;
+absl::Status PaddedBatchStage::StartBatch(const Example& first) {
   rows_.clear();
-  int64_t waited = 0;
-  while (static_cast<int64_t>(rows_.size()) < options_.batch_size) {
-    absl::StatusOr<std::optional<Example>> r;
-    waited += internal::PullTimed(input(), &r);
-    if (!r.ok()) {
-      error_ = r.status();
-      break;
+  // batch_size rows padded to at least this one's shape (and the fixed
+  // dimensions): refused before the rows are gathered.
+  std::vector<Shape> least;
+  for (size_t i = 0; i < first.components.size(); ++i) {
+    Shape shape = first.components[i].shape();
+    if (i < options_.padded_shapes.size() && options_.padded_shapes[i].size() == shape.size()) {
+      for (size_t d = 0; d < shape.size(); ++d)
+        shape[d] = std::max(shape[d], options_.padded_shapes[i][d]);
     }
-    if (!r->has_value()) {
-      done_ = true;
-      break;
-    }
-    if (absl::Status s = CheckRow(**r); !s.ok()) return error_ = s;
-    if (rows_.empty()) {
-      // batch_size rows padded to at least this one's shape (and the fixed
-      // dimensions): refused before the rows are gathered.
-      const Example& first = **r;
-      std::vector<Shape> least;
-      for (size_t i = 0; i < first.components.size(); ++i) {
-        Shape shape = first.components[i].shape();
-        if (i < options_.padded_shapes.size() && options_.padded_shapes[i].size() == shape.size()) {
-          for (size_t d = 0; d < shape.size(); ++d)
-            shape[d] = std::max(shape[d], options_.padded_shapes[i][d]);
-        }
-        least.push_back(std::move(shape));
-      }
-      if (absl::Status s = CheckBatchBytes(options_.batch_size, least, first, /*first_row=*/true);
-          !s.ok()) {
-        return error_ = s;
-      }
-    }
-    rows_.push_back(*std::move(*r));
+    least.push_back(std::move(shape));
   }
-  input_wait_ns_.Add(waited);
-  const auto n = static_cast<int64_t>(rows_.size());
-  if (n == 0 || (n < options_.batch_size && options_.drop_remainder)) {
-    rows_.clear();
-    if (!error_.ok()) return error_;
-    return std::nullopt;
+  return CheckBatchBytes(options_.batch_size, least, first, /*first_row=*/true);
+}
+
+absl::Status PaddedBatchStage::AddRow(Example&& row, int64_t /*r*/) {
+  DATAECHO_RETURN_IF_ERROR(CheckRow(row));
+  rows_.push_back(std::move(row));
+  return absl::OkStatus();
+}
+
+void PaddedBatchStage::CountBatch(const Batch& b) {
+  BatchingStage::CountBatch(b);
+  data_cells_.Add(batch_data_cells_);
+  padding_cells_.Add(batch_padding_cells_);
+}
+
+uint64_t PaddedBatchStage::StateOptionsHash() const {
+  OptionsHash h;
+  h.Add(options_.batch_size).Add(static_cast<uint64_t>(options_.drop_remainder));
+  h.Add(static_cast<uint64_t>(options_.masks)).Add(static_cast<uint64_t>(options_.lengths));
+  for (const Shape& shape : options_.padded_shapes) {
+    h.Add(static_cast<uint64_t>(shape.size()));
+    for (int64_t d : shape) h.Add(d);
   }
-  absl::StatusOr<Batch> b = MakeBatch();
-  if (!b.ok()) {
-    rows_.clear();
-    return error_ = b.status();
-  }
-  KeepLast(*b);
-  return std::optional<Batch>(*std::move(b));
+  for (double v : options_.padding_values) h.Add(v);
+  return h.value();
 }
 
 StageStats PaddedBatchStage::OwnStats() const {
   const double all = static_cast<double>(data_cells_.Get() + padding_cells_.Get());
   return BatchStats(
-      {{"padding_fraction", all > 0 ? static_cast<double>(padding_cells_.Get()) / all : 0.0},
-       {"buffer_allocations", static_cast<double>(pool_->allocations())}});
+      {{"padding_fraction", all > 0 ? static_cast<double>(padding_cells_.Get()) / all : 0.0}});
 }
 
 }  // namespace dataecho

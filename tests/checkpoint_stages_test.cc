@@ -176,9 +176,10 @@ TEST(CheckpointStagesTest, PaddedBatchRepeats) {
 }
 
 TEST(CheckpointStagesTest, ShuffleOfPaddedBatchesFailsNamingIt) {
-  Pipeline<Batch> p = FromVector(Sequences(20))
+  // More batches than a PaddedBatch keeps references to (as a Batch).
+  Pipeline<Batch> p = FromVector(Sequences(100))
                           .PaddedBatch({.batch_size = 2})
-                          .Shuffle({.buffer_size = 3, .name = "batch_shuffle"});
+                          .Shuffle({.buffer_size = 20, .name = "batch_shuffle"});
   ASSERT_TRUE(p.Next().ok());
   absl::StatusOr<std::string> s = p.SaveState();
   EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition) << s.status();

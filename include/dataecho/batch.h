@@ -30,6 +30,13 @@
 // A batch's epoch is the newest epoch among its rows. Below a Repeat, a new
 // epoch starts a new batch (the last batch of an epoch may be partial).
 //
+// Checkpoints (stage.h, docs/checkpoint.md): no batch is half-built between
+// Next() calls, so the state is the input's and whether it ended. A batch is
+// referenced by its rows (each row's identity: source and repeat index, epoch
+// and, for rows made from records, the record's offset and CRC-32C); only the
+// last 16 batches emitted can be (what a batch Echo holds, also behind a
+// Prefetch of batches).
+//
 // Large batches may split their rows among a few threads (`threads`).
 //
 // Stats: input_wait = time blocked on an input that had nothing ready
@@ -44,7 +51,6 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -53,8 +59,6 @@
 #include "dataecho/example.h"
 #include "dataecho/export.h"
 #include "dataecho/internal/batching_stage.h"
-#include "dataecho/internal/counter.h"
-#include "dataecho/internal/ring_queue.h"
 #include "dataecho/stage.h"
 
 namespace dataecho {
@@ -98,7 +102,6 @@ struct DATAECHO_EXPORT BatchOptions {
 };
 
 namespace internal {
-class BufferPool;
 class ForkJoin;
 class RowChunks;
 }  // namespace internal
@@ -108,16 +111,6 @@ class DATAECHO_EXPORT BatchStage final : public internal::BatchingStage {
   static absl::StatusOr<StagePtr<Batch>> Make(StagePtr<Example> input, BatchOptions options);
   ~BatchStage() override;
 
-  absl::StatusOr<std::optional<Batch>> Next() override;
-  // Checkpoints (src/batch_state.cc): no batch is half-built between Next()
-  // calls, so the state is the input's and whether it ended. A batch is
-  // referenced by its rows (each row's identity: source and repeat index,
-  // epoch and, for rows made from records, the record's offset and CRC-32C);
-  // only the last 16 batches emitted can be (what a batch Echo holds, also
-  // behind a Prefetch of batches).
-  absl::Status SaveRefs(std::span<const Batch* const> items, StateWriter& w) override;
-  absl::Status Reread(StateReader& r, size_t n, std::vector<Batch>* out) override;
-
  protected:
   StageStats OwnStats() const override;
   uint64_t StateOptionsHash() const override;
@@ -125,23 +118,22 @@ class DATAECHO_EXPORT BatchStage final : public internal::BatchingStage {
  private:
   struct Layout;  // per-component shapes and conversion of the current batch
   BatchStage(StagePtr<Example> input, BatchOptions options);
-  absl::Status StartBatch(const Example& first);
-  absl::Status AddRow(Example&& row);
-  // Builds a batch of the rows `pull` points to (moved from; until it
-  // returns nullptr or the batch is full), counted in *rows; the first error
-  // of StartBatch() or AddRow(). With a row pool the rows are converted as
-  // they arrive.
-  absl::Status FillRows(absl::FunctionRef<Example*()> pull, int64_t* rows);
+  // A batch (internal/batching_stage.h): rows copied and converted into the
+  // fused buffers as they arrive. With a row pool the calling thread gathers
+  // the rows while the pool's other threads convert them (FillRows()).
+  absl::Status StartBatch(const Example& first) override;
+  absl::Status AddRow(Example&& row, int64_t r) override;
+  absl::Status FillRows(absl::FunctionRef<Example*()> pull, int64_t* rows) override;
+  absl::StatusOr<Batch> FinishBatch(int64_t rows) override;
+  void DropRows() override;
   // A row pool's thread: converts chunks of rows until the batch is closed
   // and every row claimed.
   void ConvertChunks();
   // Copies (and converts) the components of `row` into row `r` of the batch.
   // Called concurrently for different rows by the row pool.
   void CopyRow(const Example& row, size_t r);
-  absl::StatusOr<Batch> FinishBatch();
 
   const BatchOptions options_;
-  std::shared_ptr<internal::BufferPool> pool_;
   std::unique_ptr<Layout> layout_;
   // With a row pool: the rows of the current batch, row r in pending_[r],
   // handed to the pool's threads in chunks of chunk_rows_ as they arrive.
@@ -152,22 +144,6 @@ class DATAECHO_EXPORT BatchStage final : public internal::BatchingStage {
   // Without: the last few rows added, prefetched, each copied a few rows
   // later (src/batch.cc, kLagRows), row r in lagged_[r % lagged_.size()].
   std::vector<Example> lagged_;
-  // What a reference to a row needs besides its source and repeat index.
-  struct RowRef {
-    uint64_t record_offset = 0;
-    uint32_t epoch = 0;
-    uint32_t record_crc32c = 0;
-  };
-  // The rows of one of the last batches emitted, and what identifies it (its
-  // source_indices buffer: no two live batches share one).
-  struct Emitted {
-    const uint8_t* sources = nullptr;
-    std::vector<RowRef> rows;
-  };
-  // Batches that can be referenced: enough for a batch Echo behind a Prefetch.
-  static constexpr size_t kReferencedBatches = 16;
-  std::vector<RowRef> row_refs_;          // of the rows of the batch being built
-  internal::RingQueue<Emitted> emitted_;  // the last kReferencedBatches emitted, oldest first
 };
 
 }  // namespace dataecho

@@ -42,9 +42,9 @@
 //
 // Epochs and checkpoints (stage.h, docs/checkpoint.md), as BatchStage:
 // Restart(e) restarts the input and forgets its end; the state is whether the
-// input ended (no batch is half-built between Next() calls). The last batch
-// emitted (what a batch echo holds) is referenced by its rows' references:
-// the stage keeps that batch's rows (handles) until the next one.
+// input ended (no batch is half-built between Next() calls). The last 16
+// batches emitted (what a batch echo holds) are referenced by their rows'
+// references, as in BatchStage; no row is held for it.
 //
 // Stats: elements = batches; input_wait = time blocked on an input with
 // nothing ready; extra "rows", "fresh_rows", "padding_fraction" (padding
@@ -57,7 +57,6 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -101,24 +100,24 @@ struct DATAECHO_EXPORT PaddedBatchOptions {
   int LengthsIndex(int i, int n) const { return lengths ? (masks ? 2 * n : n) + i : -1; }
 };
 
-namespace internal {
-class BufferPool;
-}  // namespace internal
-
 class DATAECHO_EXPORT PaddedBatchStage final : public internal::BatchingStage {
  public:
   static absl::StatusOr<StagePtr<Batch>> Make(StagePtr<Example> input, PaddedBatchOptions options);
   ~PaddedBatchStage() override;
 
-  absl::StatusOr<std::optional<Batch>> Next() override;
-  absl::Status SaveRefs(std::span<const Batch* const> items, StateWriter& w) override;
-  absl::Status Reread(StateReader& r, size_t n, std::vector<Batch>* out) override;
-
  protected:
   StageStats OwnStats() const override;
+  uint64_t StateOptionsHash() const override;
 
  private:
   PaddedBatchStage(StagePtr<Example> input, PaddedBatchOptions options);
+  // A batch (internal/batching_stage.h): the rows are gathered (handles, not
+  // copies), then padded into the batch's buffers.
+  absl::Status StartBatch(const Example& first) override;
+  absl::Status AddRow(Example&& row, int64_t r) override;
+  absl::StatusOr<Batch> FinishBatch(int64_t rows) override;
+  void DropRows() override { rows_.clear(); }
+  void CountBatch(const Batch& b) override;
   absl::Status CheckRow(const Example& row) const;
   // Each component's padded shape for the rows of rows_ (INVALID_ARGUMENT for
   // a row longer than a fixed dimension).
@@ -128,18 +127,11 @@ class DATAECHO_EXPORT PaddedBatchStage final : public internal::BatchingStage {
   // row (else the gathered batch).
   absl::Status CheckBatchBytes(int64_t rows, const std::vector<Shape>& padded, const Example& first,
                                bool first_row) const;
-  absl::StatusOr<Batch> MakeBatch();
-  // Keeps the rows of the batch `b` just made (for SaveRefs).
-  void KeepLast(const Batch& b);
-  // The section of this stage in stage.h's shape (src/padded_batch_state.cc).
-  uint64_t StateOptionsHash() const override;
-  absl::Status OnRestart(uint32_t epoch) override;
 
   const PaddedBatchOptions options_;
-  std::shared_ptr<internal::BufferPool> pool_;
-  std::vector<Example> rows_;              // the batch being gathered (handles, not copies)
-  std::vector<Example> last_rows_;         // the rows of the last batch emitted
-  const uint8_t* last_sources_ = nullptr;  // identifies that batch (its source_indices)
+  std::vector<Example> rows_;  // the batch being gathered (handles, not copies)
+  // Cells of the last batch made (data, padding), counted when it is emitted.
+  int64_t batch_data_cells_ = 0, batch_padding_cells_ = 0;
   internal::Counter data_cells_, padding_cells_;
 };
 

@@ -48,10 +48,10 @@
 // took: it pauses the pulling thread between two Next() calls, writes the
 // chain's state and then a section of its own ("python") holding references to
 // the elements it pulled ahead, oldest first (the last stage's SaveRefs()). So
-// every element pulled ahead must be one the last stage can still reference:
-// a stage that references only its last element (PaddedBatch) needs
-// max_ahead = 1. RestoreInto() reads such a state into a chain that was not
-// read from and gives back those elements, which a new Puller hands out first:
+// every element pulled ahead must be one the last stage can still reference
+// (a Batch or PaddedBatch: one of its last 16 batches). RestoreInto() reads
+// such a state into a chain that was not read from and gives back those
+// elements, which a new Puller hands out first:
 //
 //   std::vector<Example> ahead;
 //   absl::Status s = Puller<Example>::RestoreInto(*stage, state, &ahead);

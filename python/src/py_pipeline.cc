@@ -170,7 +170,6 @@ absl::Status PipelineHandle::CheckBuildingLocked(const char* method) const {
 PipelineHandle::AnyPuller PipelineHandle::StartLocked() {
   AnyAhead ahead = std::move(ahead_);
   ahead_ = std::monostate();
-  const size_t max_ahead = max_ahead_;
   return std::visit(
       [&](auto& p) -> AnyPuller {
         using T = typename std::decay_t<decltype(p)>::value_type;
@@ -181,7 +180,7 @@ PipelineHandle::AnyPuller PipelineHandle::StartLocked() {
         }
         std::vector<T> first;
         if (auto* a = std::get_if<std::vector<T>>(&ahead)) first = std::move(*a);
-        return std::make_shared<Puller<T>>(std::move(stage), std::move(first), max_ahead);
+        return std::make_shared<Puller<T>>(std::move(stage), std::move(first));
       },
       *builder_);
 }
@@ -342,7 +341,7 @@ option raises InvalidArgumentError at the call.
 
 Iterating runs the stages on their C++ threads; next() releases the GIL while
 it waits, so other Python threads run. The pipeline runs up to three elements
-ahead of Python (one after padded_batch), so it keeps working while Python
+ahead of Python, so it keeps working while Python
 handles an element (its "python" stats row). close() (or `with`, or del, or
 interpreter exit) cancels it and joins its threads.)");
   cls.def_property_readonly("element_type", &PipelineHandle::element_type,

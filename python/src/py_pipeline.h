@@ -166,8 +166,6 @@ class PipelineHandle {
   bool epoch_applied_ ABSL_GUARDED_BY(mu_) = false;
   bool restored_ ABSL_GUARDED_BY(mu_) = false;
   AnyAhead ahead_ ABSL_GUARDED_BY(mu_);
-  // The most elements the puller keeps ready (PullAheadAfter()).
-  size_t max_ahead_ ABSL_GUARDED_BY(mu_) = kPullAhead;
   Length length_ ABSL_GUARDED_BY(mu_) = Length::Unknown("from this source (its size is not read)");
   std::vector<Buffer> kept_ ABSL_GUARDED_BY(mu_);  // KeepUntilClosed()
 };

@@ -148,31 +148,17 @@ std::optional<uint32_t> PipelineHandle::epoch() const {
   return epoch_;
 }
 
-namespace {
-
-// The most elements the puller may keep ready after the builder call `method`
-// (puller.h): each one is referenced in a saved state, and a PaddedBatch can
-// reference only the last batch it emitted, so from padded_batch on, one.
-size_t PullAheadAfter(std::string_view method, size_t before) {
-  return method == "padded_batch" ? 1 : before;
-}
-
-}  // namespace
-
 void PipelineHandle::InheritFrom(const PipelineHandle& from, const char* method) {
   const std::optional<uint32_t> e = from.epoch();
   Length length = LengthAfter(method, from.length());
-  size_t ahead = kPullAhead;
   std::vector<Buffer> kept;
   {
     absl::MutexLock lock(&from.mu_);
-    ahead = PullAheadAfter(method, from.max_ahead_);
     kept = from.kept_;
   }
   absl::MutexLock lock(&mu_);
   epoch_ = e;
   length_ = std::move(length);
-  max_ahead_ = ahead;
   kept_.insert(kept_.end(), kept.begin(), kept.end());
 }
 

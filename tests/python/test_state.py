@@ -58,8 +58,8 @@ def test_the_elements_pulled_ahead_are_part_of_the_state(small_arrays):
 
 
 def test_a_padded_batch_pipeline_saves_with_its_batch_pulled_ahead():
-    # A PaddedBatch can reference only the last batch it made: the binding
-    # pulls one batch ahead of such a pipeline, so its state can be saved.
+    # The binding pulls batches ahead of a PaddedBatch, which references the
+    # last 16 it made, so its state can be saved.
     examples = [dataecho.Example([np.arange(1 + i % 5, dtype=np.int32)], label=i, source_index=i)
                 for i in range(20)]
 
