@@ -37,6 +37,9 @@
 #   --dataecho=PATH       the dataecho CLI that makes them (default: next to the
 #                         trainer, ../tools/dataecho/dataecho)
 #   --nice=N              niceness of the trainers (default 0)
+#   --trainer_args="..."  more flags for every run, e.g. "--batch_size=1024
+#                         --learning_rate=0.05" (a setting the gains were not
+#                         measured on)
 #   --table_only          print the table of the JSONs in --out, run nothing
 set -euo pipefail
 STEP_MS=25
@@ -52,6 +55,7 @@ SHARDS=/tmp/fmnist/train
 DATAECHO=""
 NICE=0
 TABLE_ONLY=0
+TRAINER_ARGS=""
 RATIO=4
 PLACEMENTS="before_augment after_augment batch auto"
 while [ $# -gt 0 ]; do
@@ -69,6 +73,7 @@ while [ $# -gt 0 ]; do
     --shards=*) SHARDS=${1#*=} ;;
     --dataecho=*) DATAECHO=${1#*=} ;;
     --nice=*) NICE=${1#*=} ;;
+    --trainer_args=*) TRAINER_ARGS=${1#*=} ;;
     --table_only) TABLE_ONLY=1 ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     --*) echo "auto_compare.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
@@ -80,6 +85,7 @@ done
 mkdir -p "$OUT"
 PARAMS="ratio=$RATIO step_ms=$STEP_MS echo=$ECHO max_echo=$MAX_ECHO fresh_budget=$BUDGET"
 PARAMS="$PARAMS eval_every=$EVAL_EVERY target=$TARGET"
+[ -n "$TRAINER_ARGS" ] && PARAMS="$PARAMS trainer_args=$TRAINER_ARGS"
 
 if [ "$TABLE_ONLY" = 0 ]; then
   TRAINER=${1:?"usage: auto_compare.sh [options] path/to/fashion_mnist_trainer (try --help)"}
@@ -111,7 +117,7 @@ if [ "$TABLE_ONLY" = 0 ]; then
     nice -n "$NICE" "$TRAINER" --train_shards="$SHARDS-*.tfrecord" --upstream_ratio="$RATIO" \
       --step_ms="$STEP_MS" --insert="$insert" "${echo_flags[@]}" --augment_cpu_ms="$2" --seed="$3" \
       --stop_at_target --target_accuracy="$TARGET" --fresh_budget="$BUDGET" \
-      --eval_every="$EVAL_EVERY" --no_progress --json="$f.tmp" >&2
+      --eval_every="$EVAL_EVERY" --no_progress --json="$f.tmp" $TRAINER_ARGS >&2
     mv "$f.tmp" "$f"
   }
   # Seed by seed, every placement in turn: a partial comparison has whole seeds.

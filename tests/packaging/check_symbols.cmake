@@ -58,6 +58,17 @@ set(allowed_internal
   "dataecho::internal::BatchingStage::RestoreOwn(dataecho::StateReader&)"
   "dataecho::internal::BatchingStage::SaveOwn(dataecho::StateWriter&)"
   "dataecho::internal::BatchingStage::OnRestart(unsigned int)"
+  # ... and since it runs both stages' Next(), fill loop, columns and
+  # references, those too.
+  "dataecho::internal::BatchingStage::BatchingStage(std::unique_ptr<dataecho::Stage<dataecho::Example>, std::default_delete<dataecho::Stage<dataecho::Example> > >, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, long, bool, unsigned long)"
+  "dataecho::internal::BatchingStage::~BatchingStage()"
+  "dataecho::internal::BatchingStage::Next()"
+  "dataecho::internal::BatchingStage::GatherRows(absl::debian3::FunctionRef<dataecho::Example* ()>, long*)"
+  "dataecho::internal::BatchingStage::MakeColumns(dataecho::Batch*)"
+  "dataecho::internal::BatchingStage::MakeBatch()"
+  "dataecho::internal::BatchingStage::NoteRow(dataecho::Example const&, long)"
+  "dataecho::internal::BatchingStage::Reread(dataecho::StateReader&, unsigned long, std::vector<dataecho::Batch, std::allocator<dataecho::Batch> >*)"
+  "dataecho::internal::BatchingStage::SaveRefs(std::span<dataecho::Batch const* const, 18446744073709551615ul>, dataecho::StateWriter&)"
   "dataecho::internal::BatchingStage::BatchStats(std::vector<std::pair<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, double>, std::allocator<std::pair<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, double> > >) const"
   "dataecho::internal::BatchingStage::ReadBatchSizes(dataecho::StateReader&, unsigned long, unsigned long*) const"
   "typeinfo for dataecho::internal::BatchingStage"
@@ -78,7 +89,7 @@ set(allowed_internal
 set(required
   "dataecho::Version()"
   "dataecho::OpenObjectStore(dataecho::ObjectStoreOptions const&)"
-  "dataecho::BatchStage::Next()"
+  "dataecho::BatchStage::Make(std::unique_ptr<dataecho::Stage<dataecho::Example>, std::default_delete<dataecho::Stage<dataecho::Example> > >, dataecho::BatchOptions)"
   "dataecho::TerminalSafe[abi:cxx11](std::basic_string_view<char, std::char_traits<char> >)"
   "typeinfo for dataecho::ObjectStore"
   "vtable for dataecho::BatchStage")
