@@ -226,6 +226,17 @@ absl::Status UnbatchStage::RestoreOwn(StateReader& r) {
   if (!r.Bool()) return r.status();
   const int64_t row = r.I64();
   DATAECHO_RETURN_IF_ERROR(r.status());
+  DATAECHO_ASSIGN_OR_RETURN(Batch again, RereadBatch(r));
+  // Between two Next() calls a batch under way has emitted a row and has one left.
+  if (row <= 0 || row >= again.num_rows) {
+    return absl::DataLossError(absl::StrCat("pipeline state: ", options_.name, " at row ", row,
+                                            " of a batch of ", again.num_rows));
+  }
+  Hold(std::move(again), row);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Batch> UnbatchStage::RereadBatch(StateReader& r) {
   std::vector<Batch> again;
   DATAECHO_RETURN_IF_ERROR(input().Reread(r, 1, &again));
   if (again.size() != 1) {
@@ -233,13 +244,7 @@ absl::Status UnbatchStage::RestoreOwn(StateReader& r) {
                                             " batches read again, not 1"));
   }
   DATAECHO_RETURN_IF_ERROR(CheckBatch(again[0], batches_.Get()));
-  // Between two Next() calls a batch under way has emitted a row and has one left.
-  if (row <= 0 || row >= again[0].num_rows) {
-    return absl::DataLossError(absl::StrCat("pipeline state: ", options_.name, " at row ", row,
-                                            " of a batch of ", again[0].num_rows));
-  }
-  Hold(std::move(again[0]), row);
-  return absl::OkStatus();
+  return std::move(again[0]);
 }
 
 // A row's reference: its row in its batch, then the input's reference to the batch.
@@ -266,29 +271,23 @@ absl::Status UnbatchStage::Reread(StateReader& r, size_t n, std::vector<Example>
   for (size_t i = 0; i < n; ++i) {
     const uint64_t row = r.U64();
     DATAECHO_RETURN_IF_ERROR(r.status());
-    std::vector<Batch> again;
-    DATAECHO_RETURN_IF_ERROR(input().Reread(r, 1, &again));
-    if (again.size() != 1) {
-      return absl::DataLossError(absl::StrCat("pipeline state: ", options_.name, ": ", again.size(),
-                                              " batches read again, not 1"));
-    }
-    DATAECHO_RETURN_IF_ERROR(CheckBatch(again[0], batches_.Get()));
-    if (row >= static_cast<uint64_t>(again[0].num_rows)) {
+    DATAECHO_ASSIGN_OR_RETURN(Batch again, RereadBatch(r));
+    if (row >= static_cast<uint64_t>(again.num_rows)) {
       return absl::DataLossError(absl::StrCat("pipeline state: ", options_.name, ": row ", row,
-                                              " of a batch of ", again[0].num_rows));
+                                              " of a batch of ", again.num_rows));
     }
     // Rows are sliced from a batch held (the current one, or one read again
     // for an earlier row), so that they can be referenced again.
     const Batch* from = nullptr;
     for (const Batch& b : held_) {
-      if (SameBatch(b, again[0])) from = &b;
+      if (SameBatch(b, again)) from = &b;
     }
-    if (from == nullptr && held_.size() < kHeldBatches) {
-      held_.push_front(std::move(again[0]));  // older than the current batch, which stays last
+    if (from == nullptr && held_.size() >= kHeldBatches) from = &again;  // not kept
+    if (from == nullptr) {
+      held_.push_front(std::move(again));  // older than the current batch, which stays last
       from = &held_.front();
     }
-    DATAECHO_ASSIGN_OR_RETURN(Example e,
-                              Row(from != nullptr ? *from : again[0], static_cast<int64_t>(row)));
+    DATAECHO_ASSIGN_OR_RETURN(Example e, Row(*from, static_cast<int64_t>(row)));
     out->push_back(std::move(e));
   }
   return absl::OkStatus();

@@ -104,6 +104,8 @@ class DATAECHO_EXPORT UnbatchStage final : public UnaryStage<Example, Batch> {
   bool Step(bool may_block, absl::StatusOr<std::optional<Example>>* out);
   // OK if `b` is well formed (see the file comment); `position` names it.
   absl::Status CheckBatch(const Batch& b, int64_t position) const;
+  // The input's batch named by the next reference in `r`, read again and checked.
+  absl::StatusOr<Batch> RereadBatch(StateReader& r);
   // True while the newest batch held has rows left to emit.
   bool UnderWay() const { return current_ && row_ < held_.back().num_rows; }
   // Keeps `b` as the current batch (dropping the oldest beyond kHeldBatches).
