@@ -214,9 +214,9 @@ double PredictProgress(const EchoCosts& c, int placement, double e,
 }
 
 double PredictProgress(const EchoCosts& c, int placement, double e, double copy_value) {
-  const double b = static_cast<double>(std::max<int64_t>(c.batch_rows, 1));
-  e = std::max(e, 1.0);
-  return b * (1 + (e - 1) * copy_value) / e / PredictStepTime(c, placement, e);
+  AutoPlacementOptions linear;
+  linear.copy_value_before = linear.copy_value_after = linear.copy_value_batch = copy_value;
+  return PredictProgress(c, placement, e, linear);
 }
 
 EchoPlan PlanEcho(const EchoCosts& c, const AutoPlacementOptions& options) {
