@@ -25,7 +25,10 @@ case "$sanitizer" in
 esac
 jobs=${JOBS:-$(nproc)}
 if [ "$what" != test ]; then
-  cmake -S . -B "$dir" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+  # Ninja for a fresh tree (an existing one keeps its generator), as scripts/test.sh.
+  generator=()
+  [ -f "$dir/CMakeCache.txt" ] || generator=(-GNinja)
+  cmake "${generator[@]}" -S . -B "$dir" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
     -DDATAECHO_SANITIZE="$sanitizer" -DDATAECHO_FUZZ="$fuzz" -DDATAECHO_BUILD_BENCHMARKS=OFF \
     -DDATAECHO_LINK_WITH_LLD=ON -DDATAECHO_UNITY_BUILD=ON >/dev/null
   cmake --build "$dir" -j"$jobs"

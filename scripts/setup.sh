@@ -8,7 +8,7 @@ PACKAGES=(build-essential cmake pkg-config git
   libabsl-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libcurl4-openssl-dev libturbojpeg0-dev libjpeg-dev libmicrohttpd-dev libpng-dev
   dataset-fashion-mnist python3-skimage curl nodejs npm clang
-  clang-tidy clang-format libclang-rt-14-dev lld
+  clang-tidy clang-format libclang-rt-14-dev lld ninja-build
   libopenmpi-dev openmpi-bin
   python3-dev pybind11-dev python3-numpy python3-torch python3-torchvision python3-pytest
   python3-pip python3-venv
