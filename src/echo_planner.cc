@@ -128,6 +128,10 @@ absl::Status AutoPlacementOptions::Validate() const {
     return absl::InvalidArgumentError(
         fmt::format("auto echo placement decide_every must be >= 2, got {}", decide_every));
   }
+  if (decide_every_rows < 0) {
+    return absl::InvalidArgumentError(fmt::format(
+        "auto echo placement decide_every_rows must be >= 0, got {}", decide_every_rows));
+  }
   if (start_from.has_value()) {
     const EchoPlannerMemory& m = *start_from;
     const EchoCosts& c = m.costs;

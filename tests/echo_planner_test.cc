@@ -442,6 +442,36 @@ TEST(AutoPlacementTest, TrainerBoundPipelineDoesNotEcho) {
   // from a vector against a 15 ms step).
 }
 
+// Windows hold decide_every batches, or decide_every_rows rows when batches
+// are large (at least 4 batches): the first plan comes after 3 windows.
+TEST(AutoPlacementTest, LargeBatchesCloseTheWindowAtItsRows) {
+  // The batches before the first plan ("after N batches: ..."): 3 windows,
+  // or more when a window lacked samples and went on for another.
+  const auto first_plan_after = [](int64_t rows) -> int64_t {
+    const AutoRun run =
+        RunAuto(FromVector(MakeExamples(2000)).Prefetch({.depth = 32}),
+                [](Example e) -> absl::StatusOr<Example> { return e; }, 80, absl::ZeroDuration(),
+                {.decide_every = 16, .decide_every_rows = rows});
+    int64_t n = -1;
+    if (run.planner.notes.empty() ||
+        std::sscanf(run.planner.notes[0].c_str(), "after %ld batches:", &n) != 1) {
+      ADD_FAILURE() << "no plan\n" << run.table;
+    }
+    return n;
+  };
+  for (int64_t rows : {4 * kRows, kRows}) {  // windows of 4 batches (4 at least)
+    const int64_t n = first_plan_after(rows);
+    EXPECT_EQ(n % 4, 0) << n;
+    EXPECT_GE(n, 12);
+    EXPECT_LT(n, 48);
+  }
+  const int64_t n = first_plan_after(0);  // batches only: windows of 16
+  EXPECT_EQ(n % 16, 0) << n;
+  EXPECT_GE(n, 48);
+  EXPECT_EQ(AutoPlacementOptions{.decide_every_rows = -1}.Validate().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 // Adaptive echo (kAdaptive) knows the regime through the same planner.
 AutoRun RunAdaptive(Pipeline<Example> decoded, AugmentFn augment, int64_t steps,
                     absl::Duration step) {

@@ -60,7 +60,8 @@
 //
 // EchoedBatches (echo_placement.h) with EchoPlacement::kAuto measures the
 // costs while it runs (the consumer's step: the median of a window's times
-// between its pulls), plans every `decide_every` batches, changes the factor
+// between its pulls), plans every `decide_every` batches (fewer when they are
+// large: `decide_every_rows`), changes the factor
 // when the plan does, the placement when two plans in a row name another one,
 // and reports each decision in its stats
 // (stats.h: the "echo_planner" row's notes; "decisions" in the JSON).
@@ -113,7 +114,7 @@ struct DATAECHO_EXPORT EchoCosts {
 // the factor. A planner given one (AutoPlacementOptions::start_from) echoes
 // at that placement and factor from its first batch and plans from those
 // costs, instead of measuring from nothing with no echo for its first
-// 3 x decide_every batches: what a pipeline built afresh for every epoch
+// 3 windows (AutoPlacementOptions::decide_every): what a pipeline built afresh for every epoch
 // (dataecho.torch) carries from one epoch's planner to the next. Its
 // "echo_planner" stats row holds these values (placement, factor,
 // cost_upstream_cpu_ms, cost_augment_cpu_ms, cost_row_cpu_ms,
@@ -140,9 +141,16 @@ struct DATAECHO_EXPORT AutoPlacementOptions {
   int64_t ram_budget_bytes = int64_t{256} << 20;
   // Batches between two plans (a window; one with fewer than 16 fresh items
   // or 4 timed augmentations goes on until it has them). The first plan
-  // comes after 3 x `decide_every` batches (the first window measured is the
-  // warm-up), echoing nothing meanwhile. >= 2.
+  // comes after 3 windows (the first window measured is the warm-up),
+  // echoing nothing meanwhile. >= 2.
   int64_t decide_every = 16;
+  // ... or, with large batches, a window ends sooner: once it holds this
+  // many rows (and at least min(4, decide_every) batches). The same rows a
+  // window at any batch size: at 128 rows a batch 16 batches, at 1,024 rows
+  // 4 (at 1,024 rows and 16 batches a window, 49k examples went unechoed
+  // before the first plan, most of an epoch of Fashion-MNIST). 0: batches
+  // only. >= 0.
+  int64_t decide_every_rows = 2048;
   // Seed of the per-item draws of fractional factors.
   uint64_t seed = 0;
   // Name of the planning stage in stats.

@@ -172,6 +172,9 @@ const OptionsSpec<AutoPlacementOptions>& Spec<AutoPlacementOptions>() {
            .Add("ram_budget_bytes", &O::ram_budget_bytes,
                 "The most bytes echo's buffer may hold. > 0.")
            .Add("decide_every", &O::decide_every, "Batches between two plans. >= 2.")
+           .Add("decide_every_rows", &O::decide_every_rows,
+                "... or fewer when they hold this many rows (at least min(4, decide_every) "
+                "batches); 0 = batches only. >= 0.")
            .Add("seed", &O::seed, "Seed of the per-item draws of fractional factors.")
            .Add("name", &O::name, "Name of the planning stage in stats.")
            .AddCustom("copy_gains_before", "list[float]", SetGains(&O::copy_gains_before),

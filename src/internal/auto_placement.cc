@@ -69,7 +69,11 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
         control_->realized_before.store(realized_, std::memory_order_relaxed);
       }
       diagnostics_.Add(**r);
-      if (batches_ % options_.decide_every == 0) Decide(got);
+      window_rows_ += rows_;
+      if (++window_batches_ >= options_.decide_every || LargeBatchesFillTheWindow()) {
+        window_batches_ = window_rows_ = 0;
+        Decide(got);
+      }
     }
     return r;
   }
@@ -343,9 +347,14 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
 
   // A window to plan on has at least kMinWindowFresh fresh items and, when
   // items are augmented, kMinAugmentSamples timed augmentations.
-  static constexpr int64_t kMinWindowFresh = 16, kMinAugmentSamples = 4;
+  static constexpr int64_t kMinWindowFresh = 16, kMinAugmentSamples = 4, kMinWindowBatches = 4;
   // Steps kept per window (a window that waits for samples keeps the first).
   static constexpr size_t kMaxWindowSteps = 1 << 16;
+  // A window of large batches ends at decide_every_rows (echo_planner.h).
+  bool LargeBatchesFillTheWindow() const {
+    return options_.decide_every_rows > 0 && window_rows_ >= options_.decide_every_rows &&
+           window_batches_ >= std::min<int64_t>(options_.decide_every, kMinWindowBatches);
+  }
   bool EnoughSamples(const Reading& cur, const Reading& a) const {
     if (cur.fresh - a.fresh < kMinWindowFresh) return false;
     return cur.augment_calls == a.augment_calls ||
@@ -413,6 +422,7 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
   const int cores_;
   // Consumer thread only.
   int64_t last_return_ = 0, batches_ = 0, rows_ = 0, batch_bytes_ = 0;
+  int64_t window_batches_ = 0, window_rows_ = 0;  // since the last Decide()
   int64_t fresh_rows_ = 0;
   double realized_ = 1;
   std::optional<Reading> last_;
