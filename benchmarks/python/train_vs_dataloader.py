@@ -18,6 +18,12 @@ an IterableDataset that sleeps the same upstream time per example and does the
 echo, augmentation and shuffle in Python, with --workers worker processes.
 
     PYTHONPATH=build/python python3 benchmarks/python/train_vs_dataloader.py --json=out.json
+
+With --placements (e.g. "before_augment:3 auto"), only dataecho runs, through
+echoed_batches(placement=...) in one dataecho.torch.PipelineDataset for the
+whole run (epoch after epoch, so placement="auto" carries its plan from one
+epoch's pipeline to the next), for each --seeds in turn, and the report ends
+with each placement's mean wall clock to the target over the best fixed one's.
 """
 
 import argparse
@@ -64,6 +70,29 @@ def dataecho_batches(images, labels, echo, per_example_s, seed):
                 .prefetch(depth=2))
     return torch.utils.data.DataLoader(
         dataecho.torch.PipelineDataset(build, with_indices=True), batch_size=None)
+
+
+def placed_batches(images, labels, placement, per_example_s, seed):
+    """One DataLoader over one PipelineDataset for every epoch of a run."""
+    name, _, echo = placement.partition(":")
+
+    def build(shard, epoch):
+        p = dataecho.from_arrays(images, labels)
+        if per_example_s > 0:
+            p = p.throttle(latency=per_example_s, min_sleep=0.001, catch_up=0.1)
+        return (p.prefetch(depth=256)
+                .echoed_batches([dataecho.RandomCrop(height=28, width=28, padding=2, seed=seed),
+                                 dataecho.RandomFlip(seed=seed)],
+                                placement=name, echo={"factor": float(echo or 1), "seed": seed},
+                                auto_placement=dataecho.AutoPlacementOptions(seed=seed),
+                                augment={"parallelism": 2},
+                                shuffle={"buffer_size": 2048, "seed": seed},
+                                batch={"batch_size": BATCH, "drop_remainder": True,
+                                       "cast": "float32", "scale": 1 / 255, "mean": [MEAN],
+                                       "stddev": [STD]},
+                                prefetch={"depth": 2}))
+    ds = dataecho.torch.PipelineDataset(build, with_indices=True)
+    return ds, torch.utils.data.DataLoader(ds, batch_size=None)
 
 
 class PythonInput(torch.utils.data.IterableDataset):
@@ -134,13 +163,19 @@ def accuracy(model, test):
 
 
 def train(feeder, echo, per_example_s, args, data, test):
+    """feeder: "dataecho", "dataloader" or "placed:<placement>[:<factor>]"."""
     model = make_model(args.seed)
+    placed = None
+    if feeder.startswith("placed:"):
+        placed = placed_batches(*data, feeder[len("placed:"):], per_example_s, args.seed)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.02, momentum=0.9)
     fresh, next_eval, training_s, epoch = 0, args.eval_every, 0.0, 0
     while fresh < args.budget:
         epoch += 1
         seed = args.seed * 1000 + epoch  # the data's draws: new every epoch and for every --seed
-        if feeder == "dataecho":
+        if placed is not None:
+            batches = placed[1]  # the dataset counts the epochs itself
+        elif feeder == "dataecho":
             batches = dataecho_batches(*data, echo, per_example_s, seed)
         else:
             batches = dataloader_batches(*data, echo, per_example_s, seed, args.workers)
@@ -156,12 +191,48 @@ def train(feeder, echo, per_example_s, args, data, test):
                 acc = accuracy(model, test)
                 next_eval += args.eval_every
                 if acc >= args.target:
-                    return {"fresh_to_target": fresh, "seconds_to_target": training_s,
-                            "accuracy": acc}
+                    return with_decisions({"fresh_to_target": fresh,
+                                           "seconds_to_target": training_s, "accuracy": acc},
+                                          placed)
                 start = time.perf_counter()
         training_s += time.perf_counter() - start
-    return {"fresh_to_target": None, "seconds_to_target": None,
-            "accuracy": accuracy(model, test)}
+    return with_decisions({"fresh_to_target": None, "seconds_to_target": None,
+                           "accuracy": accuracy(model, test)}, placed)
+
+
+def with_decisions(result, placed):
+    """`result` with the echo planner's placement, factor and decisions of the
+    epoch running now (placement auto), if any."""
+    for entry in placed[0].stats() if placed is not None else []:
+        for row in entry["stages"]:
+            if row["stage"] == "echo_planner":
+                result.update(placement=row.get("placement"), factor=row.get("factor"),
+                              decisions=row.get("decisions", []))
+    return result
+
+
+def compare_placements(args, per_example, data, test, results):
+    """--placements: each placement for each seed, alternating; then the means."""
+    placements = args.placements.split()
+    seeds = [int(x) for x in args.seeds.split()]
+    for seed in seeds:
+        args.seed = seed
+        for placement in placements:
+            r = train("placed:" + placement, None, per_example, args, data, test)
+            results["runs"][f"{placement}_s{seed}"] = r
+            print(f"{placement:18s} seed {seed}: {r}", flush=True)
+    means = {}
+    for placement in placements:
+        secs = [results["runs"][f"{placement}_s{s}"]["seconds_to_target"] for s in seeds]
+        if all(secs):
+            means[placement] = statistics.mean(secs)
+    fixed = {p: t for p, t in means.items() if not p.startswith(("auto", "adaptive"))}
+    if fixed:
+        best = min(fixed, key=fixed.get)
+        for placement, t in means.items():
+            results[f"{placement}_vs_best_fixed"] = t / fixed[best]
+            print(f"{placement}: {t:.1f} s to {args.target}, {t / fixed[best]:.2f}x the best "
+                  f"fixed ({best}, {fixed[best]:.1f} s)", flush=True)
 
 
 def step_seconds():
@@ -189,6 +260,9 @@ def main():
     parser.add_argument("--workers", type=int, default=2, help="DataLoader worker processes")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--hidden", default="256,128", help="hidden layer sizes (MLP 784-...-10)")
+    parser.add_argument("--placements", default="",
+                        help='dataecho only, e.g. "before_augment:3 after_augment:2 auto"')
+    parser.add_argument("--seeds", default="1 2 3", help="seeds of --placements")
     args = parser.parse_args()
     HIDDEN[:] = [int(n) for n in args.hidden.split(",")]
     torch.set_num_threads(1)
@@ -198,12 +272,14 @@ def main():
     print(f"training step {step * 1e3:.2f} ms; upstream {per_example * 1e6:.0f} us per example "
           f"(R = {args.ratio})", flush=True)
     results = {"step_ms": step * 1e3, "ratio": args.ratio, "hidden": HIDDEN, "runs": {}}
-    for echo in (1, 2):  # the feeders alternate for each factor
+    if args.placements:
+        compare_placements(args, per_example, data, test, results)
+    for echo in (1, 2) if not args.placements else ():  # the feeders alternate for each factor
         for feeder in ("dataecho", "dataloader"):
             r = train(feeder, echo, per_example, args, data, test)
             results["runs"][f"{feeder}_e{echo}"] = r
             print(f"{feeder:10s} e = {echo}: {r}", flush=True)
-    for feeder in ("dataecho", "dataloader"):
+    for feeder in ("dataecho", "dataloader") if not args.placements else ():
         one, two = results["runs"][f"{feeder}_e1"], results["runs"][f"{feeder}_e2"]
         if one["fresh_to_target"] and two["fresh_to_target"]:
             results[f"{feeder}_fresh_ratio_e2_vs_e1"] = two["fresh_to_target"] / one["fresh_to_target"]

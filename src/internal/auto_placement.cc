@@ -189,7 +189,7 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     Reading r;
     r.wall_ns = now;
     r.process_cpu = ProcessCpuNanos();
-    r.consumer_cpu = ThreadCpuNanos();
+    r.consumer_cpu = ThreadCpuNanos() + TrainerThreadsCpuNanos();
     r.downstream_cpu = control_->downstream_cpu_ns.load(std::memory_order_relaxed);
     r.fresh = fresh_rows_;  // unless the boundary's count is found below
     r.rows_built = control_->rows_built.load(std::memory_order_relaxed);

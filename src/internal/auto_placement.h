@@ -106,6 +106,9 @@ absl::Status RestoreFactorLogs(EchoControl& control, const std::string& name, St
 // Thread CPU time of the calling thread, and of the process, in nanoseconds.
 int64_t ThreadCpuNanos();
 int64_t ProcessCpuNanos();
+// The CPU so far of the threads RegisterTrainerThread() registered (echo_planner.h)
+// but the calling one, threads that ended included. (src/internal/trainer_threads.cc)
+int64_t TrainerThreadsCpuNanos();
 // The CPUs this process may run on.
 int AvailableCpus();
 

@@ -69,3 +69,25 @@ def test_echo_diagnostics(small_arrays):
     assert diag["fresh_row_fraction"] == 0.5
     assert diag["copy_distance_steps"] == 1  # a batch's copy is the next step
     assert diag["dup_rows_per_batch"] == 0
+
+
+def test_the_iterating_threads_cpu_is_the_trainers_not_the_upstreams():
+    # The puller's thread pulls the planner; this thread trains (burns CPU)
+    # between batches. Its CPU is the trainer's: read as the upstream's, a
+    # 2 ms step over 8 rows would be ~0.25 ms of upstream CPU per item.
+    images = np.zeros((4096, 4, 4, 1), np.uint8)
+    p = (dataecho.from_arrays(images, np.arange(4096) % 10)
+         .prefetch(depth=32)
+         .echoed_batches(dataecho.RandomFlip(seed=1), placement="auto",
+                         auto_placement=dataecho.AutoPlacementOptions(decide_every=4),
+                         shuffle={"buffer_size": 32, "seed": 2}, batch={"batch_size": 8},
+                         prefetch={"depth": 2}))
+    it = iter(p)
+    for _ in range(60):
+        next(it)
+        end = time.thread_time() + 0.002
+        while time.thread_time() < end:
+            pass
+    planner = [s for s in p.stats() if s["stage"] == "echo_planner"][0]
+    assert planner["decisions"], planner
+    assert planner["cost_upstream_cpu_ms"] < 0.08, planner
