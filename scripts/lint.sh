@@ -19,8 +19,8 @@ fi
 # clang-tidy checks a header through the sources that include it
 # (HeaderFilterRegex). A public header no source file includes (a template
 # only tests use, the umbrella header) gets a translation unit of its own. The
-# build's dependency files (*.o.d) say which headers src/ includes; without
-# them every header gets its own unit.
+# build's dependencies say which headers src/ includes; without them every
+# header gets its own unit.
 headers_dir="$build/lint"
 rm -rf "$headers_dir" && mkdir -p "$headers_dir"
 # The library's units as the build compiled them: with DATAECHO_UNITY_BUILD
@@ -40,8 +40,17 @@ json.dump(entries, open(sys.argv[2], "w"))
 print("\n".join(sorted(e["file"] for e in entries)))
 PY
 )
-included=$(find "$build/CMakeFiles/dataecho.dir" -name '*.o.d' -print0 2>/dev/null | xargs -0 -r cat |
-  tr ' \\' '\n\n' | grep -o 'include/dataecho/.*\.h$' | sed 's|^include/||' | sort -u || true)
+# The headers the library's units include: from ninja's log of them (a Ninja
+# tree keeps no dependency files), else from make's *.o.d files.
+library_deps() {
+  if [ -f "$build/build.ninja" ]; then
+    (cd "$build" && ninja -t deps) |
+      awk '/^[^ \t]/ { keep = index($0, "CMakeFiles/dataecho.dir/") > 0; next } keep && NF { print $1 }'
+  else
+    find "$build/CMakeFiles/dataecho.dir" -name '*.o.d' -print0 2>/dev/null | xargs -0 -r cat | tr ' \\' '\n\n'
+  fi
+}
+included=$(library_deps | grep -o 'include/dataecho/.*\.h$' | sed 's|^include/||' | sort -u || true)
 for h in $(cd include && find dataecho -name '*.h' | sort); do
   grep -qxF "$h" <<<"$included" && continue
   tu="$headers_dir/$(echo "${h#dataecho/}" | tr / _ | sed 's/\.h$//')_header.cc"

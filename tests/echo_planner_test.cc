@@ -6,10 +6,12 @@
 // trainer-bound consumer).
 #include "dataecho/echo_planner.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/time/clock.h"
@@ -470,6 +472,26 @@ TEST(AutoPlacementTest, LargeBatchesCloseTheWindowAtItsRows) {
   EXPECT_GE(n, 48);
   EXPECT_EQ(AutoPlacementOptions{.decide_every_rows = -1}.Validate().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// The pipeline's CPU is its threads' (StartPipelineThread), not the
+// process's: a thread of the trainer's own (a framework's, spinning here)
+// is not a slow upstream. Read as the upstream's, its CPU would be up to
+// ~0.5 ms per item (a 4 ms step, 8 rows a batch).
+TEST(AutoPlacementTest, CpuOfThreadsOutsideThePipelineIsNotTheUpstreams) {
+  std::atomic<bool> stop{false};
+  std::thread busy([&stop] {
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  const AutoRun run =
+      RunAuto(FromVector(MakeExamples(2000)).Prefetch({.depth = 32}),
+              [](Example e) -> absl::StatusOr<Example> { return e; }, 60, absl::Milliseconds(4),
+              {.decide_every = 4});
+  stop.store(true);
+  busy.join();
+  ASSERT_GE(run.planner.notes.size(), 1u) << run.table;
+  EXPECT_LT(run.planner.Extra("cost_upstream_cpu_ms"), 0.12) << run.table;
 }
 
 // Adaptive echo (kAdaptive) knows the regime through the same planner.

@@ -66,16 +66,12 @@
 // and reports each decision in its stats
 // (stats.h: the "echo_planner" row's notes; "decisions" in the JSON).
 //
-// The trainer's CPU: the planner counts the process's CPU outside the
-// pipeline's stages as the upstream's, less the CPU of the thread that pulls
-// the planner (the trainer's loop). A program whose training runs on another
-// thread than the one pulling (it hands batches over itself) calls
-// RegisterTrainerThread() from each training thread once, so that their CPU is
-// not read as a slow upstream's. The Python module does it for every thread
-// that iterates a pipeline.
+// The pipeline's CPU, as EchoedBatches' planner measures it, is that of the
+// threads the pipeline's stages run (StartPipelineThread(), stage_kit.h), not
+// the whole process's: the trainer's threads, and those its libraries start
+// (a deep-learning framework's), are not read as a slow upstream's.
 //
-// Thread safety: plain values and pure functions; RegisterTrainerThread()
-// from any thread.
+// Thread safety: plain values and pure functions.
 #ifndef DATAECHO_ECHO_PLANNER_H_
 #define DATAECHO_ECHO_PLANNER_H_
 
@@ -226,11 +222,6 @@ DATAECHO_EXPORT double PredictProgress(const EchoCosts& costs, int placement, do
 
 // The plan for `costs` (see the file comment). REQUIRES: options.Validate().
 DATAECHO_EXPORT EchoPlan PlanEcho(const EchoCosts& costs, const AutoPlacementOptions& options);
-
-// Counts the calling thread's CPU as the trainer's in every echo planner of
-// this process (see the file comment). Idempotent per thread; a thread that
-// ended is forgotten (its CPU stays counted).
-DATAECHO_EXPORT void RegisterTrainerThread();
 
 // "speed", "quality" or "progress"; ParseEchoPrefer: INVALID_ARGUMENT for another name.
 DATAECHO_EXPORT const char* EchoPreferName(EchoPrefer prefer);

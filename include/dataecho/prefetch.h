@@ -303,7 +303,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
   }
 
   void Produce() {
-    SetTraceThreadName("prefetch");
+    StartPipelineThread("prefetch");
     {
       absl::MutexLock lock(&mu_);
       if (StoppedLocked()) return;

@@ -53,7 +53,9 @@
 //   status_macros.h  DATAECHO_RETURN_IF_ERROR, DATAECHO_ASSIGN_OR_RETURN
 //   trace.h          TraceScope and friends, to show a stage's own work in a
 //                    timeline (optional)
-// and here: StageTotals, the figures every stage reports.
+// and here: StageTotals, the figures every stage reports, and
+// StartPipelineThread(), which a stage that runs threads of its own calls
+// first thing in each.
 //
 // Thread safety: StageTotals<StageCounter> (the default) has one writer, the
 // stage's consumer thread, and any number of readers (AppendStats() may be
@@ -70,6 +72,7 @@
 #include "absl/time/time.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/element_traits.h"
+#include "dataecho/export.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/stage.h"
 #include "dataecho/stats.h"
@@ -80,6 +83,15 @@ namespace dataecho {
 // A statistics counter with one writer and any number of readers: Add(n),
 // Set(n), Get(); no locked instruction on the writer's path.
 using StageCounter = internal::Counter;
+
+// Marks the calling thread as one of a pipeline's (a stage's producer or
+// worker; the library's threads all do): names its track in a timeline
+// (SetTraceThreadName, trace.h; `name` a string literal) and counts its CPU,
+// while it runs and after it ends, as the pipeline's: auto echo's planner
+// (echo_planner.h) reads the pipeline's CPU from these threads, and the rest
+// of the process (the trainer, its libraries' threads) as not the pipeline's.
+// Call it once, first thing in the thread.
+DATAECHO_EXPORT void StartPipelineThread(const char* name);
 
 // The figures every stage reports in its StageStats (stats.h): elements and
 // bytes emitted, the time spent blocked on the input (add what PullTimed()

@@ -88,6 +88,7 @@
 #include "dataecho/element_traits.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
+#include "dataecho/stage_kit.h"
 #include "dataecho/status_macros.h"
 
 namespace dataecho::python {
@@ -309,6 +310,7 @@ class Puller {
   bool IdleOrCancelled() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return cancel_ || !in_next_; }
 
   void Run() {
+    StartPipelineThread("python hand-off");
     while (true) {
       {
         absl::MutexLock lock(&mu_);

@@ -11,7 +11,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "dataecho/echo_planner.h"
 #include "dataecho/stats.h"
 #include "dataecho/status_macros.h"
 #include "stats.h"
@@ -82,11 +81,6 @@ void WithoutGil(F&& fn) {
 
 template <typename T>
 py::object NextFrom(Puller<T>& puller) {
-  // The thread that iterates trains on what it takes, while the puller's
-  // thread pulls: an echo planner counts its CPU as the trainer's, not the
-  // upstream's (echo_planner.h).
-  thread_local const bool registered = (RegisterTrainerThread(), true);
-  (void)registered;
   const WaiterScope waiter;
   // An element already waiting is taken with the GIL held: Pop() without a
   // timeout only takes the puller's mutex, which no thread holds while it

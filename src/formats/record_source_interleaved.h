@@ -21,6 +21,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/stage_kit.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
 #include "formats/record_source_base.h"
@@ -210,6 +211,7 @@ class InterleavedSource final : public RecordSourceBase {
   }
 
   void Work(size_t slot) {
+    StartPipelineThread("record reader");
     absl::Status status;
     int64_t resume_file;
     uint64_t resume_taken;

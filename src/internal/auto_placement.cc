@@ -26,7 +26,7 @@ namespace {
 
 // One window's cumulative readings (see EchoPlannerStage::Decide).
 struct Reading {
-  int64_t wall_ns = 0, process_cpu = 0, consumer_cpu = 0, downstream_cpu = 0;
+  int64_t wall_ns = 0, pipeline_cpu = 0, downstream_cpu = 0;
   int64_t fresh = 0, rows_built = 0, augment_calls = 0, augment_sampled = 0, augment_cpu = 0;
   int64_t batches = 0;
   double boundary_blocked_s = 0;
@@ -188,8 +188,7 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
   Reading Read(int64_t now) {
     Reading r;
     r.wall_ns = now;
-    r.process_cpu = ProcessCpuNanos();
-    r.consumer_cpu = ThreadCpuNanos() + TrainerThreadsCpuNanos();
+    r.pipeline_cpu = PipelineThreadsCpuNanos();  // not the trainer's threads, nor the caller
     r.downstream_cpu = control_->downstream_cpu_ns.load(std::memory_order_relaxed);
     r.fresh = fresh_rows_;  // unless the boundary's count is found below
     r.rows_built = control_->rows_built.load(std::memory_order_relaxed);
@@ -247,9 +246,8 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     const double down_rest = control_->augment_inline ? down - augment_total : down;
     m.row_cpu = rows_built > 0 ? std::max(0.0, down_rest) / rows_built : 0;
     const double off_thread_augment = control_->augment_inline ? 0 : augment_total;
-    const double up_cpu = static_cast<double>(cur.process_cpu - a.process_cpu) * 1e-9 -
-                          static_cast<double>(cur.consumer_cpu - a.consumer_cpu) * 1e-9 - down -
-                          off_thread_augment;
+    const double up_cpu =
+        static_cast<double>(cur.pipeline_cpu - a.pipeline_cpu) * 1e-9 - down - off_thread_augment;
     m.upstream_cpu = std::max(0.0, up_cpu) / fresh;
     // The upstream's time per item is seen only while it is the bottleneck
     // (its boundary Prefetch hardly blocked on a full queue): then it is the

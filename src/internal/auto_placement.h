@@ -12,8 +12,9 @@
 // the costs (EchoCosts) every `decide_every` batches, asks PlanEcho and sets
 // the factors. CPU is measured with the thread CPU clock: around sampled
 // augmentations, at every call of the batch echo (the thread that builds the
-// batches), of the consumer's thread and of the whole process (the rest is
-// the upstream's).
+// batches), and of all the pipeline's threads (StartPipelineThread(),
+// stage_kit.h; the rest is the upstream's): not the process's, whose other
+// threads (the trainer's, its framework's) are not the pipeline's.
 //
 // Thread safety: EchoControl's members are atomics; the stages are stages.
 #ifndef DATAECHO_SRC_INTERNAL_AUTO_PLACEMENT_H_
@@ -103,12 +104,11 @@ inline constexpr uint64_t kMaxStatePosition = uint64_t{1} << 62;
 void SaveFactorLogs(EchoControl& control, StateWriter& w);
 absl::Status RestoreFactorLogs(EchoControl& control, const std::string& name, StateReader& r);
 
-// Thread CPU time of the calling thread, and of the process, in nanoseconds.
+// Thread CPU time of the calling thread, in nanoseconds.
 int64_t ThreadCpuNanos();
-int64_t ProcessCpuNanos();
-// The CPU so far of the threads RegisterTrainerThread() registered (echo_planner.h)
-// but the calling one, threads that ended included. (src/internal/trainer_threads.cc)
-int64_t TrainerThreadsCpuNanos();
+// The CPU so far of the threads StartPipelineThread() marked (stage_kit.h),
+// ended ones included, but the calling thread's. (src/pipeline_threads.cc)
+int64_t PipelineThreadsCpuNanos();
 // The CPUs this process may run on.
 int AvailableCpus();
 

@@ -1,6 +1,7 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "internal/fork_join.h"
 
+#include "dataecho/stage_kit.h"
 #include "dataecho/trace.h"
 
 namespace dataecho::internal {
@@ -36,7 +37,7 @@ void ForkJoin::Run(absl::FunctionRef<void(int part, int parts)> part) {
 }
 
 void ForkJoin::Work(int part) {
-  SetTraceThreadName("row worker");
+  StartPipelineThread("row worker");
   int64_t seen = 0;
   while (true) {
     const absl::FunctionRef<void(int, int)>* job;

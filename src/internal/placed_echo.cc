@@ -163,7 +163,6 @@ class PlacedEchoStage final : public EchoStageBase<T> {
 }  // namespace
 
 int64_t ThreadCpuNanos() { return ClockNanos(CLOCK_THREAD_CPUTIME_ID); }
-int64_t ProcessCpuNanos() { return ClockNanos(CLOCK_PROCESS_CPUTIME_ID); }
 
 int AvailableCpus() {
   cpu_set_t cpus;

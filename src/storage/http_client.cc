@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "dataecho/stage_kit.h"
 #include "dataecho/trace.h"
 #include "fmt/format.h"
 #include "storage/http_response.h"
@@ -219,7 +220,7 @@ void HttpClient::StartQueued() {
 }
 
 void HttpClient::Loop() {
-  SetTraceThreadName("http transfers");
+  StartPipelineThread("http transfers");
   CURLM* multi = static_cast<CURLM*>(multi_);
   while (true) {
     std::vector<std::shared_ptr<HttpJob>> submitted, cancelled;

@@ -37,6 +37,7 @@
 #include "dataecho/internal/ring_queue.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
+#include "dataecho/stage_kit.h"
 #include "dataecho/status_macros.h"
 
 namespace dataecho::internal {
@@ -344,7 +345,7 @@ class MapWorkers {
   }
 
   void Work() {
-    SetTraceThreadName("map worker");
+    StartPipelineThread("map worker");
     std::vector<In> batch;
     std::vector<Item> out;
     while (true) {
