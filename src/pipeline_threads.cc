@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -35,9 +36,19 @@ struct Registry {
   std::vector<PipelineThread> running ABSL_GUARDED_BY(mu);
   int64_t ended_ns ABSL_GUARDED_BY(mu) = 0;  // the CPU of the threads that ended
 };
+std::atomic<Registry*> registry{nullptr};
+// A forked child (a DataLoader's worker) has none of its parent's threads but
+// the forking one, and the lock may have been held by one of the others: it
+// starts with a registry of its own (the parent's is left, not destroyed).
+void ForgetParentThreads() { registry.store(new Registry, std::memory_order_release); }
 Registry& Threads() {
-  static auto* registry = new Registry;
-  return *registry;
+  static const bool once = [] {
+    registry.store(new Registry, std::memory_order_release);
+    pthread_atfork(nullptr, nullptr, ForgetParentThreads);
+    return true;
+  }();
+  (void)once;
+  return *registry.load(std::memory_order_acquire);
 }
 
 // Lives as long as its thread: at the thread's end it moves the thread's CPU

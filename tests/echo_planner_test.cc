@@ -484,10 +484,9 @@ TEST(AutoPlacementTest, CpuOfThreadsOutsideThePipelineIsNotTheUpstreams) {
     while (!stop.load(std::memory_order_relaxed)) {
     }
   });
-  const AutoRun run =
-      RunAuto(FromVector(MakeExamples(2000)).Prefetch({.depth = 32}),
-              [](Example e) -> absl::StatusOr<Example> { return e; }, 60, absl::Milliseconds(4),
-              {.decide_every = 4});
+  const AutoRun run = RunAuto(FromVector(MakeExamples(2000)).Prefetch({.depth = 32}),
+                              [](Example e) -> absl::StatusOr<Example> { return e; }, 60,
+                              absl::Milliseconds(4), {.decide_every = 4});
   stop.store(true);
   busy.join();
   ASSERT_GE(run.planner.notes.size(), 1u) << run.table;
