@@ -9,16 +9,29 @@ namespace dataecho::bench {
 
 namespace {
 
-std::string JsonArray(const std::vector<double>& values) {
+// A JSON array of `items`, each written by `format`: on one line
+// ("[a, b]"), or with `one_a_line` each on a line of its own
+// ("[\n  a,\n  b\n]").
+template <typename T, typename Format>
+std::string JsonList(const std::vector<T>& items, Format format, bool one_a_line = false) {
   std::string out = "[";
-  for (size_t i = 0; i < values.size(); ++i) out += (i == 0 ? "" : ", ") + JsonNumber(values[i]);
-  return out + "]";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (one_a_line) {
+      out += i == 0 ? "\n  " : ",\n  ";
+    } else if (i > 0) {
+      out += ", ";
+    }
+    out += format(items[i]);
+  }
+  return out + (one_a_line ? "\n]" : "]");
+}
+
+std::string JsonArray(const std::vector<double>& values) {
+  return JsonList(values, [](double v) { return JsonNumber(v); });
 }
 
 std::string JsonStrings(const std::vector<std::string>& values) {
-  std::string out = "[";
-  for (size_t i = 0; i < values.size(); ++i) out += (i == 0 ? "" : ", ") + JsonQuote(values[i]);
-  return out + "]";
+  return JsonList(values, [](const std::string& v) { return JsonQuote(v); });
 }
 
 // The fields of a point that the JSON had before the repeats (one run per
@@ -46,6 +59,30 @@ std::string RunFields(const RunResult& r) {
                  ? fmt::format(", \"rate_ratio_estimate\": {}", JsonNumber(r.rate_ratio_estimate))
                  : std::string()) +
          auto_fields;
+}
+
+// A point of "runs": its fields and the spread over its repeats.
+std::string PointJson(const RunResult& r) {
+  return fmt::format(
+      "{{{}, \"repeats\": {}, \"steps_per_sec_samples\": {}, \"steps_per_sec_min\": {}, "
+      "\"steps_per_sec_max\": {}, \"steps_per_sec_spread\": {}, \"efficiency_min\": {}, "
+      "\"efficiency_max\": {}, \"out_of_regime\": {}}}",
+      RunFields(r), r.repeats, JsonArray(r.steps_per_sec_samples), JsonNumber(r.steps_per_sec_min),
+      JsonNumber(r.steps_per_sec_max),
+      JsonNumber(Spread{r.steps_per_sec, r.steps_per_sec_min, r.steps_per_sec_max}.Relative()),
+      JsonNumber(r.efficiency_min), JsonNumber(r.efficiency_max),
+      r.out_of_regime ? "true" : "false");
+}
+
+// A run of "run_log": one repeat at one factor.
+std::string RunLogJson(const RunResult& r) {
+  return fmt::format(
+      "{{\"repeat\": {}, \"echo\": {}, \"steps_per_sec\": {}, \"fresh_examples\": {}, "
+      "\"repeated_examples\": {}, \"upstream_bytes\": {}, \"consumer_idle_fraction\": {}, "
+      "\"trainer_lost_fraction\": {}}}",
+      r.repeat + 1, JsonNumber(r.echo), JsonNumber(r.steps_per_sec), r.fresh_examples,
+      r.repeated_examples, r.upstream_bytes, JsonNumber(r.consumer_idle_fraction),
+      JsonNumber(r.trainer_lost_fraction));
 }
 
 }  // namespace
@@ -129,31 +166,9 @@ std::string ToJson(const BenchConfig& config, const BenchResult& result) {
       JsonNumber(config.max_efficiency), JsonNumber(config.max_spread),
       JsonNumber(config.max_trainer_lost), JsonStrings(result.warnings));
   if (result.has_grid) out += GridJsonFields(result.grid) + ",\n";
-  out += "\"runs\": [";
-  for (size_t i = 0; i < result.points.size(); ++i) {
-    const RunResult& r = result.points[i];
-    out += fmt::format(
-        "{}\n  {{{}, \"repeats\": {}, \"steps_per_sec_samples\": {}, \"steps_per_sec_min\": {}, "
-        "\"steps_per_sec_max\": {}, \"steps_per_sec_spread\": {}, \"efficiency_min\": {}, "
-        "\"efficiency_max\": {}, \"out_of_regime\": {}}}",
-        i == 0 ? "" : ",", RunFields(r), r.repeats, JsonArray(r.steps_per_sec_samples),
-        JsonNumber(r.steps_per_sec_min), JsonNumber(r.steps_per_sec_max),
-        JsonNumber(Spread{r.steps_per_sec, r.steps_per_sec_min, r.steps_per_sec_max}.Relative()),
-        JsonNumber(r.efficiency_min), JsonNumber(r.efficiency_max),
-        r.out_of_regime ? "true" : "false");
-  }
-  out += "\n],\n\"run_log\": [";
-  for (size_t i = 0; i < result.runs.size(); ++i) {
-    const RunResult& r = result.runs[i];
-    out += fmt::format(
-        "{}\n  {{\"repeat\": {}, \"echo\": {}, \"steps_per_sec\": {}, \"fresh_examples\": {}, "
-        "\"repeated_examples\": {}, \"upstream_bytes\": {}, \"consumer_idle_fraction\": {}, "
-        "\"trainer_lost_fraction\": {}}}",
-        i == 0 ? "" : ",", r.repeat + 1, JsonNumber(r.echo), JsonNumber(r.steps_per_sec),
-        r.fresh_examples, r.repeated_examples, r.upstream_bytes,
-        JsonNumber(r.consumer_idle_fraction), JsonNumber(r.trainer_lost_fraction));
-  }
-  return out + "\n]}\n";
+  out += "\"runs\": " + JsonList(result.points, PointJson, /*one_a_line=*/true);
+  out += ",\n\"run_log\": " + JsonList(result.runs, RunLogJson, /*one_a_line=*/true);
+  return out + "}\n";
 }
 
 }  // namespace dataecho::bench
