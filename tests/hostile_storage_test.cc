@@ -43,15 +43,7 @@ ObjectStoreOptions Fast() {
 // The whole object through a sequential reader; the status of the end.
 absl::Status ReadAll(ObjectStore& store, const std::string& uri, std::string* out) {
   out->clear();
-  auto r = store.Open(uri, {.read_ahead = 256 << 10});
-  if (!r.ok()) return r.status();
-  std::string buf(10000, '\0');
-  while (true) {
-    auto n = (*r)->Read(absl::MakeSpan(reinterpret_cast<uint8_t*>(buf.data()), buf.size()));
-    if (!n.ok()) return n.status();
-    if (*n == 0) return absl::OkStatus();
-    out->append(buf.data(), *n);
-  }
+  return testing::ReadObject(store, uri, 256 << 10, 10000, out);
 }
 
 std::string ThreeRecords() {

@@ -12,6 +12,7 @@
 #include "dataecho/storage/throttled_store.h"
 #include "gtest/gtest.h"
 #include "support/examples.h"
+#include "support/store_objects.h"
 #include "support/temp_files.h"
 
 namespace dataecho {
@@ -52,13 +53,8 @@ TEST_F(WrappersTest, ThrottledReaderPacesBytesAndPaysLatencyPerRequest) {
   auto r = store->Open(path_, {});
   ASSERT_TRUE(r.ok()) << r.status();
   std::string got;
-  std::string buf(100000, '\0');
-  while (true) {
-    auto n = (*r)->Read(absl::MakeSpan(reinterpret_cast<uint8_t*>(buf.data()), buf.size()));
-    ASSERT_TRUE(n.ok()) << n.status();
-    if (*n == 0) break;
-    got.append(buf.data(), *n);
-  }
+  const absl::Status read = testing::ReadToEnd(**r, 100000, &got);
+  ASSERT_TRUE(read.ok()) << read;
   EXPECT_EQ(got, bytes_);
   // 1 MiB at 4 MiB/s, plus 4 latencies (open + 3 request boundaries).
   EXPECT_GE(absl::Now() - start, absl::Milliseconds(250 + 80));
