@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "buffer_pool.h"
+#include "dataecho/internal/element_refs.h"
 #include "dataecho/internal/input_snapshots.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
@@ -195,9 +196,7 @@ absl::Status BatchingStage::SaveRefs(std::span<const Batch* const> items, StateW
       rows.push_back(std::move(row));
     }
   }
-  std::vector<const Example*> ptrs(rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) ptrs[i] = &rows[i];
-  return input().SaveRefs(ptrs, w);
+  return input().SaveRefs(ElementPointers(rows), w);
 }
 
 absl::StatusOr<std::vector<uint64_t>> BatchingStage::ReadBatchSizes(StateReader& r, size_t n,

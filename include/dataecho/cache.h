@@ -63,6 +63,7 @@
 #include "dataecho/element_traits.h"
 #include "dataecho/export.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/element_refs.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/record.h"
 #include "dataecho/stage.h"
@@ -183,9 +184,7 @@ class CacheStage final : public UnaryStage<T, T> {
     w.U64(next_);
     w.Bool(complete_);
     w.U64(items_.size());
-    std::vector<const T*> items(items_.size());
-    for (size_t i = 0; i < items_.size(); ++i) items[i] = &items_[i];
-    return this->input().SaveRefs(items, w);
+    return this->input().SaveRefs(internal::ElementPointers(items_), w);
   }
   absl::Status RestoreOwn(StateReader& r) override {
     const uint64_t epoch = r.U64();
@@ -204,8 +203,7 @@ class CacheStage final : public UnaryStage<T, T> {
       return absl::DataLossError(
           absl::StrCat("pipeline state: ", options_.name, "'s elements not read again"));
     }
-    int64_t bytes = 0;
-    for (const T& v : items) bytes += static_cast<int64_t>(ElementTraits<T>::ByteSize(v));
+    const int64_t bytes = internal::ElementBytes(items);
     items_ = std::move(items);
     next_ = static_cast<size_t>(next);
     complete_ = complete;

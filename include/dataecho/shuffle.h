@@ -45,6 +45,7 @@
 #include "dataecho/example.h"
 #include "dataecho/export.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/element_refs.h"
 #include "dataecho/internal/random.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/memory.h"
@@ -162,9 +163,7 @@ class ShuffleStage final : public PassThroughStage<T> {
     w.U64(next_size_);
     w.Bool(input_done_);
     w.U64(buffer_.size());
-    std::vector<const T*> items(buffer_.size());
-    for (size_t i = 0; i < buffer_.size(); ++i) items[i] = &buffer_[i];
-    return this->input().SaveRefs(items, w);
+    return this->input().SaveRefs(internal::ElementPointers(buffer_), w);
   }
   absl::Status RestoreOwn(StateReader& r) override {
     epoch_ = static_cast<uint32_t>(r.U64());
@@ -182,9 +181,7 @@ class ShuffleStage final : public PassThroughStage<T> {
     buffer_.clear();
     DATAECHO_RETURN_IF_ERROR(this->input().Reread(r, n, &buffer_));
     if (buffer_.size() != n) return absl::DataLossError("pipeline state: shuffle buffer not read");
-    int64_t held = 0;
-    for (const T& v : buffer_) held += static_cast<int64_t>(ElementTraits<T>::ByteSize(v));
-    bytes_held_.Set(held);
+    bytes_held_.Set(internal::ElementBytes(buffer_));
     buffered_.Set(static_cast<int64_t>(buffer_.size()));
     return absl::OkStatus();
   }
