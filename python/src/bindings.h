@@ -7,7 +7,8 @@
 //                                   option specs; classes (EchoOptions, ...); AUTOTUNE
 //   elements.cc                     Record, Example, Batch (zero-copy arrays, DLPack)
 //   formats.cc                      crc32c, encode_image_record, write_tfrecord
-//   sources.cc                      ObjectStore, sharding, from_* sources
+//   sources.cc                      ObjectStore, sharding, file sources (from_tfrecord, ...)
+//   memory_sources.cc               from_arrays, from_examples
 //   py_pipeline.cc                  Pipeline: iteration, stats, cancellation, close
 //   pipeline_stages.cc              prefetch, echo, adaptive/auto echo, shuffle, batch, ...
 //   transforms.cc                   map, echoed_batches, decoders and augmenters
@@ -31,6 +32,7 @@ void RegisterOptionClasses(pybind11::module_& m);
 void RegisterElements(pybind11::module_& m);
 void RegisterFormats(pybind11::module_& m);
 void RegisterSources(pybind11::module_& m);
+void RegisterMemorySources(pybind11::module_& m);
 PipelineClass RegisterPipeline(pybind11::module_& m);
 void RegisterStages(pybind11::module_& m, PipelineClass& cls);
 void RegisterTransforms(pybind11::module_& m, PipelineClass& cls);

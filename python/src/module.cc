@@ -16,6 +16,7 @@ PYBIND11_MODULE(_dataecho, m) {
   de::RegisterElements(m);
   de::RegisterFormats(m);
   de::RegisterSources(m);
+  de::RegisterMemorySources(m);
   de::RegisterGenerator(m);
   de::RegisterCheckpointDir(m);
   de::RegisterTrace(m);

@@ -1,15 +1,13 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
 // Where pipelines start: object stores, URI patterns, sharding, and the
-// source functions (from_tfrecord, from_fixed_length, from_idx, from_arrays,
-// from_examples).
-#include <pybind11/numpy.h>
+// file source functions (from_tfrecord, from_fixed_length, from_idx); the
+// in-memory ones (from_arrays, from_examples) are in memory_sources.cc.
 #include <pybind11/stl.h>
 
-#include <cmath>
-#include <cstring>
-#include <limits>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -211,6 +209,48 @@ constexpr char kStoreDoc[] =
     "that a DataLoader resumed with another number of workers or ranks reads the rest of "
     "the interrupted epoch (shard.rest).";
 
+// A file source's arguments (FileSource's signature), taken from `kwargs`
+// in that order: the store, the format's options, the reading threads', this
+// worker's share (and the rest of an interrupted epoch, from shard=), and
+// every URI the patterns name. Raises for a keyword none of them takes.
+template <typename Format>
+struct FileSourceArgs {
+  std::shared_ptr<ObjectStore> store;
+  Format format;
+  InterleaveOptions interleave;
+  ShardOptions shard;
+  std::optional<EpochRest> rest;
+  std::vector<std::string> all;
+};
+template <typename Format>
+FileSourceArgs<Format> TakeFileSourceArgs(const py::object& patterns, const py::kwargs& kwargs,
+                                          const char* name) {
+  KwargsSplit split(kwargs, name);
+  FileSourceArgs<Format> a;
+  a.store = StoreOf(split.Pop("store"));
+  a.format = split.Take<Format>();
+  a.interleave = split.Take<InterleaveOptions>();
+  a.shard = split.Take<ShardOptions>();
+  const py::object shard_arg = split.Pop("shard");
+  split.CheckAllUsed();
+  a.rest = TakeShardArg(shard_arg, &a.shard, name);
+  a.all = AllUris(*a.store, Patterns(patterns));
+  return a;
+}
+
+// The pipeline of a file source from its arguments: with the rest of an
+// interrupted epoch (shard=), the records it left (RestSource: `count` gives
+// a file's records, `ranges` the source over record ranges); else the
+// pipeline `files` makes of this worker's share of the files (MyUris, which
+// may set args.interleave).
+template <typename Format>
+std::shared_ptr<PipelineHandle> FileSourcePipeline(
+    FileSourceArgs<Format>& args, const RecordCounter& count, const RangeSourceMaker& ranges,
+    const std::function<std::shared_ptr<PipelineHandle>(std::vector<std::string>)>& files) {
+  if (args.rest) return RestSource(std::move(args.all), *args.rest, count, ranges);
+  return files(MyUris(args.all, args.shard, &args.interleave));
+}
+
 void BindFileSources(py::module_& m) {
   DefSigned(
       m, FileSource<TFRecordReaderOptions>("from_tfrecord"),
@@ -218,33 +258,26 @@ void BindFileSources(py::module_& m) {
       "prefix ending in '/', or a list of them), CRC-checked. Errors name uri:offset." +
           std::string(kStoreDoc),
       [](const py::object& patterns, const py::kwargs& kwargs) {
-        KwargsSplit split(kwargs, "from_tfrecord");
-        const std::shared_ptr<ObjectStore> store = StoreOf(split.Pop("store"));
-        const auto reader = split.Take<TFRecordReaderOptions>();
-        auto interleave = split.Take<InterleaveOptions>();
-        auto shard = split.Take<ShardOptions>();
-        const py::object shard_arg = split.Pop("shard");
-        split.CheckAllUsed();
-        const std::optional<EpochRest> rest = TakeShardArg(shard_arg, &shard, "from_tfrecord");
-        std::vector<std::string> all = AllUris(*store, Patterns(patterns));
-        if (rest) {
-          return RestSource(
-              std::move(all), *rest,
-              [&](const std::string& uri) -> absl::StatusOr<uint64_t> {
-                absl::StatusOr<int64_t> n = CountTFRecords(*store, uri, reader);
-                if (!n.ok()) return n.status();
-                return static_cast<uint64_t>(*n);
-              },
-              [&](std::vector<std::string> uris, std::vector<RecordRange> ranges) {
-                return MakeTFRecordRangeSource(store, std::move(uris), std::move(ranges), nullptr,
-                                               reader, interleave);
-              });
-        }
-        std::vector<std::string> uris = MyUris(all, shard, &interleave);
-        auto out =
-            MakeHandle(Pipeline<Record>(MakeTFRecordSource(store, uris, reader, interleave)));
-        out->set_length(TFRecordLength(store, std::move(uris), reader));
-        return out;
+        auto args = TakeFileSourceArgs<TFRecordReaderOptions>(patterns, kwargs, "from_tfrecord");
+        const std::shared_ptr<ObjectStore>& store = args.store;
+        const TFRecordReaderOptions& reader = args.format;
+        return FileSourcePipeline(
+            args,
+            [&](const std::string& uri) -> absl::StatusOr<uint64_t> {
+              absl::StatusOr<int64_t> n = CountTFRecords(*store, uri, reader);
+              if (!n.ok()) return n.status();
+              return static_cast<uint64_t>(*n);
+            },
+            [&](std::vector<std::string> uris, std::vector<RecordRange> ranges) {
+              return MakeTFRecordRangeSource(store, std::move(uris), std::move(ranges), nullptr,
+                                             reader, args.interleave);
+            },
+            [&](std::vector<std::string> uris) {
+              auto out = MakeHandle(
+                  Pipeline<Record>(MakeTFRecordSource(store, uris, reader, args.interleave)));
+              out->set_length(TFRecordLength(store, std::move(uris), reader));
+              return out;
+            });
       },
       py::arg("patterns"));
   DefSigned(
@@ -253,27 +286,20 @@ void BindFileSources(py::module_& m) {
       "binary: record_bytes=3073; decode with dataecho.FixedImageDecoder())." +
           std::string(kStoreDoc),
       [](const py::object& patterns, const py::kwargs& kwargs) {
-        KwargsSplit split(kwargs, "from_fixed_length");
-        const std::shared_ptr<ObjectStore> store = StoreOf(split.Pop("store"));
-        const auto format = split.Take<FixedLengthOptions>();
-        auto interleave = split.Take<InterleaveOptions>();
-        auto shard = split.Take<ShardOptions>();
-        const py::object shard_arg = split.Pop("shard");
-        split.CheckAllUsed();
-        const std::optional<EpochRest> rest = TakeShardArg(shard_arg, &shard, "from_fixed_length");
-        std::vector<std::string> all = AllUris(*store, Patterns(patterns));
-        if (rest) {
-          return RestSource(
-              std::move(all), *rest,
-              [&](const std::string& uri) { return CountFixedLengthRecords(*store, uri, format); },
-              [&](std::vector<std::string> uris, std::vector<RecordRange> ranges) {
-                return MakeFixedLengthRangeSource(store, std::move(uris), std::move(ranges), format,
-                                                  interleave);
-              });
-        }
-        std::vector<std::string> uris = MyUris(all, shard, &interleave);
-        return MakeHandle(
-            Pipeline<Record>(MakeFixedLengthSource(store, std::move(uris), format, interleave)));
+        auto args = TakeFileSourceArgs<FixedLengthOptions>(patterns, kwargs, "from_fixed_length");
+        const std::shared_ptr<ObjectStore>& store = args.store;
+        const FixedLengthOptions& format = args.format;
+        return FileSourcePipeline(
+            args,
+            [&](const std::string& uri) { return CountFixedLengthRecords(*store, uri, format); },
+            [&](std::vector<std::string> uris, std::vector<RecordRange> ranges) {
+              return MakeFixedLengthRangeSource(store, std::move(uris), std::move(ranges), format,
+                                                args.interleave);
+            },
+            [&](std::vector<std::string> uris) {
+              return MakeHandle(Pipeline<Record>(
+                  MakeFixedLengthSource(store, std::move(uris), format, args.interleave)));
+            });
       },
       py::arg("patterns"));
   DefSigned(
@@ -294,112 +320,12 @@ void BindFileSources(py::module_& m) {
       py::arg("images"), py::arg("labels"));
 }
 
-// from_arrays()'s labels as int64, one per row (0s without labels). Integer
-// and bool arrays as they are; floats only when every value is a whole number
-// within int64 (labels read as floats); anything else raises
-// InvalidArgumentError naming the first bad index, never a truncated or
-// wrapped label.
-std::vector<int64_t> LabelValues(const py::object& labels, int64_t rows) {
-  std::vector<int64_t> out(static_cast<size_t>(rows), 0);
-  if (labels.is_none()) return out;
-  const py::array a = py::module_::import("numpy").attr("asarray")(labels);
-  if (a.ndim() != 1 || a.shape(0) != rows) {
-    ThrowStatus(absl::InvalidArgumentError(
-        absl::StrCat("from_arrays(): labels must be 1-D with one value per image row (", rows,
-                     " rows), got shape ", py::repr(a.attr("shape")).cast<std::string>())));
-  }
-  auto bad = [](int64_t i, const py::object& value, const char* why) {
-    ThrowStatus(absl::InvalidArgumentError(absl::StrCat(
-        "from_arrays(): labels[", i, "] = ", py::repr(value).cast<std::string>(), " ", why)));
-  };
-  constexpr int kFlags = py::array::c_style | py::array::forcecast;
-  switch (a.dtype().kind()) {
-    case 'b':
-    case 'i': {
-      const auto l = py::array_t<int64_t, kFlags>::ensure(a);
-      std::memcpy(out.data(), l.data(), static_cast<size_t>(rows) * sizeof(int64_t));
-      return out;
-    }
-    case 'u': {
-      const auto l = py::array_t<uint64_t, kFlags>::ensure(a);
-      for (int64_t i = 0; i < rows; ++i) {
-        const uint64_t v = l.data()[i];
-        if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-          bad(i, py::int_(v), "is out of range for an int64 label");
-        }
-        out[static_cast<size_t>(i)] = static_cast<int64_t>(v);
-      }
-      return out;
-    }
-    case 'f': {
-      const auto l = py::array_t<double, kFlags>::ensure(a);
-      for (int64_t i = 0; i < rows; ++i) {
-        const double v = l.data()[i];
-        if (!std::isfinite(v) || v != std::trunc(v)) {
-          bad(i, py::float_(v), "is not an integer label");
-        }
-        // [-2^63, 2^63): exactly the doubles that convert to int64.
-        if (v < -0x1p63 || v >= 0x1p63) bad(i, py::float_(v), "is out of range for an int64 label");
-        out[static_cast<size_t>(i)] = static_cast<int64_t>(v);
-      }
-      return out;
-    }
-    default:
-      ThrowStatus(absl::InvalidArgumentError(
-          absl::StrCat("from_arrays(): labels must be integers, got an array of dtype ",
-                       py::str(a.dtype()).cast<std::string>())));
-  }
-}
-
-void BindMemorySources(py::module_& m) {
-  DefSigned(
-      m, Signature("from_arrays").Arg("images").Arg("labels=None"),
-      "A pipeline of Examples from in-memory arrays: row i of `images` (copied once, then "
-      "shared: rows are slices of one buffer, freed when the pipeline is closed or deleted) "
-      "with label labels[i] (0 without labels) and "
-      "source_index i. Labels are integers (any integer dtype, or floats holding whole numbers "
-      "within int64); a fractional, NaN, infinite or out-of-range label raises "
-      "InvalidArgumentError naming its index.",
-      [](const py::object& images, const py::object& labels) {
-        const Tensor all = TensorFromArray(images);  // one copy of every row
-        if (all.rank() < 1) throw py::value_error("from_arrays(): images need a row dimension");
-        const int64_t rows = all.dim(0);
-        const std::vector<int64_t> label_values = LabelValues(labels, rows);
-        const Shape row_shape(all.shape().begin() + 1, all.shape().end());
-        const size_t row_bytes = rows == 0 ? 0 : all.byte_size() / static_cast<size_t>(rows);
-        std::vector<Example> examples(static_cast<size_t>(rows));
-        for (int64_t i = 0; i < rows; ++i) {
-          Example& e = examples[static_cast<size_t>(i)];
-          e.components.push_back(ValueOrThrow(
-              Tensor::Make(all.dtype(), row_shape,
-                           all.buffer().Slice(static_cast<size_t>(i) * row_bytes, row_bytes))));
-          e.label = label_values[static_cast<size_t>(i)];
-          e.source_index = static_cast<uint64_t>(i);
-        }
-        auto out = MakeHandle(FromVector(std::move(examples)));
-        out->set_length(Length::Known(rows));
-        out->KeepUntilClosed(all.buffer());
-        return out;
-      },
-      py::arg("images"), py::arg("labels") = py::none());
-  DefSigned(
-      m, Signature("from_examples").Arg("examples"),
-      "A pipeline of the given dataecho.Example objects, in order.",
-      [](const std::vector<Example>& examples) {
-        auto out = MakeHandle(FromVector(examples));
-        out->set_length(Length::Known(static_cast<int64_t>(examples.size())));
-        return out;
-      },
-      py::arg("examples"));
-}
-
 }  // namespace
 
 void RegisterSources(py::module_& m) {
   BindStore(m);
   BindSharding(m);
   BindFileSources(m);
-  BindMemorySources(m);
 }
 
 }  // namespace dataecho::python
