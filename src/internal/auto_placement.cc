@@ -1,7 +1,9 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
 // The planner of auto placement and of regime-aware adaptive echo
-// (internal/auto_placement.h).
+// (internal/auto_placement.h): the stage that reads the pipeline every
+// `decide_every` batches, plans and sets the factors. What a window cost is
+// measured in internal/window_costs.cc.
 #include "internal/auto_placement.h"
 
 #include <algorithm>
@@ -20,17 +22,10 @@
 #include "fmt/format.h"
 #include "internal/decode_workers.h"
 #include "internal/echo_diagnostics.h"
+#include "internal/window_costs.h"
 
 namespace dataecho::internal {
 namespace {
-
-// One window's cumulative readings (see EchoPlannerStage::Decide).
-struct Reading {
-  int64_t wall_ns = 0, pipeline_cpu = 0, downstream_cpu = 0;
-  int64_t fresh = 0, rows_built = 0, augment_calls = 0, augment_sampled = 0, augment_cpu = 0;
-  int64_t batches = 0;
-  double boundary_blocked_s = 0;
-};
 
 class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
  public:
@@ -185,37 +180,13 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     return absl::OkStatus();
   }
 
-  Reading Read(int64_t now) {
-    Reading r;
-    r.wall_ns = now;
-    r.pipeline_cpu = PipelineThreadsCpuNanos();  // not the trainer's threads, nor the caller
-    r.downstream_cpu = control_->downstream_cpu_ns.load(std::memory_order_relaxed);
-    r.fresh = fresh_rows_;  // unless the boundary's count is found below
-    r.rows_built = control_->rows_built.load(std::memory_order_relaxed);
-    r.augment_calls = control_->augment_calls.load(std::memory_order_relaxed);
-    r.augment_sampled = control_->augment_sampled.load(std::memory_order_relaxed);
-    r.augment_cpu = control_->augment_sampled_cpu_ns.load(std::memory_order_relaxed);
-    r.batches = batches_;
-    // The boundary: the stage below echo:before_augment, if it is a Prefetch.
-    std::vector<StageStats> rows;
-    this->input().AppendStats(&rows);
-    for (size_t i = 1; i < rows.size(); ++i) {
-      if (rows[i].name == above_boundary_) {
-        r.boundary_blocked_s = rows[i - 1].Extra("producer_blocked_s");
-        // Fresh items as the upstream delivered them, not as the consumer
-        // sees them (a shuffle buffer of fresh items from before a switch
-        // would read as upstream speed).
-        r.fresh = rows[i - 1].elements;
-        break;
-      }
-    }
-    return r;
-  }
-
   // The costs of the window since the last reading (smoothed), a plan, and
   // a switch if the plan differs.
   void Decide(int64_t now) {
-    const Reading cur = Read(now);
+    std::vector<StageStats> rows;
+    this->input().AppendStats(&rows);
+    const WindowReading cur =
+        TakeWindowReading(now, *control_, fresh_rows_, batches_, rows, above_boundary_);
     // The first window starts after `decide_every` batches; the first one
     // measured is the pipeline's warm-up (queues and buffers settling): not
     // planned on, so no placement is chosen from it.
@@ -225,98 +196,32 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
       window_steps_.clear();
       return;
     }
-    const Reading& a = *last_;
+    const WindowReading& a = *last_;
     const double wall = static_cast<double>(cur.wall_ns - a.wall_ns) * 1e-9;
-    const double fresh = static_cast<double>(cur.fresh - a.fresh);
     const double batches = static_cast<double>(cur.batches - a.batches);
     if (!(wall > 0) || !(batches > 0)) {
       last_ = cur;
       window_steps_.clear();
       return;
     }
-    if (!EnoughSamples(cur, a)) return;  // the window goes on until it has them
-    EchoCosts m;
-    const double sampled = static_cast<double>(cur.augment_sampled - a.augment_sampled);
-    m.augment_cpu =
-        sampled > 0 ? static_cast<double>(cur.augment_cpu - a.augment_cpu) * 1e-9 / sampled : 0;
-    const double augment_total =
-        m.augment_cpu * static_cast<double>(cur.augment_calls - a.augment_calls);
-    const double down = static_cast<double>(cur.downstream_cpu - a.downstream_cpu) * 1e-9;
-    const double rows_built = static_cast<double>(cur.rows_built - a.rows_built);
-    const double down_rest = control_->augment_inline ? down - augment_total : down;
-    m.row_cpu = rows_built > 0 ? std::max(0.0, down_rest) / rows_built : 0;
-    const double off_thread_augment = control_->augment_inline ? 0 : augment_total;
-    const double up_cpu =
-        static_cast<double>(cur.pipeline_cpu - a.pipeline_cpu) * 1e-9 - down - off_thread_augment;
-    m.upstream_cpu = std::max(0.0, up_cpu) / fresh;
-    // The upstream's time per item is seen only while it is the bottleneck
-    // (its boundary Prefetch hardly blocked on a full queue): then it is the
-    // window's time per fresh item. Otherwise the upstream was faster than
-    // that, and no more is known: a source paced with catch-up (a throttle)
-    // delivers a burst after each block, so its time while unblocked would
-    // read far too fast.
-    //
-    // Of that time, the part the pipeline's cores spent on its CPU work (per
-    // fresh item, shared over the cores) is not the upstream's own: on a
-    // CPU-bound pipeline the copies' augmentation slows the fresh items, and
-    // the model counts that CPU itself. It slows them only as far as the cores
-    // were busy: on an I/O-bound one the copies are made while the upstream
-    // waits anyway (subtracting all of their CPU read R 10-20 % low there, and
-    // the factor followed). What is left is the upstream's latency, at least
-    // its own CPU spread over the cores.
-    const double cores = static_cast<double>(cores_);
-    const double cpu_total = std::max(0.0, up_cpu) + down + off_thread_augment;
-    const double cpu_per_fresh = cpu_total / fresh;
-    const double busy = std::min(1.0, cpu_total / (wall * cores));
-    auto own = [&](double per_item) {
-      return std::max(m.upstream_cpu / cores, per_item - busy * cpu_per_fresh / cores);
-    };
-    const double blocked = std::max(0.0, cur.boundary_blocked_s - a.boundary_blocked_s);
-    const double consumed = own(wall / fresh);
-    const bool upstream_bound = blocked < 0.1 * wall;
-    m.upstream_time = upstream_bound ? consumed : own(std::max(0.0, wall - blocked) / fresh);
-    m.step = WindowStep();
-    m.batch_rows = rows_;
-    m.cores = cores_;
-    const int64_t before = control_->fresh[kPlacedBefore].load();
-    m.item_bytes = before > 0 ? control_->fresh_bytes[kPlacedBefore].load() / before : 0;
-    const int64_t after = control_->fresh[kPlacedAfter].load();
-    m.augmented_bytes = after > 0 ? control_->fresh_bytes[kPlacedAfter].load() / after : 0;
-    m.batch_bytes = batch_bytes_;
+    if (!WindowHasEnoughSamples(cur, a)) return;  // the window goes on until it has them
+    const WindowCosts m = MeasureWindowCosts(
+        a, cur, *control_, cores_, MedianStepSeconds(&window_steps_), rows_, batch_bytes_);
     last_ = cur;
     window_steps_.clear();
     ++windows_;
 
     absl::MutexLock lock(&mu_);
-    if (measured_) {  // smooth: one window is noisy
-      auto mix = [](double& old, double now_value) { old = 0.5 * old + 0.5 * now_value; };
-      mix(costs_.upstream_cpu, m.upstream_cpu);
-      mix(costs_.augment_cpu, m.augment_cpu);
-      mix(costs_.row_cpu, m.row_cpu);
-      if (upstream_bound) {
-        // Slower: at once (too little echo costs speed); faster: slowly (a
-        // paced source's burst after a block looks fast for a window).
-        const double w = m.upstream_time > costs_.upstream_time ? 0.5 : 0.1;
-        costs_.upstream_time += w * (m.upstream_time - costs_.upstream_time);
-      } else {
-        // Faster than the consumer's pace, perhaps: slowly, as above.
-        costs_.upstream_time +=
-            0.1 * (std::min(costs_.upstream_time, consumed) - costs_.upstream_time);
-      }
-      mix(costs_.step, m.step);
-      costs_.batch_rows = m.batch_rows;
-      costs_.cores = m.cores;
-      costs_.item_bytes = m.item_bytes;
-      costs_.augmented_bytes = m.augmented_bytes;
-      costs_.batch_bytes = m.batch_bytes;
+    if (measured_) {
+      SmoothWindowCosts(m, &costs_);
     } else {
-      costs_ = m;
+      costs_ = m.costs;
       measured_ = true;
     }
     const EchoPlan plan = PlanEcho(costs_, options_);
     predicted_ = plan.steps_per_sec;
     const bool first = notes_.empty();
-    DecideDecode(now, cpu_per_fresh, upstream_bound, plan.placement);
+    DecideDecode(now, m.cpu_per_fresh, m.upstream_bound, plan.placement);
     if (mode_ == PlannerMode::kAdaptive) {
       DecideAdaptive(plan, first);
       return;
@@ -343,31 +248,15 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     notes_.push_back(fmt::format("after {} batches: {}", batches_, plan.reason));
   }
 
-  // A window to plan on has at least kMinWindowFresh fresh items and, when
-  // items are augmented, kMinAugmentSamples timed augmentations.
-  static constexpr int64_t kMinWindowFresh = 16, kMinAugmentSamples = 4, kMinWindowBatches = 4;
-  // Steps kept per window (a window that waits for samples keeps the first).
-  static constexpr size_t kMaxWindowSteps = 1 << 16;
-  // A window of large batches ends at decide_every_rows (echo_planner.h).
+  // A window of large batches ends at decide_every_rows (echo_planner.h),
+  // with at least kMinWindowBatches batches.
+  static constexpr int64_t kMinWindowBatches = 4;
   bool LargeBatchesFillTheWindow() const {
     return options_.decide_every_rows > 0 && window_rows_ >= options_.decide_every_rows &&
            window_batches_ >= std::min<int64_t>(options_.decide_every, kMinWindowBatches);
   }
-  bool EnoughSamples(const Reading& cur, const Reading& a) const {
-    if (cur.fresh - a.fresh < kMinWindowFresh) return false;
-    return cur.augment_calls == a.augment_calls ||
-           cur.augment_sampled - a.augment_sampled >= kMinAugmentSamples;
-  }
-
-  // The consumer's step in the window: the median of its times between pulls
-  // (seconds). Not their mean: a step the trainer spent on something else
-  // (an evaluation, a checkpoint, a moment without its CPU) is not its pace.
-  double WindowStep() {
-    if (window_steps_.empty()) return 0;
-    auto mid = window_steps_.begin() + static_cast<std::ptrdiff_t>(window_steps_.size() / 2);
-    std::nth_element(window_steps_.begin(), mid, window_steps_.end());
-    return static_cast<double>(*mid) * 1e-9;
-  }
+  // Steps kept per window (a window that waits for samples keeps the first).
+  static constexpr size_t kMaxWindowSteps = 1 << 16;
 
   // The decode Map's workers (internal/decode_workers.h): a note when raised.
   void DecideDecode(int64_t now, double cpu_per_fresh, bool upstream_bound, int placement)
@@ -423,7 +312,7 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
   int64_t window_batches_ = 0, window_rows_ = 0;  // since the last Decide()
   int64_t fresh_rows_ = 0;
   double realized_ = 1;
-  std::optional<Reading> last_;
+  std::optional<WindowReading> last_;
   int64_t windows_ = 0;                // windows measured, the warm-up included
   std::vector<int64_t> window_steps_;  // the consumer's times between pulls, this window
   Counter in_next_ns_, batches_out_;
