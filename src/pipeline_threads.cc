@@ -19,12 +19,6 @@
 namespace dataecho {
 namespace {
 
-int64_t ReadClock(clockid_t clock) {
-  timespec ts;
-  if (clock_gettime(clock, &ts) != 0) return 0;
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 struct PipelineThread {
   pthread_t thread;
   clockid_t clock;
@@ -58,7 +52,7 @@ struct Marked {
   ~Marked() {
     if (!on) return;
     const pthread_t self = pthread_self();
-    const int64_t cpu = ReadClock(CLOCK_THREAD_CPUTIME_ID);
+    const int64_t cpu = internal::ThreadCpuNanos();
     Registry& r = Threads();
     absl::MutexLock lock(&r.mu);
     r.ended_ns += cpu;
@@ -83,13 +77,20 @@ void StartPipelineThread(const char* name) {
 
 namespace internal {
 
+int64_t CpuClockNanos(clockid_t clock) {
+  timespec ts;
+  if (clock_gettime(clock, &ts) != 0) return 0;
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+int64_t ThreadCpuNanos() { return CpuClockNanos(CLOCK_THREAD_CPUTIME_ID); }
+
 int64_t PipelineThreadsCpuNanos() {
   const pthread_t self = pthread_self();
   Registry& r = Threads();
   absl::MutexLock lock(&r.mu);  // a running thread leaves the list under it, before it ends
   int64_t sum = r.ended_ns;
   for (const PipelineThread& t : r.running) {
-    if (!pthread_equal(t.thread, self)) sum += ReadClock(t.clock);
+    if (!pthread_equal(t.thread, self)) sum += CpuClockNanos(t.clock);
   }
   return sum;
 }

@@ -55,18 +55,30 @@ def load_test():
     return x.permute(0, 2, 3, 1).contiguous(), torch.from_numpy(y)
 
 
+def upstream(images, labels, per_example_s):
+    """The slow upstream both dataecho feeders read: the arrays, throttled, run ahead."""
+    p = dataecho.from_arrays(images, labels)
+    if per_example_s > 0:
+        p = p.throttle(latency=per_example_s, min_sleep=0.001, catch_up=0.1)
+    return p.prefetch(depth=256)
+
+
+def augmenters(seed):
+    return [dataecho.RandomCrop(height=28, width=28, padding=2, seed=seed),
+            dataecho.RandomFlip(seed=seed)]
+
+
+BATCH_OPTIONS = {"batch_size": BATCH, "drop_remainder": True, "cast": "float32",
+                 "scale": 1 / 255, "mean": [MEAN], "stddev": [STD]}
+
+
 def dataecho_batches(images, labels, echo, per_example_s, seed):
     def build(shard):
-        p = dataecho.from_arrays(images, labels)
-        if per_example_s > 0:
-            p = p.throttle(latency=per_example_s, min_sleep=0.001, catch_up=0.1)
-        return (p.prefetch(depth=256)
+        return (upstream(images, labels, per_example_s)
                 .echo(factor=float(echo), seed=seed)
-                .map([dataecho.RandomCrop(height=28, width=28, padding=2, seed=seed),
-                      dataecho.RandomFlip(seed=seed)], parallelism=2)
+                .map(augmenters(seed), parallelism=2)
                 .shuffle(buffer_size=2048, seed=seed)
-                .batch(batch_size=BATCH, drop_remainder=True, cast="float32", scale=1 / 255,
-                       mean=[MEAN], stddev=[STD])
+                .batch(**BATCH_OPTIONS)
                 .prefetch(depth=2))
     return torch.utils.data.DataLoader(
         dataecho.torch.PipelineDataset(build, with_indices=True), batch_size=None)
@@ -77,20 +89,13 @@ def placed_batches(images, labels, placement, per_example_s, seed):
     name, _, echo = placement.partition(":")
 
     def build(shard, epoch):
-        p = dataecho.from_arrays(images, labels)
-        if per_example_s > 0:
-            p = p.throttle(latency=per_example_s, min_sleep=0.001, catch_up=0.1)
-        return (p.prefetch(depth=256)
-                .echoed_batches([dataecho.RandomCrop(height=28, width=28, padding=2, seed=seed),
-                                 dataecho.RandomFlip(seed=seed)],
-                                placement=name, echo={"factor": float(echo or 1), "seed": seed},
+        return (upstream(images, labels, per_example_s)
+                .echoed_batches(augmenters(seed), placement=name,
+                                echo={"factor": float(echo or 1), "seed": seed},
                                 auto_placement=dataecho.AutoPlacementOptions(seed=seed),
                                 augment={"parallelism": 2},
                                 shuffle={"buffer_size": 2048, "seed": seed},
-                                batch={"batch_size": BATCH, "drop_remainder": True,
-                                       "cast": "float32", "scale": 1 / 255, "mean": [MEAN],
-                                       "stddev": [STD]},
-                                prefetch={"depth": 2}))
+                                batch=BATCH_OPTIONS, prefetch={"depth": 2}))
     ds = dataecho.torch.PipelineDataset(build, with_indices=True)
     return ds, torch.utils.data.DataLoader(ds, batch_size=None)
 

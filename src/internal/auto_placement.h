@@ -20,6 +20,8 @@
 #ifndef DATAECHO_SRC_INTERNAL_AUTO_PLACEMENT_H_
 #define DATAECHO_SRC_INTERNAL_AUTO_PLACEMENT_H_
 
+#include <time.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -104,7 +106,9 @@ inline constexpr uint64_t kMaxStatePosition = uint64_t{1} << 62;
 void SaveFactorLogs(EchoControl& control, StateWriter& w);
 absl::Status RestoreFactorLogs(EchoControl& control, const std::string& name, StateReader& r);
 
-// Thread CPU time of the calling thread, in nanoseconds.
+// A CPU clock's time in nanoseconds (0 if it cannot be read), and the
+// calling thread's. (src/pipeline_threads.cc)
+int64_t CpuClockNanos(clockid_t clock);
 int64_t ThreadCpuNanos();
 // The CPU so far of the threads StartPipelineThread() marked (stage_kit.h),
 // ended ones included, but the calling thread's. (src/pipeline_threads.cc)

@@ -3,7 +3,6 @@
 // The placed echo stages of auto placement and their clocks
 // (internal/auto_placement.h).
 #include <sched.h>
-#include <time.h>
 
 #include <algorithm>
 #include <memory>
@@ -23,12 +22,6 @@
 
 namespace dataecho::internal {
 namespace {
-
-int64_t ClockNanos(clockid_t clock) {
-  timespec ts;
-  if (clock_gettime(clock, &ts) != 0) return 0;
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 constexpr const char* kPlacedNames[] = {"echo:before_augment", "echo:after_augment", "echo:batch"};
 
@@ -161,8 +154,6 @@ class PlacedEchoStage final : public EchoStageBase<T> {
 };
 
 }  // namespace
-
-int64_t ThreadCpuNanos() { return ClockNanos(CLOCK_THREAD_CPUTIME_ID); }
 
 int AvailableCpus() {
   cpu_set_t cpus;
