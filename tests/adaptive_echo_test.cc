@@ -411,7 +411,7 @@ bool WaitUntil(F done) {
 // the producer builds only fresh rows until the trainer takes some. The test
 // releases the upstream's items itself, and each batch takes the Prefetch's
 // producer at least kRunNanos to pull, so it pushes every batch before it
-// pulls the next (internal/prefetch_handoff.h) and the level the gate reads
+// pulls the next (internal/run_ahead.h) and the level the gate reads
 // is never behind what was built.
 TEST(AdaptiveEchoGateTest, PrefetchLevelGateRepeatsOnlyWhileTheTrainerQueueIsShort) {
   auto level = std::make_shared<std::atomic<int64_t>>(0);
@@ -419,22 +419,22 @@ TEST(AdaptiveEchoGateTest, PrefetchLevelGateRepeatsOnlyWhileTheTrainerQueueIsSho
   auto source = std::make_unique<GatedSource<Example>>();
   GatedSource<Example>* gated = source.get();
   Push(*gated, 0, 4);  // one batch of fresh items, 3 repeats each (12)
-  auto p = Pipeline<Example>(StagePtr<Example>(std::move(source)))
-               .AdaptiveEcho({.max_factor = 4,
-                              .pool_size = 16,
-                              .repeat_gate =
-                                  [level, &closed] {
-                                    if (level->load() < 2) return true;
-                                    closed.fetch_add(1);
-                                    return false;
-                                  }})
-               .Batch({.batch_size = 4})
-               .Map([](Batch b) {
-                 std::this_thread::sleep_for(
-                     std::chrono::nanoseconds(internal::PrefetchHandoff::kRunNanos));
-                 return b;
-               })
-               .Prefetch({.depth = 4, .level = level});
+  auto p =
+      Pipeline<Example>(StagePtr<Example>(std::move(source)))
+          .AdaptiveEcho({.max_factor = 4,
+                         .pool_size = 16,
+                         .repeat_gate =
+                             [level, &closed] {
+                               if (level->load() < 2) return true;
+                               closed.fetch_add(1);
+                               return false;
+                             }})
+          .Batch({.batch_size = 4})
+          .Map([](Batch b) {
+            std::this_thread::sleep_for(std::chrono::nanoseconds(internal::RunAhead::kRunNanos));
+            return b;
+          })
+          .Prefetch({.depth = 4, .level = level});
   ASSERT_TRUE(p.status().ok());
   auto first = p.Next();  // starts the producer; from here on the level only grows
   ASSERT_TRUE(first.ok() && first->has_value());

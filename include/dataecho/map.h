@@ -201,28 +201,12 @@ class MapStage final : public UnaryStage<Out, In> {
           options_.name,
           " (deterministic = false) cannot save its state: results in completion order"));
     }
-    return pool_.SaveInput(w, &save_skip_, &save_fold_);
+    return pool_.SaveInput(w);
   }
-  absl::Status SaveOwn(StateWriter& w) override {
-    w.U64(static_cast<uint64_t>(save_skip_));
-    w.Fixed32(save_fold_);
-    return absl::OkStatus();
-  }
+  absl::Status SaveOwn(StateWriter& w) override { return pool_.SaveOwn(w); }
   // Pulls again the inputs of the results taken after the snapshot, and
   // drops them (fn is not applied).
-  absl::Status RestoreOwn(StateReader& r) override {
-    const uint64_t skip = r.U64();
-    const uint32_t fold = r.Fixed32();
-    if (!r.status().ok()) return r.status();
-    if (skip > kMaxSkip) {
-      return absl::DataLossError(
-          absl::StrCat("pipeline state: ", options_.name, " skips ", skip, " inputs"));
-    }
-    pool_.ResetCheckpoint();
-    return internal::SkipInputs(
-        this->input(), static_cast<int64_t>(skip), fold,
-        [](const In& v) { return Refs::InputFingerprint(v); }, options_.name);
-  }
+  absl::Status RestoreOwn(StateReader& r) override { return pool_.RestoreOwn(r); }
 
   StageStats OwnStats() const override {
     const int threads = static_cast<int>(reported_parallelism_.Get());
@@ -233,9 +217,6 @@ class MapStage final : public UnaryStage<Out, In> {
 
  private:
   using Refs = internal::MapRefs<In, Out>;
-  // A state's skip count above this is corrupt (and would spin over a Repeat).
-  static constexpr uint64_t kMaxSkip = uint64_t{1} << 32;
-
   // fn, and what a checkpoint needs of its result (see the file comment).
   absl::StatusOr<Out> Apply(In in) const { return Refs::Apply(fn_, std::move(in)); }
 
@@ -306,8 +287,6 @@ class MapStage final : public UnaryStage<Out, In> {
   internal::StageTotals<internal::Counter> totals_;  // one writer each (input_wait: the pull lock)
   internal::SharedCounter busy_ns_;
   internal::Counter reported_parallelism_;
-  int64_t save_skip_ = 0;  // consumer thread: between SaveInput and SaveOwn
-  uint32_t save_fold_ = 0;
   // ---- parallel (internal/map_workers.h): the workers and their results ----
   internal::MapWorkers<In, Out> pool_;
 };

@@ -24,28 +24,19 @@
 // row ("python") counts the elements Python took and the time it waited for
 // them (consumer_wait); input_wait is the puller's time inside the last stage.
 //
-// HAND-OFF. A Pop() that finds an element ready takes it without waiting (the
-// binding does so with the GIL held). One that finds none waits first for all
-// slots but one (`max_ahead` - 1, at least one element), then takes them one
-// Pop() each: when the loop is faster than the pipeline, the pulling thread
-// wakes it once per `max_ahead` - 1 elements instead of once per element (a
-// wake-up costs the pulling thread a system call, and the woken thread may
-// take its core for a while). It waits so for at most 1.5 times what the
-// pipeline took to make that many at its recent pace, and not at all before
-// the first element or when the pace is slower than kMaxHold for them: then
-// it is woken by the next element, as the end, an error or Cancel() always
-// wake it.
-//
-// SPIN. Where the pipeline makes an element in at most kMaxSpin (its recent
-// pace), a wake-up would cost the pulling thread a system call per element or
-// two, a large part of the element's own time. There a Pop() that finds none
-// ready first polls for one, without the lock, for up to 1.5 times that pace,
-// yielding its core to any other runnable thread between polls; it sleeps as
-// above only if none came. (benchmarks/python/vs_dataloader.py: 256-row batches
-// every ~40 us went from 0.81 to the python_vs_cpp in docs/benchmarks.md.)
+// HAND-OFF. The elements wait in the run-ahead queue every stage that runs
+// ahead stands on (dataecho/internal/run_ahead_queue.h; the policy is in
+// dataecho/internal/run_ahead.h): a Pop() that finds an element ready takes
+// it without waiting (the binding does so with the GIL held); one that finds
+// none watches for the next for a while when the pipeline makes one every
+// 100 us or faster, and otherwise sleeps until all slots but one are ready,
+// or for at most 1.5 times what the pipeline takes to make them at its recent
+// pace (at once when that is over 1 ms): when the loop is faster than the
+// pipeline, the pulling thread wakes it once per `max_ahead` - 1 elements
+// instead of once per element. The end, an error or Cancel() always wake it.
 //
 // CHECKPOINTS. SaveState() is the position behind the last element Python
-// took: it pauses the pulling thread between two Next() calls, writes the
+// took: it pauses the pulling thread between two Next() calls (RunAhead::Pause()), writes the
 // chain's state and then a section of its own ("python") holding references to
 // the elements it pulled ahead, oldest first (the last stage's SaveRefs()). So
 // every element pulled ahead must be one the last stage can still reference
@@ -71,7 +62,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -86,6 +76,8 @@
 #include "absl/time/time.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/element_traits.h"
+#include "dataecho/internal/counter.h"
+#include "dataecho/internal/run_ahead_queue.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
 #include "dataecho/stage_kit.h"
@@ -95,10 +87,6 @@ namespace dataecho::python {
 
 // Elements a Puller keeps ready by default (see the file comment).
 inline constexpr size_t kPullAhead = 3;
-// The longest a Pop() waits for more than one element (HAND-OFF above).
-inline constexpr absl::Duration kMaxHold = absl::Milliseconds(1);
-// The slowest pace at which a waiting Pop() polls before it sleeps (SPIN above).
-inline constexpr absl::Duration kMaxSpin = absl::Microseconds(100);
 
 template <typename T>
 class Puller {
@@ -110,11 +98,8 @@ class Puller {
   // `ahead`: elements to hand out, in order, before the stage's
   // (RestoreInto()). `max_ahead` (>= 1): the most elements kept ready.
   explicit Puller(StagePtr<T> stage, std::vector<T> ahead = {}, size_t max_ahead = kPullAhead)
-      : stage_(std::move(stage)),
-        max_ahead_(max_ahead < 1 ? 1 : max_ahead),
-        wake_at_(max_ahead_ > 2 ? max_ahead_ - 1 : 1) {
-    for (T& e : ahead) ready_.push_back(std::move(e));
-    available_.store(!ready_.empty(), std::memory_order_relaxed);
+      : stage_(std::move(stage)), queue_(static_cast<int64_t>(std::max<size_t>(1, max_ahead))) {
+    queue_.Preload(std::move(ahead));
     thread_ = std::thread([this] { Run(); });
   }
   ~Puller() { Shutdown(); }
@@ -125,44 +110,20 @@ class Puller {
   // the end or an error, returns it again (sticky); after Cancel(), CANCELLED.
   // With a zero `timeout` it never waits (nor reads the clock).
   std::optional<Item> Pop(absl::Duration timeout) {
-    const int64_t spun_ns = timeout > absl::ZeroDuration() ? Spin(timeout) : 0;
-    absl::MutexLock lock(&mu_);
-    totals_.consumer_wait_ns += spun_ns;
-    if (!ReadyOrCancelled() && timeout > absl::ZeroDuration()) {
-      const int64_t t0 = internal::NowNanos();
-      // First for wake_at_ elements, while the pipeline's pace says they come
-      // soon (HAND-OFF above), then for one.
-      const absl::Duration hold = std::min(timeout, HoldLocked());
-      if (hold > absl::ZeroDuration()) {
-        mu_.AwaitWithTimeout(absl::Condition(this, &Puller::SeveralReadyOrDone), hold);
-      }
-      if (!ReadyOrCancelled()) {
-        const absl::Duration left = timeout - absl::Nanoseconds(internal::NowNanos() - t0);
-        if (left > absl::ZeroDuration()) {
-          mu_.AwaitWithTimeout(absl::Condition(this, &Puller::ReadyOrCancelled), left);
-        }
-      }
-      totals_.consumer_wait_ns += internal::NowNanos() - t0;
+    const int64_t deadline = timeout > absl::ZeroDuration()
+                                 ? internal::NowNanos() + absl::ToInt64Nanoseconds(timeout)
+                                 : 0;
+    Item item;
+    if (!queue_.TryTake(deadline, &item)) return std::nullopt;
+    if (item.ok() && item->has_value()) {
+      totals_.elements.Add(1);
+      totals_.bytes.Add(static_cast<int64_t>(ElementTraits<T>::ByteSize(**item)));
     }
-    if (cancel_) return Item(CancelledError());
-    if (!ready_.empty()) {
-      Item item(std::optional<T>(std::move(ready_.front())));
-      ready_.pop_front();
-      UpdateAvailableLocked();
-      ++totals_.elements;
-      totals_.bytes += static_cast<int64_t>(ElementTraits<T>::ByteSize(**item));
-      return item;
-    }
-    if (terminal_.has_value()) return *terminal_;
-    return std::nullopt;
+    return item;
   }
 
   void Cancel() {
-    {
-      absl::MutexLock lock(&mu_);
-      cancel_ = true;
-      UpdateAvailableLocked();
-    }
+    queue_.core().Cancel();
     absl::MutexLock lock(&stage_mu_);
     if (stage_ != nullptr) stage_->Cancel();
   }
@@ -183,30 +144,32 @@ class Puller {
   // Waits for a Next() in progress to return. The chain's error if it
   // failed; CANCELLED after Cancel().
   absl::StatusOr<std::string> SaveState() {
+    internal::RunAhead& core = queue_.core();
     std::vector<T> ahead;
     {
-      absl::MutexLock lock(&mu_);
-      pause_ = true;
-      mu_.Await(absl::Condition(this, &Puller::IdleOrCancelled));
-      if (cancel_) {
-        pause_ = false;
-        return CancelledError();
+      absl::MutexLock lock(&core.mu());
+      core.Pause();
+      absl::Status refused;
+      if (core.CancelledLocked()) {
+        refused = CancelledError();
+      } else if (queue_.terminal().has_value() && !queue_.terminal()->ok()) {
+        refused = queue_.terminal()->status();
       }
-      if (terminal_.has_value() && !terminal_->ok()) {
-        pause_ = false;
-        return terminal_->status();
+      if (!refused.ok()) {
+        core.Resume();
+        return refused;
       }
-      ahead.assign(ready_.begin(), ready_.end());  // handles: the payloads are shared
+      ahead = queue_.Ahead();  // handles: the payloads are shared
     }
-    // The pulling thread waits while pause_ is set: the chain is ours
-    // (stage_mu_ keeps Shutdown() from destroying it meanwhile).
+    // The pulling thread waits while paused: the chain is ours (stage_mu_
+    // keeps Shutdown() from destroying it meanwhile).
     absl::StatusOr<std::string> state = CancelledError();
     {
       absl::MutexLock lock(&stage_mu_);
       if (stage_ != nullptr) state = SaveStateOf(*stage_, ahead);
     }
-    absl::MutexLock lock(&mu_);
-    pause_ = false;
+    absl::MutexLock lock(&core.mu());
+    core.Resume();
     return state;
   }
 
@@ -262,99 +225,38 @@ class Puller {
       absl::MutexLock lock(&stage_mu_);
       if (stage_ != nullptr) stage_->AppendStats(out);
     }
-    absl::MutexLock lock(&mu_);
-    out->push_back(totals_.Report("python", {}));
+    StageStats s = totals_.Report("python", {});
+    internal::RunAhead& core = queue_.core();
+    absl::MutexLock lock(&core.mu());
+    s.consumer_wait = absl::Nanoseconds(core.consumer_wait_ns());
+    out->push_back(std::move(s));
   }
 
  private:
-  bool ReadyOrCancelled() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return cancel_ || !ready_.empty() || terminal_.has_value();
-  }
-  // What a waiting Pop() is woken for first: wake_at_ elements (or fewer
-  // after the end or an error).
-  bool SeveralReadyOrDone() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return cancel_ || ready_.size() >= wake_at_ || terminal_.has_value();
-  }
-  // How long a Pop() that found nothing ready waits for wake_at_ elements:
-  // 1.5 times what the pipeline takes to make them at its recent pace, or
-  // zero (wait for one) when that pace is unknown yet or too slow for a
-  // wake-up per element to matter (kMaxHold).
-  absl::Duration HoldLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (wake_at_ <= 1 || next_ns_ <= 0) return absl::ZeroDuration();
-    const absl::Duration hold =
-        absl::Nanoseconds(next_ns_ * static_cast<int64_t>(wake_at_) * 3 / 2);
-    return hold > kMaxHold ? absl::ZeroDuration() : hold;
-  }
-  void UpdateAvailableLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    available_.store(ReadyOrCancelled(), std::memory_order_release);
-  }
-  // SPIN above: polls until Pop() would not wait, for up to spin_ns_ (and
-  // `timeout`). Returns the nanoseconds spent.
-  int64_t Spin(absl::Duration timeout) const {
-    const int64_t limit =
-        std::min(spin_ns_.load(std::memory_order_relaxed), absl::ToInt64Nanoseconds(timeout));
-    if (limit <= 0 || available_.load(std::memory_order_acquire)) return 0;
-    const int64_t t0 = internal::NowNanos();
-    int64_t now = t0;
-    while (!available_.load(std::memory_order_acquire) && now - t0 < limit) {
-      std::this_thread::yield();
-      now = internal::NowNanos();
-    }
-    return now - t0;
-  }
-  // The pulling thread may call Next().
-  bool MayPull() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return cancel_ || (ready_.size() < max_ahead_ && !pause_);
-  }
-  // The pulling thread is not inside Next() (and will not enter it while pause_).
-  bool IdleOrCancelled() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return cancel_ || !in_next_; }
-
   void Run() {
     StartPipelineThread("python hand-off");
-    while (true) {
-      {
-        absl::MutexLock lock(&mu_);
-        mu_.Await(absl::Condition(this, &Puller::MayPull));
-        if (cancel_) return;
-        in_next_ = true;
-      }
-      // stage_ is only reset after this thread is joined.
+    // One Next() of the chain per element: each is a whole pipeline's step.
+    queue_.Produce([this](size_t, std::vector<T>& values, std::optional<Item>& terminal) {
       const int64_t t0 = internal::NowNanos();
-      Item item = stage_->Next();  // NOLINT(clang-analyzer-core.CallAndMessage)
-      const int64_t waited = internal::NowNanos() - t0;
-      absl::MutexLock lock(&mu_);
-      in_next_ = false;
-      totals_.input_wait_ns += waited;
-      next_ns_ = next_ns_ <= 0 ? waited : next_ns_ + (waited - next_ns_) / 8;  // recent pace
-      spin_ns_.store(next_ns_ <= absl::ToInt64Nanoseconds(kMaxSpin) ? next_ns_ * 3 / 2 : 0,
-                     std::memory_order_relaxed);
-      if (!item.ok() || !item->has_value()) {
-        terminal_ = std::move(item);
-        UpdateAvailableLocked();
-        return;
+      Item item = stage_->Next();  // stage_ is only reset after this thread is joined
+      const int64_t ns = internal::NowNanos() - t0;
+      totals_.input_wait_ns.Add(ns);
+      if (item.ok() && item->has_value()) {
+        values.push_back(**std::move(item));
+      } else {
+        terminal = std::move(item);
       }
-      ready_.push_back(**std::move(item));
-      UpdateAvailableLocked();
-    }
+      return ns;
+    });
   }
 
   mutable absl::Mutex stage_mu_;  // guards resetting stage_ against stats and Cancel()
   // Used without stage_mu_ by the pulling thread, which Shutdown() joins first.
   StagePtr<T> stage_;
-  const size_t max_ahead_;
-  const size_t wake_at_;  // elements a waiting Pop() is woken for: all slots but one
-  mutable absl::Mutex mu_;
-  std::deque<T> ready_ ABSL_GUARDED_BY(mu_);           // the next elements, oldest first
-  std::optional<Item> terminal_ ABSL_GUARDED_BY(mu_);  // the end or the error, after them
-  bool cancel_ ABSL_GUARDED_BY(mu_) = false;
-  bool pause_ ABSL_GUARDED_BY(mu_) = false;    // SaveState() runs: do not pull
-  bool in_next_ ABSL_GUARDED_BY(mu_) = false;  // the pulling thread is in Next()
-  int64_t next_ns_ ABSL_GUARDED_BY(mu_) = 0;   // a moving average of Next()'s duration
-  // What Pop() reads without mu_ (SPIN above): whether it would not wait
-  // (ReadyOrCancelled()), and how long it polls (0: it does not).
-  std::atomic<bool> available_{false};
-  std::atomic<int64_t> spin_ns_{0};
-  internal::StageTotals<int64_t> totals_ ABSL_GUARDED_BY(mu_);
+  // The elements ready, the core's lock and waits, pause and cancel.
+  mutable internal::RunAheadQueue<T> queue_;
+  // One writer each: elements and bytes Pop(), input_wait the pulling thread.
+  internal::StageTotals<internal::Counter> totals_;
   std::thread thread_;  // last: started after everything above exists
 };
 

@@ -12,6 +12,26 @@ cmake_minimum_required(VERSION 3.25)
 set(allowed_internal
   # Called by inline code in public headers (stats.h, throttle.h and every
   # stage template that times its waits): a user's program calls it.
+  # The run-ahead core (internal/run_ahead.h): Prefetch's and Map's inline
+  # templates call it, compiled once in the library.
+  "dataecho::internal::RunAhead::AwaitReady(long)"
+  "dataecho::internal::RunAhead::RefillNeed()"
+  "dataecho::internal::RunAhead::Halt()"
+  "dataecho::internal::RunAhead::Made(long, long)"
+  "dataecho::internal::RunAhead::Took(long)"
+  "dataecho::internal::RunAhead::Ended()"
+  "dataecho::internal::RunAhead::Pause()"
+  "dataecho::internal::RunAhead::Cancel()"
+  "dataecho::internal::RunAhead::Pushed(long, long, long)"
+  "dataecho::internal::RunAhead::Resume()"
+  "dataecho::internal::RunAhead::EndStop()"
+  "dataecho::internal::RunAhead::Reserve(long, long)"
+  "dataecho::internal::RunAhead::Released(long)"
+  "dataecho::internal::RunAhead::SetDepth(long)"
+  "dataecho::internal::RunAhead::BeginStop()"
+  "dataecho::internal::RunAhead::RunAhead(long)"
+  "dataecho::internal::RunAhead::TakeRun() const"
+  "dataecho::internal::RunAhead::RunLength() const"
   "dataecho::internal::NowNanos()"
   # Called by the inline Repeat stage and Pipeline::Stats() (repeat.h, pipeline.h).
   "dataecho::internal::AddStageStats(std::vector<dataecho::StageStats, std::allocator<dataecho::StageStats> >*, std::vector<dataecho::StageStats, std::allocator<dataecho::StageStats> > const&)"
