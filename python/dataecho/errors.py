@@ -38,111 +38,45 @@ class StatusError(Exception):
             self.code_name = _NAMES.get(code, str(code))
 
 
-class CancelledError(StatusError):
-    """CANCELLED: the pipeline was cancelled (``cancel()``, ``close()``)."""
-
-    code, code_name = 1, "CANCELLED"
-
-
-class UnknownError(StatusError):
-    """UNKNOWN."""
-
-    code, code_name = 2, "UNKNOWN"
-
-
-class InvalidArgumentError(StatusError, ValueError):
-    """INVALID_ARGUMENT: a bad option (named in the message) or a bad URI."""
-
-    code, code_name = 3, "INVALID_ARGUMENT"
-
-
-class DeadlineExceededError(StatusError):
-    """DEADLINE_EXCEEDED."""
-
-    code, code_name = 4, "DEADLINE_EXCEEDED"
-
-
-class NotFoundError(StatusError, FileNotFoundError):
-    """NOT_FOUND: a missing file or object, or a pattern that matched nothing."""
-
-    code, code_name = 5, "NOT_FOUND"
-
-
-class AlreadyExistsError(StatusError):
-    """ALREADY_EXISTS."""
-
-    code, code_name = 6, "ALREADY_EXISTS"
-
-
-class PermissionDeniedError(StatusError, PermissionError):
-    """PERMISSION_DENIED: e.g. HTTP 401 or 403."""
-
-    code, code_name = 7, "PERMISSION_DENIED"
-
-
-class ResourceExhaustedError(StatusError):
-    """RESOURCE_EXHAUSTED: a memory cap (e.g. shuffle max_bytes) was hit."""
-
-    code, code_name = 8, "RESOURCE_EXHAUSTED"
-
-
-class FailedPreconditionError(StatusError):
-    """FAILED_PRECONDITION: e.g. an object changed while it was read."""
-
-    code, code_name = 9, "FAILED_PRECONDITION"
-
-
-class AbortedError(StatusError):
-    """ABORTED."""
-
-    code, code_name = 10, "ABORTED"
-
-
-class OutOfRangeError(StatusError):
-    """OUT_OF_RANGE."""
-
-    code, code_name = 11, "OUT_OF_RANGE"
-
-
-class UnimplementedError(StatusError, NotImplementedError):
-    """UNIMPLEMENTED: e.g. an IDX element type other than unsigned byte."""
-
-    code, code_name = 12, "UNIMPLEMENTED"
-
-
-class InternalError(StatusError):
-    """INTERNAL."""
-
-    code, code_name = 13, "INTERNAL"
-
-
-class UnavailableError(StatusError):
-    """UNAVAILABLE: a transient failure that outlasted the retries."""
-
-    code, code_name = 14, "UNAVAILABLE"
-
-
-class DataLossError(StatusError):
-    """DATA_LOSS: corrupt or truncated data; the message names uri:offset."""
-
-    code, code_name = 15, "DATA_LOSS"
-
-
-class UnauthenticatedError(StatusError):
-    """UNAUTHENTICATED."""
-
-    code, code_name = 16, "UNAUTHENTICATED"
-
-
-_CLASSES = {
-    cls.code: cls
-    for cls in (
-        CancelledError, UnknownError, InvalidArgumentError, DeadlineExceededError,
-        NotFoundError, AlreadyExistsError, PermissionDeniedError, ResourceExhaustedError,
-        FailedPreconditionError, AbortedError, OutOfRangeError, UnimplementedError,
-        InternalError, UnavailableError, DataLossError, UnauthenticatedError)
+# The absl::StatusCode names, codes 1 to 16 in order. The class for NOT_FOUND
+# is NotFoundError, and so on.
+_CODE_NAMES = (
+    "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+    "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+    "UNAUTHENTICATED")
+# The built-in exceptions some classes also derive from.
+_BUILTIN_BASES = {"INVALID_ARGUMENT": ValueError, "NOT_FOUND": FileNotFoundError,
+                  "PERMISSION_DENIED": PermissionError, "UNIMPLEMENTED": NotImplementedError}
+# What a code means here, for the classes' docstrings.
+_MEANINGS = {
+    "CANCELLED": "the pipeline was cancelled (``cancel()``, ``close()``).",
+    "INVALID_ARGUMENT": "a bad option (named in the message) or a bad URI.",
+    "NOT_FOUND": "a missing file or object, or a pattern that matched nothing.",
+    "PERMISSION_DENIED": "e.g. HTTP 401 or 403.",
+    "RESOURCE_EXHAUSTED": "a memory cap (e.g. shuffle max_bytes) was hit.",
+    "FAILED_PRECONDITION": "e.g. an object changed while it was read.",
+    "UNIMPLEMENTED": "e.g. an IDX element type other than unsigned byte.",
+    "UNAVAILABLE": "a transient failure that outlasted the retries.",
+    "DATA_LOSS": "corrupt or truncated data; the message names uri:offset.",
 }
+
+
+def _define_class(code, code_name):
+    """The StatusError subclass for one code, named after it (DATA_LOSS: DataLossError)."""
+    name = "".join(word.capitalize() for word in code_name.split("_")) + "Error"
+    builtin = _BUILTIN_BASES.get(code_name)
+    bases = (StatusError,) if builtin is None else (StatusError, builtin)
+    meaning = _MEANINGS.get(code_name)
+    doc = f"{code_name}: {meaning}" if meaning else f"{code_name}."
+    return type(name, bases, {
+        "__doc__": doc, "__module__": __name__, "__qualname__": name,
+        "code": code, "code_name": code_name})
+
+
+_CLASSES = {code: _define_class(code, name) for code, name in enumerate(_CODE_NAMES, start=1)}
 _NAMES = {code: cls.code_name for code, cls in _CLASSES.items()}
+globals().update({cls.__name__: cls for cls in _CLASSES.values()})
 
 
 def error_class(code):
