@@ -74,6 +74,26 @@ absl::InlinedVector<Tensor, 1> TensorsFromPython(const py::handle& components) {
   return out;
 }
 
+// `components` (read-only views of the element's buffers, which they keep
+// alive) and `dtypes`: what Example and Batch share.
+template <typename T>
+void DefComponents(py::class_<T>& cls) {
+  cls.def_property_readonly("components",
+                            [](const py::object& self) {
+                              return ComponentViews(self.cast<const T&>().components, self);
+                            })
+      .def_property_readonly(
+          "dtypes", [](const T& x) { return DTypeNames(x.components); },
+          "Component dtype names ('bfloat16' components are viewed as uint16).");
+}
+
+// A read-only view of a batch's per-row tensor `field` (labels, ...).
+auto RowsView(Tensor Batch::*field) {
+  return [field](const py::object& self) {
+    return TensorView(self.cast<const Batch&>().*field, self);
+  };
+}
+
 // The tensor a to_dlpack() argument names: a component index or a row field.
 const Tensor& BatchTensor(const Batch& b, const py::object& which) {
   if (py::isinstance<py::str>(which)) {
@@ -123,30 +143,24 @@ uncompressed file), source_index ((file index << 40) | record index), repeat_ind
 }
 
 void RegisterExample(py::module_& m) {
-  py::class_<Example>(m, "Example", R"(One training item: tensor components, a label, its
+  py::class_<Example> cls(m, "Example", R"(One training item: tensor components, a label, its
 source index and its repeat index (0 = fresh, k = the k-th echo of it).
 
 Example(components, label=0, source_index=0, repeat_index=0) copies the arrays
 (one array or a list of them; dtypes uint8, int32, int64, float32, float16).
-`.components` are read-only views of the example's buffers.)")
-      .def(py::init([](const py::object& components, int64_t label, uint64_t source_index,
-                       uint32_t repeat_index) {
-             Example e;
-             e.components = TensorsFromPython(components);
-             e.label = label;
-             e.source_index = source_index;
-             e.repeat_index = repeat_index;
-             return e;
-           }),
-           py::arg("components"), py::arg("label") = 0, py::arg("source_index") = 0,
-           py::arg("repeat_index") = 0)
-      .def_property_readonly("components",
-                             [](const py::object& self) {
-                               return ComponentViews(self.cast<const Example&>().components, self);
-                             })
-      .def_property_readonly(
-          "dtypes", [](const Example& e) { return DTypeNames(e.components); },
-          "Component dtype names ('bfloat16' components are viewed as uint16).")
+`.components` are read-only views of the example's buffers.)");
+  DefComponents(cls);
+  cls.def(py::init([](const py::object& components, int64_t label, uint64_t source_index,
+                      uint32_t repeat_index) {
+            Example e;
+            e.components = TensorsFromPython(components);
+            e.label = label;
+            e.source_index = source_index;
+            e.repeat_index = repeat_index;
+            return e;
+          }),
+          py::arg("components"), py::arg("label") = 0, py::arg("source_index") = 0,
+          py::arg("repeat_index") = 0)
       .def_readonly("label", &Example::label)
       .def_readonly("source_index", &Example::source_index)
       .def_readonly("repeat_index", &Example::repeat_index)
@@ -179,36 +193,18 @@ Example(components, label=0, source_index=0, repeat_index=0) copies the arrays
 }
 
 void RegisterBatch(py::module_& m) {
-  py::class_<Batch>(m, "Batch", R"(Fused rows: one contiguous buffer per component with a
+  py::class_<Batch> cls(m, "Batch", R"(Fused rows: one contiguous buffer per component with a
 leading row dimension, and per-row labels, source and repeat indices.
 
 Every array is a read-only, zero-copy view of the batch's buffers; the arrays keep
 the buffers alive, and a pooled buffer is reused only once no batch and no view of
 it remains. `fresh_rows` counts rows whose example was fresh (0 for a batch-level
-repeat); `repeat_index` is the batch's own repeat index (batch echoing).)")
-      .def_property_readonly("components",
-                             [](const py::object& self) {
-                               return ComponentViews(self.cast<const Batch&>().components, self);
-                             })
-      .def_property_readonly(
-          "dtypes", [](const Batch& b) { return DTypeNames(b.components); },
-          "Component dtype names ('bfloat16' components are viewed as uint16).")
-      .def_property_readonly(
-          "labels",
-          [](const py::object& self) { return TensorView(self.cast<const Batch&>().labels, self); },
-          "int64 [rows]")
-      .def_property_readonly(
-          "source_indices",
-          [](const py::object& self) {
-            return TensorView(self.cast<const Batch&>().source_indices, self);
-          },
-          "int64 [rows]")
-      .def_property_readonly(
-          "repeat_indices",
-          [](const py::object& self) {
-            return TensorView(self.cast<const Batch&>().repeat_indices, self);
-          },
-          "int32 [rows]: each row's example-level repeat index")
+repeat); `repeat_index` is the batch's own repeat index (batch echoing).)");
+  DefComponents(cls);
+  cls.def_property_readonly("labels", RowsView(&Batch::labels), "int64 [rows]")
+      .def_property_readonly("source_indices", RowsView(&Batch::source_indices), "int64 [rows]")
+      .def_property_readonly("repeat_indices", RowsView(&Batch::repeat_indices),
+                             "int32 [rows]: each row's example-level repeat index")
       .def_readonly("num_rows", &Batch::num_rows)
       .def_readonly("fresh_rows", &Batch::fresh_rows)
       .def_readonly("repeat_index", &Batch::repeat_index)

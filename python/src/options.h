@@ -276,6 +276,15 @@ void OptionsSpec<T>::BindClass(py::module_& m, const char* py_name,
   cls.def("__repr__", [spec, py_name](const T& t) { return spec->Repr(py_name, t); });
 }
 
+// The spec of an option struct whose one field is its `name` (FilterOptions,
+// ZipOptions, UnbatchOptions): Spec<O>() returns NameOnlySpec<O>("O").
+template <typename O>
+const OptionsSpec<O>& NameOnlySpec(const char* cpp_name) {
+  static const auto* spec =
+      &(*new OptionsSpec<O>(cpp_name)).Add("name", &O::name, "Name shown in stats.");
+  return *spec;
+}
+
 // The specs: built on first use; never destroyed. A new option struct: declare
 // it here, define it in options.cc (stages), options_steps.cc (filter, cache,
 // zip, interleave, padded_batch) or options_sources.cc (stores, formats,

@@ -14,9 +14,7 @@ namespace dataecho::python {
 
 template <>
 const OptionsSpec<FilterOptions>& Spec<FilterOptions>() {
-  static const auto* spec = &(*new OptionsSpec<FilterOptions>("FilterOptions"))
-                                 .Add("name", &FilterOptions::name, "Name shown in stats.");
-  return *spec;
+  return NameOnlySpec<FilterOptions>("FilterOptions");
 }
 
 template <>
@@ -31,9 +29,7 @@ const OptionsSpec<CacheOptions>& Spec<CacheOptions>() {
 
 template <>
 const OptionsSpec<ZipOptions>& Spec<ZipOptions>() {
-  static const auto* spec = &(*new OptionsSpec<ZipOptions>("ZipOptions"))
-                                 .Add("name", &ZipOptions::name, "Name shown in stats.");
-  return *spec;
+  return NameOnlySpec<ZipOptions>("ZipOptions");
 }
 
 template <>

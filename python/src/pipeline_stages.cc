@@ -7,44 +7,13 @@
 #include <string>
 #include <utility>
 
-#include "dataecho/storage/sharding.h"
-#include "options.h"
+#include "bind_stage.h"
 #include "py_pipeline.h"
 #include "seed_stream.h"
 #include "shard_stage.h"
 #include "status.h"
 
 namespace dataecho::python {
-
-namespace {
-
-// `options` with its seeds on this thread's seed stream (seed_stream.h).
-template <typename O>
-O OnSeedStream(O options) {
-  if constexpr (requires { options.seed; }) options.seed = ForSeedStream(options.seed);
-  if constexpr (requires { options.adaptive.seed; }) {
-    options.adaptive.seed = ForSeedStream(options.adaptive.seed);
-  }
-  return options;
-}
-
-// Binds `name` as a builder method taking the keyword arguments of O and
-// applying `f(pipeline, options)` to a Pipeline<T> of any element type.
-template <typename O, typename F>
-void BindGeneric(PipelineClass& cls, const char* name, const char* summary, F f) {
-  DefSigned(cls, Signature(name).Arg("self").Options<O>(), summary,
-            [name, f](PipelineHandle& self, const py::kwargs& kwargs) {
-              const O options = OnSeedStream(Spec<O>().FromKwargs(kwargs, name));
-              std::shared_ptr<PipelineHandle> out =
-                  Then(self, name, [&](auto p) -> AnyPipeline { return f(std::move(p), options); });
-              if constexpr (std::is_same_v<O, EchoOptions>) {
-                out->set_length(EchoedLength(self.length(), options.factor));
-              }
-              return out;
-            });
-}
-
-}  // namespace
 
 void RegisterStages(py::module_& m, PipelineClass& cls) {
   m.def(
@@ -78,34 +47,35 @@ void RegisterStages(py::module_& m, PipelineClass& cls) {
       "thread from now on from an earlier planner's stats row (placement, factor and costs; "
       "None: measure first). dataecho.torch sets it to the worker's last epoch's planner while "
       "build() runs.");
-  BindGeneric<PrefetchOptions>(
+  BindStage<PrefetchOptions>(
       cls, "prefetch",
       "Runs the pipeline so far ahead on a thread of its own, into a queue of `depth` "
       "elements: the boundary echo needs upstream of it.",
       [](auto p, const PrefetchOptions& o) { return std::move(p).Prefetch(o); });
-  BindGeneric<EchoOptions>(
+  BindStage<EchoOptions>(
       cls, "echo",
       "Data echoing: emits each element `factor` times (copies back to back, repeats "
       "marked; follow example echoing with shuffle). After batch(): batch echoing. Place it "
       "after a prefetch.",
-      [](auto p, const EchoOptions& o) { return std::move(p).Echo(o); });
-  BindGeneric<AdaptiveEchoOptions>(
+      [](auto p, const EchoOptions& o) { return std::move(p).Echo(o); },
+      [](const Length& in, const EchoOptions& o) { return EchoedLength(in, o.factor); });
+  BindStage<AdaptiveEchoOptions>(
       cls, "adaptive_echo",
       "Echoes only while the upstream has nothing ready: emits a fresh element when one is "
       "ready, else a repeat of a recent one (at most max_factor emissions each). Its output "
       "depends on timing. Place it after a prefetch. (The C++ record_decisions, repeat_gate "
       "and clock options are not bound.)",
       [](auto p, const AdaptiveEchoOptions& o) { return std::move(p).AdaptiveEcho(o); });
-  BindGeneric<AutoEchoOptions>(
+  BindStage<AutoEchoOptions>(
       cls, "auto_echo",
       "Adaptive echo for a warm-up, then a fixed factor: the measured ratio of upstream to "
       "consumer time, capped at adaptive.max_factor.",
       [](auto p, const AutoEchoOptions& o) { return std::move(p).AutoEcho(o); });
-  BindGeneric<ShuffleOptions>(
+  BindStage<ShuffleOptions>(
       cls, "shuffle",
       "A seeded shuffle buffer of `buffer_size` elements; spreads echoed copies apart.",
       [](auto p, const ShuffleOptions& o) { return std::move(p).Shuffle(o); });
-  BindGeneric<ThrottleOptions>(
+  BindStage<ThrottleOptions>(
       cls, "throttle",
       "Delays each element by `latency` seconds and/or a bandwidth cap: makes an upstream "
       "slow on purpose (benchmarks, tests).",
@@ -137,45 +107,32 @@ void RegisterStages(py::module_& m, PipelineClass& cls) {
       },
       py::arg("n"));
 
-  DefSigned(cls, Signature("shard").Arg("self").Options<ShardOptions>(),
-            "Keeps elements rank, rank + world_size, ... of the stream: splits it between the "
-            "workers of a job (each still reads the whole stream; file sources split their "
-            "files instead, see from_tfrecord). Rank and world size default to the launcher's "
-            "environment (RANK/WORLD_SIZE, ...), as dataecho.resolve_shard().",
-            [](PipelineHandle& self, const py::kwargs& kwargs) {
-              const Shard shard =
-                  ValueOrThrow(ResolveShard(Spec<ShardOptions>().FromKwargs(kwargs, "shard")));
-              auto out = Then(self, "shard", [&](auto p) -> AnyPipeline {
-                using T = typename decltype(p)::value_type;
-                return std::move(p).Apply(
-                    [&](StagePtr<T> in) { return ShardStage<T>::Make(std::move(in), shard); });
-              });
-              out->set_length(ShardedLength(self.length(), shard.rank, shard.world_size));
-              return out;
-            });
+  BindStage<ShardOptions>(
+      cls, "shard",
+      "Keeps elements rank, rank + world_size, ... of the stream: splits it between the "
+      "workers of a job (each still reads the whole stream; file sources split their "
+      "files instead, see from_tfrecord). Rank and world size default to the launcher's "
+      "environment (RANK/WORLD_SIZE, ...), as dataecho.resolve_shard().",
+      [](auto p, const Shard& shard) {
+        using T = typename decltype(p)::value_type;
+        return std::move(p).Apply(
+            [&](StagePtr<T> in) { return ShardStage<T>::Make(std::move(in), shard); });
+      },
+      [](const Length& in, const Shard& shard) {
+        return ShardedLength(in, shard.rank, shard.world_size);
+      });
 
-  DefSigned(cls, Signature("batch").Arg("self").Options<BatchOptions>(),
-            "Examples to fused Batches: each component's rows copied once into one aligned "
-            "buffer, optionally cast to float32/float16/bfloat16 and normalized in the same "
-            "pass. Buffers are pooled and reused once no batch or view holds them.",
-            [](PipelineHandle& self, const py::kwargs& kwargs) {
-              const BatchOptions options = Spec<BatchOptions>().FromKwargs(kwargs, "batch");
-              auto out = Then(self, "batch", [&](auto p) -> AnyPipeline {
-                using T = typename decltype(p)::value_type;
-                if constexpr (std::is_same_v<T, Example>) {
-                  return std::move(p).Batch(options);
-                } else {
-                  ThrowWrongElement(
-                      "batch", "Example", ElementName<T>(),
-                      std::is_same_v<T, Record>
-                          ? ": decode them first, e.g. .map(dataecho.decode_image_record)"
-                          : "");
-                }
-              });
-              out->set_length(BatchedLength(self.length(), static_cast<int64_t>(options.batch_size),
-                                            options.drop_remainder));
-              return out;
-            });
+  BindStage<BatchOptions>(
+      cls, "batch",
+      "Examples to fused Batches: each component's rows copied once into one aligned "
+      "buffer, optionally cast to float32/float16/bfloat16 and normalized in the same "
+      "pass. Buffers are pooled and reused once no batch or view holds them.",
+      OnlyOn<Example>(
+          "batch", [](auto p, const BatchOptions& o) { return std::move(p).Batch(o); },
+          ": decode them first, e.g. .map(dataecho.decode_image_record)"),
+      [](const Length& in, const BatchOptions& o) {
+        return BatchedLength(in, static_cast<int64_t>(o.batch_size), o.drop_remainder);
+      });
 }
 
 }  // namespace dataecho::python

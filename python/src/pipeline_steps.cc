@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "bind_stage.h"
 #include "elements.h"
 #include "options.h"
 #include "py_pipeline.h"
@@ -26,9 +27,7 @@ namespace dataecho::python {
 
 template <>
 const OptionsSpec<UnbatchOptions>& Spec<UnbatchOptions>() {
-  static const auto* spec = &(*new OptionsSpec<UnbatchOptions>("UnbatchOptions"))
-                                 .Add("name", &UnbatchOptions::name, "Name shown in stats.");
-  return *spec;
+  return NameOnlySpec<UnbatchOptions>("UnbatchOptions");
 }
 
 namespace {
@@ -36,6 +35,14 @@ namespace {
 std::string Describe(const char* what, const py::handle& fn) {
   return std::string(what) + " " +
          py::str(py::getattr(fn, "__qualname__", py::repr(fn))).cast<std::string>();
+}
+
+// TypeError unless `fn` is callable: "<method>(): <what> must be callable".
+void CheckCallable(const char* method, const char* what, const py::handle& fn) {
+  if (PyCallable_Check(fn.ptr()) == 0) {
+    throw py::type_error(absl::StrCat(method, "(): ", what, " must be callable, got ",
+                                      py::repr(fn).cast<std::string>()));
+  }
 }
 
 // A Python predicate for filter(): its truth value decides; the GIL is taken
@@ -117,6 +124,51 @@ int TypeIndexOf(const std::string& name) {
       "interleave(): element_type must be 'Record', 'Example' or 'Batch', got '" + name + "'"));
 }
 
+using Pipelines = std::vector<std::shared_ptr<PipelineHandle>>;
+
+// make(std::vector<Pipeline<T>>) over `pipelines`, which `method` consumes:
+// TypeError unless they all yield one element type T.
+template <typename F>
+std::shared_ptr<PipelineHandle> OfOneElementType(const char* method, const Pipelines& pipelines,
+                                                 F make) {
+  const std::string type = pipelines[0]->element_type();
+  for (const auto& p : pipelines) {
+    if (type != p->element_type()) {
+      throw py::type_error(absl::StrCat(method,
+                                        "(): the pipelines must yield one element type, got ", type,
+                                        "s and ", p->element_type(), "s"));
+    }
+  }
+  std::vector<AnyPipeline> taken;
+  for (const auto& p : pipelines) taken.push_back(p->TakeForBuilder(method));
+  auto all = [&](auto tag) {
+    using T = decltype(tag);
+    std::vector<Pipeline<T>> typed;
+    for (AnyPipeline& a : taken) typed.push_back(std::get<Pipeline<T>>(std::move(a)));
+    return MakeHandle(make(std::move(typed)));
+  };
+  const int index = TypeIndexOf(type);
+  if (index == 0) return all(Record());
+  if (index == 1) return all(Example());
+  return all(Batch());
+}
+
+// Binds dataecho.<name>(pipelines, **the keywords of O): check(pipelines,
+// options) raises for what make cannot take, then make(std::vector<Pipeline<T>>,
+// options) over the pipelines (consumed), which all yield one element type T.
+template <typename O, typename Check, typename Make>
+void BindOverPipelines(py::module_& m, const char* name, const char* doc, Check check, Make make) {
+  DefSigned(
+      m, Signature(name).Arg("pipelines").Options<O>(), doc,
+      [name, check, make](const Pipelines& pipelines, const py::kwargs& kwargs) {
+        const O options = Spec<O>().FromKwargs(kwargs, name);
+        check(pipelines, options);
+        return OfOneElementType(name, pipelines,
+                                [&](auto typed) { return make(std::move(typed), options); });
+      },
+      py::arg("pipelines"));
+}
+
 // interleave(fn): fn(element) returns a dataecho.Pipeline of U, called with
 // the GIL on the consumer's thread.
 template <typename T, typename U>
@@ -157,26 +209,20 @@ void BindFilterCache(PipelineClass& cls) {
       "'dropped'.",
       [](PipelineHandle& self, const py::object& predicate, const py::kwargs& kwargs) {
         const FilterOptions options = Spec<FilterOptions>().FromKwargs(kwargs, "filter");
-        if (PyCallable_Check(predicate.ptr()) == 0) {
-          throw py::type_error("filter(): predicate must be callable, got " +
-                               py::repr(predicate).cast<std::string>());
-        }
+        CheckCallable("filter", "predicate", predicate);
         return Then(self, "filter", [&](auto p) -> AnyPipeline {
           using T = typename decltype(p)::value_type;
           return std::move(p).Filter(PythonPredicate<T>(predicate), options);
         });
       },
       py::arg("predicate"));
-  DefSigned(cls, Signature("cache").Arg("self").Options<CacheOptions>(),
-            "Reads the input once and keeps its elements (handles: payloads are shared); when a "
-            "repeat() above starts a new epoch, replays them from memory instead of reading "
-            "again. Put it after the expensive, deterministic work (reading, decoding), before the "
-            "random work. Over max_bytes: ResourceExhaustedError (all or nothing).",
-            [](PipelineHandle& self, const py::kwargs& kwargs) {
-              const CacheOptions options = Spec<CacheOptions>().FromKwargs(kwargs, "cache");
-              return Then(self, "cache",
-                          [&](auto p) -> AnyPipeline { return std::move(p).Cache(options); });
-            });
+  BindStage<CacheOptions>(
+      cls, "cache",
+      "Reads the input once and keeps its elements (handles: payloads are shared); when a "
+      "repeat() above starts a new epoch, replays them from memory instead of reading "
+      "again. Put it after the expensive, deterministic work (reading, decoding), before the "
+      "random work. Over max_bytes: ResourceExhaustedError (all or nothing).",
+      [](auto p, const CacheOptions& o) { return std::move(p).Cache(o); });
 }
 
 void BindZipInterleave(py::module_& m, PipelineClass& cls) {
@@ -208,10 +254,7 @@ void BindZipInterleave(py::module_& m, PipelineClass& cls) {
         const py::object element_type = split.Pop("element_type");
         const auto options = split.Take<InterleaveStageOptions>();
         split.CheckAllUsed();
-        if (PyCallable_Check(fn.ptr()) == 0) {
-          throw py::type_error("interleave(): fn must be callable, got " +
-                               py::repr(fn).cast<std::string>());
-        }
+        CheckCallable("interleave", "fn", fn);
         const int out = TypeIndexOf(element_type.is_none() ? std::string(self.element_type())
                                                            : element_type.cast<std::string>());
         const std::string what = Describe("interleave function", fn);
@@ -228,42 +271,22 @@ void BindZipInterleave(py::module_& m, PipelineClass& cls) {
         });
       },
       py::arg("fn"));
-  DefSigned(
-      m, Signature("interleave").Arg("pipelines").Options<InterleaveStageOptions>(),
+  BindOverPipelines<InterleaveStageOptions>(
+      m, "interleave",
       "Pipelines already built, all of one element type, read round-robin: cycle_length of "
       "them open at a time, block_length elements from each in turn (C++ "
       "dataecho::Interleave). End each in a prefetch() to read them in parallel. They are "
       "consumed.",
-      [](const std::vector<std::shared_ptr<PipelineHandle>>& pipelines, const py::kwargs& kwargs) {
-        const auto options = Spec<InterleaveStageOptions>().FromKwargs(kwargs, "interleave");
+      [](const Pipelines& pipelines, const InterleaveStageOptions&) {
         if (pipelines.empty()) throw py::value_error("interleave(): no pipelines given");
-        const std::string type = pipelines[0]->element_type();
-        for (const auto& p : pipelines) {
-          if (type != p->element_type()) {
-            throw py::type_error("interleave(): the pipelines must yield one element type, got " +
-                                 type + "s and " + p->element_type() + "s");
-          }
-        }
-        std::vector<AnyPipeline> taken;
-        for (const auto& p : pipelines) taken.push_back(p->TakeForBuilder("interleave"));
-        const int index = TypeIndexOf(type);
-        auto all = [&](auto tag) {
-          using T = decltype(tag);
-          std::vector<Pipeline<T>> typed;
-          for (AnyPipeline& a : taken) typed.push_back(std::get<Pipeline<T>>(std::move(a)));
-          return MakeHandle(Interleave(std::move(typed), options));
-        };
-        if (index == 0) return all(Record());
-        if (index == 1) return all(Example());
-        return all(Batch());
       },
-      py::arg("pipelines"));
+      [](auto typed, const InterleaveStageOptions& o) { return Interleave(std::move(typed), o); });
 }
 
 // dataecho.mix(pipelines, ...): the same element type for all; consumed.
 void BindMix(py::module_& m) {
-  DefSigned(
-      m, Signature("mix").Arg("pipelines").Options<MixOptions>(),
+  BindOverPipelines<MixOptions>(
+      m, "mix",
       "Mixes pipelines of one element type with weights (C++ dataecho::Mix; docs/mix.md): "
       "each element comes from pipeline i with probability weights[i], drawn from (seed, "
       "epoch, position) only, so the order is deterministic and a state holds each "
@@ -272,82 +295,49 @@ void BindMix(py::module_& m) {
       "weights are shares of the emitted elements or of the fresh items. Stats: "
       "'input{i}_weight', 'input{i}_elements', 'input{i}_fresh', 'input{i}_echoed', "
       "'input{i}_passes'. The pipelines are consumed.",
-      [](const std::vector<std::shared_ptr<PipelineHandle>>& pipelines, const py::kwargs& kwargs) {
-        const auto options = Spec<MixOptions>().FromKwargs(kwargs, "mix");
-        CheckOk(options.Validate(pipelines.size()));
-        const std::string type = pipelines[0]->element_type();
+      [](const Pipelines& pipelines, const MixOptions& o) {
+        CheckOk(o.Validate(pipelines.size()));
         for (size_t i = 0; i < pipelines.size(); ++i) {
           for (size_t j = 0; j < i; ++j) {
             if (pipelines[i].get() == pipelines[j].get()) {
               throw py::value_error("mix(): a pipeline cannot be mixed with itself");
             }
           }
-          if (type != pipelines[i]->element_type()) {
-            throw py::type_error("mix(): the pipelines must yield one element type, got " + type +
-                                 "s and " + pipelines[i]->element_type() + "s");
-          }
         }
-        std::vector<AnyPipeline> taken;
-        for (const auto& p : pipelines) taken.push_back(p->TakeForBuilder("mix"));
-        const int index = TypeIndexOf(type);
-        auto all = [&](auto tag) {
-          using T = decltype(tag);
-          std::vector<Pipeline<T>> typed;
-          for (AnyPipeline& a : taken) typed.push_back(std::get<Pipeline<T>>(std::move(a)));
-          return MakeHandle(Mix(std::move(typed), options));
-        };
-        if (index == 0) return all(Record());
-        if (index == 1) return all(Example());
-        return all(Batch());
       },
-      py::arg("pipelines"));
+      [](auto typed, const MixOptions& o) { return Mix(std::move(typed), o); });
 }
 
 // unbatch(): its one option is its name (options.h: a spec beside its only binding).
 void BindUnbatch(PipelineClass& cls) {
-  DefSigned(cls, Signature("unbatch").Arg("self").Options<UnbatchOptions>(),
-            "Batches back to one Example per row (tf.data's unbatch; C++ Unbatch): row r of "
-            "each component (its dtype after a batch()'s cast), the row's label, source_index and "
-            "repeat_index (at least k in a batch echo's k-th copy), the batch's epoch. A "
-            "malformed batch is InvalidArgumentError naming the column. A row shares its batch's "
-            "memory. save_state() works; a shuffle() after it cannot save (shuffle before "
-            "batch()). Stats: 'batches'.",
-            [](PipelineHandle& self, const py::kwargs& kwargs) {
-              const UnbatchOptions options = Spec<UnbatchOptions>().FromKwargs(kwargs, "unbatch");
-              return Then(self, "unbatch", [&](auto p) -> AnyPipeline {
-                using T = typename decltype(p)::value_type;
-                if constexpr (std::is_same_v<T, Batch>) {
-                  return std::move(p).Unbatch(options);
-                } else {
-                  ThrowWrongElement("unbatch", "Batch", ElementName<T>(),
-                                    ": batch() or padded_batch() first");
-                }
-              });
-            });
+  static constexpr char kHint[] = ": batch() or padded_batch() first";
+  BindStage<UnbatchOptions>(
+      cls, "unbatch",
+      "Batches back to one Example per row (tf.data's unbatch; C++ Unbatch): row r of "
+      "each component (its dtype after a batch()'s cast), the row's label, source_index and "
+      "repeat_index (at least k in a batch echo's k-th copy), the batch's epoch. A "
+      "malformed batch is InvalidArgumentError naming the column. A row shares its batch's "
+      "memory. save_state() works; a shuffle() after it cannot save (shuffle before "
+      "batch()). Stats: 'batches'.",
+      OnlyOn<Batch>(
+          "unbatch", [](auto p, const UnbatchOptions& o) { return std::move(p).Unbatch(o); }, kHint,
+          kHint));
 }
 
 void BindPaddedBatch(PipelineClass& cls) {
-  DefSigned(cls, Signature("padded_batch").Arg("self").Options<PaddedBatchOptions>(),
-            "Examples whose components vary in shape (sequences, images of several sizes) to "
-            "Batches, each component padded per batch to the longest row (or to padded_shapes). "
-            "For n components, batch.components holds the n padded arrays, then (masks=True) n "
-            "uint8 masks of the same shapes (1 = data, 0 = padding), then (lengths=True) n int64 "
-            "[rows, rank] arrays of each row's unpadded shape: all NumPy arrays. A row longer than "
-            "a fixed padded shape, or of another dtype or rank, is InvalidArgumentError naming its "
-            "source index. Stats: 'padding_fraction'.",
-            [](PipelineHandle& self, const py::kwargs& kwargs) {
-              const PaddedBatchOptions options =
-                  Spec<PaddedBatchOptions>().FromKwargs(kwargs, "padded_batch");
-              return Then(self, "padded_batch", [&](auto p) -> AnyPipeline {
-                using T = typename decltype(p)::value_type;
-                if constexpr (std::is_same_v<T, Example>) {
-                  return std::move(p).PaddedBatch(options);
-                } else {
-                  ThrowWrongElement("padded_batch", "Example", ElementName<T>(),
-                                    std::is_same_v<T, Record> ? ": decode them first" : "");
-                }
-              });
-            });
+  BindStage<PaddedBatchOptions>(
+      cls, "padded_batch",
+      "Examples whose components vary in shape (sequences, images of several sizes) to "
+      "Batches, each component padded per batch to the longest row (or to padded_shapes). "
+      "For n components, batch.components holds the n padded arrays, then (masks=True) n "
+      "uint8 masks of the same shapes (1 = data, 0 = padding), then (lengths=True) n int64 "
+      "[rows, rank] arrays of each row's unpadded shape: all NumPy arrays. A row longer than "
+      "a fixed padded shape, or of another dtype or rank, is InvalidArgumentError naming its "
+      "source index. Stats: 'padding_fraction'.",
+      OnlyOn<Example>(
+          "padded_batch",
+          [](auto p, const PaddedBatchOptions& o) { return std::move(p).PaddedBatch(o); },
+          ": decode them first"));
 }
 
 }  // namespace

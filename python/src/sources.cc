@@ -5,7 +5,6 @@
 // in-memory ones (from_arrays, from_examples) are in memory_sources.cc.
 #include <pybind11/stl.h>
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -238,70 +237,67 @@ FileSourceArgs<Format> TakeFileSourceArgs(const py::object& patterns, const py::
   return a;
 }
 
-// The pipeline of a file source from its arguments: with the rest of an
-// interrupted epoch (shard=), the records it left (RestSource: `count` gives
-// a file's records, `ranges` the source over record ranges); else the
-// pipeline `files` makes of this worker's share of the files (MyUris, which
-// may set args.interleave).
-template <typename Format>
-std::shared_ptr<PipelineHandle> FileSourcePipeline(
-    FileSourceArgs<Format>& args, const RecordCounter& count, const RangeSourceMaker& ranges,
-    const std::function<std::shared_ptr<PipelineHandle>(std::vector<std::string>)>& files) {
-  if (args.rest) return RestSource(std::move(args.all), *args.rest, count, ranges);
-  return files(MyUris(args.all, args.shard, &args.interleave));
+// Binds the file source `name` (FileSource's signature): its pipeline from
+// its arguments `a`. With the rest of an interrupted epoch (shard=), the
+// records it left (RestSource: count(a, uri) gives a file's records,
+// ranges(a, uris, ranges) the source over record ranges); else files(a, uris)
+// over this worker's share of the files (MyUris, which may set a.interleave).
+template <typename Format, typename Count, typename Ranges, typename Files>
+void BindFileSource(py::module_& m, const char* name, const char* summary, Count count,
+                    Ranges ranges, Files files) {
+  DefSigned(
+      m, FileSource<Format>(name), summary + std::string(kStoreDoc),
+      [name, count, ranges, files](const py::object& patterns, const py::kwargs& kwargs) {
+        FileSourceArgs<Format> a = TakeFileSourceArgs<Format>(patterns, kwargs, name);
+        if (a.rest) {
+          return RestSource(
+              std::move(a.all), *a.rest, [&](const std::string& uri) { return count(a, uri); },
+              [&](std::vector<std::string> uris, std::vector<RecordRange> r) {
+                return ranges(a, std::move(uris), std::move(r));
+              });
+        }
+        return files(a, MyUris(a.all, a.shard, &a.interleave));
+      },
+      py::arg("patterns"));
 }
 
 void BindFileSources(py::module_& m) {
-  DefSigned(
-      m, FileSource<TFRecordReaderOptions>("from_tfrecord"),
+  using TFRecordArgs = FileSourceArgs<TFRecordReaderOptions>;
+  BindFileSource<TFRecordReaderOptions>(
+      m, "from_tfrecord",
       "A pipeline of the Records in the TFRecord files `patterns` names (a URI, a glob or a "
-      "prefix ending in '/', or a list of them), CRC-checked. Errors name uri:offset." +
-          std::string(kStoreDoc),
-      [](const py::object& patterns, const py::kwargs& kwargs) {
-        auto args = TakeFileSourceArgs<TFRecordReaderOptions>(patterns, kwargs, "from_tfrecord");
-        const std::shared_ptr<ObjectStore>& store = args.store;
-        const TFRecordReaderOptions& reader = args.format;
-        return FileSourcePipeline(
-            args,
-            [&](const std::string& uri) -> absl::StatusOr<uint64_t> {
-              absl::StatusOr<int64_t> n = CountTFRecords(*store, uri, reader);
-              if (!n.ok()) return n.status();
-              return static_cast<uint64_t>(*n);
-            },
-            [&](std::vector<std::string> uris, std::vector<RecordRange> ranges) {
-              return MakeTFRecordRangeSource(store, std::move(uris), std::move(ranges), nullptr,
-                                             reader, args.interleave);
-            },
-            [&](std::vector<std::string> uris) {
-              auto out = MakeHandle(
-                  Pipeline<Record>(MakeTFRecordSource(store, uris, reader, args.interleave)));
-              out->set_length(TFRecordLength(store, std::move(uris), reader));
-              return out;
-            });
+      "prefix ending in '/', or a list of them), CRC-checked. Errors name uri:offset.",
+      [](const TFRecordArgs& a, const std::string& uri) -> absl::StatusOr<uint64_t> {
+        absl::StatusOr<int64_t> n = CountTFRecords(*a.store, uri, a.format);
+        if (!n.ok()) return n.status();
+        return static_cast<uint64_t>(*n);
       },
-      py::arg("patterns"));
-  DefSigned(
-      m, FileSource<FixedLengthOptions>("from_fixed_length"),
+      [](const TFRecordArgs& a, std::vector<std::string> uris, std::vector<RecordRange> ranges) {
+        return MakeTFRecordRangeSource(a.store, std::move(uris), std::move(ranges), nullptr,
+                                       a.format, a.interleave);
+      },
+      [](const TFRecordArgs& a, std::vector<std::string> uris) {
+        auto out =
+            MakeHandle(Pipeline<Record>(MakeTFRecordSource(a.store, uris, a.format, a.interleave)));
+        out->set_length(TFRecordLength(a.store, std::move(uris), a.format));
+        return out;
+      });
+  using FixedLengthArgs = FileSourceArgs<FixedLengthOptions>;
+  BindFileSource<FixedLengthOptions>(
+      m, "from_fixed_length",
       "A pipeline of the fixed-length Records of the files `patterns` names (e.g. CIFAR-10 "
-      "binary: record_bytes=3073; decode with dataecho.FixedImageDecoder())." +
-          std::string(kStoreDoc),
-      [](const py::object& patterns, const py::kwargs& kwargs) {
-        auto args = TakeFileSourceArgs<FixedLengthOptions>(patterns, kwargs, "from_fixed_length");
-        const std::shared_ptr<ObjectStore>& store = args.store;
-        const FixedLengthOptions& format = args.format;
-        return FileSourcePipeline(
-            args,
-            [&](const std::string& uri) { return CountFixedLengthRecords(*store, uri, format); },
-            [&](std::vector<std::string> uris, std::vector<RecordRange> ranges) {
-              return MakeFixedLengthRangeSource(store, std::move(uris), std::move(ranges), format,
-                                                args.interleave);
-            },
-            [&](std::vector<std::string> uris) {
-              return MakeHandle(Pipeline<Record>(
-                  MakeFixedLengthSource(store, std::move(uris), format, args.interleave)));
-            });
+      "binary: record_bytes=3073; decode with dataecho.FixedImageDecoder()).",
+      [](const FixedLengthArgs& a, const std::string& uri) {
+        return CountFixedLengthRecords(*a.store, uri, a.format);
       },
-      py::arg("patterns"));
+      [](const FixedLengthArgs& a, std::vector<std::string> uris, std::vector<RecordRange> ranges) {
+        return MakeFixedLengthRangeSource(a.store, std::move(uris), std::move(ranges), a.format,
+                                          a.interleave);
+      },
+      [](const FixedLengthArgs& a, std::vector<std::string> uris) {
+        return MakeHandle(Pipeline<Record>(
+            MakeFixedLengthSource(a.store, std::move(uris), a.format, a.interleave)));
+      });
   DefSigned(
       m,
       Signature("from_idx").Arg("images").Arg("labels").Options<IdxOptions>().Keyword("store=None"),

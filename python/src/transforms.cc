@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "bind_stage.h"
 #include "dataecho/augment.h"
 #include "dataecho/echo_placement.h"
 #include "dataecho/formats/fixed_length.h"
@@ -138,6 +139,23 @@ Chain BuildChain(const py::handle& fn, const char* method, const std::string& in
   return chain;
 }
 
+// A decoder without options: the class `name` (T, made with no arguments)
+// and its instance dataecho.<instance>.
+template <typename T>
+void BindRecordDecoder(py::module_& m, const char* name, const char* instance, const char* doc,
+                       DecodeFn decode) {
+  auto make = [decode](std::string repr) {
+    T t;
+    t.repr = std::move(repr);
+    t.decode = decode;
+    return t;
+  };
+  py::class_<T, Transform>(m, name, doc).def(py::init([make, name] {
+    return make(std::string(name) + "()");
+  }));
+  m.attr(instance) = py::cast(make(std::string("dataecho.") + instance));
+}
+
 template <typename T, typename O, typename F>
 void BindTransform(py::module_& m, const char* name, const char* summary, F make) {
   // The class's text signature (its docstring's first line) lists O's fields.
@@ -202,16 +220,11 @@ or an Example to try it: `dataecho.RandomFlip(seed=1)(example)`.)")
       [](const FixedImageLayout& o, Transform* t) {
         t->decode = [d = FixedImageDecoder(o)](Record r) { return d(r); };
       });
-  py::class_<ImageRecordDecoderT, Transform>(
-      m, "ImageRecordDecoder",
+  BindRecordDecoder<ImageRecordDecoderT>(
+      m, "ImageRecordDecoder", "decode_image_record",
       "Decodes the image-record layout `dataecho convert` writes (raw or JPEG) into uint8 "
-      "[H, W, C] Examples with their labels. dataecho.decode_image_record is one.")
-      .def(py::init([] {
-        ImageRecordDecoderT t;
-        t.repr = "ImageRecordDecoder()";
-        t.decode = [](Record r) { return DecodeImageRecord(r); };
-        return t;
-      }));
+      "[H, W, C] Examples with their labels. dataecho.decode_image_record is one.",
+      [](Record r) { return DecodeImageRecord(r); });
   BindTransform<RandomResizedCropT, RandomResizedCropOptions>(
       m, "RandomResizedCrop",
       "torchvision's RandomResizedCrop (random area and aspect ratio, bilinear resize to "
@@ -224,26 +237,13 @@ or an Example to try it: `dataecho.RandomFlip(seed=1)(example)`.)")
         CheckOk(crop.Validate());
         t->augment = [crop = std::move(crop)](Example e) { return crop(std::move(e)); };
       });
-  py::class_<EncodedImageRecordT, Transform>(
-      m, "EncodedImageRecord",
+  BindRecordDecoder<EncodedImageRecordT>(
+      m, "EncodedImageRecord", "encoded_image_record",
       "Image-record layout records to Examples without decoding: a JPEG record's component "
       "0 is its stream (uint8 [N], sharing the record's bytes) for RandomResizedCrop to "
       "decode only its window; raw records give their pixels. dataecho.encoded_image_record "
-      "is one.")
-      .def(py::init([] {
-        EncodedImageRecordT t;
-        t.repr = "EncodedImageRecord()";
-        t.decode = [](Record r) { return EncodedImageRecord(r); };
-        return t;
-      }));
-  EncodedImageRecordT encoded_image_record;
-  encoded_image_record.repr = "dataecho.encoded_image_record";
-  encoded_image_record.decode = [](Record r) { return EncodedImageRecord(r); };
-  m.attr("encoded_image_record") = py::cast(std::move(encoded_image_record));
-  ImageRecordDecoderT decode_image_record;
-  decode_image_record.repr = "dataecho.decode_image_record";
-  decode_image_record.decode = [](Record r) { return DecodeImageRecord(r); };
-  m.attr("decode_image_record") = py::cast(std::move(decode_image_record));
+      "is one.",
+      [](Record r) { return EncodedImageRecord(r); });
 }
 
 }  // namespace
@@ -305,14 +305,10 @@ void RegisterTransforms(py::module_& m, PipelineClass& cls) {
         }
         const AugmentFn augment =
             fn.is_none() ? nullptr : BuildChain(fn, "echoed_batches", "Example").Augment();
-        return Then(self, "echoed_batches", [&](auto p) -> AnyPipeline {
-          using T = typename decltype(p)::value_type;
-          if constexpr (std::is_same_v<T, Example>) {
-            return EchoedBatches(std::move(p), augment, options);
-          } else {
-            ThrowWrongElement("echoed_batches", "Example", ElementName<T>());
-          }
-        });
+        return Then(self, "echoed_batches",
+                    OnlyOn<Example>("echoed_batches", [&](Pipeline<Example> p) {
+                      return EchoedBatches(std::move(p), augment, options);
+                    }));
       },
       py::arg("fn") = py::none());
 }
