@@ -43,6 +43,30 @@ def small_arrays():
     return images, labels
 
 
+class Boom(Exception):
+    """An exception of the tests' own: a pipeline raises it as the test's function raised it."""
+
+
+def raising_at(index, result):
+    """A map or filter function: raises Boom("at <index>") on the element of source index
+    `index`, returns result(element) for the others."""
+    def fn(element):
+        if element.source_index == index:
+            raise Boom(f"at {index}")
+        return result(element)
+    return fn
+
+
+def expect_raised_at(pipeline, index):
+    """Checks that `pipeline` (of source indices 0, 1, ... in order) yields the elements
+    before `index`, then raises the Boom of raising_at(index, ...), and again (sticky)."""
+    assert [next(pipeline).source_index for _ in range(index)] == list(range(index))
+    with pytest.raises(Boom, match=f"at {index}"):
+        next(pipeline)
+    with pytest.raises(Boom):
+        next(pipeline)
+
+
 def run_python(code, timeout=60, **kwargs):
     """Runs `code` in a fresh interpreter with this one's sys.path; returns the process."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import dataecho
-from conftest import run_python
+from conftest import expect_raised_at, raising_at, run_python
 
 
 def labels_of(pipeline):
@@ -37,22 +37,8 @@ def test_filter_on_batches_and_records(tmp_path):
 
 def test_filter_predicate_error_arrives_as_raised_in_order(small_arrays):
     images, labels = small_arrays
-
-    class Boom(Exception):
-        pass
-
-    def pred(e):
-        if e.source_index == 5:
-            raise Boom("at 5")
-        return True
-
-    p = dataecho.from_arrays(images, labels).filter(pred)
-    got = [next(p).source_index for _ in range(5)]
-    assert got == [0, 1, 2, 3, 4]
-    with pytest.raises(Boom, match="at 5"):
-        next(p)
-    with pytest.raises(Boom):  # sticky
-        next(p)
+    p = dataecho.from_arrays(images, labels).filter(raising_at(5, lambda e: True))
+    expect_raised_at(p, 5)
 
 
 def test_filter_runs_without_the_gil_between_calls(small_arrays):

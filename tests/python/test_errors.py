@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import dataecho
+from conftest import expect_raised_at, raising_at
 
 
 def test_missing_file_is_not_found(tmp_path):
@@ -85,20 +86,8 @@ def test_sizes_beyond_the_memory_cap_are_resource_exhausted(small_arrays, call, 
 
 
 def test_python_exception_in_map_is_raised_as_it_was(small_arrays):
-    class Boom(Exception):
-        pass
-
-    def explode(example):
-        if example.source_index == 5:
-            raise Boom("five")
-        return example
-
-    p = dataecho.from_arrays(*small_arrays).map(explode, parallelism=2)
-    assert [next(p).source_index for _ in range(5)] == [0, 1, 2, 3, 4]  # in order
-    with pytest.raises(Boom, match="five"):
-        next(p)
-    with pytest.raises(Boom):  # sticky
-        next(p)
+    p = dataecho.from_arrays(*small_arrays).map(raising_at(5, lambda e: e), parallelism=2)
+    expect_raised_at(p, 5)  # the elements before it in order, then the exception (sticky)
 
 
 def test_error_classes_by_code():

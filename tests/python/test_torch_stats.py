@@ -48,20 +48,24 @@ def stage(name, **figures):
     return row
 
 
+def echo_report(worker, fresh, waits):
+    """Worker `worker`'s report of vector -> prefetch -> echo: `fresh` items echoed to 30
+    elements; `waits` are the prefetch's consumer wait and producer block and the echo's
+    input wait."""
+    consumer_wait_s, producer_blocked_s, input_wait_s = waits
+    factor = 30 // fresh
+    return {"worker": worker, "stages": [
+        stage("vector", elements=fresh, rank=worker, epoch=3),
+        stage("prefetch", elements=fresh, threads=1, consumer_wait_s=consumer_wait_s,
+              producer_blocked_s=producer_blocked_s),
+        stage("echo", elements=30, fresh=fresh, realized_factor=float(factor),
+              input_wait_s=input_wait_s, decisions=[f"factor {factor}"])]}
+
+
 def test_counts_are_summed_times_averaged_ratios_weighted():
     reports = [
-        {"worker": 0, "stages": [
-            stage("vector", elements=10, rank=0, epoch=3),
-            stage("prefetch", elements=10, threads=1, consumer_wait_s=2.0,
-                  producer_blocked_s=0.5),
-            stage("echo", elements=30, fresh=10, realized_factor=3.0, input_wait_s=1.0,
-                  decisions=["factor 3"])]},
-        {"worker": 1, "stages": [
-            stage("vector", elements=30, rank=1, epoch=3),
-            stage("prefetch", elements=30, threads=1, consumer_wait_s=4.0,
-                  producer_blocked_s=1.5),
-            stage("echo", elements=30, fresh=30, realized_factor=1.0, input_wait_s=3.0,
-                  decisions=["factor 1"])]},
+        echo_report(0, 10, (2.0, 0.5, 1.0)),
+        echo_report(1, 30, (4.0, 1.5, 3.0)),
         {"worker": 2, "stages": [stage("other", elements=5)]},  # a shape of its own: left out
     ]
     rows = det.combine_stats(reports, {"pulls": 7, "step_s": 1.5, "in_next_s": 0.25})
