@@ -66,12 +66,19 @@ void BM_CacheReplay(benchmark::State& state) {
 }
 BENCHMARK(BM_CacheReplay);
 
-// Reference: Batch of equal-length rows of the sequences' mean length.
-void BM_BatchFixedLength(benchmark::State& state) {
-  auto p = Cycle(Sequences(4096, 256)).Batch({.batch_size = state.range(0)});
+// Pulls batches of p for the whole run: state.range(0) rows each, counted
+// as rows of the sequences' mean length (256 int32s).
+template <typename P>
+void PullBatches(benchmark::State& state, P& p) {
   for (auto _ : state) benchmark::DoNotOptimize(p.Next());
   state.SetItemsProcessed(state.iterations() * state.range(0));
   state.SetBytesProcessed(state.iterations() * state.range(0) * 256 * 4);
+}
+
+// Reference: Batch of equal-length rows of the sequences' mean length.
+void BM_BatchFixedLength(benchmark::State& state) {
+  auto p = Cycle(Sequences(4096, 256)).Batch({.batch_size = state.range(0)});
+  PullBatches(state, p);
 }
 BENCHMARK(BM_BatchFixedLength)->Arg(32)->Arg(256);
 
@@ -79,9 +86,7 @@ BENCHMARK(BM_BatchFixedLength)->Arg(32)->Arg(256);
 // bytes_per_second counts the data bytes of the rows.
 void BM_PaddedBatch(benchmark::State& state) {
   auto p = Cycle(Sequences(4096)).PaddedBatch({.batch_size = state.range(0)});
-  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
-  state.SetItemsProcessed(state.iterations() * state.range(0));
-  state.SetBytesProcessed(state.iterations() * state.range(0) * 256 * 4);
+  PullBatches(state, p);
   state.counters["padding_fraction"] = p.Stats().back().Extra("padding_fraction");
 }
 BENCHMARK(BM_PaddedBatch)->Arg(32)->Arg(256);
@@ -93,9 +98,7 @@ void BM_PaddedBatchShuffled(benchmark::State& state) {
   auto p = Cycle(Sequences(16384))
                .Shuffle({.buffer_size = 8192, .seed = 1})
                .PaddedBatch({.batch_size = state.range(0)});
-  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
-  state.SetItemsProcessed(state.iterations() * state.range(0));
-  state.SetBytesProcessed(state.iterations() * state.range(0) * 256 * 4);
+  PullBatches(state, p);
 }
 BENCHMARK(BM_PaddedBatchShuffled)->Arg(256);
 
@@ -104,9 +107,7 @@ BENCHMARK(BM_PaddedBatchShuffled)->Arg(256);
 // are still written).
 void BM_PaddedBatchFixedLength(benchmark::State& state) {
   auto p = Cycle(Sequences(4096, 256)).PaddedBatch({.batch_size = state.range(0)});
-  for (auto _ : state) benchmark::DoNotOptimize(p.Next());
-  state.SetItemsProcessed(state.iterations() * state.range(0));
-  state.SetBytesProcessed(state.iterations() * state.range(0) * 256 * 4);
+  PullBatches(state, p);
 }
 BENCHMARK(BM_PaddedBatchFixedLength)->Arg(32)->Arg(256);
 

@@ -27,7 +27,6 @@ with each placement's mean wall clock to the target over the best fixed one's.
 """
 
 import argparse
-import json
 import random
 import statistics
 import time
@@ -39,7 +38,7 @@ from torch import nn
 
 import dataecho
 import dataecho.torch
-from vs_dataloader import MEAN, STD, load_fashion_mnist
+from vs_dataloader import MEAN, STD, load_fashion_mnist, write_json
 
 DATA = "/usr/share/datasets/fashion-mnist"
 BATCH = 128
@@ -289,10 +288,7 @@ def main():
         if one["fresh_to_target"] and two["fresh_to_target"]:
             results[f"{feeder}_fresh_ratio_e2_vs_e1"] = two["fresh_to_target"] / one["fresh_to_target"]
             results[f"{feeder}_speedup_e2_vs_e1"] = one["seconds_to_target"] / two["seconds_to_target"]
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=2)
-            f.write("\n")
+    write_json(args.json, results)
 
 
 if __name__ == "__main__":

@@ -280,6 +280,14 @@ def echo_efficiency(images, labels, factors=(1, 2, 3, 4, 6, 8), ratio=6.0, step_
     return out, {str(e): r for e, r in rates.items()}
 
 
+def write_json(path, results):
+    """Writes `results` as indented JSON to `path` (nothing when path is empty)."""
+    if path:
+        with open(path, "w") as f:
+            json.dump(results, f, indent=2)
+            f.write("\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", help="write the results here")
@@ -313,10 +321,7 @@ def main():
     if not args.skip_efficiency:
         results["echo_efficiency"], results["echo_steps_per_second"] = echo_efficiency(
             images, labels, steps=args.steps)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=2)
-            f.write("\n")
+    write_json(args.json, results)
 
 
 if __name__ == "__main__":
