@@ -8,8 +8,6 @@
 
 namespace dataecho {
 
-template class CacheStage<Record>;
-template class CacheStage<Example>;
-template class CacheStage<Batch>;
+DATAECHO_TEMPLATES_FOR_ELEMENTS(CacheStage);
 
 }  // namespace dataecho

@@ -8,8 +8,6 @@
 
 namespace dataecho {
 
-template class EchoStage<Record>;
-template class EchoStage<Example>;
-template class EchoStage<Batch>;
+DATAECHO_TEMPLATES_FOR_ELEMENTS(EchoStage);
 
 }  // namespace dataecho

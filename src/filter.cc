@@ -8,8 +8,6 @@
 
 namespace dataecho {
 
-template class FilterStage<Record>;
-template class FilterStage<Example>;
-template class FilterStage<Batch>;
+DATAECHO_TEMPLATES_FOR_ELEMENTS(FilterStage);
 
 }  // namespace dataecho

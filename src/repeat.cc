@@ -8,8 +8,6 @@
 
 namespace dataecho {
 
-template class RepeatStage<Record>;
-template class RepeatStage<Example>;
-template class RepeatStage<Batch>;
+DATAECHO_TEMPLATES_FOR_ELEMENTS(RepeatStage);
 
 }  // namespace dataecho

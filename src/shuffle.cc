@@ -8,8 +8,6 @@
 
 namespace dataecho {
 
-template class ShuffleStage<Record>;
-template class ShuffleStage<Example>;
-template class ShuffleStage<Batch>;
+DATAECHO_TEMPLATES_FOR_ELEMENTS(ShuffleStage);
 
 }  // namespace dataecho

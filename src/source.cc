@@ -51,9 +51,7 @@ absl::Status RangeSourceStage::RestoreState(StateReader& r) {
   return absl::OkStatus();
 }
 
-template class TakeStage<Record>;
-template class TakeStage<Example>;
-template class TakeStage<Batch>;
+DATAECHO_TEMPLATES_FOR_ELEMENTS(TakeStage);
 template class VectorSourceStage<Example>;
 
 }  // namespace dataecho

@@ -16,16 +16,12 @@ absl::Status CannotSaveAfterError(absl::string_view stage, const absl::Status& e
       absl::StrCat(stage, " cannot save its state after an error: ", error.ToString()));
 }
 
-template class Stage<Record>;
-template class Stage<Example>;
-template class Stage<Batch>;
+DATAECHO_TEMPLATES_FOR_ELEMENTS(Stage);
 template class UnaryStage<Record, Record>;
 template class UnaryStage<Example, Example>;
 template class UnaryStage<Batch, Batch>;
 template class UnaryStage<Example, Record>;
 template class UnaryStage<Batch, Example>;
-template class PassThroughStage<Record>;
-template class PassThroughStage<Example>;
-template class PassThroughStage<Batch>;
+DATAECHO_TEMPLATES_FOR_ELEMENTS(PassThroughStage);
 
 }  // namespace dataecho

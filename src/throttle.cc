@@ -8,8 +8,6 @@
 
 namespace dataecho {
 
-template class ThrottleStage<Record>;
-template class ThrottleStage<Example>;
-template class ThrottleStage<Batch>;
+DATAECHO_TEMPLATES_FOR_ELEMENTS(ThrottleStage);
 
 }  // namespace dataecho

@@ -238,12 +238,8 @@ class CacheStage final : public UnaryStage<T, T> {
   internal::Counter cached_, cached_bytes_, replayed_, complete_count_, epoch_stat_;
 };
 
-// CacheStage for the library's element types are compiled once, in
-// src/cache.cc: programs link them instead of compiling them again. Other
-// types are instantiated where they are used, as usual.
-extern template class DATAECHO_EXPORT CacheStage<Record>;
-extern template class DATAECHO_EXPORT CacheStage<Example>;
-extern template class DATAECHO_EXPORT CacheStage<Batch>;
+// Compiled once, in src/cache.cc (export.h).
+DATAECHO_EXTERN_TEMPLATES_FOR_ELEMENTS(CacheStage);
 
 }  // namespace dataecho
 

@@ -134,12 +134,8 @@ class EchoStage final : public internal::EchoStageBase<T> {
   std::atomic<double> rate_ratio_{0};
 };
 
-// EchoStage for the library's element types are compiled once, in
-// src/echo.cc: programs link them instead of compiling them again. Other
-// types are instantiated where they are used, as usual.
-extern template class DATAECHO_EXPORT EchoStage<Record>;
-extern template class DATAECHO_EXPORT EchoStage<Example>;
-extern template class DATAECHO_EXPORT EchoStage<Batch>;
+// Compiled once, in src/echo.cc (export.h).
+DATAECHO_EXTERN_TEMPLATES_FOR_ELEMENTS(EchoStage);
 
 }  // namespace dataecho
 

@@ -24,4 +24,21 @@
 #define DATAECHO_EXPORT
 #endif
 
+// A class template of the library instantiated for its three element types
+// (Record, Example, Batch), compiled once: its header declares
+//
+//   DATAECHO_EXTERN_TEMPLATES_FOR_ELEMENTS(FooStage);  // in foo.h, after FooStage
+//
+// and src/foo.cc defines them with DATAECHO_TEMPLATES_FOR_ELEMENTS(FooStage).
+// Programs link those instead of compiling them again; other types are
+// instantiated where they are used, as usual.
+#define DATAECHO_EXTERN_TEMPLATES_FOR_ELEMENTS(Class)   \
+  extern template class DATAECHO_EXPORT Class<Record>;  \
+  extern template class DATAECHO_EXPORT Class<Example>; \
+  extern template class DATAECHO_EXPORT Class<Batch>
+#define DATAECHO_TEMPLATES_FOR_ELEMENTS(Class) \
+  template class Class<Record>;                \
+  template class Class<Example>;               \
+  template class Class<Batch>
+
 #endif  // DATAECHO_EXPORT_H_

@@ -110,12 +110,8 @@ class FilterStage final : public PassThroughStage<T> {
   internal::Counter dropped_;
 };
 
-// FilterStage for the library's element types are compiled once, in
-// src/filter.cc: programs link them instead of compiling them again. Other
-// types are instantiated where they are used, as usual.
-extern template class DATAECHO_EXPORT FilterStage<Record>;
-extern template class DATAECHO_EXPORT FilterStage<Example>;
-extern template class DATAECHO_EXPORT FilterStage<Batch>;
+// Compiled once, in src/filter.cc (export.h).
+DATAECHO_EXTERN_TEMPLATES_FOR_ELEMENTS(FilterStage);
 
 }  // namespace dataecho
 

@@ -334,12 +334,8 @@ absl::StatusOr<StagePtr<T>> RepeatSource(typename RepeatStage<T>::Factory factor
   return RepeatStage<T>::Make(std::move(factory), epochs);
 }
 
-// RepeatStage for the library's element types are compiled once, in
-// src/repeat.cc: programs link them instead of compiling them again. Other
-// types are instantiated where they are used, as usual.
-extern template class DATAECHO_EXPORT RepeatStage<Record>;
-extern template class DATAECHO_EXPORT RepeatStage<Example>;
-extern template class DATAECHO_EXPORT RepeatStage<Batch>;
+// Compiled once, in src/repeat.cc (export.h).
+DATAECHO_EXTERN_TEMPLATES_FOR_ELEMENTS(RepeatStage);
 
 }  // namespace dataecho
 

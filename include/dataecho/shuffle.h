@@ -256,12 +256,8 @@ class ShuffleStage final : public PassThroughStage<T> {
   internal::Counter bytes_held_, peak_bytes_held_, buffered_;
 };
 
-// ShuffleStage for the library's element types are compiled once, in
-// src/shuffle.cc: programs link them instead of compiling them again. Other
-// types are instantiated where they are used, as usual.
-extern template class DATAECHO_EXPORT ShuffleStage<Record>;
-extern template class DATAECHO_EXPORT ShuffleStage<Example>;
-extern template class DATAECHO_EXPORT ShuffleStage<Batch>;
+// Compiled once, in src/shuffle.cc (export.h).
+DATAECHO_EXTERN_TEMPLATES_FOR_ELEMENTS(ShuffleStage);
 
 }  // namespace dataecho
 

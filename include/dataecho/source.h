@@ -374,12 +374,8 @@ class TakeStage final : public PassThroughStage<T> {
   internal::Counter taken_, bytes_, input_wait_ns_;
 };
 
-// TakeStage, VectorSourceStage for the library's element types are compiled once, in
-// src/source.cc: programs link them instead of compiling them again. Other
-// types are instantiated where they are used, as usual.
-extern template class DATAECHO_EXPORT TakeStage<Record>;
-extern template class DATAECHO_EXPORT TakeStage<Example>;
-extern template class DATAECHO_EXPORT TakeStage<Batch>;
+// Compiled once, in src/source.cc (export.h).
+DATAECHO_EXTERN_TEMPLATES_FOR_ELEMENTS(TakeStage);
 extern template class DATAECHO_EXPORT VectorSourceStage<Example>;
 
 }  // namespace dataecho

@@ -350,20 +350,15 @@ class PassThroughStage : public UnaryStage<T, T> {
   absl::Status RestoreOwn(StateReader& /*r*/) override { return absl::OkStatus(); }
 };
 
-// Stage, UnaryStage for the library's element types are compiled once, in
-// src/stage.cc: programs link them instead of compiling them again. Other
-// types are instantiated where they are used, as usual.
-extern template class DATAECHO_EXPORT Stage<Record>;
-extern template class DATAECHO_EXPORT Stage<Example>;
-extern template class DATAECHO_EXPORT Stage<Batch>;
+// Stage, UnaryStage and PassThroughStage for the library's element types are
+// compiled once, in src/stage.cc (export.h).
+DATAECHO_EXTERN_TEMPLATES_FOR_ELEMENTS(Stage);
 extern template class DATAECHO_EXPORT UnaryStage<Record, Record>;
 extern template class DATAECHO_EXPORT UnaryStage<Example, Example>;
 extern template class DATAECHO_EXPORT UnaryStage<Batch, Batch>;
 extern template class DATAECHO_EXPORT UnaryStage<Example, Record>;
 extern template class DATAECHO_EXPORT UnaryStage<Batch, Example>;
-extern template class DATAECHO_EXPORT PassThroughStage<Record>;
-extern template class DATAECHO_EXPORT PassThroughStage<Example>;
-extern template class DATAECHO_EXPORT PassThroughStage<Batch>;
+DATAECHO_EXTERN_TEMPLATES_FOR_ELEMENTS(PassThroughStage);
 
 }  // namespace dataecho
 

@@ -169,12 +169,8 @@ class ThrottleStage final : public PassThroughStage<T> {
   internal::Counter throttled_ns_;
 };
 
-// ThrottleStage for the library's element types are compiled once, in
-// src/throttle.cc: programs link them instead of compiling them again. Other
-// types are instantiated where they are used, as usual.
-extern template class DATAECHO_EXPORT ThrottleStage<Record>;
-extern template class DATAECHO_EXPORT ThrottleStage<Example>;
-extern template class DATAECHO_EXPORT ThrottleStage<Batch>;
+// Compiled once, in src/throttle.cc (export.h).
+DATAECHO_EXTERN_TEMPLATES_FOR_ELEMENTS(ThrottleStage);
 
 }  // namespace dataecho
 
