@@ -9,27 +9,21 @@
 #include "dataecho/echo_diagnostics.h"
 #include "fmt/format.h"
 #include "internal/auto_placement.h"
+#include "internal/enum_names.h"
 
 namespace dataecho {
 
+namespace {
+constexpr internal::EnumNames<EchoPlacement, 5> kEchoPlacementNames{
+    "echo placement", {"before_augment", "after_augment", "batch", "adaptive", "auto"}};
+}  // namespace
+
 std::string_view EchoPlacementName(EchoPlacement placement) {
-  switch (placement) {
-    case EchoPlacement::kBeforeAugment: return "before_augment";
-    case EchoPlacement::kAfterAugment: return "after_augment";
-    case EchoPlacement::kBatch: return "batch";
-    case EchoPlacement::kAdaptive: return "adaptive";
-    case EchoPlacement::kAuto: return "auto";
-  }
-  return "?";
+  return kEchoPlacementNames.Name(placement);
 }
 
 absl::StatusOr<EchoPlacement> ParseEchoPlacement(std::string_view name) {
-  for (EchoPlacement placement : kEchoPlacements) {
-    if (name == EchoPlacementName(placement)) return placement;
-  }
-  return absl::InvalidArgumentError(fmt::format(
-      "echo placement must be before_augment, after_augment, batch, adaptive or auto, got '{}'",
-      name));
+  return kEchoPlacementNames.Parse(name);
 }
 
 namespace {

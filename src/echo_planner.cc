@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fmt/format.h"
+#include "internal/enum_names.h"
 
 namespace dataecho {
 namespace {
@@ -305,25 +306,19 @@ EchoPlan PlanEcho(const EchoCosts& c, const AutoPlacementOptions& options) {
   return plan;
 }
 
+namespace {
+constexpr internal::EnumNames<EchoPrefer, 3> kEchoPreferNames{"echo prefer",
+                                                              {"speed", "quality", "progress"}};
+}  // namespace
+
 const char* EchoPreferName(EchoPrefer prefer) {
-  switch (prefer) {
-    case EchoPrefer::kSpeed: return "speed";
-    case EchoPrefer::kProgress: return "progress";
-    default: return "quality";
-  }
+  return kEchoPreferNames.Name(prefer, "quality").data();  // the names are literals
 }
 
 absl::Status ParseEchoPrefer(const std::string& name, EchoPrefer* prefer) {
-  if (name == "speed") {
-    *prefer = EchoPrefer::kSpeed;
-  } else if (name == "quality") {
-    *prefer = EchoPrefer::kQuality;
-  } else if (name == "progress") {
-    *prefer = EchoPrefer::kProgress;
-  } else {
-    return absl::InvalidArgumentError(
-        fmt::format("echo prefer must be speed, quality or progress, got '{}'", name));
-  }
+  absl::StatusOr<EchoPrefer> parsed = kEchoPreferNames.Parse(name);
+  if (!parsed.ok()) return parsed.status();
+  *prefer = *parsed;
   return absl::OkStatus();
 }
 

@@ -6,18 +6,21 @@
 #include "dataecho/formats/jpeg.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
+#include "internal/enum_names.h"
 
 namespace dataecho {
 
+namespace {
+constexpr internal::EnumNames<ImageEncoding, 2> kImageEncodingNames{"image encoding",
+                                                                    {"raw", "jpeg"}};
+}  // namespace
+
 std::string_view ImageEncodingName(ImageEncoding encoding) {
-  return encoding == ImageEncoding::kJpeg ? "jpeg" : "raw";
+  return kImageEncodingNames.Name(encoding, "raw");
 }
 
 absl::StatusOr<ImageEncoding> ParseImageEncoding(std::string_view name) {
-  if (name == "raw") return ImageEncoding::kRaw;
-  if (name == "jpeg") return ImageEncoding::kJpeg;
-  return absl::InvalidArgumentError(
-      fmt::format("unknown image encoding '{}' (one of raw, jpeg)", name));
+  return kImageEncodingNames.Parse(name);
 }
 
 namespace {

@@ -6,27 +6,21 @@
 #include <string_view>
 
 #include "dataecho/formats/record_source.h"
-#include "fmt/format.h"
+#include "internal/enum_names.h"
 
 namespace dataecho {
 
+namespace {
+constexpr internal::EnumNames<Compression, 4> kCompressionNames{"compression",
+                                                                {"none", "gzip", "zlib", "auto"}};
+}  // namespace
+
 std::string_view CompressionName(Compression compression) {
-  switch (compression) {
-    case Compression::kNone: return "none";
-    case Compression::kGzip: return "gzip";
-    case Compression::kZlib: return "zlib";
-    case Compression::kAuto: return "auto";
-  }
-  return "unknown";
+  return kCompressionNames.Name(compression, "unknown");
 }
 
 absl::StatusOr<Compression> ParseCompression(std::string_view name) {
-  for (Compression c :
-       {Compression::kNone, Compression::kGzip, Compression::kZlib, Compression::kAuto}) {
-    if (CompressionName(c) == name) return c;
-  }
-  return absl::InvalidArgumentError(
-      fmt::format("unknown compression '{}' (one of none, gzip, zlib, auto)", name));
+  return kCompressionNames.Parse(name);
 }
 
 void SetShardFileNumbering(const Shard& shard, InterleaveOptions* options) {

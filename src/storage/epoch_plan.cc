@@ -12,6 +12,7 @@
 #include "dataecho/status_macros.h"
 #include "dataecho/storage/sharding.h"
 #include "fmt/format.h"
+#include "internal/enum_names.h"
 
 namespace dataecho {
 namespace {
@@ -208,15 +209,12 @@ absl::StatusOr<Replayed> Replay(std::span<const uint64_t> records_per_file,
 
 }  // namespace
 
-std::string_view ShardModeName(ShardMode mode) {
-  return mode == ShardMode::kFiles ? "files" : "records";
-}
+constexpr internal::EnumNames<ShardMode, 2> kShardModeNames{"shard mode", {"files", "records"}};
+
+std::string_view ShardModeName(ShardMode mode) { return kShardModeNames.Name(mode, "records"); }
 
 absl::StatusOr<ShardMode> ParseShardMode(std::string_view name) {
-  if (name == "files") return ShardMode::kFiles;
-  if (name == "records") return ShardMode::kRecords;
-  return absl::InvalidArgumentError(
-      fmt::format("shard mode must be 'files' or 'records', got '{}'", name));
+  return kShardModeNames.Parse(name);
 }
 
 std::vector<uint64_t> EpochFileOrder(size_t num_files, uint64_t seed, uint64_t epoch,
