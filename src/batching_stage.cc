@@ -219,10 +219,7 @@ absl::Status BatchingStage::Reread(StateReader& r, size_t n, std::vector<Batch>*
   uint64_t total = 0;
   DATAECHO_ASSIGN_OR_RETURN(const std::vector<uint64_t> sizes, ReadBatchSizes(r, n, &total));
   std::vector<Example> rows;
-  DATAECHO_RETURN_IF_ERROR(input().Reread(r, total, &rows));
-  if (rows.size() != total) {
-    return absl::DataLossError(fmt::format("pipeline state: {}: batch rows not read again", name_));
-  }
+  DATAECHO_RETURN_IF_ERROR(RereadElements(input(), r, total, &rows, name_ + ": batch rows"));
   // Made again as Next() made them; statistics are not part of the state.
   size_t next = 0;
   for (uint64_t size : sizes) {

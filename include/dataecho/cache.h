@@ -183,8 +183,7 @@ class CacheStage final : public UnaryStage<T, T> {
     w.U64(epoch_);
     w.U64(next_);
     w.Bool(complete_);
-    w.U64(items_.size());
-    return this->input().SaveRefs(internal::ElementPointers(items_), w);
+    return internal::SaveElements(this->input(), items_, w);
   }
   absl::Status RestoreOwn(StateReader& r) override {
     const uint64_t epoch = r.U64();
@@ -197,12 +196,8 @@ class CacheStage final : public UnaryStage<T, T> {
                                               next, " of ", count, " in epoch ", epoch));
     }
     std::vector<T> items;
-    DATAECHO_RETURN_IF_ERROR(this->input().Reread(r, count, &items));
-    DATAECHO_RETURN_IF_ERROR(r.status());
-    if (items.size() != count) {
-      return absl::DataLossError(
-          absl::StrCat("pipeline state: ", options_.name, "'s elements not read again"));
-    }
+    DATAECHO_RETURN_IF_ERROR(
+        internal::RereadElements(this->input(), r, count, &items, options_.name + "'s elements"));
     const int64_t bytes = internal::ElementBytes(items);
     items_ = std::move(items);
     next_ = static_cast<size_t>(next);

@@ -162,8 +162,7 @@ class ShuffleStage final : public PassThroughStage<T> {
     w.U64(next_);
     w.U64(next_size_);
     w.Bool(input_done_);
-    w.U64(buffer_.size());
-    return this->input().SaveRefs(internal::ElementPointers(buffer_), w);
+    return internal::SaveElements(this->input(), buffer_, w);
   }
   absl::Status RestoreOwn(StateReader& r) override {
     epoch_ = static_cast<uint32_t>(r.U64());
@@ -179,8 +178,8 @@ class ShuffleStage final : public PassThroughStage<T> {
                                               " elements, slot ", next_, " of ", next_size_));
     }
     buffer_.clear();
-    DATAECHO_RETURN_IF_ERROR(this->input().Reread(r, n, &buffer_));
-    if (buffer_.size() != n) return absl::DataLossError("pipeline state: shuffle buffer not read");
+    DATAECHO_RETURN_IF_ERROR(
+        internal::RereadElements(this->input(), r, n, &buffer_, "shuffle buffer"));
     bytes_held_.Set(internal::ElementBytes(buffer_));
     buffered_.Set(static_cast<int64_t>(buffer_.size()));
     return absl::OkStatus();
