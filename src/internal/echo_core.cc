@@ -27,20 +27,18 @@ StageStats EchoCounts::ToStats(
 }
 
 bool RateRatioEstimator::AddFresh(int64_t now_ns) {
-  if (++fresh_ < window_) return false;
-  const double wall = static_cast<double>(now_ns - window_start_ns_);
-  const double busy = wall - static_cast<double>(blocked_ns_);
-  const bool usable = wall > 0 && busy > 0 && emitted_ > 0;
+  if (++current_.fresh < window_) return false;
+  const Window& w = current_;
+  const double wall = static_cast<double>(now_ns - w.start_ns);
+  const double busy = wall - static_cast<double>(w.blocked_ns);
+  const bool usable = wall > 0 && busy > 0 && w.emitted > 0;
   if (usable) {
     const double ratio =
-        (wall / static_cast<double>(fresh_)) / (busy / static_cast<double>(emitted_));
+        (wall / static_cast<double>(w.fresh)) / (busy / static_cast<double>(w.emitted));
     estimate_ = windows_ == 0 ? ratio : estimate_ + smoothing_ * (ratio - estimate_);
     ++windows_;
   }
-  window_start_ns_ = now_ns;
-  blocked_ns_ = 0;
-  fresh_ = 0;
-  emitted_ = 0;
+  current_ = {.start_ns = now_ns};
   return usable;
 }
 

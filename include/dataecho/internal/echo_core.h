@@ -79,11 +79,11 @@ class DATAECHO_EXPORT RateRatioEstimator {
   void Start(int64_t now_ns) {
     if (!started_) {
       started_ = true;
-      window_start_ns_ = now_ns;
+      current_.start_ns = now_ns;
     }
   }
-  void AddBlocked(int64_t ns) { blocked_ns_ += ns; }
-  void AddEmitted() { ++emitted_; }
+  void AddBlocked(int64_t ns) { current_.blocked_ns += ns; }
+  void AddEmitted() { ++current_.emitted; }
   // A fresh item arrived at `now_ns` (count its emission separately). Returns
   // true if a window closed and the estimate changed.
   bool AddFresh(int64_t now_ns);
@@ -91,8 +91,8 @@ class DATAECHO_EXPORT RateRatioEstimator {
   // for stages where a clock read per item costs too much (EchoStage).
   template <typename Now>
   bool AddFreshLazy(Now now) {
-    if (fresh_ + 1 < window_) {
-      ++fresh_;
+    if (current_.fresh + 1 < window_) {
+      ++current_.fresh;
       return false;
     }
     return AddFresh(now());
@@ -103,14 +103,19 @@ class DATAECHO_EXPORT RateRatioEstimator {
   int64_t windows() const { return windows_; }
 
  private:
+  // What the window being measured has seen since it started.
+  struct Window {
+    int64_t start_ns = 0;
+    int64_t blocked_ns = 0;  // blocked on the upstream
+    int64_t fresh = 0;
+    int64_t emitted = 0;
+  };
+
   const int64_t window_;
   const double smoothing_;
   bool started_ = false;
-  int64_t window_start_ns_ = 0;
-  int64_t blocked_ns_ = 0;
-  int64_t fresh_ = 0;
-  int64_t emitted_ = 0;
-  int64_t windows_ = 0;
+  Window current_;
+  int64_t windows_ = 0;  // windows closed
   double estimate_ = 0;
 };
 
