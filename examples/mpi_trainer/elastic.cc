@@ -169,35 +169,28 @@ absl::StatusOr<JobResume> Advance(std::span<const uint64_t> counts,
 
 void Save(const JobResume& resume, trainer::StateWriter& w) {
   w.U64(resume.first_epoch);
-  w.U64(resume.epochs.size());
-  for (const EpochResume& e : resume.epochs) {
+  w.List(resume.epochs, [&](const EpochResume& e) {
     w.U64(e.progress.epoch);
-    w.U64(e.progress.runs.size());
-    for (const dataecho::EpochRestart& run : e.progress.runs) {
+    w.List(e.progress.runs, [&](const dataecho::EpochRestart& run) {
       w.U64(static_cast<uint64_t>(run.world_size));
       w.U64(run.position);
       w.U64s(run.consumed);
-    }
-    w.U64(e.leftover.size());
-    for (const RecordId& r : e.leftover) {
+    });
+    w.List(e.leftover, [&](const RecordId& r) {
       w.U64(r.file);
       w.U64(r.record);
-    }
-  }
+    });
+  });
 }
 
 JobResume Restore(trainer::StateReader& r, std::span<const uint64_t> counts) {
   constexpr uint64_t kMaxList = uint64_t{1} << 32;
   JobResume out;
   out.first_epoch = r.U64();
-  const uint64_t epochs = r.U64();
-  if (r.status().ok() && epochs > 1024) r.Fail(fmt::format("{} epochs in progress", epochs));
-  for (uint64_t i = 0; i < epochs && r.status().ok(); ++i) {
+  r.List(1024, "epochs in progress", [&] {
     EpochResume e;
     e.progress.epoch = r.U64();
-    const uint64_t runs = r.U64();
-    if (r.status().ok() && runs > 1024) r.Fail(fmt::format("{} runs of epoch", runs));
-    for (uint64_t j = 0; j < runs && r.status().ok(); ++j) {
+    r.List(1024, "runs of epoch", [&] {
       dataecho::EpochRestart run;
       const uint64_t world = r.U64();
       if (r.status().ok() && (world < 1 || world > (1u << 20))) {
@@ -207,19 +200,16 @@ JobResume Restore(trainer::StateReader& r, std::span<const uint64_t> counts) {
       run.position = r.U64();
       run.consumed = r.U64s(world);
       e.progress.runs.push_back(std::move(run));
-    }
-    const uint64_t leftover = r.U64();
-    if (r.status().ok() && leftover > kMaxList)
-      r.Fail(fmt::format("{} leftover records", leftover));
-    for (uint64_t j = 0; j < leftover && r.status().ok(); ++j) {
+    });
+    r.List(kMaxList, "leftover records", [&] {
       RecordId id{.file = r.U64(), .record = r.U64()};
       if (r.status().ok() && (id.file >= counts.size() || id.record >= counts[id.file])) {
         r.Fail(fmt::format("record {} of file {}: not in the dataset", id.record, id.file));
       }
       e.leftover.push_back(id);
-    }
+    });
     out.epochs.push_back(std::move(e));
-  }
+  });
   return out;
 }
 

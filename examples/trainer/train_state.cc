@@ -213,11 +213,10 @@ void SaveLoop(const TrainResult& t, const LoopState& loop, StateWriter& w) {
   w.F64(t.data_wait_seconds);
   w.F64(t.step_seconds);
   w.F64(t.upstream_examples_per_second);
-  w.U64(t.curve.size());
-  for (const CurvePoint& p : t.curve) {
+  w.List(t.curve, [&](const CurvePoint& p) {
     w.I64(p.fresh_examples);
     w.F64(p.test_accuracy);
-  }
+  });
   w.I64(loop.next_eval);
   w.F64(loop.accuracy);
   w.F64(loop.train_seconds);
@@ -238,15 +237,13 @@ void RestoreLoop(StateReader& r, TrainResult& t, LoopState& loop) {
   t.data_wait_seconds = r.F64();
   t.step_seconds = r.F64();
   t.upstream_examples_per_second = r.F64();
-  const uint64_t points = r.U64();
-  if (r.status().ok() && points > 1'000'000) r.Fail(fmt::format("{} curve points", points));
   t.curve.clear();
-  for (uint64_t i = 0; i < points && r.status().ok(); ++i) {
+  r.List(1'000'000, "curve points", [&] {
     CurvePoint p;
     p.fresh_examples = r.I64();
     p.test_accuracy = r.F64();
     t.curve.push_back(p);
-  }
+  });
   loop.next_eval = r.I64();
   loop.accuracy = r.F64();
   loop.train_seconds = r.F64();

@@ -48,6 +48,12 @@ class StateWriter {
   void String(std::string_view s);
   void Floats(const std::vector<float>& v);
   void U64s(const std::vector<uint64_t>& v);
+  // A list: its size, then write_one(item) for each item.
+  template <typename T, typename F>
+  void List(const std::vector<T>& items, F write_one) {
+    U64(items.size());
+    for (const T& item : items) write_one(item);
+  }
   const std::string& bytes() const { return out_; }
   std::string Release() { return std::move(out_); }
 
@@ -69,6 +75,14 @@ class StateReader {
   // A vector of exactly `expected` floats (DATA_LOSS otherwise).
   std::vector<float> Floats(size_t expected);
   std::vector<uint64_t> U64s(size_t max_size);
+  // A list StateWriter::List wrote: read_one() once per item while the
+  // reads succeed. More than `max_size` items fails with "<n> <what>".
+  template <typename F>
+  void List(uint64_t max_size, std::string_view what, F read_one) {
+    const uint64_t n = U64();
+    if (status().ok() && n > max_size) Fail(std::to_string(n) + " " + std::string(what));
+    for (uint64_t i = 0; i < n && status().ok(); ++i) read_one();
+  }
   // Every byte not read yet.
   std::string Rest();
   // DATA_LOSS if a read failed or bytes are left over.
