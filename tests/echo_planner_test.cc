@@ -29,29 +29,32 @@ constexpr int kBefore = static_cast<int>(EchoPlacement::kBeforeAugment);
 constexpr int kAfter = static_cast<int>(EchoPlacement::kAfterAugment);
 constexpr int kBatchEcho = static_cast<int>(EchoPlacement::kBatch);
 
-// The ImageNet-shaped CPU-bound case on one pipeline core: decode 3
-// ms, augment 1.5 ms, batching 0.1 ms per row, 32 rows, a 27 ms step.
-EchoCosts CpuBound() {
-  return {.upstream_cpu = 3e-3,
-          .augment_cpu = 1.5e-3,
-          .row_cpu = 0.1e-3,
-          .upstream_time = 4.6e-3,
-          .step = 27e-3,
-          .batch_rows = 32,
+// One pipeline core: the CPU seconds per item upstream, augmenting and
+// batching, the upstream's time per item, the step time and the batch rows.
+EchoCosts OnOneCore(double upstream_cpu, double augment_cpu, double row_cpu, double upstream_time,
+                    double step, int64_t batch_rows) {
+  return {.upstream_cpu = upstream_cpu,
+          .augment_cpu = augment_cpu,
+          .row_cpu = row_cpu,
+          .upstream_time = upstream_time,
+          .step = step,
+          .batch_rows = batch_rows,
           .cores = 1};
 }
 
-// Fashion-MNIST over throttled HTTP: copies nearly free, the upstream 6
-// steps per batch.
-EchoCosts IoBound() {
-  return {.upstream_cpu = 5e-6,
-          .augment_cpu = 2e-6,
-          .row_cpu = 1e-6,
-          .upstream_time = 6 * 2e-3 / 128,
-          .step = 2e-3,
-          .batch_rows = 128,
-          .cores = 1};
+// The ImageNet-shaped CPU-bound case on one pipeline core: decode 3
+// ms, augment 1.5 ms, batching 0.1 ms per row, 32 rows, a 27 ms step.
+EchoCosts CpuBound() { return OnOneCore(3e-3, 1.5e-3, 0.1e-3, 4.6e-3, 27e-3, 32); }
+
+// Fashion-MNIST over throttled HTTP on one pipeline core, in batches of 128:
+// the upstream takes `r` steps of `step` seconds per batch; the CPU costs per
+// item are `upstream_cpu`, `augment_cpu` and `row_cpu`.
+EchoCosts OverHttp(double r, double step, double upstream_cpu, double augment_cpu, double row_cpu) {
+  return OnOneCore(upstream_cpu, augment_cpu, row_cpu, r * step / 128, step, 128);
 }
+
+// Copies nearly free, the upstream 6 steps per batch.
+EchoCosts IoBound() { return OverHttp(6, 2e-3, 5e-6, 2e-6, 1e-6); }
 
 TEST(PlanEchoTest, CpuBoundAvoidsAugmentingCopies) {
   const EchoPlan speed = PlanEcho(CpuBound(), {.max_factor = 6, .prefer = EchoPrefer::kSpeed});
@@ -98,15 +101,7 @@ TEST(PlanEchoTest, IoBoundEchoesBeforeAugmentationAtR) {
 // example costs 0.1 ms, so batch echo (which augments only the fresh ones)
 // steps fastest, but its copies are worth least: prefer = progress gives up
 // that speed, prefer = quality (within 10 % of the step rate) does not.
-EchoCosts CpuHeavyAugmentation() {
-  return {.upstream_cpu = 8e-6,
-          .augment_cpu = 0.104e-3,
-          .row_cpu = 7e-6,
-          .upstream_time = 4 * 2.5e-3 / 128,
-          .step = 2.5e-3,
-          .batch_rows = 128,
-          .cores = 1};
-}
+EchoCosts CpuHeavyAugmentation() { return OverHttp(4, 2.5e-3, 8e-6, 0.104e-3, 7e-6); }
 
 TEST(PlanEchoTest, CpuHeavyProgressPrefersAfterAugmentOverAFasterBatchEcho) {
   const EchoCosts c = CpuHeavyAugmentation();
@@ -216,13 +211,8 @@ TEST(PlanEchoTest, IoBoundQualityAndSpeedAgree) {
 
 // A CPU-bound upstream whose copies are cheap is not I/O-bound.
 TEST(PlanEchoTest, ACpuBoundUpstreamIsNotCalledIoBound) {
-  const EchoCosts c = {.upstream_cpu = 1e-3,
-                       .augment_cpu = 0.01e-3,
-                       .row_cpu = 1e-6,
-                       .upstream_time = 1e-3,
-                       .step = 2e-3,
-                       .batch_rows = 32,
-                       .cores = 1};
+  // 1 ms of CPU per item upstream, copies almost free, a 2 ms step.
+  const EchoCosts c = OnOneCore(1e-3, 0.01e-3, 1e-6, 1e-3, 2e-3, 32);
   const EchoPlan plan = PlanEcho(c, {.max_factor = 8});
   EXPECT_GT(plan.factor, 1) << plan.reason;
   EXPECT_EQ(plan.reason.find("I/O-bound"), std::string::npos) << plan.reason;
@@ -318,18 +308,11 @@ struct AutoRun {
   std::string table;
 };
 
-// Takes `steps` batches, sleeping `step` after each (the trainer), and
-// `pause` more after every `pause_every`-th (an evaluation, a checkpoint).
-AutoRun RunAuto(Pipeline<Example> decoded, AugmentFn augment, int64_t steps, absl::Duration step,
-                AutoPlacementOptions auto_options, int64_t pause_every = 0,
+// Takes `steps` batches of `p`, sleeping `step` after each (the trainer),
+// and `pause` more after every `pause_every`-th (an evaluation, a checkpoint).
+AutoRun Consume(Pipeline<Batch> p, int64_t steps, absl::Duration step, int64_t pause_every = 0,
                 absl::Duration pause = absl::ZeroDuration()) {
   AutoRun run;
-  Pipeline<Batch> p = EchoedBatches(std::move(decoded), std::move(augment),
-                                    {.placement = EchoPlacement::kAuto,
-                                     .shuffle = {.buffer_size = 4 * kRows, .seed = 2},
-                                     .batch = {.batch_size = kRows},
-                                     .prefetch = {.depth = 2},
-                                     .auto_placement = auto_options});
   EXPECT_TRUE(p.status().ok()) << p.status();
   for (int64_t i = 0; i < steps; ++i) {
     auto b = p.Next();
@@ -345,6 +328,19 @@ AutoRun RunAuto(Pipeline<Example> decoded, AugmentFn augment, int64_t steps, abs
   run.planner = stats.back();
   run.table = FormatStatsTable(stats);
   return run;
+}
+
+// Auto echo (kAuto) over `decoded`, consumed as Consume() says.
+AutoRun RunAuto(Pipeline<Example> decoded, AugmentFn augment, int64_t steps, absl::Duration step,
+                AutoPlacementOptions auto_options, int64_t pause_every = 0,
+                absl::Duration pause = absl::ZeroDuration()) {
+  return Consume(EchoedBatches(std::move(decoded), std::move(augment),
+                               {.placement = EchoPlacement::kAuto,
+                                .shuffle = {.buffer_size = 4 * kRows, .seed = 2},
+                                .batch = {.batch_size = kRows},
+                                .prefetch = {.depth = 2},
+                                .auto_placement = auto_options}),
+                 steps, step, pause_every, pause);
 }
 
 // The batch count of a decision note ("after N batches: ...").
@@ -496,28 +492,14 @@ TEST(AutoPlacementTest, CpuOfThreadsOutsideThePipelineIsNotTheUpstreams) {
 // Adaptive echo (kAdaptive) knows the regime through the same planner.
 AutoRun RunAdaptive(Pipeline<Example> decoded, AugmentFn augment, int64_t steps,
                     absl::Duration step) {
-  AutoRun run;
-  Pipeline<Batch> p = EchoedBatches(std::move(decoded), std::move(augment),
-                                    {.placement = EchoPlacement::kAdaptive,
-                                     .adaptive = {.max_factor = 6, .pool_size = 16, .seed = 1},
-                                     .shuffle = {.buffer_size = 4 * kRows, .seed = 2},
-                                     .batch = {.batch_size = kRows},
-                                     .prefetch = {.depth = 2},
-                                     .auto_placement = {.pipeline_cores = 1, .decide_every = 8}});
-  EXPECT_TRUE(p.status().ok()) << p.status();
-  for (int64_t i = 0; i < steps; ++i) {
-    auto b = p.Next();
-    EXPECT_TRUE(b.ok()) << b.status();
-    if (!b.ok() || !b->has_value()) break;
-    run.rows += (*b)->num_rows;
-    run.fresh_rows += (*b)->fresh_rows;
-    run.batches.push_back(**b);
-    absl::SleepFor(step);
-  }
-  const std::vector<StageStats> stats = p.Stats();
-  run.planner = stats.back();
-  run.table = FormatStatsTable(stats);
-  return run;
+  return Consume(EchoedBatches(std::move(decoded), std::move(augment),
+                               {.placement = EchoPlacement::kAdaptive,
+                                .adaptive = {.max_factor = 6, .pool_size = 16, .seed = 1},
+                                .shuffle = {.buffer_size = 4 * kRows, .seed = 2},
+                                .batch = {.batch_size = kRows},
+                                .prefetch = {.depth = 2},
+                                .auto_placement = {.pipeline_cores = 1, .decide_every = 8}}),
+                 steps, step);
 }
 
 TEST(AdaptiveRegimeTest, CostlyAugmentationMovesTheCopiesPastIt) {

@@ -40,6 +40,14 @@ ObjectStoreOptions Fast() {
   return o;
 }
 
+// A store whose S3 and GCS endpoints are `server`, with fast retries.
+auto StoreOn(const HttpServer& server) {
+  ObjectStoreOptions o = Fast();
+  o.s3.endpoint = server.url();
+  o.gcs.endpoint = server.url();
+  return OpenObjectStore(o);
+}
+
 // The whole object through a sequential reader; the status of the end.
 absl::Status ReadAll(ObjectStore& store, const std::string& uri, std::string* out) {
   out->clear();
@@ -76,9 +84,7 @@ const std::vector<std::string>& HostileKeys() {
 TEST(HostileKeysTest, S3RequestPathIsAlwaysBucketSlashKey) {
   auto server = StartServer();
   ASSERT_NE(server, nullptr);
-  ObjectStoreOptions o = Fast();
-  o.s3.endpoint = server->url();
-  auto store = OpenObjectStore(o);
+  auto store = StoreOn(*server);
   for (const std::string& key : HostileKeys()) {
     server->Put("/bucket/" + key, "bytes of " + key);
     server->ClearLog();
@@ -95,9 +101,7 @@ TEST(HostileKeysTest, S3RequestPathIsAlwaysBucketSlashKey) {
 TEST(HostileKeysTest, GcsRequestPathIsAlwaysTheObjectName) {
   auto server = StartServer();
   ASSERT_NE(server, nullptr);
-  ObjectStoreOptions o = Fast();
-  o.gcs.endpoint = server->url();
-  auto store = OpenObjectStore(o);
+  auto store = StoreOn(*server);
   for (const std::string& key : HostileKeys()) {
     server->ClearLog();
     (void)store->Stat("gs://bucket/" + key);  // 404: only the request line matters
@@ -265,9 +269,7 @@ TEST(ListingTest, S3ListingsThatLoopRepeatOrLieFailNamingBucketAndPrefix) {
       reply.body = c.body(++pages);
       return reply;
     });
-    ObjectStoreOptions o = Fast();
-    o.s3.endpoint = server->url();
-    auto store = OpenObjectStore(o);
+    auto store = StoreOn(*server);
     auto listed = store->List("s3://bkt/p/");
     EXPECT_EQ(listed.status().code(), c.code) << c.name << ": " << listed.status();
     const std::string message(listed.status().message());
@@ -290,9 +292,7 @@ TEST(ListingTest, GcsListingThatRepeatsItsPageTokenFails) {
                              pages);
     return reply;
   });
-  ObjectStoreOptions o = Fast();
-  o.gcs.endpoint = server->url();
-  auto store = OpenObjectStore(o);
+  auto store = StoreOn(*server);
   auto listed = store->List("gs://bkt/p/");
   EXPECT_EQ(listed.status().code(), absl::StatusCode::kDataLoss) << listed.status();
   EXPECT_NE(listed.status().message().find("repeats an earlier page token"), std::string::npos);

@@ -39,6 +39,17 @@ TrainOptions SmallRun() {
   return o;
 }
 
+// A small run of `fresh` fresh examples, evaluated once at its end, with echo
+// placed by `insert` at most `max_echo` times (adaptive and auto).
+TrainOptions CappedRun(EchoInsert insert, double max_echo, int64_t fresh) {
+  TrainOptions o = SmallRun();
+  o.fresh_budget = fresh;
+  o.eval_every = fresh;
+  o.insert = insert;
+  o.max_echo = max_echo;
+  return o;
+}
+
 TEST(TrainerTest, ShortRunLearnsWellAboveChance) {
   absl::StatusOr<TrainResult> r = Train(SmallRun());
   ASSERT_TRUE(r.ok()) << r.status();
@@ -130,11 +141,7 @@ TEST(TrainerTest, EchoMultipliesRowsPerFreshExample) {
 // [1, M] up to the examples still buffered in the pipeline at the end (their
 // repeats may have been trained before their fresh copy).
 TEST(TrainerTest, AdaptiveEchoStaysWithinItsCap) {
-  TrainOptions o = SmallRun();
-  o.fresh_budget = 6000;
-  o.eval_every = 6000;
-  o.insert = EchoInsert::kAdaptive;
-  o.max_echo = 2.0;
+  const TrainOptions o = CappedRun(EchoInsert::kAdaptive, 2.0, 6000);
   absl::StatusOr<TrainResult> r = Train(o);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->insert, EchoInsert::kAdaptive);
@@ -222,12 +229,7 @@ TEST(TrainerTest, JsonHasExactlyTheFields) {
 // --insert=auto: the planner's decisions, each with its reason, in the
 // result and in the JSON ("decisions": [...]); none for a fixed placement.
 TEST(TrainerTest, AutoPlacementReportsItsDecisionsInTheJson) {
-  TrainOptions o = SmallRun();
-  o.fresh_budget = 12000;
-  o.eval_every = 12000;
-  o.insert = EchoInsert::kAuto;
-  o.max_echo = 3.0;
-  absl::StatusOr<TrainResult> r = Train(o);
+  absl::StatusOr<TrainResult> r = Train(CappedRun(EchoInsert::kAuto, 3.0, 12000));
   ASSERT_TRUE(r.ok()) << r.status();
   // The first plan comes after 3 x 16 batches; 12,000 fresh rows are 93.
   ASSERT_FALSE(r->decisions.empty());

@@ -26,6 +26,16 @@ ProgramRun RunShell(const std::string& cmd, const std::string& err_path) {
   return r;
 }
 
+::testing::AssertionResult IsUsageError(const ProgramRun& r, std::string_view message) {
+  if (r.exit_code == 2 &&
+      (r.out.find(message) != std::string::npos || r.err.find(message) != std::string::npos)) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure()
+         << "exit status " << r.exit_code << ", not 2 with \"" << message << "\"; it printed:\n"
+         << r.out << r.err;
+}
+
 pid_t StartProgram(const std::string& path, const std::vector<std::string>& args,
                    const std::string& log) {
   // The argument vector is built before fork(): the child only redirects and

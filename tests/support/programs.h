@@ -12,7 +12,10 @@
 #include <sys/types.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "gtest/gtest.h"
 
 namespace dataecho::testing {
 
@@ -26,6 +29,17 @@ struct ProgramRun {
 // command's standard error goes to that file and comes back in `err`;
 // without, it is merged into `out` (2>&1).
 ProgramRun RunShell(const std::string& cmd, const std::string& err_path = "");
+
+// Arguments a program must refuse, and a part of the usage error it prints.
+struct UsageCase {
+  std::string args;
+  std::string message;
+};
+
+// Whether `r` is a usage error: exit status 2, and `message` in what it
+// printed (out or err). On failure it says what ran instead:
+//   EXPECT_TRUE(IsUsageError(RunShell(cmd), "--rank needs --world_size")) << cmd;
+::testing::AssertionResult IsUsageError(const ProgramRun& r, std::string_view message);
 
 // Starts the program `path` with `args` (no shell) in the background, its
 // standard output and error appended to the file `log`: its process id, for

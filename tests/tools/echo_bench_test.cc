@@ -49,10 +49,7 @@ testing::ProgramRun RunBench(const std::string& args) {
 }
 
 TEST(EchoBenchArgsTest, RejectsBadInput) {
-  struct Case {
-    const char* args;
-    const char* message;
-  } cases[] = {
+  const testing::UsageCase cases[] = {
       {"--echo=0.5", "below 1"},
       {"--echo=2,x", "'x' is not a number"},
       {"--insert=sideways", "must be before_augment, after_augment, batch, adaptive or auto"},
@@ -66,11 +63,8 @@ TEST(EchoBenchArgsTest, RejectsBadInput) {
       {"--max_spread=-1", "--max_spread=-1: must be >= 0"},
       {"--max_trainer_lost=-1", "--max_trainer_lost=-1: must be >= 0"},
   };
-  for (const Case& c : cases) {
-    testing::ProgramRun r = RunBench(c.args);
-    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out;
-    EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
-  }
+  for (const testing::UsageCase& c : cases)
+    EXPECT_TRUE(testing::IsUsageError(RunBench(c.args), c.message)) << c.args;
 }
 
 TEST(EchoBenchArgsTest, UnreachableSourceFailsClearly) {

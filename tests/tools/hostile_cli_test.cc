@@ -208,21 +208,19 @@ TEST(StatTest, IdxOrGzipWithoutFormatIdxSaysSo) {
 TEST(UsageTest, MeaninglessValuesAreUsageErrors) {
   TempDir dir;
   testing::WriteFileOrDie(dir.File("x"), "");
-  struct Case {
-    std::string args, message;
-  } cases[] = {
+  const testing::UsageCase cases[] = {
       {"stat --format=fixed:1073741825 " + dir.File("x"), "record size N in 1..1073741824"},
       {"stat ''", "an empty URI"},
       {"convert --images=a --labels=b --output=", "--output is empty"},
       {"convert --images= --labels=b --output=c", "--images is empty"},
       {"convert --images=a --labels=b --output=" + dir.path() + "/", "names a directory"},
   };
-  for (const Case& c : cases) {
+  for (const testing::UsageCase& c : cases) {
     // Run in `dir`: nothing may be created there.
-    ProgramRun r =
-        Shell(dir, fmt::format("cd '{}' && '{}' {}", dir.path(), DATAECHO_TOOL_PATH, c.args));
-    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.err;
-    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_TRUE(testing::IsUsageError(
+        Shell(dir, fmt::format("cd '{}' && '{}' {}", dir.path(), DATAECHO_TOOL_PATH, c.args)),
+        c.message))
+        << c.args;
     EXPECT_EQ(Listing(dir.path()), std::vector<std::string>{"x"}) << c.args;
   }
   EXPECT_EQ(Dataecho(dir, "stat --format=fixed:1073741824 " + dir.File("x")).exit_code, 0);
