@@ -9,6 +9,15 @@
 #include "dataecho/internal/counter.h"
 
 namespace dataecho::internal {
+namespace {
+
+// The cores this process may run on (at least 1).
+int Cores() {
+  static const int cores = std::max(1U, std::thread::hardware_concurrency());
+  return cores;
+}
+
+}  // namespace
 
 RunAhead::RunAhead(int64_t depth) : depth_(std::max<int64_t>(1, depth)) {}
 
@@ -82,7 +91,7 @@ int64_t RunAhead::Reserve(int64_t want, int64_t need) {
   if (MustWaitLocked(need)) {
     const int64_t t0 = NowNanos();
     // A consumer that takes often makes room within microseconds.
-    if (!paused_ && take_interval_ns_ > 0 && take_interval_ns_ < kSpinNanos) {
+    if (!paused_ && producers_ == 1 && take_interval_ns_ > 0 && take_interval_ns_ < kSpinNanos) {
       Watch(takes_, kSpinNanos);
     }
     ++producers_waiting_;
@@ -177,8 +186,9 @@ bool RunAhead::AwaitReady(int64_t deadline) {
   if (ReadyLocked()) return true;
   const int64_t t0 = NowNanos();
   if (deadline <= t0) return false;
-  // Producers that make an element within kMaxSpin: watch for it first.
-  if (pace_ns_ > 0 && pace_ns_ <= kMaxSpin) {
+  // Producers that make an element within kMaxSpin: watch for it first,
+  // unless they have every core (a watch would take one from them).
+  if (pace_ns_ > 0 && pace_ns_ <= kMaxSpin && producers_ < Cores()) {
     const int64_t limit =
         std::min({kMaxSpin, std::max(kSpinNanos, pace_ns_ * 3 / 2), deadline - t0});
     Watch(pushes_, limit);
@@ -206,8 +216,11 @@ bool RunAhead::AwaitReady(int64_t deadline) {
   return ReadyLocked();
 }
 
+void RunAhead::SetProducers(int producers) { producers_ = std::max(1, producers); }
+
 void RunAhead::Took(int64_t n) {
   ready_ -= n;
+  if (producers_ != 1) return;  // only a single producer watches for takes
   const int64_t now = NowNanos();
   if (last_take_ns_ != 0) take_interval_ns_ = (3 * take_interval_ns_ + (now - last_take_ns_)) / 4;
   last_take_ns_ = now;

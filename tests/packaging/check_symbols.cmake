@@ -28,6 +28,7 @@ set(allowed_internal
   "dataecho::internal::RunAhead::Reserve(long, long)"
   "dataecho::internal::RunAhead::Released(long)"
   "dataecho::internal::RunAhead::SetDepth(long)"
+  "dataecho::internal::RunAhead::SetProducers(int)"
   "dataecho::internal::RunAhead::BeginStop()"
   "dataecho::internal::RunAhead::RunAhead(long)"
   "dataecho::internal::RunAhead::TakeRun() const"

@@ -193,6 +193,7 @@ class MapWorkers {
     absl::MutexLock lock(&core_.mu());
     if (parallelism <= parallelism_ && !workers_.empty()) return false;
     parallelism_ = parallelism;
+    core_.SetProducers(parallelism_);
     core_.SetDepth(MapWindow(parallelism_, buffer_, batch_));
     return true;
   }

@@ -36,8 +36,9 @@
 //   are slower than that (pace: the producers' time per element, averaged).
 //   The end, an error, a cancel, a stop always wake it.
 // - Before sleeping, a side whose peer is fast watches for it (the consumer
-//   for a push while the pace is under kMaxSpin, for up to 1.5 paces; the
-//   producer for a take while the consumer takes more often than kSpinNanos):
+//   for a push while the pace is under kMaxSpin, for up to 1.5 paces, unless
+//   the producers are as many as the cores; the
+//   only producer for a take while the consumer takes more often than kSpinNanos):
 //   a sleep and a wake-up cost more than that. It yields its core between
 //   looks after the first kPureSpinNanos, so that on a loaded machine the
 //   peer it waits for can run.
@@ -124,6 +125,10 @@ class RunAhead {
   // The producers stop for good and the consumer is woken (a Map's fn
   // failed: the error is what it takes from here on).
   DATAECHO_EXPORT void Halt() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Producer threads (1 unless set: a Map's workers). Only a single
+  // producer watches for the consumer's takes before it sleeps: several
+  // watching beside the consumer would take the cores they wait for.
+  DATAECHO_EXPORT void SetProducers(int producers) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The bound changes (a Map's window grows with its workers).
   DATAECHO_EXPORT void SetDepth(int64_t depth) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t depth() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return depth_; }
@@ -186,6 +191,7 @@ class RunAhead {
   int64_t consumer_wait_start_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t hold_ns_ ABSL_GUARDED_BY(mu_) = 0;  // of this wait: 0 wakes at the first element
   // The producers' waits.
+  int producers_ ABSL_GUARDED_BY(mu_) = 1;
   int producers_waiting_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t room_need_ ABSL_GUARDED_BY(mu_) = 1;  // what the last one to wait needs
   Refill refill_ ABSL_GUARDED_BY(mu_) = Refill::kHalf;
