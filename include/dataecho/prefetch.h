@@ -106,12 +106,14 @@ class PrefetchStage final : public UnaryStage<T, T> {
 
   absl::StatusOr<std::optional<T>> Next() override {
     StartOnce();
-    return Count(queue_.Next());
+    Item item = queue_.Next();
+    Count(item);
+    return item;
   }
   bool TryNext(absl::StatusOr<std::optional<T>>* out) override {
     StartOnce();
     if (!queue_.TryTake(/*deadline=*/0, out)) return false;
-    *out = Count(*std::move(out));
+    Count(*out);
     return true;
   }
 
@@ -197,13 +199,12 @@ class PrefetchStage final : public UnaryStage<T, T> {
   }
 
   // An element returned: counted, and its fingerprint folded for checkpoints.
-  Item Count(Item item) {
+  void Count(const Item& item) {
     if (item.ok() && item->has_value()) {
       input_.Took(internal::ContentFingerprint(**item));
       totals_.elements.Add(1);
       totals_.bytes.Add(static_cast<int64_t>(ElementTraits<T>::ByteSize(**item)));
     }
-    return item;
   }
 
   void Produce() {

@@ -195,7 +195,10 @@ bool RunAhead::AwaitReady(int64_t deadline) {
   }
   consumer_waiting_ = true;
   consumer_wait_start_ = t0;
-  hold_ns_ = HoldNanos();
+  // Only a consumer that keeps finding nothing ready (the faster side) holds
+  // out for more than one: one that caught up for once takes the next at once.
+  hold_ns_ = starved_takes_ >= kStarvedTakes ? HoldNanos() : 0;
+  waited_ = true;
   while (!ReadyLocked()) {
     int64_t until = deadline;
     if (hold_ns_ > 0 || deadline != kNoDeadline) {
@@ -220,6 +223,8 @@ void RunAhead::SetProducers(int producers) { producers_ = std::max(1, producers)
 
 void RunAhead::Took(int64_t n) {
   ready_ -= n;
+  starved_takes_ = waited_ ? starved_takes_ + 1 : 0;
+  waited_ = false;
   if (producers_ != 1) return;  // only a single producer watches for takes
   const int64_t now = NowNanos();
   if (last_take_ns_ != 0) take_interval_ns_ = (3 * take_interval_ns_ + (now - last_take_ns_)) / 4;

@@ -30,10 +30,12 @@
 //   a slow consumer finds it nearly full, a fast one wakes the producer once
 //   per run; a shorter one is kept full); a Map worker until there is room
 //   for its batch.
-// - A consumer that finds nothing ready is woken when WakeBatch() elements
-//   are ready, or at the first element after it has held for
-//   min(1.5 x pace x WakeBatch(), kMaxHold), or at once when the producers
-//   are slower than that (pace: the producers' time per element, averaged).
+// - A consumer that keeps finding nothing ready (kStarvedTakes takes in a
+//   row: it is the faster side) is woken when WakeBatch() elements are
+//   ready, or at the first element after it has held out for 1.5 x pace x
+//   WakeBatch() (pace: the producers' time per element, averaged); at once
+//   when that is over kMaxHold, or when it found nothing ready only this once
+//   (a slower consumer that caught up loses no time).
 //   The end, an error, a cancel, a stop always wake it.
 // - Before sleeping, a side whose peer is fast watches for it (the consumer
 //   for a push while the pace is under kMaxSpin, for up to 1.5 paces, unless
@@ -68,6 +70,8 @@ class RunAhead {
   static constexpr int64_t kPureSpinNanos = 2'000;
   // The longest a consumer holds out for more than one element.
   static constexpr int64_t kMaxHold = 1'000'000;
+  // ... and only after this many takes in a row found nothing ready.
+  static constexpr int kStarvedTakes = 2;
   // A producer's run of pulls ends after kRunNanos, or at a pull slower
   // than kSlowPullNanos: nothing is held back while the consumer could use it.
   static constexpr int64_t kRunNanos = 20'000;
@@ -189,7 +193,9 @@ class RunAhead {
   // The consumer's wait.
   bool consumer_waiting_ ABSL_GUARDED_BY(mu_) = false;
   int64_t consumer_wait_start_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t hold_ns_ ABSL_GUARDED_BY(mu_) = 0;  // of this wait: 0 wakes at the first element
+  int64_t hold_ns_ ABSL_GUARDED_BY(mu_) = 0;    // of this wait: 0 wakes at the first element
+  bool waited_ ABSL_GUARDED_BY(mu_) = false;    // the take to come followed a wait
+  int starved_takes_ ABSL_GUARDED_BY(mu_) = 0;  // takes in a row that followed a wait
   // The producers' waits.
   int producers_ ABSL_GUARDED_BY(mu_) = 1;
   int producers_waiting_ ABSL_GUARDED_BY(mu_) = 0;
