@@ -156,7 +156,6 @@ class RunAhead {
   DATAECHO_EXPORT int64_t TakeRun() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // ---- figures ----
-  int64_t ReadyCount() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return ready_; }
   // Reserved, ready and held: what counts against depth.
   int64_t Outstanding() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return outstanding_; }
   int64_t consumer_wait_ns() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return consumer_wait_ns_; }
