@@ -304,6 +304,29 @@ TEST(StatsVerdictTest, NamesTheConsumerWhenTheTrainerIsTheBottleneck) {
   EXPECT_LT(ReportedR(table), 0.8) << table;
 }
 
+TEST(StatsVerdictTest, APipelineSlowOnlyToStartStillNamesTheConsumer) {
+  // The first element takes 400 ms (a pipeline that fills from empty: threads
+  // start, a cold cache); every later one is ready before the trainer asks.
+  // The start is reported as consumer_first_s, apart from the 20 steps'
+  // waits, which are what says whether the input keeps up.
+  auto first = std::make_shared<std::atomic<bool>>(true);
+  auto p = FromVector(MakeExamples(kRows * 40))
+               .Map(
+                   [first](Example e) {
+                     if (first->exchange(false)) absl::SleepFor(absl::Milliseconds(400));
+                     return e;
+                   },
+                   {.parallelism = 0, .name = "cold_start"})
+               .Prefetch({.depth = 16, .name = "upstream_prefetch"})
+               .Batch({.batch_size = kRows})
+               .Prefetch({.depth = 2, .name = "trainer_prefetch"});
+  const std::string table = DrainWithSteps(p, absl::Milliseconds(25), 20).table;
+  EXPECT_NE(table.find("bottleneck: the consumer"), std::string::npos) << table;
+  const std::vector<StageStats> stats = p.Stats();
+  EXPECT_GE(stats.back().Extra("consumer_first_s"), 0.4) << table;
+  EXPECT_LT(stats.back().Extra("consumer_in_next_s"), 0.4) << table;
+}
+
 // The same verdict from the figures alone (no consumer figures: a program
 // that pulls through its own stages): the last queue sat full longer than
 // the consumer waited.

@@ -59,8 +59,10 @@
 // THE CONSUMER. A Pipeline's top row carries what the pipeline measured at
 // its consumer's pulls: "consumer_pulls", "consumer_step_s" (time between
 // pulls, outside Next(): the trainer's own steps) and "consumer_in_next_s"
-// (time inside Next()); both are sampled (every pull of a Batch pipeline,
-// every 16th otherwise) and scaled. When the consumer spent less than 10 % of
+// (time inside Next() after the first pull); both are sampled (every pull of
+// a Batch pipeline, every 16th otherwise) and scaled. The first pull, the
+// pipeline filling from empty, is "consumer_first_s", apart: a start is not a
+// step that fails to keep up. When the consumer spent less than 10 % of
 // its time inside Next(), or the top Prefetch's producer sat on a full queue
 // longer than the consumer waited, the verdict names the consumer as the
 // bottleneck. R is then measured, not guessed: R = (upstream time per fresh

@@ -143,7 +143,7 @@ class DataLoader(torch.utils.data.DataLoader):
 
     @staticmethod
     def _new_loop():
-        return {"pulls": 0, "step_s": 0.0, "in_next_s": 0.0}
+        return {"pulls": 0, "step_s": 0.0, "in_next_s": 0.0, "first_s": 0.0}
 
     def _workers(self):
         return max(self.num_workers, 1)
@@ -194,8 +194,10 @@ class DataLoader(torch.utils.data.DataLoader):
             except StopIteration:
                 break
             t1 = time.perf_counter()
+            # The first pull (the workers starting, the pipelines filling) is a
+            # start, not a step the input failed to keep up with: apart.
+            loop["first_s" if loop["pulls"] == 0 else "in_next_s"] += t1 - t0
             loop["pulls"] += 1
-            loop["in_next_s"] += t1 - t0
             worker = tagged.worker or 0
             self._positions[worker] = tagged.state if tagged.ref is None else tagged.ref
             self._next_worker = (worker + 1) % n
@@ -209,7 +211,8 @@ class DataLoader(torch.utils.data.DataLoader):
         the shape of ``Pipeline.stats()`` (counts summed, times averaged over the
         workers: dataecho.torch.combine_stats), with the training loop's own pulls,
         measured here in the main process, as the top row's ``consumer_pulls``,
-        ``consumer_step_s`` and ``consumer_in_next_s``: what the verdict weighs.
+        ``consumer_step_s``, ``consumer_in_next_s`` (what the verdict weighs) and
+        ``consumer_first_s`` (the first pull, apart).
         Workers report every 0.5 s and when their pipeline ends."""
         return combine_stats(self.dataset.stats(), dict(self._loop))
 

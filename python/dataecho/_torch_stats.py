@@ -72,7 +72,7 @@ def combine_stats(reports, loop=None):
     ``PipelineDataset.stats()``'s per-process reports. The reports whose pipelines
     have the most common shape are combined (all of them, unless a worker's differs);
     the top row gets ``workers`` (how many were combined). ``loop``: the training
-    loop's own pulls, as ``{"pulls", "step_s", "in_next_s"}`` measured in the main
+    loop's own pulls, as ``{"pulls", "step_s", "in_next_s", "first_s"}`` measured in the main
     process; it replaces the top row's ``consumer_*`` figures (which, in a worker,
     measure torch's worker loop), so that the verdict is about the training loop."""
     reports = [r for r in reports if r.get("stages")]
@@ -88,4 +88,5 @@ def combine_stats(reports, loop=None):
         out[-1]["consumer_pulls"] = loop["pulls"]
         out[-1]["consumer_step_s"] = loop["step_s"]
         out[-1]["consumer_in_next_s"] = loop["in_next_s"]
+        out[-1]["consumer_first_s"] = loop.get("first_s", 0.0)
     return out

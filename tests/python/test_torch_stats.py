@@ -37,6 +37,7 @@ def test_the_loader_combines_its_workers_stats_with_the_loops_pulls(small_arrays
     assert top["workers"] == 2
     assert top["consumer_pulls"] == 16  # the training loop's, not a worker's
     assert top["consumer_step_s"] >= 0 and top["consumer_in_next_s"] > 0
+    assert top["consumer_first_s"] > 0  # the workers starting, apart
     table = loader.format_stats()
     assert "echo" in table and "bottleneck" in table
 

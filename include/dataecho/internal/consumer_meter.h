@@ -2,7 +2,10 @@
 //
 // internal/consumer_meter.h: what a Pipeline measures at its consumer's pulls
 // (stats.h, "THE CONSUMER"): the time between pulls (the consumer's own
-// steps) and inside them. Not part of the public API.
+// steps) and inside them, and apart from them the first pull (the pipeline
+// filling from empty: threads started, queues and buffers filled once), which
+// says how long a start takes, not how the steps keep up. Not part of the
+// public API.
 //
 // Thread safety: Before()/After() from the consumer's thread; AppendTo() from
 // any thread (relaxed atomics).
@@ -44,15 +47,21 @@ class ConsumerMeter {
     pulls_.Add(1);
     if (!timed_) return;
     const int64_t now = NowNanos();
-    in_next_ns_.Add((now - in_) * period_);
+    if (pulls_.Get() == 1) {
+      first_ns_.Set(now - in_);
+    } else {
+      in_next_ns_.Add((now - in_) * period_);
+    }
     gap_from_ = now;
   }
 
-  // Appends "consumer_pulls", "consumer_step_s" and "consumer_in_next_s".
+  // Appends "consumer_pulls", "consumer_step_s", "consumer_in_next_s" (every
+  // pull but the first) and "consumer_first_s" (the first).
   void AppendTo(StageStats* top) const {
     top->extra.emplace_back("consumer_pulls", static_cast<double>(pulls_.Get()));
     top->extra.emplace_back("consumer_step_s", static_cast<double>(step_ns_.Get()) * 1e-9);
     top->extra.emplace_back("consumer_in_next_s", static_cast<double>(in_next_ns_.Get()) * 1e-9);
+    top->extra.emplace_back("consumer_first_s", static_cast<double>(first_ns_.Get()) * 1e-9);
   }
 
  private:
@@ -71,7 +80,7 @@ class ConsumerMeter {
   int64_t trace_in_ = 0, trace_out_ = 0;
   bool timed_ = false;
   int64_t in_ = 0, gap_from_ = 0;
-  Counter pulls_, step_ns_, in_next_ns_;
+  Counter pulls_, step_ns_, in_next_ns_, first_ns_;
 };
 
 }  // namespace dataecho::internal
