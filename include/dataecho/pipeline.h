@@ -68,12 +68,14 @@
 #include <concepts>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/cord.h"
@@ -319,6 +321,15 @@ class Pipeline {
   // the pipeline is unchanged by those. An error while restoring the stages
   // (e.g. a file that cannot be read again) becomes the pipeline's error.
   absl::Status RestoreState(std::string_view state);
+  // RestoreState() for a state whose chain is followed by one section of the
+  // consumer's own, named `section`: what a hand-off that pulls elements
+  // ahead of its consumer writes after the chain's state (the Python module's
+  // references to them). Once the chain is restored, `read(last stage, r)`
+  // reads that section; its error is the pipeline's, as a stage's would be.
+  absl::Status RestoreStateWith(std::string_view state, std::string_view section,
+                                absl::FunctionRef<absl::Status(Stage<T>&, StateReader&)> read) {
+    return Restore(StateReader::Parse(state), section, read);
+  }
   // The same for a state held as a Cord (SaveStateCord()). (A template so
   // that a std::string or a string literal still picks the overload above.)
   template <typename C>
@@ -340,7 +351,10 @@ class Pipeline {
     return Pipeline(Stage::Make(std::move(stage_), std::forward<Args>(args)...));
   }
 
-  absl::Status Restore(absl::StatusOr<StateReader> parsed);
+  // Restores the chain, then reads `section` with `read` if it is named.
+  absl::Status Restore(
+      absl::StatusOr<StateReader> parsed, std::string_view section = {},
+      std::optional<absl::FunctionRef<absl::Status(Stage<T>&, StateReader&)>> read = {});
 
   absl::Status status_;
   StagePtr<T> stage_;

@@ -40,13 +40,15 @@
 // chain's state and then a section of its own ("python") holding references to
 // the elements it pulled ahead, oldest first (the last stage's SaveRefs()). So
 // every element pulled ahead must be one the last stage can still reference
-// (a Batch or PaddedBatch: one of its last 16 batches). RestoreInto() reads
-// such a state into a chain that was not read from and gives back those
-// elements, which a new Puller hands out first:
+// (a Batch or PaddedBatch: one of its last 16 batches). A Pipeline restores
+// such a state and ReadAhead() gives back those elements, which a new Puller
+// hands out first:
 //
 //   std::vector<Example> ahead;
-//   absl::Status s = Puller<Example>::RestoreInto(*stage, state, &ahead);
-//   Puller<Example> puller(std::move(stage), std::move(ahead));
+//   absl::Status s = pipeline.RestoreStateWith(state, Puller<Example>::kSection,
+//       [&](Stage<Example>& last, StateReader& r) {
+//         return Puller<Example>::ReadAhead(last, r, &ahead);
+//       });
 //
 // The section is a count then the references: a state saved with one element
 // ahead (or none) reads the same whatever max_ahead the restoring puller has.
@@ -96,7 +98,7 @@ class Puller {
   static constexpr std::string_view kSection = "python";
 
   // `ahead`: elements to hand out, in order, before the stage's
-  // (RestoreInto()). `max_ahead` (>= 1): the most elements kept ready.
+  // (ReadAhead()). `max_ahead` (>= 1): the most elements kept ready.
   explicit Puller(StagePtr<T> stage, std::vector<T> ahead = {}, size_t max_ahead = kPullAhead)
       : stage_(std::move(stage)), queue_(static_cast<int64_t>(std::max<size_t>(1, max_ahead))) {
     queue_.Preload(std::move(ahead));
@@ -173,35 +175,23 @@ class Puller {
     return state;
   }
 
-  // Reads `state` (SaveState()'s) into `stage`, which was not read from, and
-  // sets `*ahead` to the elements the saved puller had pulled ahead, oldest
-  // first (none if it had none). INVALID_ARGUMENT for a state of another
-  // pipeline (naming the first stage that differs), DATA_LOSS for a damaged
-  // one; an error of the stages.
-  static absl::Status RestoreInto(Stage<T>& stage, std::string_view state, std::vector<T>* ahead) {
+  // Reads the puller's section (SaveStateOf()'s, after the chain's state) of a
+  // state being restored into `stage` (Pipeline::RestoreStateWith(state,
+  // kSection, ...)): sets `*ahead` to the elements the saved puller had
+  // pulled ahead, oldest first (none if it had none), read again by the last
+  // stage. DATA_LOSS if fewer come back.
+  static absl::Status ReadAhead(Stage<T>& stage, StateReader& r, std::vector<T>* ahead) {
     ahead->clear();
-    DATAECHO_ASSIGN_OR_RETURN(StateReader r, StateReader::Parse(state));
-    StateWriter here;
-    DATAECHO_RETURN_IF_ERROR(stage.SaveState(here));
-    here.BeginStage(kSection, 0);
-    DATAECHO_RETURN_IF_ERROR(CompareShapes(r.shape(), here.shape()));
-    DATAECHO_RETURN_IF_ERROR(stage.RestoreState(r));
-    DATAECHO_RETURN_IF_ERROR(r.status());
-    DATAECHO_RETURN_IF_ERROR(r.BeginStage(kSection));
     const uint64_t n = r.Count();
     DATAECHO_RETURN_IF_ERROR(r.status());
-    if (n > 0) {
-      std::vector<T> items;
-      DATAECHO_RETURN_IF_ERROR(stage.Reread(r, static_cast<size_t>(n), &items));
-      DATAECHO_RETURN_IF_ERROR(r.status());
-      if (items.size() != n) {
-        return absl::DataLossError(absl::StrCat("pipeline state: ", n, " elements pulled ahead, ",
-                                                items.size(), " read again"));
-      }
-      *ahead = std::move(items);
-    }
+    if (n == 0) return absl::OkStatus();
+    DATAECHO_RETURN_IF_ERROR(stage.Reread(r, static_cast<size_t>(n), ahead));
     DATAECHO_RETURN_IF_ERROR(r.status());
-    return r.Finish();
+    if (ahead->size() != n) {
+      return absl::DataLossError(absl::StrCat("pipeline state: ", n, " elements pulled ahead, ",
+                                              ahead->size(), " read again"));
+    }
+    return absl::OkStatus();
   }
 
   // The chain's state, then the puller's section: the count of `ahead`, the

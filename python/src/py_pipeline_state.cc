@@ -93,13 +93,16 @@ void PipelineHandle::RestoreState(std::string_view state) {
             absl::MutexLock lock(&mu_);
             s = ApplyEpochLocked(*stage);
           }
-          std::vector<T> restored;
-          if (s.ok()) s = Puller<T>::RestoreInto(*stage, state, &restored);
-          if (s.ok() || absl::IsInvalidArgument(s) || absl::IsDataLoss(s)) {
-            p = Pipeline<T>(std::move(stage));  // unchanged by a bad state
-          } else {
-            p = Pipeline<T>(s);  // half restored: next() raises the error
+          if (!s.ok()) {
+            p = Pipeline<T>(s);
+            return s;
           }
+          p = Pipeline<T>(std::move(stage));
+          // A bad state leaves it unchanged; one that fails half-way is its error.
+          std::vector<T> restored;
+          s = p.RestoreStateWith(state, Puller<T>::kSection, [&](Stage<T>& last, StateReader& r) {
+            return Puller<T>::ReadAhead(last, r, &restored);
+          });
           if (!restored.empty()) ahead = std::move(restored);
           return s;
         },

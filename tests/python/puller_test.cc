@@ -11,12 +11,14 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "dataecho/pipeline.h"
 #include "dataecho/shuffle.h"
 #include "dataecho/source.h"
 #include "gtest/gtest.h"
@@ -176,6 +178,21 @@ std::vector<uint64_t> PopAll(Puller<Example>& puller) {
   }
 }
 
+// Restores `state` as the Python module does: a Pipeline restores the chain,
+// the puller reads its own section; `stage` is the chain again unless the
+// restore failed half-way.
+absl::Status RestoreInto(StagePtr<Example>& stage, std::string_view state,
+                         std::vector<Example>* ahead) {
+  Pipeline<Example> p(std::move(stage));
+  const absl::Status s = p.RestoreStateWith(state, Puller<Example>::kSection,
+                                            [&](Stage<Example>& last, StateReader& r) {
+                                              return Puller<Example>::ReadAhead(last, r, ahead);
+                                            });
+  absl::StatusOr<StagePtr<Example>> back = std::move(p).Release();
+  if (back.ok()) stage = *std::move(back);
+  return s;
+}
+
 TEST(PullerTest, StateIsBehindWhatPopReturnedWithTheElementPulledAhead) {
   Puller<Example> whole(ShuffledExamples(12));
   const std::vector<uint64_t> expected = PopAll(whole);
@@ -192,7 +209,7 @@ TEST(PullerTest, StateIsBehindWhatPopReturnedWithTheElementPulledAhead) {
     ASSERT_TRUE(first.SaveState().ok());
     StagePtr<Example> again = ShuffledExamples(12);
     std::vector<Example> ahead;
-    ASSERT_TRUE(Puller<Example>::RestoreInto(*again, *state, &ahead).ok());
+    ASSERT_TRUE(RestoreInto(again, *state, &ahead).ok());
     Puller<Example> resumed(std::move(again), std::move(ahead));
     std::vector<uint64_t> rest = PopAll(resumed);
     EXPECT_EQ(rest, std::vector<uint64_t>(expected.begin() + static_cast<ptrdiff_t>(taken),
@@ -227,7 +244,7 @@ TEST(PullerTest, EveryElementPulledAheadIsInTheStateInOrder) {
       ASSERT_TRUE(state.ok()) << state.status();
       StagePtr<Example> again = ShuffledExamples(12);
       std::vector<Example> ahead;
-      ASSERT_TRUE(Puller<Example>::RestoreInto(*again, *state, &ahead).ok());
+      ASSERT_TRUE(RestoreInto(again, *state, &ahead).ok());
       // Exactly the slots: never more elements ahead than max_ahead.
       ASSERT_EQ(ahead.size(), static_cast<size_t>(full) - taken)
           << "max_ahead " << max_ahead << ", after " << taken;
@@ -260,7 +277,7 @@ TEST(PullerTest, AStateOfTheFirstFormatRestores) {
   ASSERT_TRUE(saved->SaveRefs(std::span<const Example* const>(&item, 1), w).ok());
   StagePtr<Example> chain = ShuffledExamples(8);
   std::vector<Example> ahead;
-  ASSERT_TRUE(Puller<Example>::RestoreInto(*chain, w.Finish(), &ahead).ok());
+  ASSERT_TRUE(RestoreInto(chain, w.Finish(), &ahead).ok());
   ASSERT_EQ(ahead.size(), 1u);
   EXPECT_EQ(ahead[0].source_index, expected[1]);
   Puller<Example> resumed(std::move(chain), std::move(ahead));
@@ -273,15 +290,13 @@ TEST(PullerTest, RestoreRejectsAnotherPipelinesOrADamagedState) {
   const std::string state = *first.SaveState();
   std::vector<Example> ahead;
   StagePtr<Example> other = *VectorSource(MakeExamples(6));  // no shuffle: another shape
-  EXPECT_EQ(Puller<Example>::RestoreInto(*other, state, &ahead).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RestoreInto(other, state, &ahead).code(), absl::StatusCode::kInvalidArgument);
   StagePtr<Example> same = ShuffledExamples(6);
-  EXPECT_EQ(Puller<Example>::RestoreInto(*same, state.substr(0, state.size() - 3), &ahead).code(),
+  EXPECT_EQ(RestoreInto(same, state.substr(0, state.size() - 3), &ahead).code(),
             absl::StatusCode::kDataLoss);
   std::string flipped = state;
   flipped[flipped.size() / 2] ^= 0x10;
-  EXPECT_EQ(Puller<Example>::RestoreInto(*same, flipped, &ahead).code(),
-            absl::StatusCode::kDataLoss);
+  EXPECT_EQ(RestoreInto(same, flipped, &ahead).code(), absl::StatusCode::kDataLoss);
 }
 
 TEST(ShardStageTest, StartsOverAndResumesWhereItWas) {
