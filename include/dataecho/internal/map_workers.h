@@ -82,8 +82,12 @@ class MapWorkers {
     while (static_cast<int>(workers_.size()) < parallelism)
       workers_.emplace_back([this] { Work(); });
   }
+  // The consumer takes up to RunAhead::TakeRun() results per lock and returns
+  // them one by one without it; they count against the window until its next lock.
   Item Next() {
+    if (!taken_.empty()) return PopTaken();
     absl::MutexLock lock(&core_.mu());
+    ReleaseHeldLocked();
     if (!core_.ReadyLocked()) {
       const int64_t waited = core_.consumer_wait_ns();
       core_.AwaitReady(RunAhead::kNoDeadline);
@@ -92,7 +96,12 @@ class MapWorkers {
     return TakeLocked();
   }
   bool TryNext(Item* out) {
+    if (!taken_.empty()) {
+      *out = PopTaken();
+      return true;
+    }
     absl::MutexLock lock(&core_.mu());
+    ReleaseHeldLocked();
     if (!core_.ReadyLocked()) return false;
     *out = TakeLocked();
     return true;
@@ -123,6 +132,8 @@ class MapWorkers {
       // No worker runs: drop what they took and made (the rest of the epoch).
       slots_.clear();
       done_.clear();
+      taken_.clear();
+      held_ = 0;
       filled_ = 0;
       next_seq_ = next_out_ = 0;
       terminal_seq_ = kNone;
@@ -140,7 +151,8 @@ class MapWorkers {
       absl::MutexLock lock(&core_.mu());
       if (core_.CancelledLocked()) return CancelledError();
       if (!failed_.ok()) return CannotSaveAfterError(name_, failed_);
-      if (terminal_.has_value() && !terminal_->ok() && next_out_ == terminal_seq_) {
+      if (terminal_.has_value() && !terminal_->ok() && next_out_ == terminal_seq_ &&
+          taken_.empty()) {
         return CannotSaveAfterError(name_, terminal_->status());
       }
     }
@@ -157,31 +169,60 @@ class MapWorkers {
  private:
   static constexpr int64_t kNone = INT64_MAX;
 
-  // Returns the result the consumer may take. REQUIRES: core_.ReadyLocked().
+  // The next ready result, if it is one fn made (not an fn error).
+  Item* FrontLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_.mu()) {
+    if (deterministic_) return filled_ > 0 ? &*slots_.front() : nullptr;
+    return done_.empty() ? nullptr : &done_.front();
+  }
+  void PopFrontLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_.mu()) {
+    if (deterministic_) {
+      slots_.pop_front();
+      --filled_;
+    } else {
+      done_.pop_front();
+    }
+    ++next_out_;
+  }
+  // Returns the first of up to TakeRun() ready results and keeps the rest in
+  // taken_ (up to an fn error, which the next lock returns).
+  // REQUIRES: core_.ReadyLocked().
   Item TakeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_.mu()) {
     if (core_.CancelledLocked()) return CancelledError();
     if (!failed_.ok()) return failed_;
     if (next_out_ == terminal_seq_) return *terminal_;  // end of stream or input error: sticky
-    Item item;
-    if (deterministic_) {
-      item = *std::move(slots_.front());
-      slots_.pop_front();
-      --filled_;
-    } else {
-      item = std::move(done_.front());
-      done_.pop_front();
-    }
-    ++next_out_;
-    core_.Took(1);
-    core_.Released(1);
-    if (!item.ok()) {  // fn failed for this element: sticky from here on
-      failed_ = item.status();
+    Item* front = FrontLocked();
+    if (!front->ok()) {  // fn failed for this element: sticky from here on
+      failed_ = front->status();
+      PopFrontLocked();
+      core_.Took(1);
+      core_.Released(1);
       slots_.clear();
       done_.clear();
       core_.Halt();
       return failed_;
     }
+    const int64_t run = core_.TakeRun();
+    int64_t n = 0;
+    for (; n < run && front != nullptr && front->ok(); ++n) {
+      taken_.push_back(std::move(*front));
+      PopFrontLocked();
+      front = next_out_ == terminal_seq_ ? nullptr : FrontLocked();
+    }
+    core_.Took(n);
+    core_.Released(1);  // the first goes out now; the rest at the next lock
+    held_ = n - 1;
     if (next_out_ == terminal_seq_) core_.Ended();
+    return PopTaken();
+  }
+  void ReleaseHeldLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_.mu()) {
+    core_.Released(held_);
+    held_ = 0;
+  }
+  // The consumer returns a result it took (its fingerprint and totals).
+  Item PopTaken() {
+    if (core_.cancelled()) return CancelledError();
+    Item item = std::move(taken_.front());
+    taken_.pop_front();
     snapshotted_.Took(Refs::OutputFingerprint(**item));
     totals_.elements.Add(1);
     totals_.bytes.Add(static_cast<int64_t>(ElementTraits<Out>::ByteSize(**item)));
@@ -341,9 +382,11 @@ class MapWorkers {
   // the first filled_ of them are ready.
   RingQueue<std::optional<Item>> slots_ ABSL_GUARDED_BY(core_.mu());
   int64_t filled_ ABSL_GUARDED_BY(core_.mu()) = 0;
+  RingQueue<Item> taken_;                          // the consumer's: taken, not yet returned
+  int64_t held_ ABSL_GUARDED_BY(core_.mu()) = 0;  // taken_ still counting against the window
   RingQueue<Item> done_ ABSL_GUARDED_BY(core_.mu());  // not deterministic: in completion order
   int64_t next_seq_ ABSL_GUARDED_BY(core_.mu()) = 0;  // sequence number of the next input
-  int64_t next_out_ ABSL_GUARDED_BY(core_.mu()) = 0;  // results returned so far
+  int64_t next_out_ ABSL_GUARDED_BY(core_.mu()) = 0;  // results the consumer took so far
   // Position of the end of stream or the input's error.
   int64_t terminal_seq_ ABSL_GUARDED_BY(core_.mu()) = kNone;
   std::optional<Item> terminal_ ABSL_GUARDED_BY(core_.mu());
