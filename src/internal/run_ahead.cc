@@ -199,6 +199,7 @@ bool RunAhead::AwaitReady(int64_t deadline) {
   // out for more than one: one that caught up for once takes the next at once.
   hold_ns_ = starved_takes_ >= kStarvedTakes ? HoldNanos() : 0;
   waited_ = true;
+  held_out_ = hold_ns_ > 0;
   while (!ReadyLocked()) {
     int64_t until = deadline;
     if (hold_ns_ > 0 || deadline != kNoDeadline) {
@@ -224,7 +225,7 @@ void RunAhead::SetProducers(int producers) { producers_ = std::max(1, producers)
 void RunAhead::Took(int64_t n) {
   ready_ -= n;
   starved_takes_ = waited_ ? starved_takes_ + 1 : 0;
-  waited_ = false;
+  waited_ = held_out_ = false;
   if (producers_ != 1) return;  // only a single producer watches for takes
   const int64_t now = NowNanos();
   if (last_take_ns_ != 0) take_interval_ns_ = (3 * take_interval_ns_ + (now - last_take_ns_)) / 4;
@@ -238,6 +239,12 @@ void RunAhead::Released(int64_t n) {
   SignalRoomLocked();
 }
 
-int64_t RunAhead::TakeRun() const { return std::max<int64_t>(1, depth_ / 4); }
+int64_t RunAhead::TakeRun() const {
+  // A consumer that held out for a wake batch takes it in one lock (the
+  // producers are the slower side: the room does not hold them back);
+  // otherwise a quarter of the window, so that producers keep room.
+  const int64_t run = std::max<int64_t>(1, depth_ / 4);
+  return held_out_ ? std::max(run, WakeBatch()) : run;
+}
 
 }  // namespace dataecho::internal

@@ -382,8 +382,8 @@ class MapWorkers {
   // the first filled_ of them are ready.
   RingQueue<std::optional<Item>> slots_ ABSL_GUARDED_BY(core_.mu());
   int64_t filled_ ABSL_GUARDED_BY(core_.mu()) = 0;
-  RingQueue<Item> taken_;                          // the consumer's: taken, not yet returned
-  int64_t held_ ABSL_GUARDED_BY(core_.mu()) = 0;  // taken_ still counting against the window
+  RingQueue<Item> taken_;                             // the consumer's: taken, not yet returned
+  int64_t held_ ABSL_GUARDED_BY(core_.mu()) = 0;      // taken_ still counting against the window
   RingQueue<Item> done_ ABSL_GUARDED_BY(core_.mu());  // not deterministic: in completion order
   int64_t next_seq_ ABSL_GUARDED_BY(core_.mu()) = 0;  // sequence number of the next input
   int64_t next_out_ ABSL_GUARDED_BY(core_.mu()) = 0;  // results the consumer took so far

@@ -152,7 +152,8 @@ class RunAhead {
   DATAECHO_EXPORT void Released(int64_t n) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Elements a consumer takes per lock: a quarter of the queue (fewer locks
   // per element without holding the queue; depth 2, a trainer's batches,
-  // takes one at a time).
+  // takes one at a time), or, right after a wait that held out for
+  // WakeBatch(), that batch.
   DATAECHO_EXPORT int64_t TakeRun() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // ---- figures ----
@@ -194,6 +195,7 @@ class RunAhead {
   int64_t consumer_wait_start_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t hold_ns_ ABSL_GUARDED_BY(mu_) = 0;    // of this wait: 0 wakes at the first element
   bool waited_ ABSL_GUARDED_BY(mu_) = false;    // the take to come followed a wait
+  bool held_out_ ABSL_GUARDED_BY(mu_) = false;  // ... that held out for WakeBatch()
   int starved_takes_ ABSL_GUARDED_BY(mu_) = 0;  // takes in a row that followed a wait
   // The producers' waits.
   int producers_ ABSL_GUARDED_BY(mu_) = 1;
