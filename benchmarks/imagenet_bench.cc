@@ -24,6 +24,7 @@
 #include "dataecho/internal/counter.h"
 #include "dataecho/pipeline.h"
 #include "dataecho/random_resized_crop.h"
+#include "dataecho/stats.h"
 #include "dataecho/storage/object_store.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
@@ -48,6 +49,9 @@ ABSL_FLAG(std::string, placement, "decoded",
           "encoded records, decode + crop after)");
 ABSL_FLAG(int64_t, shuffle, 10000, "memory mode: shuffle buffer (images)");
 ABSL_FLAG(double, echo, 1, "memory mode: echo factor before the shuffle");
+ABSL_FLAG(bool, stats, false, "print the stage stats (FormatStatsTable) to stderr at the end");
+ABSL_FLAG(int, buffer, -2,
+          "throughput mode: MapOptions::buffer of the Map (-1 = kAutotune, -2 = 2 x threads)");
 
 namespace dataecho {
 namespace {
@@ -131,10 +135,12 @@ absl::Status Throughput(const std::vector<std::string>& shards) {
     if (!e.ok()) return e.status();
     return augment(*std::move(e));
   };
+  const int buffer = absl::GetFlag(FLAGS_buffer) == -2   ? 2 * std::max(threads, 1)
+                     : absl::GetFlag(FLAGS_buffer) == -1 ? kAutotune
+                                                         : absl::GetFlag(FLAGS_buffer);
   Pipeline<Batch> p =
       Records(shards)
-          .Map(work,
-               {.parallelism = threads, .buffer = 2 * std::max(threads, 1), .name = "decode_crop"})
+          .Map(work, {.parallelism = threads, .buffer = buffer, .name = "decode_crop"})
           .Batch({.batch_size = batch, .drop_remainder = true});
   DATAECHO_RETURN_IF_ERROR(p.status());
   const int64_t batches = std::max<int64_t>(1, count / batch);
@@ -159,6 +165,7 @@ absl::Status Throughput(const std::vector<std::string>& shards) {
       "\"batch_shape\": \"%s\", \"dtype\": \"%s\"}\n",
       n, seconds, n / seconds, cpu, n / cpu, threads, absl::GetFlag(FLAGS_cpus),
       from_jpeg ? "jpeg" : "decoded", shape.c_str(), std::string(DTypeName(dtype)).c_str());
+  if (absl::GetFlag(FLAGS_stats)) std::fprintf(stderr, "%s", FormatStatsTable(p.Stats()).c_str());
   return absl::OkStatus();
 }
 
