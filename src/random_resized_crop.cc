@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
+#include "buffer_pool.h"
 #include "dataecho/memory.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
@@ -21,6 +23,10 @@ bool IsFloat(DType d) {
 }
 
 }  // namespace
+
+RandomResizedCrop::RandomResizedCrop(RandomResizedCropOptions options)
+    : Augmenter(std::move(options)),
+      outputs_(internal::BufferPool::Create(kDefaultAlignment, kPooledOutputsIdle)) {}
 
 absl::Status RandomResizedCrop::Validate() const {
   const RandomResizedCropOptions& o = options_;
@@ -168,7 +174,9 @@ absl::StatusOr<Example> RandomResizedCrop::operator()(Example example) const {
       CheckShapeBytes("RandomResizedCrop", "output [height, width, channels]",
                       {o.height, o.width, channels}, static_cast<int64_t>(DTypeSize(o.dtype)),
                       o.max_bytes, "RandomResizedCropOptions::max_bytes"));
-  MutableBuffer out(static_cast<size_t>(bytes));
+  MutableBuffer out = static_cast<size_t>(bytes) >= kPooledOutputBytes
+                          ? outputs_->Get(static_cast<size_t>(bytes))
+                          : MutableBuffer(static_cast<size_t>(bytes));
   target.out = out.data();
   internal::ResizeBilinear(view, window, target);
   const Shape shape =

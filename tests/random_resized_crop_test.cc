@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "dataecho/formats/image_record.h"
@@ -302,6 +303,43 @@ TEST(RandomResizedCropSizeTest, OutputBeyondTheMemoryCapIsResourceExhausted) {
   EXPECT_EQ(over.Validate().code(), absl::StatusCode::kResourceExhausted);
   const RandomResizedCrop negative({.max_bytes = -1});
   EXPECT_EQ(negative.Validate().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A large output's block comes back to the augmenter (and its copies) when
+// the last view of it goes, and the next output of that size reuses it; an
+// output still held is never reused; small outputs are allocated each time;
+// an output outlives the augmenter.
+TEST(RandomResizedCropPoolTest, LargeOutputsReuseReleasedBlocks) {
+  const Tensor rgb =
+      *Tensor::Make(DType::kUInt8, {64, 64, 3}, Buffer::CopyOf(std::string(64 * 64 * 3, 9)));
+  std::optional<RandomResizedCrop> crop;
+  crop.emplace(RandomResizedCropOptions{.dtype = DType::kFloat32, .seed = 3});
+  ASSERT_GE(size_t{224} * 224 * 3 * 4, RandomResizedCrop::kPooledOutputBytes);
+  absl::StatusOr<Example> first = (*crop)(ImageExample(rgb, 1));
+  ASSERT_TRUE(first.ok()) << first.status();
+  const uint8_t* block = first->components[0].buffer().data();
+  // Held: the next output has a block of its own, with its own values.
+  std::optional<RandomResizedCrop> copy(*crop);
+  absl::StatusOr<Example> second = (*copy)(ImageExample(rgb, 2));
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_NE(second->components[0].buffer().data(), block);
+  const std::string first_bytes(first->components[0].buffer().view());
+  // Released: a copy of the augmenter takes the same block for its next output.
+  first = Example();
+  absl::StatusOr<Example> third = (*copy)(ImageExample(rgb, 1));
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_EQ(third->components[0].buffer().data(), block);
+  EXPECT_EQ(third->components[0].buffer().view(), first_bytes);  // same item, same output
+  // Small outputs are not pooled.
+  const RandomResizedCrop small({.height = 16, .width = 16, .seed = 3});
+  absl::StatusOr<Example> a = small(ImageExample(rgb, 1));
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_LT(a->components[0].byte_size(), RandomResizedCrop::kPooledOutputBytes);
+  // Outputs outlive the augmenters; their blocks are freed then.
+  crop.reset();
+  copy.reset();
+  const std::string third_bytes(third->components[0].buffer().view());
+  EXPECT_EQ(third_bytes, first_bytes);
 }
 
 }  // namespace
