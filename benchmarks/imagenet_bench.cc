@@ -35,7 +35,9 @@ ABSL_FLAG(int64_t, images, 5000, "images in the ImageNet-like set");
 ABSL_FLAG(int64_t, seed, 1, "seed of the set and of the augmentation");
 ABSL_FLAG(std::string, cache_dir, "", "cache of the set [~/.cache/dataecho]");
 ABSL_FLAG(int, cpus, 0, "run on this many CPUs (sched_setaffinity; 0 = all)");
-ABSL_FLAG(int, threads, 1, "Map parallelism of the decode/augment (0 = in the consumer)");
+ABSL_FLAG(int, threads, 1,
+          "Map parallelism of the decode/augment (0 = in the consumer; -1 = kAutotune: the Map "
+          "measures fn inline, then chooses)");
 ABSL_FLAG(int64_t, count, 2048, "images measured (after one warm-up batch)");
 ABSL_FLAG(int64_t, batch_size, 64, "rows per batch");
 ABSL_FLAG(std::string, dtype, "float32", "output dtype: float32 | float16 | bfloat16 | uint8");
@@ -122,6 +124,7 @@ absl::Status PinCpus(int n) {
 absl::Status Throughput(const std::vector<std::string>& shards) {
   DATAECHO_ASSIGN_OR_RETURN(const DType dtype, OutputDType());
   const int threads = absl::GetFlag(FLAGS_threads);
+  const int parallelism = threads == -1 ? kAutotune : threads;
   const int64_t batch = absl::GetFlag(FLAGS_batch_size), count = absl::GetFlag(FLAGS_count);
   const bool from_jpeg = absl::GetFlag(FLAGS_path) == "jpeg";
   if (!from_jpeg && absl::GetFlag(FLAGS_path) != "decoded")
@@ -140,7 +143,7 @@ absl::Status Throughput(const std::vector<std::string>& shards) {
                                                          : absl::GetFlag(FLAGS_buffer);
   Pipeline<Batch> p =
       Records(shards)
-          .Map(work, {.parallelism = threads, .buffer = buffer, .name = "decode_crop"})
+          .Map(work, {.parallelism = parallelism, .buffer = buffer, .name = "decode_crop"})
           .Batch({.batch_size = batch, .drop_remainder = true});
   DATAECHO_RETURN_IF_ERROR(p.status());
   const int64_t batches = std::max<int64_t>(1, count / batch);
