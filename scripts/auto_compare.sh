@@ -25,7 +25,9 @@
 #                         placement runs at each
 #   --max_echo=4          auto's largest factor (default 4)
 #   --placements="..."    what to run (default "before_augment after_augment
-#                         batch auto"; auto-progress: auto with --prefer=progress)
+#                         batch auto"; auto-progress: auto with --prefer=progress;
+#                         auto-loss: auto with --report_loss, the trainer's
+#                         per-row losses fed back to the planner)
 #   --fresh_budget=N      stop after N fresh examples (default 600000)
 #   --eval_every=N        evaluate every N fresh examples (default 20000)
 #   --target=ACC          the target accuracy (default 0.85)
@@ -111,8 +113,10 @@ if [ "$TABLE_ONLY" = 0 ]; then
     [ -s "$f" ] && return 0
     local insert=$1 echo_flags=(--echo="${4:-1}")
     [ "$1" = auto-progress ] && insert=auto
+    [ "$1" = auto-loss ] && insert=auto
     [ "$insert" = auto ] && echo_flags=(--max_echo="$MAX_ECHO")
     [ "$1" = auto-progress ] && echo_flags+=(--prefer=progress)
+    [ "$1" = auto-loss ] && echo_flags+=(--report_loss)
     echo "== $insert ${echo_flags[*]} --augment_cpu_ms=$2 --seed=$3" >&2
     nice -n "$NICE" "$TRAINER" --train_shards="$SHARDS-*.tfrecord" --upstream_ratio="$RATIO" \
       --step_ms="$STEP_MS" --insert="$insert" "${echo_flags[@]}" --augment_cpu_ms="$2" --seed="$3" \

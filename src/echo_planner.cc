@@ -133,6 +133,12 @@ absl::Status AutoPlacementOptions::Validate() const {
     return absl::InvalidArgumentError(fmt::format(
         "auto echo placement decide_every_rows must be >= 0, got {}", decide_every_rows));
   }
+  if (!std::isfinite(loss_gap_scale) || !(loss_gap_scale > 0) || loss_min_rows < 1) {
+    return absl::InvalidArgumentError(
+        fmt::format("auto echo placement loss_gap_scale must be finite and > 0 and "
+                    "loss_min_rows >= 1, got {} and {}",
+                    loss_gap_scale, loss_min_rows));
+  }
   if (start_from.has_value()) {
     const EchoPlannerMemory& m = *start_from;
     const EchoCosts& c = m.costs;

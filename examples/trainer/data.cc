@@ -82,6 +82,10 @@ class PipelineData final : public TrainData {
   absl::Status RestoreState(std::string_view state) override {
     return pipeline_.RestoreState(state);
   }
+  absl::Status ReportLoss(const dataecho::Batch& batch,
+                          std::span<const float> row_losses) override {
+    return pipeline_.ReportLoss(batch, row_losses);
+  }
 
  private:
   // Declared first: destroyed after the pipeline that reads from it.

@@ -38,11 +38,13 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/cord.h"
 #include "dataecho/example.h"
@@ -93,6 +95,12 @@ class TrainData {
   // its restore, before the first Next() (Pipeline::RestoreState).
   virtual absl::StatusOr<std::string> SaveState() = 0;
   virtual absl::Status RestoreState(std::string_view state) = 0;
+  // The loss of each row of `batch`, for the echo planner
+  // (Pipeline::ReportLoss). Default: FAILED_PRECONDITION (no planner).
+  virtual absl::Status ReportLoss(const dataecho::Batch& /*batch*/,
+                                  std::span<const float> /*row_losses*/) {
+    return absl::FailedPreconditionError("these batches have no echo planner");
+  }
   // The same state as a Cord that shares the pipeline's sealed snapshot
   // (Pipeline::SaveStateCord): what a checkpoint writes, chunk by chunk.
   virtual absl::StatusOr<absl::Cord> SaveStateCord() {

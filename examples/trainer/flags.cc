@@ -30,6 +30,9 @@ ABSL_FLAG(std::string, prefer, "progress",
           "by what its copies are worth: the soonest target accuracy), quality (the most "
           "example-level placement within 10% of the best step rate) or speed (the best step "
           "rate)");
+ABSL_FLAG(bool, report_loss, false,
+          "With --insert=auto or adaptive: report every batch's per-row loss to the echo planner "
+          "(Pipeline::ReportLoss), which learns from it what a copy is worth on this model");
 ABSL_FLAG(int, shuffle_buffer, 2048,
           "Shuffle buffer (elements) after example echoing (on each rank with mpi_trainer)");
 ABSL_FLAG(int64_t, fresh_budget, 600000,
@@ -65,6 +68,7 @@ absl::StatusOr<TrainOptions> TrainOptionsFromFlags() {
   o.max_echo = absl::GetFlag(FLAGS_max_echo);
   if (absl::Status s = dataecho::ParseEchoPrefer(absl::GetFlag(FLAGS_prefer), &o.prefer); !s.ok())
     return s;
+  o.report_loss = absl::GetFlag(FLAGS_report_loss);
   o.shuffle_buffer = absl::GetFlag(FLAGS_shuffle_buffer);
   o.fresh_budget = absl::GetFlag(FLAGS_fresh_budget);
   o.eval_every = absl::GetFlag(FLAGS_eval_every);

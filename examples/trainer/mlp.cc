@@ -187,7 +187,8 @@ void Mlp::Forward(const float* x, int rows) {
   }
 }
 
-float Mlp::SoftmaxCrossEntropy(const int64_t* labels, int rows, bool to_gradient) {
+float Mlp::SoftmaxCrossEntropy(const int64_t* labels, int rows, bool to_gradient,
+                               float* row_losses) {
   const int classes = num_classes();
   float* logits = activations_.back().data();
   double total = 0.0;
@@ -202,7 +203,9 @@ float Mlp::SoftmaxCrossEntropy(const int64_t* labels, int rows, bool to_gradient
     }
     const int64_t label = labels[i];
     assert(label >= 0 && label < classes);
-    total += -std::log(z[label] / sum);
+    const float loss = -std::log(z[label] / sum);
+    total += loss;
+    if (row_losses != nullptr) row_losses[i] = loss;
     if (to_gradient) {
       // d(mean loss)/d(logit j) = (softmax_j - [j == label]) / rows.
       const float inv = 1.0f / sum;
@@ -213,10 +216,10 @@ float Mlp::SoftmaxCrossEntropy(const int64_t* labels, int rows, bool to_gradient
   return static_cast<float>(total / rows);
 }
 
-float Mlp::ComputeGradients(const float* x, const int64_t* labels, int rows) {
+float Mlp::ComputeGradients(const float* x, const int64_t* labels, int rows, float* row_losses) {
   assert(rows > 0);
   Forward(x, rows);
-  const float loss = SoftmaxCrossEntropy(labels, rows, /*to_gradient=*/true);
+  const float loss = SoftmaxCrossEntropy(labels, rows, /*to_gradient=*/true, row_losses);
   // delta = d(loss)/d(pre-activation output) of the current layer.
   delta_.assign(activations_.back().begin(), activations_.back().end());
   for (size_t l = layers_.size(); l-- > 0;) {

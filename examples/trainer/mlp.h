@@ -44,9 +44,11 @@ class Mlp {
 
   // Forward and backward pass on `rows` examples: `x` is [rows, inputs],
   // `labels[i]` in [0, classes). Sets every layer's gradients to those of the
-  // mean softmax cross-entropy over the rows and returns that mean loss.
+  // mean softmax cross-entropy over the rows and returns that mean loss;
+  // `row_losses` (if not null, `rows` of them): each row's loss.
   // REQUIRES: rows > 0, labels in range.
-  float ComputeGradients(const float* x, const int64_t* labels, int rows);
+  float ComputeGradients(const float* x, const int64_t* labels, int rows,
+                         float* row_losses = nullptr);
 
   // Mean softmax cross-entropy only (no gradients).
   float Loss(const float* x, const int64_t* labels, int rows);
@@ -68,7 +70,8 @@ class Mlp {
   void Forward(const float* x, int rows);
   // Softmax of the logits in place; returns the mean cross-entropy. If
   // `to_gradient`, turns the probabilities into d(mean loss)/d(logits).
-  float SoftmaxCrossEntropy(const int64_t* labels, int rows, bool to_gradient);
+  float SoftmaxCrossEntropy(const int64_t* labels, int rows, bool to_gradient,
+                            float* row_losses = nullptr);
 
   std::vector<DenseLayer> layers_;
   // activations_[0] is unused (the input is read in place); activations_[l]

@@ -279,6 +279,10 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
   };
 
   int64_t& next_eval = loop.next_eval;
+  // --report_loss: only a planner (insert auto or adaptive) takes losses.
+  const bool report_loss =
+      o.report_loss && (o.insert == EchoInsert::kAuto || o.insert == EchoInsert::kAdaptive);
+  std::vector<float> row_losses;
   while (result.fresh_examples_total < o.fresh_budget) {
     const auto asked = Clock::now();
     absl::StatusOr<std::optional<dataecho::Batch>> batch = (*data)->Next();
@@ -293,8 +297,12 @@ absl::StatusOr<TrainResult> Train(const TrainOptions& o, const ProgressFn& progr
     const dataecho::Batch& b = **batch;
     result.data_digest = DigestBatch(result.data_digest, b);
     const int rows = static_cast<int>(b.num_rows);
+    if (report_loss) row_losses.resize(static_cast<size_t>(rows));
     model.ComputeGradients(b.components[0].data<float>().data(), b.labels.data<int64_t>().data(),
-                           rows);
+                           rows, report_loss ? row_losses.data() : nullptr);
+    if (report_loss) {  // the loss before this step's update, for the echo planner
+      if (absl::Status s = (*data)->ReportLoss(b, row_losses); !s.ok()) return s;
+    }
     sgd.Step(model, LearningRate(o, result.fresh_examples_total));
     ++result.steps_total;
     result.examples_total += rows;

@@ -69,6 +69,10 @@ struct TrainOptions {
   double max_echo = 4.0;
   // With insert = kAuto: what the planner optimizes (echo_planner.h).
   dataecho::EchoPrefer prefer = dataecho::EchoPrefer::kProgress;
+  // With insert = kAuto (or kAdaptive): report every batch's per-row loss to
+  // the planner (Pipeline::ReportLoss), which learns from it what a copy is
+  // worth on this model (echo_planner.h, loss_gap_scale).
+  bool report_loss = false;
   // Upstream R times slower than one training step (R > 0 needs
   // `train_shards`); 0 = read as fast as the files allow.
   double upstream_ratio = 0.0;

@@ -36,6 +36,7 @@
 #include "dataecho/formats/tfrecord.h"
 #include "dataecho/formats/tfrecord_index.h"
 #include "dataecho/interleave.h"
+#include "dataecho/loss_feedback.h"
 #include "dataecho/map.h"
 #include "dataecho/map_parallelism.h"
 #include "dataecho/memory.h"

@@ -58,6 +58,12 @@
 //   dataecho::EchoPlan plan = dataecho::PlanEcho(costs, {.max_factor = 6});
 //   std::cout << plan.reason << "\n";
 //
+// No fixed table knows a user's model: a trainer that reports its losses
+// (Pipeline<Batch>::ReportLoss, loss_feedback.h) lets the planner read what a
+// copy is worth on it (the loss of copies against that of fresh rows in the
+// same window: AutoPlacementOptions::loss_gap_scale) and weigh the placement
+// in use by that instead; with no reports, the table.
+//
 // EchoedBatches (echo_placement.h) with EchoPlacement::kAuto measures the
 // costs while it runs (the consumer's step: the median of a window's times
 // between its pulls), plans every `decide_every` batches (fewer when they are
@@ -144,7 +150,7 @@ struct DATAECHO_EXPORT AutoPlacementOptions {
   // The most bytes echo's buffers may hold (before_augment: a decoded item;
   // after_augment: an augmented item; batch: a batch). > 0.
   int64_t ram_budget_bytes = int64_t{256} << 20;
-  // Batches between two plans (a window; one with fewer than 16 fresh items
+  // Batches (not rows) between two plans (a window; one with fewer than 16 fresh items
   // or 4 timed augmentations goes on until it has them). The first plan
   // comes after 3 windows (the first window measured is the warm-up),
   // echoing nothing meanwhile. >= 2.
@@ -174,6 +180,20 @@ struct DATAECHO_EXPORT AutoPlacementOptions {
   std::optional<double> copy_value_before;
   std::optional<double> copy_value_after;
   std::optional<double> copy_value_batch;
+  // Loss feedback (loss_feedback.h, Pipeline<Batch>::ReportLoss): in a
+  // window of steps where copies were made at the placement p in use, the
+  // trainer's losses give the loss of a copy, L_c, and of a fresh row, L_f;
+  // a copy is then worth v = 1 - loss_gap_scale x (1 - L_c / L_f) of a
+  // fresh example (clamped to [0, 1]: a copy the model has memorized, L_c
+  // near 0, is worth nothing; one as hard as a fresh row, as much). The
+  // windows' values are smoothed (half each new window), and the plan
+  // weighs p's steps by G_p(e) = 1 + (e - 1) v instead of copy_gains_* (and
+  // a placement that repeats more of an example, after_augment below
+  // before_augment, batch below both, by no more than that). Finite, > 0.
+  double loss_gap_scale = 4;
+  // Rows a window's reports must cover (fresh rows and copies) before the
+  // planner learns from them. >= 1.
+  int64_t loss_min_rows = 256;
   // An earlier planner's costs and decision to start from (see
   // EchoPlannerMemory); none: measure first. Its placement in [0, 2], its
   // factor in [1, max_factor], its costs finite and >= 0.

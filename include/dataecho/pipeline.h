@@ -69,6 +69,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -91,6 +92,7 @@
 #include "dataecho/interleave.h"
 #include "dataecho/internal/consumer_meter.h"
 #include "dataecho/internal/stage_accounting.h"
+#include "dataecho/loss_feedback.h"
 #include "dataecho/map.h"
 #include "dataecho/mix.h"
 #include "dataecho/padded_batch.h"
@@ -297,6 +299,40 @@ class Pipeline {
     if (stage_ != nullptr) stage_->Cancel();
   }
 
+  // --- Loss feedback (loss_feedback.h) ---
+  // Tells this pipeline's echo planner (EchoedBatches with placement auto or
+  // adaptive, echo_placement.h) the loss of `batch`, one this pipeline
+  // returned, from the forward pass before its update: per row
+  // (row_losses[i]: row i) or the batch's mean. The planner learns from them
+  // what a copy is worth on this model (echo_planner.h). Thread-safe.
+  // FAILED_PRECONDITION if the pipeline has no planner (a fixed placement);
+  // INVALID_ARGUMENT for losses that do not fit the batch; the pipeline's
+  // error if it has one.
+  template <typename B = T>
+  requires std::same_as<B, ::dataecho::Batch> absl::Status ReportLoss(
+      const B& batch, std::span<const float> row_losses) {
+    absl::StatusOr<std::shared_ptr<LossFeedback>> f = LossSink();
+    return f.ok() ? (*f)->Report(batch, row_losses) : f.status();
+  }
+  template <typename B = T>
+  requires std::same_as<B, ::dataecho::Batch> absl::Status ReportLoss(
+      const B& batch, std::span<const double> row_losses) {
+    absl::StatusOr<std::shared_ptr<LossFeedback>> f = LossSink();
+    return f.ok() ? (*f)->Report(batch, row_losses) : f.status();
+  }
+  template <typename B = T>
+  requires std::same_as<B, ::dataecho::Batch> absl::Status ReportLoss(const B& batch,
+                                                                      double mean_loss) {
+    absl::StatusOr<std::shared_ptr<LossFeedback>> f = LossSink();
+    return f.ok() ? (*f)->Report(batch, mean_loss) : f.status();
+  }
+  // The loss feedback ReportLoss() reports to (null: none), e.g. for a
+  // trainer that reports from another thread than the one that pulls.
+  std::shared_ptr<LossFeedback> loss_feedback() const {
+    return stage_ == nullptr ? nullptr : stage_->loss_feedback();
+  }
+  // --- end of loss feedback ---
+
   // Every stage's statistics, source first; stages of the same name are
   // told apart as "map", "map#2", ... (or give them names in their options).
   std::vector<StageStats> Stats() const;
@@ -355,6 +391,16 @@ class Pipeline {
   absl::Status Restore(
       absl::StatusOr<StateReader> parsed, std::string_view section = {},
       std::optional<absl::FunctionRef<absl::Status(Stage<T>&, StateReader&)>> read = {});
+  absl::StatusOr<std::shared_ptr<LossFeedback>> LossSink() const {
+    if (!status_.ok()) return status_;
+    std::shared_ptr<LossFeedback> f = loss_feedback();
+    if (f == nullptr) {
+      return absl::FailedPreconditionError(
+          "ReportLoss: this pipeline has no echo planner to learn from the loss (EchoedBatches "
+          "with placement auto or adaptive has one)");
+    }
+    return f;
+  }
 
   absl::Status status_;
   StagePtr<T> stage_;

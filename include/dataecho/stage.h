@@ -85,6 +85,8 @@
 
 namespace dataecho {
 
+class LossFeedback;  // loss_feedback.h
+
 template <typename T>
 class Stage {
  public:
@@ -143,6 +145,12 @@ class Stage {
       return CannotCheckpoint();
     }
   }
+  // The loss feedback of this chain (loss_feedback.h): the echo planner's,
+  // where a trainer's losses go (Pipeline<Batch>::ReportLoss); null if the
+  // chain has none. A stage with one input passes its input's on.
+  // Thread-safe.
+  virtual std::shared_ptr<LossFeedback> loss_feedback() const { return nullptr; }
+
   // Appends to `out` the `n` elements whose references SaveRefs() wrote.
   virtual absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) {
     if constexpr (std::is_integral_v<T>) {
@@ -296,6 +304,8 @@ class UnaryStage : public Stage<Out> {
     input_->AppendStats(out);
     out->push_back(OwnStats());
   }
+
+  std::shared_ptr<LossFeedback> loss_feedback() const override { return input_->loss_feedback(); }
 
  protected:
   virtual StageStats OwnStats() const = 0;

@@ -193,7 +193,13 @@ const OptionsSpec<AutoPlacementOptions>& Spec<AutoPlacementOptions>() {
            .Add("copy_value_after", &O::copy_value_after,
                 "If set: G(e) = 1 + (e - 1) v after augmentation. None: not set.")
            .Add("copy_value_batch", &O::copy_value_batch,
-                "If set: G(e) = 1 + (e - 1) v for batch echo. None: not set.");
+                "If set: G(e) = 1 + (e - 1) v for batch echo. None: not set.")
+           .Add("loss_gap_scale", &O::loss_gap_scale,
+                "Loss feedback (Pipeline.report_loss): a copy is worth v = 1 - loss_gap_scale "
+                "x (1 - copy loss / fresh loss), in [0, 1], of a fresh example. Finite, > 0.")
+           .Add("loss_min_rows", &O::loss_min_rows,
+                "Rows a window's loss reports must cover before the planner learns from them. "
+                ">= 1.");
   return *spec;
 }
 

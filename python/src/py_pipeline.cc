@@ -174,6 +174,7 @@ PipelineHandle::AnyPuller PipelineHandle::StartLocked() {
       [&](auto& p) -> AnyPuller {
         using T = typename std::decay_t<decltype(p)>::value_type;
         StagePtr<T> stage = ValueOrThrow(std::move(p).Release());
+        loss_feedback_ = stage->loss_feedback();
         if (absl::Status s = ApplyEpochLocked(*stage); !s.ok()) {
           p = Pipeline<T>(s);  // sticky: every next() raises it
           ThrowStatus(s);
@@ -379,6 +380,7 @@ interpreter exit) cancels it and joins its threads.)");
         return std::string("<dataecho.Pipeline of ") + self.element_type() + "s>";
       });
   RegisterPipelineState(cls);
+  RegisterPipelineLoss(cls);
   // A child of fork() (a DataLoader worker) makes pipelines of its own: the
   // registry's and the waiters' locks must not be copied while another thread
   // holds them. In the child, the handles made before are inherited (they

@@ -60,6 +60,7 @@
 #include "absl/synchronization/mutex.h"
 #include "dataecho/buffer.h"
 #include "dataecho/example.h"
+#include "dataecho/loss_feedback.h"
 #include "dataecho/pipeline.h"
 #include "dataecho/record.h"
 #include "length.h"
@@ -129,6 +130,11 @@ class PipelineHandle {
   // pipeline, not by the pulling thread while it makes the last batches.
   void KeepUntilClosed(Buffer buffer);
 
+  // The pipeline's loss feedback (loss_feedback.h): its echo planner's, or
+  // null. While building, the chain's; once iterating, the one the chain had
+  // when iteration started (py_pipeline_loss.cc: report_loss()).
+  std::shared_ptr<LossFeedback> loss_feedback() const;
+
   // Closes every live handle: the atexit hook.
   static void CloseAll();
 
@@ -167,7 +173,8 @@ class PipelineHandle {
   bool restored_ ABSL_GUARDED_BY(mu_) = false;
   AnyAhead ahead_ ABSL_GUARDED_BY(mu_);
   Length length_ ABSL_GUARDED_BY(mu_) = Length::Unknown("from this source (its size is not read)");
-  std::vector<Buffer> kept_ ABSL_GUARDED_BY(mu_);  // KeepUntilClosed()
+  std::vector<Buffer> kept_ ABSL_GUARDED_BY(mu_);                     // KeepUntilClosed()
+  std::shared_ptr<LossFeedback> loss_feedback_ ABSL_GUARDED_BY(mu_);  // set by StartLocked()
 };
 
 // A new registered handle for `pipeline`; raises its build error, if any.
@@ -204,6 +211,8 @@ using PipelineClass = py::class_<PipelineHandle, std::shared_ptr<PipelineHandle>
 // Binds set_epoch, epoch, save_state, restore_state, __len__ and __bool__
 // (py_pipeline_state.cc); RegisterPipeline calls it.
 void RegisterPipelineState(PipelineClass& cls);
+// report_loss() (py_pipeline_loss.cc).
+void RegisterPipelineLoss(PipelineClass& cls);
 
 }  // namespace dataecho::python
 

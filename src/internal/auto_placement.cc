@@ -18,8 +18,10 @@
 #include "absl/synchronization/mutex.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/loss_feedback.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
+#include "internal/copy_value_learner.h"
 #include "internal/decode_workers.h"
 #include "internal/echo_diagnostics.h"
 #include "internal/window_costs.h"
@@ -36,9 +38,9 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
         options_(std::move(options)),
         mode_(mode),
         above_boundary_(std::move(above_boundary)),
-        cores_(options_.pipeline_cores > 0
-                   ? options_.pipeline_cores
-                   : std::max(1, AvailableCpus() - options_.trainer_cores)) {
+        cores_(options_.pipeline_cores > 0 ? options_.pipeline_cores
+                                           : std::max(1, AvailableCpus() - options_.trainer_cores)),
+        learner_(options_) {
     if (control_->decode != nullptr && mode_ == PlannerMode::kPlacement)
       decode_.emplace(control_->decode);
     if (options_.start_from.has_value()) StartFrom(*options_.start_from);
@@ -107,6 +109,9 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     }
     return this->input().RestoreState(r);
   }
+  // The trainer's losses (Pipeline<Batch>::ReportLoss) come here.
+  std::shared_ptr<LossFeedback> loss_feedback() const override { return feedback_; }
+
   absl::Status SaveRefs(std::span<const Batch* const> items, StateWriter& w) override {
     return this->input().SaveRefs(items, w);
   }
@@ -137,6 +142,13 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
                {"step_ms", costs_.step * 1e3},
                {"predicted_steps_per_sec", predicted_}};
     if (decode_.has_value()) s.extra.emplace_back("decode_workers", decode_->workers());
+    // Loss feedback: the batches reported and the values of a copy learned.
+    s.extra.emplace_back("loss_reports", static_cast<double>(feedback_->reports()));
+    for (const auto& [p, name] : {std::pair{kPlacedBefore, "copy_value_before"},
+                                  std::pair{kPlacedAfter, "copy_value_after"},
+                                  std::pair{kPlacedBatch, "copy_value_batch"}}) {
+      if (learner_.value(p).has_value()) s.extra.emplace_back(name, *learner_.value(p));
+    }
     diagnostics_.AppendTo(&s.extra);
     s.notes = notes_;
     return s;
@@ -152,6 +164,7 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     costs_.cores = cores_;
     measured_ = true;
     placement_ = p.placement;
+    if (placement_ != kPlacedBatch) example_placement_ = placement_;
     factor_ = p.factor;
     before_cap_ = p.before_cap;
     notes_.push_back(std::move(p.note));
@@ -218,12 +231,17 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
       costs_ = m.costs;
       measured_ = true;
     }
-    const EchoPlan plan = PlanEcho(costs_, options_);
+    // What the trainer's losses say copies are worth (none reported: the
+    // fitted gains).
+    const std::optional<std::string> learned =
+        learner_.Learn(feedback_->TakeWindow(), example_placement_, placement_, factor_);
+    const EchoPlan plan = PlanEcho(costs_, learner_.Apply(options_));
+    const std::string from_loss = learned.has_value() ? fmt::format(" [{}]", *learned) : "";
     predicted_ = plan.steps_per_sec;
     const bool first = notes_.empty();
     DecideDecode(now, m.cpu_per_fresh, m.upstream_bound, plan.placement);
     if (mode_ == PlannerMode::kAdaptive) {
-      DecideAdaptive(plan, first);
+      DecideAdaptive(plan, first, from_loss);
       return;
     }
     const bool moved = plan.placement != placement_ ||
@@ -244,8 +262,9 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
                                    std::memory_order_relaxed);
     }
     placement_ = plan.placement;
+    if (placement_ != kPlacedBatch) example_placement_ = placement_;
     factor_ = plan.factor;
-    notes_.push_back(fmt::format("after {} batches: {}", batches_, plan.reason));
+    notes_.push_back(fmt::format("after {} batches: {}{}", batches_, plan.reason, from_loss));
   }
 
   // A window of large batches ends at decide_every_rows (echo_planner.h),
@@ -281,7 +300,8 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
   // max_factor): so no item is emitted more than max_factor times, except
   // around a switch, where an item repeated before it may also be in a
   // repeated batch.
-  void DecideAdaptive(const EchoPlan& plan, bool first) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  void DecideAdaptive(const EchoPlan& plan, bool first, const std::string& from_loss)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const bool cheap = plan.placement == kPlacedBefore || plan.factor <= 1;
     const double cap = cheap ? 1e9 : 1.0;  // cheap: no cap of ours (the budgets bound it)
     const double batch_factor = cheap ? 1.0 : std::min(plan.factor, options_.max_factor);
@@ -295,11 +315,11 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
     factor_ = batch_factor;
     notes_.push_back(
         cheap ? fmt::format("after {} batches: adaptive echo before augmentation (at most {:g} "
-                            "emissions per item): {}",
-                            batches_, options_.max_factor, plan.reason)
+                            "emissions per item): {}{}",
+                            batches_, options_.max_factor, plan.reason, from_loss)
               : fmt::format("after {} batches: no adaptive repeats before augmentation (a copy "
-                            "there slows the fresh items), batch echo e = {:.2f} instead: {}",
-                            batches_, batch_factor, plan.reason));
+                            "there slows the fresh items), batch echo e = {:.2f} instead: {}{}",
+                            batches_, batch_factor, plan.reason, from_loss));
   }
 
   const std::shared_ptr<EchoControl> control_;
@@ -327,6 +347,11 @@ class EchoPlannerStage final : public UnaryStage<Batch, Batch> {
   int pending_ ABSL_GUARDED_BY(mu_) = -1;  // a new placement planned once (kPlacement)
   std::vector<std::string> notes_ ABSL_GUARDED_BY(mu_);
   std::optional<DecodeWorkersPlanner> decode_ ABSL_GUARDED_BY(mu_);
+  // Loss feedback: the trainer's reports, and what they taught; the
+  // example-level placement the rows' copies come from.
+  const std::shared_ptr<LossFeedback> feedback_ = std::make_shared<LossFeedback>();
+  CopyValueLearner learner_ ABSL_GUARDED_BY(mu_);
+  int example_placement_ ABSL_GUARDED_BY(mu_) = kPlacedBefore;
 };
 
 }  // namespace

@@ -91,3 +91,43 @@ def test_the_iterating_threads_cpu_is_the_trainers_not_the_upstreams():
     planner = [s for s in p.stats() if s["stage"] == "echo_planner"][0]
     assert planner["decisions"], planner
     assert planner["cost_upstream_cpu_ms"] < 0.08, planner
+
+
+def test_report_loss_teaches_the_planner_what_a_copy_is_worth(small_arrays):
+    images = np.repeat(small_arrays[0], 40, axis=0)
+    labels = np.repeat(small_arrays[1], 40)
+    p = (dataecho.from_arrays(images, labels)
+         .throttle(latency=0.002)  # 2 ms per row, 8 rows per batch, a 4 ms step: R = 4
+         .prefetch(depth=32)
+         .echoed_batches(None, placement="auto",
+                         auto_placement=dataecho.AutoPlacementOptions(
+                             max_factor=6, decide_every=4, loss_min_rows=16),
+                         shuffle={"buffer_size": 32, "seed": 2}, batch={"batch_size": 8},
+                         prefetch={"depth": 2}))
+    copies = 0
+    for i, b in enumerate(p):
+        if i == 56:
+            break
+        repeats = np.asarray(b.repeat_indices)
+        copies += int((repeats > 0).sum())
+        # The copies are memorized (loss 0), the fresh rows not (loss 1).
+        p.report_loss(b, np.where(repeats > 0, 0.0, 1.0))
+        if i % 2:
+            p.report_loss(b, float(b.fresh_rows) / b.num_rows)  # a mean works too
+        time.sleep(0.004)
+    planner = [s for s in p.stats() if s["stage"] == "echo_planner"][0]
+    assert planner["loss_reports"] == 56 + 28, planner
+    assert copies > 0, planner
+    assert planner["copy_value_before"] < 0.2, planner
+    with pytest.raises(dataecho.InvalidArgumentError, match="row losses"):
+        p.report_loss(b, [1.0])
+    with pytest.raises(ValueError, match="1-D"):
+        p.report_loss(b, np.zeros((2, 2)))
+
+
+def test_report_loss_needs_a_planner(small_arrays):
+    p = dataecho.from_arrays(*small_arrays).echoed_batches(
+        None, placement="before_augment", echo={"factor": 2}, batch={"batch_size": 8})
+    b = next(iter(p))
+    with pytest.raises(dataecho.FailedPreconditionError, match="no echo planner"):
+        p.report_loss(b, 0.5)
