@@ -65,10 +65,10 @@
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/element_refs.h"
 #include "dataecho/internal/stage_accounting.h"
+#include "dataecho/internal/str_cat.h"
 #include "dataecho/record.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
-#include "fmt/format.h"
 
 namespace dataecho {
 
@@ -81,7 +81,7 @@ struct CacheOptions {
   absl::Status Validate() const {
     if (max_bytes < 0) {
       return absl::InvalidArgumentError(
-          fmt::format("{}: max_bytes must be >= 0, got {}", name, max_bytes));
+          internal::StrCat(name, ": max_bytes must be >= 0, got ", max_bytes));
     }
     return absl::OkStatus();
   }
@@ -118,12 +118,11 @@ class CacheStage final : public UnaryStage<T, T> {
     }
     const auto size = static_cast<int64_t>(ElementTraits<T>::ByteSize(**r));
     if (options_.max_bytes > 0 && cached_bytes_.Get() + size > options_.max_bytes) {
-      return error_ = absl::ResourceExhaustedError(
-                 fmt::format("{}: element {} ({} bytes) would take the cache above max_bytes = {} "
-                             "({} bytes in {} "
-                             "elements cached); raise CacheOptions::max_bytes or cache less",
-                             options_.name, items_.size(), size, options_.max_bytes,
-                             cached_bytes_.Get(), items_.size()));
+      return error_ = absl::ResourceExhaustedError(internal::StrCat(
+                 options_.name, ": element ", items_.size(), " (", size,
+                 " bytes) would take the cache above max_bytes = ", options_.max_bytes, " (",
+                 cached_bytes_.Get(), " bytes in ", items_.size(),
+                 " elements cached); raise CacheOptions::max_bytes or cache less"));
     }
     items_.push_back(**r);
     next_ = items_.size();
@@ -192,8 +191,9 @@ class CacheStage final : public UnaryStage<T, T> {
     const uint64_t count = r.Count(1);
     DATAECHO_RETURN_IF_ERROR(r.status());
     if (epoch > UINT32_MAX || next > count) {
-      return absl::DataLossError(absl::StrCat("pipeline state: ", options_.name, " serves element ",
-                                              next, " of ", count, " in epoch ", epoch));
+      return absl::DataLossError(internal::StrCat("pipeline state: ", options_.name,
+                                                  " serves element ", next, " of ", count,
+                                                  " in epoch ", epoch));
     }
     std::vector<T> items;
     DATAECHO_RETURN_IF_ERROR(

@@ -86,9 +86,9 @@
 #include "dataecho/internal/interleave_refs.h"
 #include "dataecho/internal/interleave_state.h"
 #include "dataecho/internal/stage_accounting.h"
+#include "dataecho/internal/str_cat.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
-#include "fmt/format.h"
 
 namespace dataecho {
 
@@ -105,8 +105,8 @@ struct InterleaveStageOptions {
   absl::Status Validate() const {
     if (cycle_length < 1 || block_length < 1) {
       return absl::InvalidArgumentError(
-          fmt::format("{}: cycle_length and block_length must be >= 1, got {} and {}", name,
-                      cycle_length, block_length));
+          internal::StrCat(name, ": cycle_length and block_length must be >= 1, got ", cycle_length,
+                           " and ", block_length));
     }
     return absl::OkStatus();
   }
@@ -122,7 +122,7 @@ class InterleaveStage final : public UnaryStage<U, T> {
                                           InterleaveStageOptions options) {
     DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
     DATAECHO_RETURN_IF_ERROR(options.Validate());
-    if (!fn) return absl::InvalidArgumentError(fmt::format("{}: empty fn", options.name));
+    if (!fn) return absl::InvalidArgumentError(internal::StrCat(options.name, ": empty fn"));
     return StagePtr<U>(new InterleaveStage(std::move(input), std::move(fn), std::move(options)));
   }
 
@@ -272,7 +272,7 @@ class InterleaveStage final : public UnaryStage<U, T> {
   absl::Status SaveOwn(StateWriter& w) override {
     if constexpr (!kKeepsInputs) {
       (void)w;
-      return absl::FailedPreconditionError(absl::StrCat(
+      return absl::FailedPreconditionError(internal::StrCat(
           options_.name, " cannot save its state: its input's elements cannot be copied"));
     } else {
       return SaveSlots(w);
@@ -293,7 +293,7 @@ class InterleaveStage final : public UnaryStage<U, T> {
     for (size_t i = 0; i < cycle_.size(); ++i) {
       if (!(open[i] = cycle_[i] != nullptr)) continue;
       if (i >= slot_inputs_.size() || !slot_inputs_[i].has_value()) {
-        return absl::InternalError(absl::StrCat(options_.name, ": slot ", i, " has no input"));
+        return absl::InternalError(internal::StrCat(options_.name, ": slot ", i, " has no input"));
       }
       inputs.push_back(&*slot_inputs_[i]);
       pipelines.push_back(cycle_[i].get());
@@ -338,8 +338,8 @@ class InterleaveStage final : public UnaryStage<U, T> {
       absl::Status s = (*opened)->RestoreState(*inner);
       if (s.ok()) s = inner->Finish();
       if (!s.ok()) {
-        return absl::Status(
-            s.code(), absl::StrCat(options_.name, ": the pipeline of slot ", i, ": ", s.message()));
+        return absl::Status(s.code(), internal::StrCat(options_.name, ": the pipeline of slot ", i,
+                                                       ": ", s.message()));
       }
       Replace(cycle_[i], *std::move(opened));
       opened_.Add(1);

@@ -86,11 +86,11 @@
 #include "dataecho/internal/map_tuning.h"
 #include "dataecho/internal/map_workers.h"
 #include "dataecho/internal/stage_accounting.h"
+#include "dataecho/internal/str_cat.h"
 #include "dataecho/map_parallelism.h"
 #include "dataecho/record.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
-#include "fmt/format.h"
 
 namespace dataecho {
 
@@ -118,11 +118,11 @@ struct MapOptions {
   absl::Status Validate() const {
     if (parallelism != kAutotune && (parallelism < 0 || parallelism > 1024)) {
       return absl::InvalidArgumentError(
-          fmt::format("map parallelism must be kAutotune or in [0, 1024], got {}", parallelism));
+          internal::StrCat("map parallelism must be kAutotune or in [0, 1024], got ", parallelism));
     }
     if (buffer != kAutotune && buffer < 0) {
       return absl::InvalidArgumentError(
-          fmt::format("map buffer must be >= 0, got {} (or kAutotune)", buffer));
+          internal::StrCat("map buffer must be >= 0, got ", buffer, " (or kAutotune)"));
     }
     return absl::OkStatus();
   }
@@ -136,7 +136,7 @@ class MapStage final : public UnaryStage<Out, In> {
   static absl::StatusOr<StagePtr<Out>> Make(StagePtr<In> input, Fn fn, MapOptions options = {}) {
     DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
     DATAECHO_RETURN_IF_ERROR(options.Validate());
-    if (!fn) return absl::InvalidArgumentError(fmt::format("{}: empty fn", options.name));
+    if (!fn) return absl::InvalidArgumentError(internal::StrCat(options.name, ": empty fn"));
     return StagePtr<Out>(new MapStage(std::move(input), std::move(fn), std::move(options)));
   }
 
@@ -197,7 +197,7 @@ class MapStage final : public UnaryStage<Out, In> {
   // results taken since (SaveOwn).
   absl::Status SaveInput(StateWriter& w) override {
     if (!options_.deterministic && (options_.parallelism != 0 || parallelism_ != 0)) {
-      return absl::FailedPreconditionError(absl::StrCat(
+      return absl::FailedPreconditionError(internal::StrCat(
           options_.name,
           " (deterministic = false) cannot save its state: results in completion order"));
     }

@@ -65,10 +65,10 @@
 #include "dataecho/internal/run_ahead_queue.h"
 #include "dataecho/internal/snapshotted_input.h"
 #include "dataecho/internal/stage_accounting.h"
+#include "dataecho/internal/str_cat.h"
 #include "dataecho/record.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
-#include "fmt/format.h"
 
 namespace dataecho {
 
@@ -84,7 +84,8 @@ struct PrefetchOptions {
 
   absl::Status Validate() const {
     if (depth < 1) {
-      return absl::InvalidArgumentError(fmt::format("prefetch depth must be >= 1, got {}", depth));
+      return absl::InvalidArgumentError(
+          internal::StrCat("prefetch depth must be >= 1, got ", depth));
     }
     return absl::OkStatus();
   }

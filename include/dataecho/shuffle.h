@@ -48,11 +48,11 @@
 #include "dataecho/internal/element_refs.h"
 #include "dataecho/internal/random.h"
 #include "dataecho/internal/stage_accounting.h"
+#include "dataecho/internal/str_cat.h"
 #include "dataecho/memory.h"
 #include "dataecho/record.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
-#include "fmt/format.h"
 
 namespace dataecho {
 
@@ -68,11 +68,11 @@ struct ShuffleOptions {
   absl::Status Validate() const {
     if (buffer_size < 1) {
       return absl::InvalidArgumentError(
-          fmt::format("shuffle buffer_size must be >= 1, got {}", buffer_size));
+          internal::StrCat("shuffle buffer_size must be >= 1, got ", buffer_size));
     }
     if (max_bytes < 0) {
       return absl::InvalidArgumentError(
-          fmt::format("shuffle max_bytes must be >= 0, got {}", max_bytes));
+          internal::StrCat("shuffle max_bytes must be >= 0, got ", max_bytes));
     }
     return absl::OkStatus();
   }
@@ -174,8 +174,8 @@ class ShuffleStage final : public PassThroughStage<T> {
     DATAECHO_RETURN_IF_ERROR(r.status());
     if (n > static_cast<uint64_t>(options_.buffer_size) ||
         (next_size_ > 0 && next_ >= next_size_)) {
-      return absl::DataLossError(absl::StrCat("pipeline state: ", options_.name, " holds ", n,
-                                              " elements, slot ", next_, " of ", next_size_));
+      return absl::DataLossError(internal::StrCat("pipeline state: ", options_.name, " holds ", n,
+                                                  " elements, slot ", next_, " of ", next_size_));
     }
     buffer_.clear();
     DATAECHO_RETURN_IF_ERROR(
@@ -216,10 +216,10 @@ class ShuffleStage final : public PassThroughStage<T> {
     const int64_t b = static_cast<int64_t>(ElementTraits<T>::ByteSize(**r));
     const int64_t slots = static_cast<int64_t>((buffer_.size() + 1) * sizeof(T));
     if (bytes_held_.Get() + b + slots > max_bytes_) {
-      error_ = absl::ResourceExhaustedError(fmt::format(
-          "{}: buffering {} more bytes would exceed max_bytes = {} ({} elements, {} bytes held, "
-          "{} in slots; lower buffer_size or raise ShuffleOptions::max_bytes)",
-          options_.name, b, max_bytes_, buffer_.size(), bytes_held_.Get(), slots));
+      error_ = absl::ResourceExhaustedError(internal::StrCat(
+          options_.name, ": buffering ", b, " more bytes would exceed max_bytes = ", max_bytes_,
+          " (", buffer_.size(), " elements, ", bytes_held_.Get(), " bytes held, ", slots,
+          " in slots; lower buffer_size or raise ShuffleOptions::max_bytes)"));
       input_done_ = true;
       buffer_.clear();
       bytes_held_.Set(0);

@@ -29,13 +29,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "fmt/format.h"
 
 #include "dataecho/checkpoint.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/internal/echo_core.h"
 #include "dataecho/internal/echo_draw.h"
 #include "dataecho/internal/random.h"
+#include "dataecho/internal/str_cat.h"
 #include "dataecho/stage.h"
 
 namespace dataecho::internal {
@@ -192,15 +192,16 @@ class EchoStageBase : public UnaryStage<T, T> {
     current_.reset();
     if (!r.status().ok()) return r.status();
     if (uint64_t{remaining_} + repeat_ >= max_copies()) {
-      return absl::DataLossError(
-          fmt::format("pipeline state: {} has {} copies left after {}", name, remaining_, repeat_));
+      return absl::DataLossError(internal::StrCat("pipeline state: ", name, " has ", remaining_,
+                                                  " copies left after ", repeat_));
     }
     if (remaining_ == 0) return absl::OkStatus();
     std::vector<T> item;
     if (absl::Status s = this->input().Reread(r, 1, &item); !s.ok()) return s;
     if (!r.status().ok()) return r.status();
     if (item.size() != 1)
-      return absl::DataLossError(fmt::format("pipeline state: {}'s item not read again", name));
+      return absl::DataLossError(
+          internal::StrCat("pipeline state: ", name, "'s item not read again"));
     current_.emplace(std::move(item[0]));
     ElementTraits<T>::MarkRepeat(*current_, repeat_);
     current_bytes_ = static_cast<int64_t>(ElementTraits<T>::ByteSize(*current_));

@@ -32,17 +32,16 @@
 #include "absl/status/status.h"
 #include "dataecho/buffer.h"
 #include "dataecho/example.h"
+#include "dataecho/internal/str_cat.h"
 #include "dataecho/record.h"
-#include "fmt/format.h"
 
 namespace dataecho::internal {
 
 // FAILED_PRECONDITION: `name` cannot reference an element it emitted (`why`).
 inline absl::Status NotReferenced(std::string_view name, std::string_view why) {
-  return absl::FailedPreconditionError(
-      fmt::format("{} cannot reference an element it emitted ({}), so a stage after it that holds "
-                  "elements (Shuffle, Echo) cannot save its state",
-                  name, why));
+  return absl::FailedPreconditionError(internal::StrCat(
+      name, " cannot reference an element it emitted (", why,
+      "), so a stage after it that holds elements (Shuffle, Echo) cannot save its state"));
 }
 
 template <typename U, typename Id>

@@ -43,10 +43,10 @@
 #include "dataecho/checkpoint.h"
 #include "dataecho/example.h"
 #include "dataecho/internal/emitted_by.h"
+#include "dataecho/internal/str_cat.h"
 #include "dataecho/record.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
-#include "fmt/format.h"
 
 namespace dataecho::internal {
 
@@ -139,15 +139,15 @@ class InterleaveRefs {
     const uint64_t count = r.U64();
     DATAECHO_RETURN_IF_ERROR(r.status());
     if (count > n || (n > 0 && count == 0)) {
-      return absl::DataLossError(fmt::format(
-          "pipeline state: {} references {} elements of {} pipelines", h.name, n, count));
+      return absl::DataLossError(internal::StrCat("pipeline state: ", h.name, " references ", n,
+                                                  " elements of ", count, " pipelines"));
     }
     std::vector<T> inputs;
     DATAECHO_RETURN_IF_ERROR(h.reread_inputs(r, static_cast<size_t>(count), &inputs));
     DATAECHO_RETURN_IF_ERROR(r.status());
     if (inputs.size() != count) {
       return absl::DataLossError(
-          fmt::format("pipeline state: {}'s pipelines not read again", h.name));
+          internal::StrCat("pipeline state: ", h.name, "'s pipelines not read again"));
     }
     std::vector<size_t> of(n);
     std::vector<size_t> per(count, 0);
@@ -155,8 +155,8 @@ class InterleaveRefs {
       const uint64_t k = r.U64();
       DATAECHO_RETURN_IF_ERROR(r.status());
       if (k >= count) {
-        return absl::DataLossError(
-            fmt::format("pipeline state: {} references pipeline {} of {}", h.name, k, count));
+        return absl::DataLossError(internal::StrCat("pipeline state: ", h.name,
+                                                    " references pipeline ", k, " of ", count));
       }
       of[i] = static_cast<size_t>(k);
       ++per[of[i]];
@@ -169,7 +169,7 @@ class InterleaveRefs {
       DATAECHO_RETURN_IF_ERROR(stage->Reread(r, per[k], &made[k]));
       if (made[k].size() != per[k]) {
         return absl::DataLossError(
-            fmt::format("pipeline state: {}'s elements not read again", h.name));
+            internal::StrCat("pipeline state: ", h.name, "'s elements not read again"));
       }
     }
     std::vector<size_t> next(count, 0);

@@ -27,9 +27,9 @@
 #include "absl/status/status.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/internal/emitted_by.h"
+#include "dataecho/internal/str_cat.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
-#include "fmt/format.h"
 
 namespace dataecho::internal {
 
@@ -81,8 +81,8 @@ class MixRefs {
       const uint64_t k = r.U64();
       DATAECHO_RETURN_IF_ERROR(r.status());
       if (k >= inputs.size()) {
-        return absl::DataLossError(
-            fmt::format("pipeline state: {} references input {} of {}", name, k, inputs.size()));
+        return absl::DataLossError(internal::StrCat("pipeline state: ", name, " references input ",
+                                                    k, " of ", inputs.size()));
       }
       of[i] = static_cast<uint32_t>(k);
       ++per[k];
@@ -92,8 +92,8 @@ class MixRefs {
       if (per[k] == 0) continue;
       DATAECHO_RETURN_IF_ERROR(inputs[k]->Reread(r, per[k], &made[k]));
       if (made[k].size() != per[k]) {
-        return absl::DataLossError(
-            fmt::format("pipeline state: {}'s elements of input {} not read again", name, k));
+        return absl::DataLossError(internal::StrCat("pipeline state: ", name,
+                                                    "'s elements of input ", k, " not read again"));
       }
     }
     std::vector<size_t> next(inputs.size(), 0);
