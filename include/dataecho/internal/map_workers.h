@@ -39,6 +39,7 @@
 #include "dataecho/internal/run_ahead.h"
 #include "dataecho/internal/snapshotted_input.h"
 #include "dataecho/internal/stage_accounting.h"
+#include "dataecho/internal/taken_run.h"
 #include "dataecho/stage.h"
 #include "dataecho/stage_kit.h"
 #include "dataecho/status_macros.h"
@@ -87,7 +88,7 @@ class MapWorkers {
   Item Next() {
     if (!taken_.empty()) return PopTaken();
     absl::MutexLock lock(&core_.mu());
-    ReleaseHeldLocked();
+    taken_.ReleaseLocked(core_);
     if (!core_.ReadyLocked()) {
       const int64_t waited = core_.consumer_wait_ns();
       core_.AwaitReady(RunAhead::kNoDeadline);
@@ -101,7 +102,7 @@ class MapWorkers {
       return true;
     }
     absl::MutexLock lock(&core_.mu());
-    ReleaseHeldLocked();
+    taken_.ReleaseLocked(core_);
     if (!core_.ReadyLocked()) return false;
     *out = TakeLocked();
     return true;
@@ -132,8 +133,7 @@ class MapWorkers {
       // No worker runs: drop what they took and made (the rest of the epoch).
       slots_.clear();
       done_.clear();
-      taken_.clear();
-      held_ = 0;
+      taken_.Clear();
       filled_ = 0;
       next_seq_ = next_out_ = 0;
       terminal_seq_ = kNone;
@@ -201,28 +201,20 @@ class MapWorkers {
       core_.Halt();
       return failed_;
     }
-    const int64_t run = core_.TakeRun();
-    int64_t n = 0;
-    for (; n < run && front != nullptr && front->ok(); ++n) {
-      taken_.push_back(std::move(*front));
-      PopFrontLocked();
-      front = next_out_ == terminal_seq_ ? nullptr : FrontLocked();
-    }
-    core_.Took(n);
-    core_.Released(1);  // the first goes out now; the rest at the next lock
-    held_ = n - 1;
+    taken_.TakeLocked(
+        core_,
+        [&]() -> Item* {  // up to the end or an fn error
+          Item* next = next_out_ == terminal_seq_ ? nullptr : FrontLocked();
+          return next != nullptr && next->ok() ? next : nullptr;
+        },
+        [&] { PopFrontLocked(); });
     if (next_out_ == terminal_seq_) core_.Ended();
     return PopTaken();
-  }
-  void ReleaseHeldLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(core_.mu()) {
-    core_.Released(held_);
-    held_ = 0;
   }
   // The consumer returns a result it took (its fingerprint and totals).
   Item PopTaken() {
     if (core_.cancelled()) return CancelledError();
-    Item item = std::move(taken_.front());
-    taken_.pop_front();
+    Item item = taken_.Pop();
     snapshotted_.Took(Refs::OutputFingerprint(**item));
     totals_.elements.Add(1);
     totals_.bytes.Add(static_cast<int64_t>(ElementTraits<Out>::ByteSize(**item)));
@@ -382,8 +374,7 @@ class MapWorkers {
   // the first filled_ of them are ready.
   RingQueue<std::optional<Item>> slots_ ABSL_GUARDED_BY(core_.mu());
   int64_t filled_ ABSL_GUARDED_BY(core_.mu()) = 0;
-  RingQueue<Item> taken_;                             // the consumer's: taken, not yet returned
-  int64_t held_ ABSL_GUARDED_BY(core_.mu()) = 0;      // taken_ still counting against the window
+  TakenRun<Item> taken_;                              // the consumer's: taken, not yet returned
   RingQueue<Item> done_ ABSL_GUARDED_BY(core_.mu());  // not deterministic: in completion order
   int64_t next_seq_ ABSL_GUARDED_BY(core_.mu()) = 0;  // sequence number of the next input
   int64_t next_out_ ABSL_GUARDED_BY(core_.mu()) = 0;  // results the consumer took so far

@@ -22,7 +22,6 @@
 #ifndef DATAECHO_INTERNAL_RUN_AHEAD_QUEUE_H_
 #define DATAECHO_INTERNAL_RUN_AHEAD_QUEUE_H_
 
-#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -35,6 +34,7 @@
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/ring_queue.h"
 #include "dataecho/internal/run_ahead.h"
+#include "dataecho/internal/taken_run.h"
 #include "dataecho/stage.h"
 #include "dataecho/trace.h"
 
@@ -102,8 +102,7 @@ class RunAheadQueue {
       return true;
     }
     absl::MutexLock lock(&core_.mu());
-    core_.Released(held_);
-    held_ = 0;
+    taken_.ReleaseLocked(core_);
     if (!core_.ReadyLocked() && (deadline == 0 || !core_.AwaitReady(deadline))) return false;
     *out = TakeLocked();
     return true;
@@ -111,7 +110,7 @@ class RunAheadQueue {
   // Elements handed out before any the producer makes (a restore's read-ahead).
   // REQUIRES: before the producer starts.
   void Preload(std::vector<T> items) {
-    for (T& v : items) taken_.push_back(std::move(v));
+    for (T& v : items) taken_.Preload(std::move(v));
   }
   // What was made and not returned yet, oldest first.
   // REQUIRES: core().mu() held, producers paused (RunAhead::Pause()).
@@ -127,12 +126,11 @@ class RunAheadQueue {
     return terminal_.has_value() && !terminal_->ok() && queue_.empty() && taken_.empty();
   }
   // Elements queued or taken and not yet returned.
-  int64_t QueuedLocked() const { return static_cast<int64_t>(queue_.size()) + held_; }
+  int64_t QueuedLocked() const { return static_cast<int64_t>(queue_.size()) + taken_.held(); }
   // Drops everything (the rest of an epoch).
   void Clear() {
     queue_.clear();
-    taken_.clear();
-    held_ = 0;
+    taken_.Clear();
     terminal_.reset();
     PublishLevelLocked();
   }
@@ -142,22 +140,15 @@ class RunAheadQueue {
   Item TakeLocked() {
     if (core_.CancelledLocked()) return CancelledError();
     if (queue_.empty()) return *terminal_;  // the end or the error: sticky
-    const auto n = std::min(static_cast<int64_t>(queue_.size()), core_.TakeRun());
-    for (int64_t i = 0; i < n; ++i) {
-      taken_.push_back(std::move(queue_.front()));
-      queue_.pop_front();
-    }
-    core_.Took(n);
-    core_.Released(1);  // the first goes out now; the rest at the next lock
-    held_ = n - 1;
+    taken_.TakeLocked(
+        core_, [&] { return queue_.empty() ? nullptr : &queue_.front(); },
+        [&] { queue_.pop_front(); });
     PublishLevelLocked();
     return PopTaken();
   }
   Item PopTaken() {
     if (core_.cancelled()) return CancelledError();
-    Item item(std::optional<T>(std::move(taken_.front())));
-    taken_.pop_front();
-    return item;
+    return Item(std::optional<T>(taken_.Pop()));
   }
   void PublishLevelLocked() {
     const int64_t level = QueuedLocked();
@@ -172,8 +163,7 @@ class RunAheadQueue {
   const char* const trace_name_;
   RingQueue<T> queue_;            // under core_.mu()
   std::optional<Item> terminal_;  // under core_.mu()
-  RingQueue<T> taken_;            // the consumer's
-  int64_t held_ = 0;              // under core_.mu(): taken_ still counting against depth
+  TakenRun<T> taken_;             // the consumer's
 };
 
 }  // namespace dataecho::internal
