@@ -358,7 +358,7 @@ class Pipeline {
   // (e.g. a file that cannot be read again) becomes the pipeline's error.
   absl::Status RestoreState(std::string_view state);
   // RestoreState() for a state whose chain is followed by one section of the
-  // consumer's own, named `section`: what a hand-off that pulls elements
+  // consumer's own, named `section` (not empty): what a hand-off that pulls elements
   // ahead of its consumer writes after the chain's state (the Python module's
   // references to them). Once the chain is restored, `read(last stage, r)`
   // reads that section; its error is the pipeline's, as a stage's would be.
@@ -387,10 +387,11 @@ class Pipeline {
     return Pipeline(Stage::Make(std::move(stage_), std::forward<Args>(args)...));
   }
 
-  // Restores the chain, then reads `section` with `read` if it is named.
-  absl::Status Restore(
-      absl::StatusOr<StateReader> parsed, std::string_view section = {},
-      std::optional<absl::FunctionRef<absl::Status(Stage<T>&, StateReader&)>> read = {});
+  // Restores the chain, then reads `section` with `read` if it is named
+  // (RestoreState() names none: `read` is then NoSection, never called).
+  static absl::Status NoSection(Stage<T>&, StateReader&) { return absl::OkStatus(); }
+  absl::Status Restore(absl::StatusOr<StateReader> parsed, std::string_view section = {},
+                       absl::FunctionRef<absl::Status(Stage<T>&, StateReader&)> read = NoSection);
   absl::StatusOr<std::shared_ptr<LossFeedback>> LossSink() const {
     if (!status_.ok()) return status_;
     std::shared_ptr<LossFeedback> f = loss_feedback();

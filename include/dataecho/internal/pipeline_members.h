@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/cord.h"
@@ -118,20 +119,20 @@ absl::Status Pipeline<T>::RestoreState(std::string_view state) {
 }
 
 template <typename T>
-absl::Status Pipeline<T>::Restore(
-    absl::StatusOr<StateReader> parsed, std::string_view section,
-    std::optional<absl::FunctionRef<absl::Status(Stage<T>&, StateReader&)>> read) {
+absl::Status Pipeline<T>::Restore(absl::StatusOr<StateReader> parsed, std::string_view section,
+                                  absl::FunctionRef<absl::Status(Stage<T>&, StateReader&)> read) {
   if (!status_.ok()) return status_;
   if (!parsed.ok()) return parsed.status();
   StateReader& r = *parsed;
   StateWriter here;
   DATAECHO_RETURN_IF_ERROR(stage_->SaveState(here));
-  if (read.has_value()) here.BeginStage(section, 0);
+  const bool has_section = !section.empty();
+  if (has_section) here.BeginStage(section, 0);
   DATAECHO_RETURN_IF_ERROR(CompareShapes(r.shape(), here.shape()));
   absl::Status s = stage_->RestoreState(r);
   if (s.ok()) s = r.status();
-  if (s.ok() && read.has_value()) s = r.BeginStage(section);
-  if (s.ok() && read.has_value()) s = (*read)(*stage_, r);
+  if (s.ok() && has_section) s = r.BeginStage(section);
+  if (s.ok() && has_section) s = read(*stage_, r);
   if (s.ok()) s = r.status();
   if (s.ok()) s = r.Finish();
   if (!s.ok()) status_ = s;
