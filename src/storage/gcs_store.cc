@@ -61,16 +61,15 @@ class GcsBackend : public RemoteBackend {
 
   absl::StatusOr<std::vector<ObjectInfo>> List(HttpClient& client,
                                                std::string_view prefix) override {
-    DATAECHO_ASSIGN_OR_RETURN(BucketKey bk, SplitBucketUri(prefix));
-    return ListAllPages(
-        ListingWhere(bk, prefix), [&](const std::string& token, int) -> absl::StatusOr<ListPage> {
+    return ListBucket(
+        client, prefix,
+        [&](const BucketKey& bk, const std::string& token) {
           std::string url = fmt::format("{}/storage/v1/b/{}/o?prefix={}", endpoint_,
                                         PercentEncode(bk.bucket), PercentEncode(bk.key));
           if (!token.empty()) url += "&pageToken=" + PercentEncode(token);
-          auto job = std::make_shared<HttpJob>(Request(prefix, url));
-          DATAECHO_RETURN_IF_ERROR(client.Run(job));
-          return ParseGcsListPage(job->result().body, bk.bucket);
-        });
+          return Request(prefix, url);
+        },
+        ParseGcsListPage);
   }
 
  private:
@@ -83,10 +82,7 @@ class GcsBackend : public RemoteBackend {
   }
   HttpRequest Request(std::string_view uri, std::string url) const {
     HttpRequest r = RequestFor(uri, std::move(url));
-    if (!token_.empty()) {
-      r.headers.push_back("Authorization: Bearer " + token_);
-      r.secrets.push_back(token_);
-    }
+    if (!token_.empty()) r.AddSecretHeader("Authorization: Bearer ", token_);
     return r;
   }
   std::string endpoint_;

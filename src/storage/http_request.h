@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -38,6 +39,12 @@ struct HttpRequest {
   std::string userpwd;
   // Strings never to be shown in errors (secrets, tokens).
   std::vector<std::string> secrets;
+  // Adds the header `prefix` + `secret` (e.g. "Authorization: Bearer " and a
+  // token), the secret kept out of errors.
+  void AddSecretHeader(std::string_view prefix, const std::string& secret) {
+    headers.push_back(std::string(prefix) + secret);
+    secrets.push_back(secret);
+  }
   // A ranged GET of object bytes [begin, end); otherwise the whole body is
   // kept in HttpResult::body (up to 64 MiB).
   bool ranged = false;

@@ -365,6 +365,18 @@ absl::StatusOr<std::vector<ObjectInfo>> ListAllPages(std::string_view where,
   }
 }
 
+absl::StatusOr<std::vector<ObjectInfo>> ListBucket(HttpClient& client, std::string_view prefix,
+                                                   const PageRequest& page_request,
+                                                   ParsePage parse) {
+  DATAECHO_ASSIGN_OR_RETURN(BucketKey bk, SplitBucketUri(prefix));
+  return ListAllPages(ListingWhere(bk, prefix),
+                      [&](const std::string& token, int) -> absl::StatusOr<ListPage> {
+                        auto job = std::make_shared<HttpJob>(page_request(bk, token));
+                        DATAECHO_RETURN_IF_ERROR(client.Run(job));
+                        return parse(job->result().body, bk.bucket);
+                      });
+}
+
 std::unique_ptr<ObjectStore> NewRemoteStore(std::shared_ptr<HttpClient> client,
                                             std::unique_ptr<RemoteBackend> backend) {
   return std::make_unique<RemoteStore>(std::move(client), std::move(backend));

@@ -91,6 +91,14 @@ inline constexpr int kMaxListPages = 100000;
 using FetchPage = std::function<absl::StatusOr<ListPage>(const std::string& token, int page)>;
 absl::StatusOr<std::vector<ObjectInfo>> ListAllPages(std::string_view where,
                                                      const FetchPage& fetch);
+// The listing of `prefix` (a gs:// or s3:// URI) through ListAllPages: each
+// page is page_request(its bucket and key, the token after the last page, ""
+// for the first) run on `client`, its body read by parse(body, bucket).
+using PageRequest = std::function<HttpRequest(const BucketKey& bk, const std::string& token)>;
+using ParsePage = absl::StatusOr<ListPage> (*)(std::string_view body, std::string_view bucket);
+absl::StatusOr<std::vector<ObjectInfo>> ListBucket(HttpClient& client, std::string_view prefix,
+                                                   const PageRequest& page_request,
+                                                   ParsePage parse);
 // A request for `url` whose errors name `uri`, redacted (RedactUri).
 HttpRequest RequestFor(std::string_view uri, std::string url);
 

@@ -110,18 +110,17 @@ class S3Backend : public RemoteBackend {
 
   absl::StatusOr<std::vector<ObjectInfo>> List(HttpClient& client,
                                                std::string_view prefix) override {
-    DATAECHO_ASSIGN_OR_RETURN(BucketKey bk, SplitBucketUri(prefix));
-    return ListAllPages(
-        ListingWhere(bk, prefix), [&](const std::string& token, int) -> absl::StatusOr<ListPage> {
+    return ListBucket(
+        client, prefix,
+        [&](const BucketKey& bk, const std::string& token) {
           // Query parameters in the sorted, fully escaped form SigV4 signs.
           std::string query;
           if (!token.empty()) query += "continuation-token=" + PercentEncode(token) + "&";
           query +=
               fmt::format("list-type=2&max-keys={}&prefix={}", page_size_, PercentEncode(bk.key));
-          auto job = std::make_shared<HttpJob>(Request(prefix, BucketUrl(bk.bucket) + "?" + query));
-          DATAECHO_RETURN_IF_ERROR(client.Run(job));
-          return ParseS3ListPage(job->result().body, bk.bucket);
-        });
+          return Request(prefix, BucketUrl(bk.bucket) + "?" + query);
+        },
+        ParseS3ListPage);
   }
 
  private:
@@ -141,10 +140,7 @@ class S3Backend : public RemoteBackend {
       r.userpwd = key_id_ + ":" + secret_;
       r.headers.push_back("x-amz-content-sha256: UNSIGNED-PAYLOAD");
       r.secrets = {secret_, key_id_};
-      if (!token_.empty()) {
-        r.headers.push_back("x-amz-security-token: " + token_);
-        r.secrets.push_back(token_);
-      }
+      if (!token_.empty()) r.AddSecretHeader("x-amz-security-token: ", token_);
     }
     return r;
   }
