@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "dataecho/internal/option_checks.h"
 #include "dataecho/status_macros.h"
 #include "dataecho/trace.h"
 #include "fmt/format.h"
@@ -175,10 +176,7 @@ absl::StatusOr<std::unique_ptr<CheckpointDir>> CheckpointDir::OpenForReading(
 absl::StatusOr<std::unique_ptr<CheckpointDir>> CheckpointDir::OpenForWriting(
     std::string path, CheckpointDirOptions options) {
   if (path.empty()) return absl::InvalidArgumentError("checkpoint directory: empty path");
-  if (options.keep < 1) {
-    return absl::InvalidArgumentError(
-        fmt::format("checkpoint directory: keep must be >= 1, got {}", options.keep));
-  }
+  DATAECHO_RETURN_IF_ERROR(internal::CheckAtLeast("checkpoint directory: keep", options.keep, 1));
   bool exists = false;
   DATAECHO_RETURN_IF_ERROR(CheckIsDirectory(path, &exists));
   if (!exists) {
@@ -280,9 +278,7 @@ absl::Status CheckpointDir::Write(int64_t step, std::vector<CheckpointSection> s
     return absl::FailedPreconditionError(
         fmt::format("checkpoint directory {} was opened for reading", path_));
   }
-  if (step < 0) {
-    return absl::InvalidArgumentError(fmt::format("checkpoint: step must be >= 0, got {}", step));
-  }
+  DATAECHO_RETURN_IF_ERROR(internal::CheckAtLeast("checkpoint: step", step, 0));
   DATAECHO_RETURN_IF_ERROR(Flush());
   auto write = [dir = path_, keep = options_.keep, step,
                 sections = std::move(sections)]() -> absl::Status {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "dataecho/internal/option_checks.h"
+#include "dataecho/status_macros.h"
 #include "fmt/format.h"
 
 namespace dataecho {
@@ -23,10 +25,7 @@ absl::Status AdaptiveEchoOptions::Validate() const {
     return absl::InvalidArgumentError(fmt::format(
         "adaptive echo max_factor must be a finite number in [1, 1e6], got {}", max_factor));
   }
-  if (pool_size < 1) {
-    return absl::InvalidArgumentError(
-        fmt::format("adaptive echo pool_size must be >= 1, got {}", pool_size));
-  }
+  DATAECHO_RETURN_IF_ERROR(internal::CheckAtLeast("adaptive echo pool_size", pool_size, 1));
   if (!(min_fresh_fraction >= 0 && min_fresh_fraction <= 1)) {
     return absl::InvalidArgumentError(fmt::format(
         "adaptive echo min_fresh_fraction must be in [0, 1], got {}", min_fresh_fraction));
@@ -49,9 +48,7 @@ absl::Status AdaptiveEchoOptions::Validate() const {
 }
 
 absl::Status AutoEchoOptions::Validate() const {
-  if (warmup < 1) {
-    return absl::InvalidArgumentError(fmt::format("auto echo warmup must be >= 1, got {}", warmup));
-  }
+  DATAECHO_RETURN_IF_ERROR(internal::CheckAtLeast("auto echo warmup", warmup, 1));
   return adaptive.Validate();
 }
 

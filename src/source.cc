@@ -8,14 +8,13 @@
 #include <cstdint>
 
 #include "dataecho/example.h"
+#include "dataecho/internal/option_checks.h"
 #include "dataecho/record.h"
 
 namespace dataecho {
 
 absl::StatusOr<StagePtr<int64_t>> RangeSourceStage::Make(int64_t begin, int64_t end, int64_t step) {
-  if (step < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("range step must be >= 1, got ", step));
-  }
+  DATAECHO_RETURN_IF_ERROR(internal::CheckAtLeast("range step", step, 1));
   return StagePtr<int64_t>(new RangeSourceStage(begin, end, step));
 }
 

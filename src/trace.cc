@@ -17,6 +17,8 @@
 
 #include "absl/synchronization/mutex.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/option_checks.h"
+#include "dataecho/status_macros.h"
 #include "dataecho/storage/object_store.h"
 #include "fmt/format.h"
 
@@ -257,10 +259,7 @@ std::string ToJson(const std::vector<Event>& events, int64_t start_ns, int64_t d
 
 absl::Status StartTrace(const std::string& path, TraceOptions options) {
   if (path.empty()) return absl::InvalidArgumentError("StartTrace: empty path");
-  if (options.max_events < 1) {
-    return absl::InvalidArgumentError(
-        fmt::format("StartTrace: max_events must be >= 1, got {}", options.max_events));
-  }
+  DATAECHO_RETURN_IF_ERROR(internal::CheckAtLeast("StartTrace: max_events", options.max_events, 1));
   Recorder& r = TheRecorder();
   absl::MutexLock lock(&r.mu);
   if (r.file != nullptr) {

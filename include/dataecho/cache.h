@@ -64,6 +64,7 @@
 #include "dataecho/export.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/element_refs.h"
+#include "dataecho/internal/option_checks.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/internal/str_cat.h"
 #include "dataecho/record.h"
@@ -79,11 +80,7 @@ struct CacheOptions {
   std::string name = "cache";
 
   absl::Status Validate() const {
-    if (max_bytes < 0) {
-      return absl::InvalidArgumentError(
-          internal::StrCat(name, ": max_bytes must be >= 0, got ", max_bytes));
-    }
-    return absl::OkStatus();
+    return internal::CheckAtLeast(internal::StrCat(name, ": max_bytes"), max_bytes, 0);
   }
 };
 

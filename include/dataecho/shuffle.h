@@ -46,6 +46,7 @@
 #include "dataecho/export.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/element_refs.h"
+#include "dataecho/internal/option_checks.h"
 #include "dataecho/internal/random.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/internal/str_cat.h"
@@ -66,15 +67,8 @@ struct ShuffleOptions {
   std::string name = "shuffle";
 
   absl::Status Validate() const {
-    if (buffer_size < 1) {
-      return absl::InvalidArgumentError(
-          internal::StrCat("shuffle buffer_size must be >= 1, got ", buffer_size));
-    }
-    if (max_bytes < 0) {
-      return absl::InvalidArgumentError(
-          internal::StrCat("shuffle max_bytes must be >= 0, got ", max_bytes));
-    }
-    return absl::OkStatus();
+    DATAECHO_RETURN_IF_ERROR(internal::CheckAtLeast("shuffle buffer_size", buffer_size, 1));
+    return internal::CheckAtLeast("shuffle max_bytes", max_bytes, 0);
   }
 };
 
