@@ -89,8 +89,7 @@ class CacheStage final : public UnaryStage<T, T> {
  public:
   // INVALID_ARGUMENT for a null input or a negative max_bytes.
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, CacheOptions options = {}) {
-    DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
-    DATAECHO_RETURN_IF_ERROR(options.Validate());
+    DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options));
     return StagePtr<T>(new CacheStage(std::move(input), std::move(options)));
   }
 

@@ -120,8 +120,7 @@ class InterleaveStage final : public UnaryStage<U, T> {
   // INVALID_ARGUMENT for a null input, an empty fn or a bad option.
   static absl::StatusOr<StagePtr<U>> Make(StagePtr<T> input, Fn fn,
                                           InterleaveStageOptions options) {
-    DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
-    DATAECHO_RETURN_IF_ERROR(options.Validate());
+    DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options));
     if (!fn) return absl::InvalidArgumentError(internal::StrCat(options.name, ": empty fn"));
     return StagePtr<U>(new InterleaveStage(std::move(input), std::move(fn), std::move(options)));
   }

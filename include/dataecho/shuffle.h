@@ -76,8 +76,7 @@ template <typename T>
 class ShuffleStage final : public PassThroughStage<T> {
  public:
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, ShuffleOptions options) {
-    DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
-    DATAECHO_RETURN_IF_ERROR(options.Validate());
+    DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options));
     DATAECHO_RETURN_IF_ERROR(CheckMemoryEstimate(options.name, "buffer_size", options.buffer_size,
                                                  sizeof(T), options.max_bytes,
                                                  "ShuffleOptions::max_bytes"));

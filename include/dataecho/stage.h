@@ -213,6 +213,14 @@ absl::Status CheckInput(const StagePtr<T>& input, absl::string_view stage) {
     return absl::InvalidArgumentError(absl::StrCat(stage, ": null input stage"));
   return absl::OkStatus();
 }
+// CheckInput(input, options.name), then options.Validate(): the first checks
+// of a factory whose options struct has a `name` and a Validate().
+template <typename T, typename Options>
+requires requires(const Options& o) { o.Validate(); }
+absl::Status CheckInput(const StagePtr<T>& input, const Options& options) {
+  absl::Status s = CheckInput(input, options.name);
+  return s.ok() ? options.Validate() : s;
+}
 
 // Pulls the next element of `input` into `*out`; if the input had none ready
 // (TryNext()), blocks in Next(). Returns the nanoseconds it blocked: what a

@@ -108,8 +108,7 @@ template <typename T>
 class ThrottleStage final : public PassThroughStage<T> {
  public:
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, ThrottleOptions options) {
-    DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
-    DATAECHO_RETURN_IF_ERROR(options.Validate());
+    DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options));
     return StagePtr<T>(new ThrottleStage(std::move(input), std::move(options)));
   }
 
