@@ -166,7 +166,7 @@ TEST(MapTest, ParallelResultsRunAheadOfTheConsumerWithinTheWindow) {
     ASSERT_TRUE((*stage)->Next().ok());
     // Then, without the consumer: more results than the calls in flight
     // (1 returned + 2 calls), up to the window (parallelism + buffer; by
-    // default two batches of at most kMapMaxBatch per worker).
+    // default three batches of at most kMapMaxBatch per worker).
     const int64_t window = internal::MapWindow(2, options.buffer, internal::kMapMaxBatch);
     ASSERT_TRUE(Eventually([&] { return pulled.load() >= std::min<int64_t>(4, 1 + window); }))
         << options.buffer;

@@ -21,7 +21,7 @@
 //   if (!decoded.ok()) return decoded.status();  // a bad option, empty fn or null input
 //
 // A parallel Map's results run ahead of the consumer (up to `buffer` beyond
-// the calls in flight; by default two batches per worker). Workers take their
+// the calls in flight; by default three batches per worker). Workers take their
 // input in batches (one worker pulls at a time, never concurrently) and hand
 // results over in batches, a batch being about 200 us of work (one element for
 // expensive functions); a thread is woken only when it sleeps waiting for what
@@ -106,7 +106,7 @@ struct MapOptions {
   bool deterministic = true;
   // Results a parallel Map may hold ahead of the consumer beyond the calls in
   // flight (taken from the input, not yet returned: at most parallelism +
-  // buffer). kAutotune (default): two batches per worker (MapWindow).
+  // buffer). kAutotune (default): three batches per worker (MapWindow).
   int buffer = kAutotune;
   std::string name = "map";
   // Optional: raise the workers while the Map runs (map_parallelism.h). The

@@ -118,7 +118,13 @@ int64_t RunAhead::RefillNeed() {
   return refill_ == Refill::kTopUp ? depth_ / 8 : depth_ - depth_ / 2;
 }
 
-int64_t RunAhead::WakeBatch() const { return std::min<int64_t>(32, depth_ / 2 + 1); }
+int64_t RunAhead::WakeBatch() const {
+  // Producers that have every core: each wake of the consumer takes a core
+  // from one of them (a context switch each way), so it holds out for half
+  // the window; else kWakeBatch is plenty against the cost of a wake.
+  const int64_t cap = producers_ >= Cores() ? depth_ : kWakeBatch;
+  return std::min<int64_t>(cap, depth_ / 2 + 1);
+}
 
 int64_t RunAhead::HoldNanos() const {
   const int64_t batch = WakeBatch();

@@ -38,12 +38,14 @@ inline int MapBatchSize(int64_t cost_ns) {
 }
 
 // Elements a parallel Map may have taken from its input and not yet returned.
-// `buffer` >= 0: parallelism + buffer. `buffer` < 0 (kAutotune): two batches
-// per worker, so that workers fill one while the consumer takes the other:
-// 2 x parallelism for expensive functions, up to 128 x parallelism for cheap ones.
+// `buffer` >= 0: parallelism + buffer. `buffer` < 0 (kAutotune): three
+// batches per worker, so that a worker fills one while one is ready and the
+// consumer takes a third (it takes up to half the window at a wake-up,
+// internal/run_ahead.h): 3 x parallelism for expensive functions, up to 192 x
+// parallelism for cheap ones.
 inline int64_t MapWindow(int parallelism, int buffer, int batch) {
   if (buffer >= 0) return int64_t{parallelism} + buffer;
-  return int64_t{parallelism} * 2 * std::max(batch, 1);
+  return int64_t{parallelism} * 3 * std::max(batch, 1);
 }
 
 // A Map with parallelism = kAutotune runs inline while it measures, then

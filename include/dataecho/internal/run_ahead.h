@@ -32,8 +32,9 @@
 //   for its batch.
 // - A consumer that keeps finding nothing ready (kStarvedTakes takes in a
 //   row: it is the faster side) is woken when WakeBatch() elements are
-//   ready, or at the first element after it has held out for 1.5 x pace x
-//   WakeBatch() (pace: the producers' time per element, averaged); at once
+//   ready (kWakeBatch; half the window while the producers have every
+//   core, where each wake takes a core from one of them), or at the first element after it has held
+//   out for 1.5 x pace x WakeBatch() (pace: the producers' time per element, averaged); at once
 //   when that is over kMaxHold, or when it found nothing ready only this once
 //   (a slower consumer that caught up loses no time).
 //   The end, an error, a cancel, a stop always wake it.
@@ -72,6 +73,9 @@ class RunAhead {
   static constexpr int64_t kMaxHold = 1'000'000;
   // ... and only after this many takes in a row found nothing ready.
   static constexpr int kStarvedTakes = 2;
+  // What a held-out consumer waits for (WakeBatch()): at most this many,
+  // or half the window while the producers have every core.
+  static constexpr int64_t kWakeBatch = 32;
   // A producer's run of pulls ends after kRunNanos, or at a pull slower
   // than kSlowPullNanos: nothing is held back while the consumer could use it.
   static constexpr int64_t kRunNanos = 20'000;
