@@ -8,13 +8,13 @@
 // runs `fn` on a fixed pool of n worker threads, at most n calls in flight,
 // and returns results in input order (set `deterministic = false` to take them
 // in completion order): for expensive functions (decoding). `parallelism =
-// kAutotune` starts inline, measures fn, and then stays inline or picks the
-// workers from the measured time and the cores left
-// (internal/map_tuning.h). With `parallelism_control` (map_parallelism.h)
-// the workers can be raised while the Map runs (EchoedBatches' auto placement
-// raises a decode Map's). `fn` returns the new element or an error; an error
-// comes out at the element's position (in order: every earlier element first)
-// and then stays.
+// kAutotune` starts inline, measures fn, and then stays inline, picks the
+// workers from the measured time and the cores left, or, for a fn far costlier
+// than a hand-off (decoding), takes a worker per core (internal/map_tuning.h).
+// With `parallelism_control` (map_parallelism.h) the workers can be raised
+// while the Map runs (EchoedBatches' auto placement raises a decode Map's).
+// `fn` returns the new element or an error; an error comes out at the
+// element's position (in order: every earlier element first) and then stays.
 //
 //   auto decoded = dataecho::MapStage<Record, Example>::Make(
 //       std::move(records), DecodeImageRecord, {.parallelism = 4});

@@ -32,6 +32,7 @@ int ChooseMapParallelism(const MapWarmup& w) {
   const double n = static_cast<double>(w.elements);
   const double busy = static_cast<double>(w.busy_ns) / n;
   if (busy < static_cast<double>(kAutotuneMinBusyNanos)) return 0;
+  if (busy >= static_cast<double>(kAutotuneAllCoresNanos)) return std::clamp(w.cores, 1, 1024);
   const double wall = static_cast<double>(w.wall_ns);
   // Cores used by the other threads of the process, and by the consumer's
   // thread for everything but fn (which moves to the workers).

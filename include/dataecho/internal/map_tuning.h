@@ -54,6 +54,15 @@ inline int64_t MapWindow(int parallelism, int buffer, int batch) {
 inline constexpr int64_t kAutotuneMinBusyNanos = 1'500;
 // The consumer's cost of taking one result from a worker (lock, cache misses).
 inline constexpr int64_t kMapHandoffNanos = 300;
+// From this much fn time per element on (a hundred hand-offs: JPEG decoding,
+// image augmentation) a kAutotune Map takes a worker per core. Its measuring
+// period is the pipeline's start, whose figures are not the steady state's:
+// other threads fill their read-ahead, the consumer's first copies fault their
+// pages in, and both look like cores taken and a slow consumer. For such a fn
+// the two errors do not cost alike: a worker too few leaves a core idle for
+// good, a worker too many waits for a core (a context switch per hand-off, a
+// fraction of a percent of the call) or for room in the window.
+inline constexpr int64_t kAutotuneAllCoresNanos = 100 * kMapHandoffNanos;
 
 // What the autotuner measured while fn ran inline.
 struct MapWarmup {
@@ -66,10 +75,12 @@ struct MapWarmup {
   int cores = 1;               // CPUs this process may run on
 };
 
-// 0 (inline) when fn is too cheap (kAutotuneMinBusyNanos) or no core is
-// left; otherwise the workers that keep up with the consumer
-// (busy / (outside + hand-off)), at most the cores left: the CPUs minus what
-// the process's other threads used, minus the consumer's own use beyond fn.
+// 0 (inline) when fn is too cheap (kAutotuneMinBusyNanos); one worker per
+// core when it costs far more than a hand-off (kAutotuneAllCoresNanos);
+// in between, 0 when no core is left, otherwise the workers that keep up with
+// the consumer (busy / (outside + hand-off)), at most the cores left: the CPUs
+// minus what the process's other threads used, minus the consumer's own use
+// beyond fn.
 DATAECHO_EXPORT int ChooseMapParallelism(const MapWarmup& w);
 
 // Measures inline calls of fn for the choice above.
