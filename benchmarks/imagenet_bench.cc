@@ -53,7 +53,8 @@ ABSL_FLAG(int64_t, shuffle, 10000, "memory mode: shuffle buffer (images)");
 ABSL_FLAG(double, echo, 1, "memory mode: echo factor before the shuffle");
 ABSL_FLAG(bool, stats, false, "print the stage stats (FormatStatsTable) to stderr at the end");
 ABSL_FLAG(int, buffer, -2,
-          "throughput mode: MapOptions::buffer of the Map (-1 = kAutotune, -2 = 2 x threads)");
+          "throughput mode: MapOptions::buffer of the Map (-1 = kAutotune, -2 = 2 x threads, "
+          "or kAutotune with --threads=-1)");
 
 namespace dataecho {
 namespace {
@@ -138,9 +139,10 @@ absl::Status Throughput(const std::vector<std::string>& shards) {
     if (!e.ok()) return e.status();
     return augment(*std::move(e));
   };
-  const int buffer = absl::GetFlag(FLAGS_buffer) == -2   ? 2 * std::max(threads, 1)
-                     : absl::GetFlag(FLAGS_buffer) == -1 ? kAutotune
-                                                         : absl::GetFlag(FLAGS_buffer);
+  const int buffer_flag = absl::GetFlag(FLAGS_buffer);
+  const int buffer = buffer_flag == -1 || (buffer_flag == -2 && threads == -1) ? kAutotune
+                     : buffer_flag == -2 ? 2 * std::max(threads, 1)
+                                         : buffer_flag;
   Pipeline<Batch> p =
       Records(shards)
           .Map(work, {.parallelism = parallelism, .buffer = buffer, .name = "decode_crop"})
