@@ -175,6 +175,46 @@ TEST(BatchTest, MismatchedRowMidBatchWithRowThreads) {
   }
 }
 
+// Row threads take turns pulling chunks of rows: the input is still pulled
+// in order, no further than the batch needs, and an input error in the
+// middle of a batch comes after a batch of the rows read before it, as with
+// one thread. (Rows of 101 bytes cast to float16 make chunks of 1,312 rows.)
+TEST(BatchTest, RowThreadsPullInOrderAndStopAtTheBatchAndTheError) {
+  for (int threads : {1, 2, 3}) {
+    int64_t pulls = 0;
+    auto p = FromGenerator<Example>([&]() -> absl::StatusOr<std::optional<Example>> {
+               if (pulls == 4500) return absl::DataLossError("bad record");
+               return MakeExample(static_cast<uint64_t>(pulls++), 101);
+             })
+                 .Batch({.batch_size = 3000,
+                         .cast = DType::kFloat16,
+                         .threads = threads,
+                         .parallel_min_rows = 64});
+    auto b = p.Next();
+    ASSERT_TRUE(b.ok() && b->has_value()) << b.status();
+    EXPECT_EQ(pulls, 3000) << "threads " << threads;
+    ASSERT_EQ((*b)->num_rows, 3000);
+    for (int64_t r = 0; r < 3000; ++r) {
+      int64_t source = -1;
+      std::memcpy(&source, (*b)->source_indices.buffer().data() + r * sizeof(int64_t),
+                  sizeof(source));
+      ASSERT_EQ(source, r) << "threads " << threads;
+      uint16_t h = 0;  // the row's first value, cast
+      std::memcpy(&h, (*b)->components[0].buffer().data() + r * 101 * sizeof(uint16_t), 2);
+      ASSERT_EQ(h,
+                FloatToHalf(static_cast<float>(
+                    MakeExample(static_cast<uint64_t>(r), 101).components[0].buffer().data()[0])))
+          << "threads " << threads << ", row " << r;
+    }
+    b = p.Next();
+    ASSERT_TRUE(b.ok() && b->has_value()) << b.status();
+    EXPECT_EQ((*b)->num_rows, 1500) << "threads " << threads;
+    b = p.Next();
+    EXPECT_EQ(b.status().code(), absl::StatusCode::kDataLoss) << "threads " << threads;
+    EXPECT_EQ(pulls, 4500);
+  }
+}
+
 TEST(BatchTest, InvalidOptions) {
   EXPECT_EQ(FromVector(MakeExamples(1)).Batch({.batch_size = 0}).status().code(),
             absl::StatusCode::kInvalidArgument);
