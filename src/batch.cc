@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <vector>
 
@@ -197,7 +198,10 @@ absl::Status BatchStage::AddRow(Example&& row, int64_t row_index) {
   const auto r = static_cast<size_t>(row_index);
   Example& slot = lagged_[r % kLagRows];
   if (r >= kLagRows) CopyRow(slot, r - kLagRows);
-  slot = std::move(row);
+  // Released, then built in place: an assignment of an Example goes through
+  // its components one by one, a construction does not.
+  std::destroy_at(&slot);
+  std::construct_at(&slot, std::move(row));
   for (const Tensor& t : slot.components) {
     internal::PrefetchRowBytes(t.buffer().data(), t.buffer().size());
   }

@@ -34,6 +34,7 @@
 #define DATAECHO_SHUFFLE_H_
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -106,7 +107,10 @@ class ShuffleStage final : public PassThroughStage<T> {
     std::optional<T> next;
     if (!input_done_) DATAECHO_RETURN_IF_ERROR(Pull(&next));
     if (next.has_value()) {
-      buffer_[i] = *std::move(next);
+      // Built in the slot moved from: an assignment of an Example goes
+      // through its components one by one, a construction does not.
+      std::destroy_at(&buffer_[i]);
+      std::construct_at(&buffer_[i], *std::move(next));
     } else {  // draining
       if (i + 1 != buffer_.size()) buffer_[i] = std::move(buffer_.back());
       buffer_.pop_back();
