@@ -7,12 +7,12 @@
 #include <numeric>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "buffer_pool.h"
 #include "dataecho/memory.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
 #include "internal/fork_join.h"
+#include "internal/row_chunks.h"
 #include "row_convert.h"
 
 namespace dataecho {
@@ -24,10 +24,10 @@ namespace {
 // "Prefetching rows"). Only kLagRows rows are held meanwhile, not the batch's.
 constexpr size_t kLagRows = internal::kPrefetchRowsAhead;
 
-// With a row pool, the rows are pulled and converted in chunks of about this
-// many output bytes: large enough that taking the pull lock once a chunk
-// costs nothing beside it, small enough that a chunk's rows stay in the
-// thread's cache and that the last chunk leaves little to wait for.
+// With a row pool, the rows are converted in chunks of about this many output
+// bytes (internal::RowChunks), rounded to whole cache lines of the output:
+// large enough that a chunk's hand-off costs nothing beside it, small enough
+// that the last chunk leaves little to wait for.
 constexpr size_t kChunkBytes = 256 << 10;
 constexpr size_t kLineBytes = 64;
 
@@ -74,12 +74,14 @@ absl::Status BatchOptions::Validate() const {
   return absl::OkStatus();
 }
 
-// The row pool's side of a batch: the lock its threads pull under, and each
-// thread's chunk (its vector keeps its capacity from batch to batch).
-struct BatchStage::RowThreads {
-  explicit RowThreads(int threads) : chunks(static_cast<size_t>(threads)) {}
-  absl::Mutex pull_mu;
-  std::vector<std::vector<Example>> chunks;  // chunks[part]: only thread `part` touches it
+// Storage for one row that the gathering thread constructs and the
+// converting thread destroys: neither writes the slot the other last wrote
+// (a destructor only reads it), so a slot costs no cache line moved back
+// from the other core, as resetting it to an empty Example did.
+union BatchStage::PendingRow {
+  PendingRow() {}
+  ~PendingRow() {}
+  Example row;
 };
 
 struct BatchStage::Layout {
@@ -104,7 +106,8 @@ BatchStage::BatchStage(StagePtr<Example> input, BatchOptions options)
       layout_(std::make_unique<Layout>()) {
   if (options_.threads > 1 && options_.batch_size >= options_.parallel_min_rows) {
     row_pool_ = std::make_unique<internal::ForkJoin>(options_.threads);
-    row_threads_ = std::make_unique<RowThreads>(options_.threads);
+    chunks_ = std::make_unique<internal::RowChunks>();
+    pending_ = std::make_unique<PendingRow[]>(static_cast<size_t>(options_.batch_size));
   } else {
     lagged_.resize(kLagRows);
   }
@@ -163,7 +166,7 @@ absl::Status BatchStage::StartBatch(const Example& first) {
     }
     c.data = pool().Get(c.out_bytes * n);
   }
-  if (row_pool_ != nullptr) {
+  if (chunks_ != nullptr) {
     // Chunks end on a cache line of every component's buffer (at the
     // default alignment of 64): two threads never write one line.
     size_t out_row_bytes = 0;
@@ -174,12 +177,13 @@ absl::Status BatchStage::StartBatch(const Example& first) {
     }
     chunk_rows_ = std::max<size_t>(kChunkBytes / std::max<size_t>(out_row_bytes, 1), 1);
     chunk_rows_ = (chunk_rows_ + line_rows - 1) / line_rows * line_rows;
+    chunks_->SetChunkRows(chunk_rows_);
   }
   return absl::OkStatus();
 }
 
-absl::Status BatchStage::CheckRow(const Example& row) const {
-  const Layout& l = *layout_;
+absl::Status BatchStage::AddRow(Example&& row, int64_t row_index) {
+  Layout& l = *layout_;
   for (size_t i = 0; i < l.components.size(); ++i) {
     const Tensor& t = row.components[i];
     const Layout::Component& c = l.components[i];
@@ -190,21 +194,24 @@ absl::Status BatchStage::CheckRow(const Example& row) const {
                       ShapeString(t.shape()), DTypeName(c.in), ShapeString(c.shape)));
     }
   }
-  return absl::OkStatus();
-}
-
-absl::Status BatchStage::AddRow(Example&& row, int64_t row_index) {
-  DATAECHO_RETURN_IF_ERROR(CheckRow(row));
   const auto r = static_cast<size_t>(row_index);
-  Example& slot = lagged_[r % kLagRows];
-  if (r >= kLagRows) CopyRow(slot, r - kLagRows);
-  // Released, then built in place: an assignment of an Example goes through
-  // its components one by one, a construction does not.
-  std::destroy_at(&slot);
-  std::construct_at(&slot, std::move(row));
-  for (const Tensor& t : slot.components) {
+  // The row's bytes are asked for as it arrives, on either path: the copy
+  // finds them in the cache, and the next rows' reference counts, where the
+  // upstream keeps rows one after the other, come with them.
+  for (const Tensor& t : row.components) {
     internal::PrefetchRowBytes(t.buffer().data(), t.buffer().size());
   }
+  // A slot is released, then built in place: an assignment of an Example
+  // goes through its components one by one, a construction does not.
+  if (chunks_ != nullptr) {  // converted and destroyed by ConvertChunks()
+    std::construct_at(&pending_[r].row, std::move(row));
+    if ((r + 1) % chunk_rows_ == 0) chunks_->Publish(r + 1);
+    return absl::OkStatus();
+  }
+  Example& slot = lagged_[r % kLagRows];
+  if (r >= kLagRows) CopyRow(slot, r - kLagRows);
+  std::destroy_at(&slot);
+  std::construct_at(&slot, std::move(row));
   return absl::OkStatus();
 }
 
@@ -223,55 +230,34 @@ void BatchStage::CopyRow(const Example& row, size_t r) {
   }
 }
 
-bool BatchStage::PullChunk(absl::FunctionRef<Example*()> pull, int64_t* rows,
-                           std::vector<Example>* chunk, absl::Status* status) {
-  // (chunk_rows_ is set by StartBatch(), at row 0.)
-  while (chunk->size() < chunk_rows_) {
-    Example* row = nullptr;
-    absl::Status s = PullRow(pull, *rows, &row);
-    if (s.ok() && row != nullptr) s = CheckRow(*row);
-    if (!s.ok()) {
-      *status = std::move(s);
-      return false;
+void BatchStage::ConvertChunks() {
+  for (size_t begin, end; chunks_->Claim(&begin, &end);) {
+    auto prefetch = [this](size_t r) {
+      for (const Tensor& t : pending_[r].row.components) {
+        internal::PrefetchRowBytes(t.buffer().data(), t.buffer().size());
+      }
+    };
+    for (size_t r = begin; r < std::min(end, begin + kLagRows); ++r) prefetch(r);
+    for (size_t r = begin; r < end; ++r) {
+      if (r + kLagRows < end) prefetch(r + kLagRows);
+      CopyRow(pending_[r].row, r);
+      std::destroy_at(&pending_[r].row);  // released here, not on the gathering thread
     }
-    if (row == nullptr) return false;
-    // Its bytes asked for now, converted once the chunk is in: a chunk's
-    // rows stay in the thread's cache (and the next rows' reference counts,
-    // where the upstream stores rows one after the other, come with them).
-    for (const Tensor& t : row->components) {
-      internal::PrefetchRowBytes(t.buffer().data(), t.buffer().size());
-    }
-    chunk->push_back(std::move(*row));
-    ++*rows;
   }
-  return true;
-}
-
-void BatchStage::ConvertRows(std::vector<Example>& rows, size_t first) {
-  for (size_t i = 0; i < rows.size(); ++i) CopyRow(rows[i], first + i);
-  rows.clear();  // released by the thread that pulled them
 }
 
 absl::Status BatchStage::FillRows(absl::FunctionRef<Example*()> pull, int64_t* rows) {
   if (row_pool_ == nullptr) return GatherRows(pull, rows);
-  // Each thread in turn pulls a chunk of rows under the lock (the rows stay
-  // in order: the chunk is rows [first, *rows)), then converts it beside the
-  // others. No row is handed from one thread to another.
-  RowThreads& t = *row_threads_;
+  // The calling thread gathers the rows while the pool's other threads
+  // convert the chunks already in place; then it converts chunks too.
   absl::Status status;
-  bool complete = false;  // guarded by t.pull_mu
+  chunks_->Reset();
   row_pool_->Run([&](int part, int /*parts*/) {
-    std::vector<Example>& chunk = t.chunks[static_cast<size_t>(part)];
-    while (true) {
-      size_t first = 0;
-      {
-        absl::MutexLock lock(&t.pull_mu);
-        if (complete) break;
-        first = static_cast<size_t>(*rows);
-        complete = !PullChunk(pull, rows, &chunk, &status);
-      }
-      ConvertRows(chunk, first);
+    if (part == 0) {
+      status = GatherRows(pull, rows);
+      chunks_->Close(static_cast<size_t>(*rows));
     }
+    ConvertChunks();
   });
   return status;
 }
@@ -279,7 +265,7 @@ absl::Status BatchStage::FillRows(absl::FunctionRef<Example*()> pull, int64_t* r
 absl::StatusOr<Batch> BatchStage::FinishBatch(int64_t num_rows) {
   Layout& l = *layout_;
   const auto rows = static_cast<size_t>(num_rows);
-  if (row_pool_ == nullptr) {  // the last rows AddRow() has not copied
+  if (chunks_ == nullptr) {  // the last rows AddRow() has not copied
     for (size_t r = rows > kLagRows ? rows - kLagRows : 0; r < rows; ++r) {
       CopyRow(lagged_[r % kLagRows], r);
       lagged_[r % kLagRows] = Example();
@@ -300,6 +286,7 @@ absl::StatusOr<Batch> BatchStage::FinishBatch(int64_t num_rows) {
 
 void BatchStage::DropRows() {
   for (Example& row : lagged_) row = Example();
+  // (pending_ is empty: FillRows() converts every row added, also on an error.)
 }
 
 uint64_t BatchStage::StateOptionsHash() const {

@@ -45,29 +45,19 @@ void BatchingStage::NoteRow(const Example& row, int64_t r) {
   row_refs_.push_back({row.record_offset, row.epoch, row.record_crc32c});
 }
 
-absl::Status BatchingStage::PullRow(absl::FunctionRef<Example*()> pull, int64_t r, Example** row) {
-  *row = nullptr;
-  if (r >= batch_size_) return absl::OkStatus();
-  Example* e = pull();
-  if (e == nullptr) return absl::OkStatus();
-  if (r == 0) {
-    DATAECHO_RETURN_IF_ERROR(StartBatch(*e));
-    components_ = e->components.size();
-  } else if (e->components.size() != components_) {
-    return absl::InvalidArgumentError(
-        fmt::format("{}: example {} has {} components, the batch's first row has {}", name_,
-                    e->source_index, e->components.size(), components_));
-  }
-  NoteRow(*e, r);
-  *row = e;
-  return absl::OkStatus();
-}
-
 absl::Status BatchingStage::GatherRows(absl::FunctionRef<Example*()> pull, int64_t* rows) {
-  while (true) {
-    Example* row = nullptr;
-    DATAECHO_RETURN_IF_ERROR(PullRow(pull, *rows, &row));
+  while (*rows < batch_size_) {
+    Example* row = pull();
     if (row == nullptr) break;
+    if (*rows == 0) {
+      DATAECHO_RETURN_IF_ERROR(StartBatch(*row));
+      components_ = row->components.size();
+    } else if (row->components.size() != components_) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: example {} has {} components, the batch's first row has {}", name_,
+                      row->source_index, row->components.size(), components_));
+    }
+    NoteRow(*row, *rows);
     DATAECHO_RETURN_IF_ERROR(AddRow(std::move(*row), *rows));
     ++*rows;
   }

@@ -91,13 +91,12 @@ struct DATAECHO_EXPORT BatchOptions {
   int64_t max_bytes = 0;
   // Threads that copy and convert the rows of one batch, the caller's
   // included (1..64). With threads > 1 and batch_size >= parallel_min_rows,
-  // a small pool (the stage's own threads - 1 workers, and the caller) takes
-  // turns pulling a contiguous chunk of rows (about 256 KiB of output) from
-  // the input, one thread at a time and in row order, and each thread
-  // converts its own chunk into its own range of the batch: the same bytes
-  // as one thread. The input's Next() is then called from these threads (one
-  // at a time, as the stage contract requires). Smaller batches do not pay
-  // for the hand-off (docs/benchmarks.md: BM_BatchFP16, 1 vs 2 threads).
+  // the caller pulls the rows and hands them in contiguous chunks (about
+  // 256 KiB of output, ending on a cache line) to a small pool (the stage's
+  // own threads - 1 workers) that converts each chunk as it is in; once the
+  // batch is in, the caller converts chunks too. The same bytes as one
+  // thread. Smaller batches do not pay for the hand-off (docs/benchmarks.md:
+  // BM_BatchFP16, 1 vs 2 threads).
   int threads = 1;
   int64_t parallel_min_rows = 4096;
   std::string name = "batch";
@@ -107,6 +106,7 @@ struct DATAECHO_EXPORT BatchOptions {
 
 namespace internal {
 class ForkJoin;
+class RowChunks;
 }  // namespace internal
 
 class DATAECHO_EXPORT BatchStage final : public internal::BatchingStage {
@@ -119,39 +119,34 @@ class DATAECHO_EXPORT BatchStage final : public internal::BatchingStage {
   uint64_t StateOptionsHash() const override;
 
  private:
-  struct Layout;      // per-component shapes and conversion of the current batch
-  struct RowThreads;  // the row pool's pull lock and each thread's chunk
+  struct Layout;  // per-component shapes and conversion of the current batch
   BatchStage(StagePtr<Example> input, BatchOptions options);
   // A batch (internal/batching_stage.h): rows copied and converted into the
-  // fused buffers as they arrive. With a row pool its threads take turns
-  // pulling a chunk of rows each and convert their own chunks (FillRows()).
+  // fused buffers as they arrive. With a row pool the calling thread gathers
+  // the rows while the pool's other threads convert them (FillRows()).
   absl::Status StartBatch(const Example& first) override;
   absl::Status AddRow(Example&& row, int64_t r) override;
   absl::Status FillRows(absl::FunctionRef<Example*()> pull, int64_t* rows) override;
   absl::StatusOr<Batch> FinishBatch(int64_t rows) override;
   void DropRows() override;
-  // INVALID_ARGUMENT unless `row`'s components have the batch's first row's
-  // dtypes and shapes.
-  absl::Status CheckRow(const Example& row) const;
-  // A row pool's thread, holding the pull lock: pulls up to chunk_rows_ rows
-  // of the batch into `chunk`, from row *rows on (counted there). False when
-  // the batch has all its rows: full, the input's end, or an error (in
-  // *status).
-  bool PullChunk(absl::FunctionRef<Example*()> pull, int64_t* rows, std::vector<Example>* chunk,
-                 absl::Status* status);
-  // Copies (and converts) `rows` into the batch's rows from `first` on, then
-  // lets go of them. Called concurrently for disjoint ranges by the row pool.
-  void ConvertRows(std::vector<Example>& rows, size_t first);
+  // A row pool's thread: converts chunks of rows until the batch is closed
+  // and every row claimed.
+  void ConvertChunks();
   // Copies (and converts) the components of `row` into row `r` of the batch.
+  // Called concurrently for different rows by the row pool.
   void CopyRow(const Example& row, size_t r);
 
   const BatchOptions options_;
   std::unique_ptr<Layout> layout_;
-  // With a row pool (threads > 1 and batches of parallel_min_rows or more):
-  // chunks of chunk_rows_ rows, each ending on a cache line of the output.
+  // With a row pool: the rows of the current batch, row r in pending_[r],
+  // handed to the pool's threads in chunks of chunk_rows_ as they arrive.
+  // A slot holds a row from AddRow() until the thread that converts it
+  // destroys it; between batches every slot is empty.
+  union PendingRow;
   std::unique_ptr<internal::ForkJoin> row_pool_;
-  std::unique_ptr<RowThreads> row_threads_;
+  std::unique_ptr<internal::RowChunks> chunks_;
   size_t chunk_rows_ = 1;
+  std::unique_ptr<PendingRow[]> pending_;
   // Without: the last few rows added, prefetched, each copied a few rows
   // later (src/batch.cc, kLagRows), row r in lagged_[r % lagged_.size()].
   std::vector<Example> lagged_;

@@ -98,15 +98,8 @@ class DATAECHO_EXPORT BatchingStage : public UnaryStage<Batch, Example> {
   // `extra`, then "buffer_allocations".
   StageStats BatchStats(std::vector<std::pair<std::string, double>> extra) const;
 
-  // The fill loop FillRows() runs: PullRow() then AddRow() until the batch
-  // is full or the input has no more.
+  // The fill loop FillRows() runs.
   absl::Status GatherRows(absl::FunctionRef<Example*()> pull, int64_t* rows);
-  // One row of that loop: sets *row to row `r` of the batch from `pull` (for
-  // the caller to move from), after StartBatch() at row 0 or the component
-  // check, with its columns noted; nullptr when the batch is full or `pull`
-  // has no more. A subclass that fills a batch on several threads calls it
-  // under a lock of its own, in row order.
-  absl::Status PullRow(absl::FunctionRef<Example*()> pull, int64_t r, Example** row);
   BufferPool& pool() { return *pool_; }
   const std::string& name() const { return name_; }
   int64_t batch_size() const { return batch_size_; }
