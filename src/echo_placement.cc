@@ -9,7 +9,7 @@
 #include "dataecho/echo_diagnostics.h"
 #include "fmt/format.h"
 #include "internal/auto_placement.h"
-#include "internal/enum_names.h"
+#include "enum_names.h"
 
 namespace dataecho {
 

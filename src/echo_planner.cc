@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "fmt/format.h"
-#include "internal/enum_names.h"
+#include "enum_names.h"
 
 namespace dataecho {
 namespace {

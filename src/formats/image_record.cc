@@ -6,7 +6,7 @@
 #include "dataecho/formats/jpeg.h"
 #include "dataecho/status_macros.h"
 #include "fmt/format.h"
-#include "internal/enum_names.h"
+#include "enum_names.h"
 
 namespace dataecho {
 

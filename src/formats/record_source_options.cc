@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "dataecho/formats/record_source.h"
-#include "internal/enum_names.h"
+#include "enum_names.h"
 
 namespace dataecho {
 

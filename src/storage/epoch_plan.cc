@@ -12,7 +12,7 @@
 #include "dataecho/status_macros.h"
 #include "dataecho/storage/sharding.h"
 #include "fmt/format.h"
-#include "internal/enum_names.h"
+#include "enum_names.h"
 
 namespace dataecho {
 namespace {

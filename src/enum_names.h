@@ -1,6 +1,6 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
-// internal/enum_names.h: the names of an option enum, both ways, for the
+// enum_names.h: the names of an option enum, both ways, for the
 // FooName()/ParseFoo() pairs of the public headers (compression, image
 // encoding, shard mode, echo placement, echo preference). Not part of the
 // public API.
@@ -11,8 +11,8 @@
 //   kCompressionNames.Parse("bz2");  // INVALID_ARGUMENT "unknown compression 'bz2' (one of ...)"
 //
 // Thread safety: constant tables.
-#ifndef DATAECHO_SRC_INTERNAL_ENUM_NAMES_H_
-#define DATAECHO_SRC_INTERNAL_ENUM_NAMES_H_
+#ifndef DATAECHO_SRC_ENUM_NAMES_H_
+#define DATAECHO_SRC_ENUM_NAMES_H_
 
 #include <array>
 #include <cstddef>
@@ -49,4 +49,4 @@ struct EnumNames {
 
 }  // namespace dataecho::internal
 
-#endif  // DATAECHO_SRC_INTERNAL_ENUM_NAMES_H_
+#endif  // DATAECHO_SRC_ENUM_NAMES_H_
