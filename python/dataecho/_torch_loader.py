@@ -206,6 +206,19 @@ class DataLoader(torch.utils.data.DataLoader):
             yield tagged.data
             loop["step_s"] += time.perf_counter() - t1  # the loop's own work on the batch
         self._positions, self._next_worker = None, 0  # the epoch ended
+    def report_loss(self, batch, loss):
+        """The loss of a batch this loader yielded, for the echo planner of the pipeline
+        that made it: PipelineDataset.report_loss (``num_workers=0`` only; with workers
+        FailedPreconditionError says why)."""
+        if self.num_workers > 0:
+            raise dataecho.FailedPreconditionError(
+                f"report_loss: this loader's batches come from {self.num_workers} DataLoader "
+                f"workers, whose pipelines run in other processes: a loss reported here "
+                f"cannot reach their echo planners. Report losses with num_workers=0 (the "
+                f"pipeline's own threads do the parallel work), or leave the planner its "
+                f"fitted copy values")
+        self.dataset.report_loss(batch, loss)
+
     def stats(self):
         """The stats of this epoch's pipelines, every worker's combined into one list of
         the shape of ``Pipeline.stats()`` (counts summed, times averaged over the

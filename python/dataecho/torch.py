@@ -99,6 +99,7 @@ from torch.utils.dlpack import from_dlpack
 import dataecho
 from dataecho import _dataecho
 from dataecho._torch_elastic import _ResumeShard, element_records
+from dataecho._torch_loss import RecentBatches, loss_values
 from dataecho._torch_positions import _Positions
 from dataecho._torch_state import (  # noqa: F401 (MAX_EPOCH, STATE_VERSION: documented)
     MAX_EPOCH, STATE_VERSION, _epoch_arg, _shard_of)
@@ -209,6 +210,7 @@ class PipelineDataset(_Positions, torch.utils.data.IterableDataset):
         self._loaded_token = 0   # the handoff that carries it to workers (main process)
         self._last_stats = None  # the stats of the last pipeline, after it closed
         self._warned = False
+        self._recent = RecentBatches()  # what report_loss() can name
         self._pid = os.getpid()
 
     def _own_process(self):
@@ -221,7 +223,7 @@ class PipelineDataset(_Positions, torch.utils.data.IterableDataset):
     def __getstate__(self):
         state = self.__dict__.copy()
         for key in ("_pipeline", "_current", "_loaded", "_loaded_token", "_last_stats",
-                    "_warned", "_pid"):
+                    "_warned", "_recent", "_pid"):
             state.pop(key, None)
         return state
 
@@ -370,6 +372,7 @@ class PipelineDataset(_Positions, torch.utils.data.IterableDataset):
                 if self._track_taken:
                     current.setdefault("taken", []).append(element_records(element))
                 out = to_tensors(element, self._with_indices)
+                self._recent.add(element, out)
                 if worker is not None and time.monotonic() >= next_report:
                     self._reports.write(worker, self._entry(pipeline, current))
                     next_report = time.monotonic() + STATS_INTERVAL
@@ -388,6 +391,7 @@ class PipelineDataset(_Positions, torch.utils.data.IterableDataset):
 
     def _close_current(self):
         pipeline, self._pipeline = self._pipeline, None
+        self._recent.clear()
         if pipeline is None:
             return
         if self._current is not None and not self._current.get("done"):
@@ -406,6 +410,52 @@ class PipelineDataset(_Positions, torch.utils.data.IterableDataset):
         return {"worker": current["worker"], "rank": current["rank"],
                 "world_size": current["world_size"], "epoch": current["epoch"],
                 "stages": pipeline.stats()}
+
+    def report_loss(self, batch, loss):
+        """Tells the echo planner of the pipeline that made ``batch`` its loss
+        (``Pipeline.report_loss``; docs/echoing.md, "Learning from the loss")::
+
+            for x, y in loader:
+                losses = loss_fn(model(x.cuda()), y.cuda(), reduction="none")
+                losses.mean().backward(); opt.step(); opt.zero_grad()
+                dataset.report_loss((x, y), losses)
+
+        Args:
+            batch: what this dataset yielded (the tuple, or any tensor of it, as
+                yielded: not a copy such as ``x.cuda()``), one of the last 8; or None
+                for the last one.
+            loss: a tensor on any device, detached here (the graph is not kept): a
+                scalar (the batch's mean) or 1-D, one loss per row (best: copies and
+                fresh rows are told apart); or a number, list or NumPy array.
+
+        Works where the pipeline runs: in the process iterating the dataset
+        (``num_workers=0``). With DataLoader workers each batch is made by a worker's
+        pipeline in another process, and the loss has no way back to it:
+        FailedPreconditionError says so (nothing is dropped silently). Also
+        FailedPreconditionError if the pipeline has no planner (a fixed placement),
+        ValueError if ``batch`` is none of the last ones or the loss has 2 or more
+        dimensions, InvalidArgumentError if the row losses do not fit the batch.
+        """
+        self._own_process()
+        pipeline = self._pipeline
+        if pipeline is None:
+            if (torch.utils.data.get_worker_info() is None
+                    and self._epochs.control(SharedEpochs.LAST_WORKERS) > 0):
+                raise dataecho.FailedPreconditionError(
+                    "report_loss: the batches come from DataLoader workers (num_workers > 0), "
+                    "whose pipelines run in other processes: a loss reported here cannot reach "
+                    "their echo planners. Report losses with num_workers=0 (the pipeline's own "
+                    "threads do the parallel work), or leave the planner its fitted copy values")
+            raise dataecho.FailedPreconditionError(
+                "report_loss: no pipeline of this dataset is running in this process: report "
+                "the loss of a batch while iterating the dataset, before the epoch ends")
+        element = self._recent.find(batch)
+        if element is None:
+            raise ValueError(
+                "report_loss: `batch` is none of the last batches this dataset yielded: pass "
+                "what it yielded (the tuple, or one of its tensors as yielded, not a copy such "
+                "as x.cuda() or a pinned one), or batch=None for the last one")
+        pipeline.report_loss(element, loss_values(loss))
 
     def stats(self):
         """The stats of every pipeline this dataset runs, one dict per process: worker
