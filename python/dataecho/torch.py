@@ -60,7 +60,11 @@ AUTO ECHO. ``echoed_batches(placement="auto")`` and ``"adaptive"`` run an echo
 planner that measures costs and decides the placement and factor; the pipeline
 of every epoch is built afresh, and its planner starts from the last epoch's
 costs and decision in this worker (and from a loaded state's), echoing from its
-first batch instead of measuring again with no echo.
+first batch instead of measuring again with no echo. ``report_loss(batch, loss)``
+gives that planner the loop's loss of a batch it yielded (a tensor on any device,
+the mean or one per row), to learn what a copy is worth on the model; it works
+with ``num_workers=0`` and raises FailedPreconditionError with workers, whose
+pipelines run in other processes.
 
 CHECKPOINTS. ``state_dict()`` / ``load_state_dict()`` are one process's
 position (torchdata's ``StatefulDataLoader`` calls them in every worker, one
