@@ -7,9 +7,9 @@
 
 #include "dataecho/augment.h"
 #include "dataecho/echo_diagnostics.h"
+#include "enum_names.h"
 #include "fmt/format.h"
 #include "internal/auto_placement.h"
-#include "enum_names.h"
 
 namespace dataecho {
 

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "fmt/format.h"
 #include "enum_names.h"
+#include "fmt/format.h"
 
 namespace dataecho {
 namespace {

@@ -5,8 +5,8 @@
 
 #include "dataecho/formats/jpeg.h"
 #include "dataecho/status_macros.h"
-#include "fmt/format.h"
 #include "enum_names.h"
+#include "fmt/format.h"
 
 namespace dataecho {
 

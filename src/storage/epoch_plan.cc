@@ -11,8 +11,8 @@
 #include "dataecho/memory.h"
 #include "dataecho/status_macros.h"
 #include "dataecho/storage/sharding.h"
-#include "fmt/format.h"
 #include "enum_names.h"
+#include "fmt/format.h"
 
 namespace dataecho {
 namespace {
