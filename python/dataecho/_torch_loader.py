@@ -123,8 +123,9 @@ class DataLoader(torch.utils.data.DataLoader):
     """
 
     def __init__(self, dataset, *args, **kwargs):
-        from dataecho.torch import PipelineDataset  # (dataecho.torch imports this module)
-        if not isinstance(dataset, PipelineDataset):
+        # (dataecho.torch marks its PipelineDataset so: it imports this module, not
+        # the other way round.)
+        if not getattr(type(dataset), "_is_dataecho_pipeline_dataset", False):
             raise TypeError("dataecho.torch.DataLoader: the dataset must be a "
                             f"dataecho.torch.PipelineDataset, got {type(dataset).__name__}")
         super().__init__(dataset, *args, **kwargs)

@@ -194,6 +194,9 @@ class PipelineDataset(_Positions, torch.utils.data.IterableDataset):
     picklable (a module-level function, not a lambda).
     """
 
+    # What dataecho.torch.DataLoader checks its dataset by.
+    _is_dataecho_pipeline_dataset = True
+
     def __init__(self, build, with_indices=False, with_epoch=False):
         super().__init__()
         self._build = build
