@@ -67,6 +67,20 @@ def expect_raised_at(pipeline, index):
         next(pipeline)
 
 
+def auto_echo_pipeline(images, labels):
+    """Batches of 8 behind a 2 ms-per-row throttle (R = 4 against a 4 ms step), echoed
+    with placement="auto" and a planner that learns from the loss after 16 rows."""
+    import dataecho
+    return (dataecho.from_arrays(images, labels)
+            .throttle(latency=0.002)
+            .prefetch(depth=32)
+            .echoed_batches(None, placement="auto",
+                            auto_placement=dataecho.AutoPlacementOptions(
+                                max_factor=6, decide_every=4, loss_min_rows=16),
+                            shuffle={"buffer_size": 32, "seed": 2}, batch={"batch_size": 8},
+                            prefetch={"depth": 2}))
+
+
 def run_python(code, timeout=60, **kwargs):
     """Runs `code` in a fresh interpreter with this one's sys.path; returns the process."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))

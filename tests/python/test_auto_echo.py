@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import dataecho
+from conftest import auto_echo_pipeline
 
 
 def test_auto_placement_decides_and_reports(small_arrays):
@@ -96,14 +97,7 @@ def test_the_iterating_threads_cpu_is_the_trainers_not_the_upstreams():
 def test_report_loss_teaches_the_planner_what_a_copy_is_worth(small_arrays):
     images = np.repeat(small_arrays[0], 40, axis=0)
     labels = np.repeat(small_arrays[1], 40)
-    p = (dataecho.from_arrays(images, labels)
-         .throttle(latency=0.002)  # 2 ms per row, 8 rows per batch, a 4 ms step: R = 4
-         .prefetch(depth=32)
-         .echoed_batches(None, placement="auto",
-                         auto_placement=dataecho.AutoPlacementOptions(
-                             max_factor=6, decide_every=4, loss_min_rows=16),
-                         shuffle={"buffer_size": 32, "seed": 2}, batch={"batch_size": 8},
-                         prefetch={"depth": 2}))
+    p = auto_echo_pipeline(images, labels)
     copies = 0
     for i, b in enumerate(p):
         if i == 56:

@@ -7,19 +7,13 @@ import pytest
 import torch
 
 import dataecho
+from conftest import auto_echo_pipeline
 import dataecho.torch as det
 
 
 def auto_build(images, labels):
     def build(shard):
-        return (dataecho.from_arrays(images, labels)
-                .throttle(latency=0.002)  # 2 ms per row, 8 rows per batch, a 4 ms step: R = 4
-                .prefetch(depth=32)
-                .echoed_batches(None, placement="auto",
-                                auto_placement=dataecho.AutoPlacementOptions(
-                                    max_factor=6, decide_every=4, loss_min_rows=16),
-                                shuffle={"buffer_size": 32, "seed": 2}, batch={"batch_size": 8},
-                                prefetch={"depth": 2}))
+        return auto_echo_pipeline(images, labels)
     return build
 
 
