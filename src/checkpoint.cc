@@ -71,7 +71,12 @@ OptionsHash& OptionsHash::Add(std::string_view s) {
 
 void StateWriter::BeginStage(std::string_view name, uint64_t options_hash) {
   shape_.push_back({std::string(name), options_hash});
-  payloads_.emplace_back();
+  if (spare_payloads_.empty()) {
+    payloads_.emplace_back();
+  } else {
+    payloads_.push_back(std::move(spare_payloads_.back()));
+    spare_payloads_.pop_back();
+  }
 }
 
 void StateWriter::U64(uint64_t v) { PutVarint(payloads_.empty() ? &loose_ : &payloads_.back(), v); }
@@ -97,7 +102,35 @@ struct StateWriter::Sealed {
   size_t payload_bytes = 0;
 };
 
+namespace {
+// A section buffer larger than this is freed, not kept for the next write.
+constexpr size_t kMaxSparePayload = 64 << 10;
+}  // namespace
+
+void StateWriter::Reset() {
+  for (std::string& p : payloads_) {
+    if (p.capacity() <= std::string().capacity() || p.capacity() > kMaxSparePayload) continue;
+    p.clear();
+    spare_payloads_.push_back(std::move(p));
+  }
+  payloads_.clear();
+  shape_.clear();
+  loose_.clear();
+  anchors_.clear();
+  // A block this writer sealed and never handed out (Append, FinishCord) is
+  // its alone.
+  if (!handed_out_.v.load(std::memory_order_relaxed) && sealed_.size() == 1 &&
+      sealed_[0].block.get() == sealed_here_ &&
+      sealed_[0].block->bytes.capacity() <= kMaxSparePayload) {
+    spare_block_ = std::move(sealed_[0].block);
+  }
+  sealed_.clear();
+  sealed_here_ = nullptr;
+  handed_out_.v.store(false, std::memory_order_relaxed);
+}
+
 void StateWriter::Append(const StateWriter& sections) {
+  sections.handed_out_.v.store(true, std::memory_order_relaxed);
   if (!sections.loose_.empty()) {  // keep a bug loud: an unnamed section
     shape_.push_back({std::string(), 0});
     payloads_.push_back(sections.loose_);
@@ -111,7 +144,13 @@ void StateWriter::Append(const StateWriter& sections) {
 
 void StateWriter::Seal() {
   if (!loose_.empty() || shape_.empty()) return;  // (a bug stays loud: Finish() as before)
-  auto block = std::make_shared<Sealed>();
+  // A block from Reset() that no one shares is written again in place.
+  std::shared_ptr<Sealed> block = spare_block_ != nullptr
+                                      ? std::const_pointer_cast<Sealed>(std::move(spare_block_))
+                                      : std::make_shared<Sealed>();
+  spare_block_.reset();
+  block->bytes.clear();
+  block->crc = 0;
   block->stages = shape_.size();
   block->payload_bytes = payload_bytes();
   block->bytes.reserve(EncodedSizeBound());
@@ -119,8 +158,17 @@ void StateWriter::Seal() {
   EncodeSections(0, shape_.size(), &block->bytes, &block->crc, &checked);
   block->crc =
       Crc32cExtend(block->crc, block->bytes.data() + checked, block->bytes.size() - checked);
-  for (std::string& p : payloads_) std::string().swap(p);
+  for (std::string& p : payloads_) {
+    if (p.capacity() > kMaxSparePayload) {
+      std::string().swap(p);
+    } else {
+      p.clear();
+      spare_payloads_.push_back(std::move(p));
+      p = std::string();
+    }
+  }
   sealed_.clear();
+  sealed_here_ = block.get();
   sealed_.push_back({0, std::move(block)});
 }
 
@@ -201,6 +249,7 @@ std::string StateWriter::Finish() const {
 }
 
 absl::Cord StateWriter::FinishCord() const {
+  handed_out_.v.store(true, std::memory_order_relaxed);
   absl::Cord state;
   std::string out;  // the bytes since the last sealed block
   EncodeHeader(&out);

@@ -386,6 +386,48 @@ TEST(CheckpointTest, FinishCordSharesSealedBlocks) {
   }
 }
 
+// A writer Reset() and written again gives the bytes a new writer gives,
+// and a block it shared (a Cord, another writer, a copy) is not written over.
+TEST(CheckpointTest, ResetWritersGiveTheSameStateAndKeepSharedBlocks) {
+  auto write = [](StateWriter& w, char c) {
+    for (int i = 0; i < 2; ++i) {
+      w.BeginStage(fmt::format("stage{}", i), 1000 + i);
+      w.U64(static_cast<uint64_t>(c));
+      w.Bytes(std::string(3000, c));
+    }
+  };
+  auto fresh = [&](char c) {
+    StateWriter w;
+    write(w, c);
+    w.Seal();
+    return w.Finish();
+  };
+  StateWriter w;
+  write(w, 'a');
+  w.Seal();
+  const absl::Cord cord = w.FinishCord();  // shares the block
+  StateWriter appended;
+  StateWriter copy;
+  for (char c : {'b', 'c', 'd', 'e'}) {
+    w.Reset();
+    write(w, c);
+    w.Seal();
+    EXPECT_EQ(w.Finish(), fresh(c)) << c;
+    if (c == 'c') appended.Append(w);
+    if (c == 'd') copy = w;
+  }
+  EXPECT_EQ(std::string(cord), fresh('a'));
+  EXPECT_EQ(appended.Finish(), fresh('c'));
+  EXPECT_EQ(copy.Finish(), fresh('d'));
+  // Unsealed, and reset before any Seal(): the same bytes as a new writer.
+  w.Reset();
+  write(w, 'f');
+  StateWriter plain;
+  write(plain, 'f');
+  EXPECT_EQ(w.Finish(), plain.Finish());
+  EXPECT_EQ(w.shape(), plain.shape());
+}
+
 // Work a stage defers (StateReader::Defer) is waited for by Finish(), whose
 // status is its first error.
 TEST(CheckpointTest, FinishWaitsForDeferredWork) {

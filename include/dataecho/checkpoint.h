@@ -65,6 +65,7 @@
 #define DATAECHO_CHECKPOINT_H_
 
 #include <array>
+#include <atomic>
 #include <concepts>
 #include <cstdint>
 #include <functional>
@@ -139,6 +140,12 @@ class DATAECHO_EXPORT StateWriter {
   // else is written into this writer.
   void Seal();
 
+  // Empties the writer to be written again, keeping its buffers (its sealed
+  // block only if it was never appended to another writer or made into a
+  // Cord): a snapshot taken again and again into one writer allocates
+  // nothing once its buffers fit.
+  void Reset();
+
   const std::vector<StageShape>& shape() const { return shape_; }
   // Bytes written into the stages' sections so far.
   size_t payload_bytes() const;
@@ -175,6 +182,27 @@ class DATAECHO_EXPORT StateWriter {
   std::vector<SealedRun> sealed_;      // by `first`
   std::string loose_;  // written before the first BeginStage(): a bug, kept to fail loudly
   std::vector<std::shared_ptr<const void>> anchors_;  // KeepAlive()
+  // For Reset(): emptied section buffers, and a sealed block no one shares.
+  std::vector<std::string> spare_payloads_;
+  std::shared_ptr<const Sealed> spare_block_;
+  const Sealed* sealed_here_ = nullptr;  // the block Seal() made, if any
+  // Set when the sealed blocks were shared: by Append(), FinishCord() (const:
+  // atomic) or a copy of the writer (both are marked); a move carries it.
+  struct HandedOut {
+    mutable std::atomic<bool> v{false};
+    HandedOut() = default;
+    HandedOut(const HandedOut& o) : v(true) { o.v.store(true, std::memory_order_relaxed); }
+    HandedOut(HandedOut&& o) noexcept : v(o.v.load(std::memory_order_relaxed)) {}
+    HandedOut& operator=(const HandedOut& o) {
+      o.v.store(true, std::memory_order_relaxed);
+      v.store(true, std::memory_order_relaxed);
+      return *this;
+    }
+    HandedOut& operator=(HandedOut&& o) noexcept {
+      v.store(o.v.load(std::memory_order_relaxed), std::memory_order_relaxed);
+      return *this;
+    }
+  } handed_out_;
 };
 
 // Reads a state. Each read past the end of a stage's section returns 0 (or

@@ -60,7 +60,8 @@
 // its consumer's pulls: "consumer_pulls", "consumer_step_s" (time between
 // pulls, outside Next(): the trainer's own steps) and "consumer_in_next_s"
 // (time inside Next() after the first pull); both are sampled (every pull of
-// a Batch pipeline, every 16th otherwise) and scaled. The first pull, the
+// a Batch pipeline, one in 16 at random otherwise, sparser where a pull and
+// a step take under ~1 us) and scaled. The first pull, the
 // pipeline filling from empty, is "consumer_first_s", apart: a start is not a
 // step that fails to keep up. When the consumer spent less than 10 % of
 // its time inside Next(), or the top Prefetch's producer sat on a full queue

@@ -91,7 +91,7 @@ class InputSnapshots {
   template <typename Save>
   void Take(int64_t pulled, Save save) {
     const int64_t t0 = internal::NowNanos();
-    Snapshot snap;
+    Snapshot snap = TakeSpare();
     snap.pulled = pulled;
     absl::Status s = save(snap.state);
     if (s.ok()) snap.state.Seal();  // encoded and checksummed here, not by each SaveState()
@@ -104,9 +104,9 @@ class InputSnapshots {
       return;
     }
     if (!base_.has_value() || pulled == base_->pulled) {
-      base_ = std::move(snap);
+      ReplaceLocked(base_, std::move(snap));
     } else {
-      pending_ = std::move(snap);
+      ReplaceLocked(pending_, std::move(snap));
     }
   }
 
@@ -142,14 +142,32 @@ class InputSnapshots {
 
   void PromoteLocked(int64_t consumed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (pending_.has_value() && pending_->pulled <= consumed) {
-      base_ = std::move(pending_);
+      ReplaceLocked(base_, *std::move(pending_));
       pending_.reset();
     }
+  }
+  // *slot = snap; what *slot held becomes the spare, whose buffers the next
+  // Take() writes into (snapshots in the steady state allocate nothing).
+  void ReplaceLocked(std::optional<Snapshot>& slot, Snapshot snap)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (slot.has_value()) spare_ = std::move(slot);
+    slot = std::move(snap);
+  }
+  Snapshot TakeSpare() {
+    Snapshot snap;
+    {
+      absl::MutexLock lock(&mu_);
+      if (spare_.has_value()) snap = *std::move(spare_);
+      spare_.reset();
+    }
+    snap.state.Reset();
+    return snap;
   }
 
   absl::Mutex mu_;
   std::optional<Snapshot> base_ ABSL_GUARDED_BY(mu_);     // newest with j <= consumed
   std::optional<Snapshot> pending_ ABSL_GUARDED_BY(mu_);  // at most one beyond it
+  std::optional<Snapshot> spare_ ABSL_GUARDED_BY(mu_);    // one replaced, for its buffers
   int64_t last_end_ns_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t last_cost_ns_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status error_ ABSL_GUARDED_BY(mu_);  // a failed snapshot
