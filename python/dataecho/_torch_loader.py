@@ -49,6 +49,12 @@ class _Tagged:
                        self.records)
 
 
+# A batch made in the main process (num_workers=0): the dataset's position behind it
+# is its state when the loop asks, not saved at every batch (a save costs about a
+# step, and the loop takes each batch before the next is made).
+_NOW = object()
+
+
 def _position_path(dataset, worker, seq, ring):
     return os.path.join(dataset._reports.dir, f"position-{worker}-{seq % ring}.pickle")
 
@@ -74,7 +80,7 @@ class _CollateWithState:
         current = dataset._current
         epoch, records = current["epoch"], dataset._drain_taken()
         if info is None:
-            return _Tagged(out, None, None, self.dataset.state_dict(), epoch, records)
+            return _Tagged(out, None, None, _NOW, epoch, records)
         seq = current["collated"] = current.get("collated", 0) + 1
         run = current.setdefault("run", random.getrandbits(62))
         worker = current["worker"]
@@ -104,7 +110,9 @@ class DataLoader(torch.utils.data.DataLoader):
     elements and written to a small ring of files in the dataset's temporary
     directory, which the batch names): the loader keeps the last one per worker
     and which worker's batch comes next, so the batches the DataLoader fetched ahead but the loop did not
-    take yet are made again after a resume. A resumed loader rotates its workers'
+    take yet are made again after a resume (with ``num_workers=0`` nothing is made
+    ahead: the position is taken when state_dict() is called, or as the loop leaves
+    early). A resumed loader rotates its workers'
     ids so that the first batch comes from the worker that was next. Works with
     every start method (fork, spawn, forkserver), persistent workers or not,
     ``num_workers=0`` and DataLoader batching (``batch_size`` not None) alike.
@@ -185,6 +193,15 @@ class DataLoader(torch.utils.data.DataLoader):
         return self._take(super().__iter__())
 
     def _take(self, batches):
+        try:
+            yield from self._take_batches(batches)
+        finally:
+            # The loop left before the end (a break, an error): the dataset's iteration
+            # closes with this generator, so its position is taken while it still can be.
+            if self._positions is not None and self._positions[0] is _NOW:
+                self._positions[0] = self.dataset.state_dict()
+
+    def _take_batches(self, batches):
         n = self._workers()
         loop = self._loop
         batches = iter(batches)
@@ -281,7 +298,10 @@ class DataLoader(torch.utils.data.DataLoader):
                 "taken": self._taken.runs(self._run_epoch), "scope": "rank", "exact": True}
 
     def _resolve(self, worker, position):
-        """A worker's state: `position` itself, or the one its (run, seq) reference names."""
+        """A worker's state: `position` itself, the dataset's now (the main process's
+        batches), or the one its (run, seq) reference names."""
+        if position is _NOW:
+            return self.dataset.state_dict()
         if not isinstance(position, tuple):
             return position
         run, seq = position

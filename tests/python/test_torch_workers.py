@@ -197,6 +197,32 @@ def test_the_loader_resumes_when_the_dataloader_batches():
     assert taken + rest == e0 and next_epoch == e1
 
 
+@pytest.mark.parametrize("fn,batch_size", [(build, None), (build_examples, 4)])
+def test_without_workers_the_position_is_taken_when_asked_and_when_the_loop_leaves(
+        fn, batch_size):
+    # A save costs about a step: with num_workers=0 the loader takes the dataset's
+    # position when state_dict() is called (the loop took every batch made), not at
+    # every batch; a loop that breaks out still gets the position behind its last batch.
+    kwargs = {"batch_size": batch_size, "num_workers": 0}
+    e0, e1 = run(fn, kwargs)
+    ds = dataset(fn)
+    saves = []
+    original = ds.state_dict
+    ds.state_dict = lambda: saves.append(1) or original()
+    loader = det.DataLoader(ds, **kwargs)
+    taken = []
+    for b in loader:
+        taken.append(key(b))
+        if len(taken) == 6:
+            break
+    assert saves == [1]  # once, as the loop left; none per batch
+    state = pickle.loads(pickle.dumps(loader.state_dict()))
+    again = det.DataLoader(dataset(fn), **kwargs)
+    again.load_state_dict(state)
+    assert taken + [key(b) for b in again] == e0
+    assert [key(b) for b in again] == e1
+
+
 def test_the_loader_state_between_epochs_starts_the_next():
     kwargs = {"batch_size": None, "num_workers": 2}
     e0, e1 = run(build, kwargs)
