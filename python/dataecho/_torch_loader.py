@@ -22,6 +22,7 @@ import dataecho
 from dataecho._torch_elastic import (Taken, bad_loader_state, check_loader_state,
                                      elastic_resume)
 from dataecho._torch_state import LOADER_STATE_VERSION, STATE_VERSION, _job_place, _shard_of
+from dataecho._torch_loss import workers_error
 from dataecho._torch_stats import combine_stats
 from dataecho._worker_shared import SharedEpochs
 
@@ -229,12 +230,7 @@ class DataLoader(torch.utils.data.DataLoader):
         that made it: PipelineDataset.report_loss (``num_workers=0`` only; with workers
         FailedPreconditionError says why)."""
         if self.num_workers > 0:
-            raise dataecho.FailedPreconditionError(
-                f"report_loss: this loader's batches come from {self.num_workers} DataLoader "
-                f"workers, whose pipelines run in other processes: a loss reported here "
-                f"cannot reach their echo planners. Report losses with num_workers=0 (the "
-                f"pipeline's own threads do the parallel work), or leave the planner its "
-                f"fitted copy values")
+            raise workers_error(self.num_workers)
         self.dataset.report_loss(batch, loss)
 
     def stats(self):

@@ -53,6 +53,18 @@ def _tensors(batch):
     return []
 
 
+def workers_error(num_workers=None):
+    """The FailedPreconditionError of report_loss() when the batches come from
+    DataLoader workers (`num_workers` of them, if known): their pipelines run in
+    other processes, so a loss reported in this one cannot reach them."""
+    count = "num_workers > 0" if num_workers is None else f"num_workers={num_workers}"
+    return dataecho.FailedPreconditionError(
+        f"report_loss: the batches come from DataLoader workers ({count}), whose pipelines "
+        f"run in other processes: a loss reported here cannot reach their echo planners. "
+        f"Report losses with num_workers=0 (the pipeline's own threads do the parallel "
+        f"work), or leave the planner its fitted copy values")
+
+
 def loss_values(loss):
     """A loss as Pipeline.report_loss takes it: a float for a scalar (the batch's
     mean), a float64 NumPy array for a 1-D tensor (one per row); detached from the

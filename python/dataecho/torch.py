@@ -103,7 +103,7 @@ from torch.utils.dlpack import from_dlpack
 import dataecho
 from dataecho import _dataecho
 from dataecho._torch_elastic import _ResumeShard, element_records
-from dataecho._torch_loss import RecentBatches, loss_values
+from dataecho._torch_loss import RecentBatches, loss_values, workers_error
 from dataecho._torch_positions import _Positions
 from dataecho._torch_state import (  # noqa: F401 (MAX_EPOCH, STATE_VERSION: documented)
     MAX_EPOCH, STATE_VERSION, _epoch_arg, _shard_of)
@@ -448,11 +448,7 @@ class PipelineDataset(_Positions, torch.utils.data.IterableDataset):
         if pipeline is None:
             if (torch.utils.data.get_worker_info() is None
                     and self._epochs.control(SharedEpochs.LAST_WORKERS) > 0):
-                raise dataecho.FailedPreconditionError(
-                    "report_loss: the batches come from DataLoader workers (num_workers > 0), "
-                    "whose pipelines run in other processes: a loss reported here cannot reach "
-                    "their echo planners. Report losses with num_workers=0 (the pipeline's own "
-                    "threads do the parallel work), or leave the planner its fitted copy values")
+                raise workers_error()
             raise dataecho.FailedPreconditionError(
                 "report_loss: no pipeline of this dataset is running in this process: report "
                 "the loss of a batch while iterating the dataset, before the epoch ends")
