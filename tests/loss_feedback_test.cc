@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -209,10 +210,32 @@ TEST(ReportLossTest, OnlyAPipelineWithAPlannerTakesLosses) {
   absl::StatusOr<std::optional<Batch>> b = fixed.Next();
   ASSERT_TRUE(b.ok() && b->has_value());
   EXPECT_EQ(fixed.ReportLoss(**b, 0.5).code(), absl::StatusCode::kFailedPrecondition);
+  // Row losses of either type, as a vector or a span, go the same way.
+  const std::vector<float> rows_f(4, 0.5F);
+  const std::vector<double> rows_d(4, 0.5);
+  EXPECT_EQ(fixed.ReportLoss(**b, rows_f).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(fixed.ReportLoss(**b, std::span<const double>(rows_d)).code(),
+            absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(fixed.loss_feedback(), nullptr);
+  EXPECT_EQ(ReportLoss(fixed.loss_feedback().get(), **b, rows_d).code(),
+            absl::StatusCode::kFailedPrecondition);
 
   Pipeline<Batch> broken(absl::InvalidArgumentError("bad option"));
   EXPECT_EQ(broken.ReportLoss(**b, 0.5).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(broken.ReportLoss(**b, rows_f).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ReportLossTest, TheFreeFunctionReportsRowsOrTheMean) {
+  LossFeedback feedback;
+  const Batch batch = WithRepeats({0, 0, 1, 2});
+  const std::vector<double> rows(4, 1.0);
+  const float rows_f[4] = {1.0F, 1.0F, 1.0F, 1.0F};
+  EXPECT_TRUE(ReportLoss(&feedback, batch, rows).ok());
+  EXPECT_TRUE(ReportLoss(&feedback, batch, rows_f).ok());
+  EXPECT_TRUE(ReportLoss(&feedback, batch, 1.0F).ok());
+  EXPECT_EQ(ReportLoss(&feedback, batch, std::vector<float>(3, 1.0F)).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(feedback.reports(), 3);
 }
 
 TEST(ReportLossTest, ThePlannerLearnsFromTheTrainersLosses) {

@@ -28,14 +28,19 @@
 //   }
 //
 // Pipeline<Batch>::ReportLoss (pipeline.h) passes the report to the
-// pipeline's LossFeedback: the planner's, if the pipeline has one. With no
-// report at all the planner keeps the fitted table.
+// pipeline's LossFeedback (ReportLoss() below): the planner's, if the
+// pipeline has one. With no report at all the planner keeps the fitted table.
+// A trainer that reports from another thread may keep the feedback itself:
+//
+//   std::shared_ptr<dataecho::LossFeedback> feedback = pipeline.loss_feedback();
+//   absl::Status s = dataecho::ReportLoss(feedback.get(), batch, losses);
 //
 // Thread safety: LossFeedback is thread-safe (a trainer may report from
 // another thread than the one that pulls the batches).
 #ifndef DATAECHO_LOSS_FEEDBACK_H_
 #define DATAECHO_LOSS_FEEDBACK_H_
 
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -98,6 +103,27 @@ class DATAECHO_EXPORT LossFeedback {
   LossWindow window_ ABSL_GUARDED_BY(mu_);
   int64_t reports_ ABSL_GUARDED_BY(mu_) = 0;
 };
+
+// The losses of a batch's rows as ReportLoss() takes them: what views as a
+// span of float or double (a std::vector, a std::span, an array).
+template <typename L>
+concept RowLosses = std::convertible_to<const L&, std::span<const float>> ||
+    std::convertible_to<const L&, std::span<const double>>;
+
+// Reports the loss of `batch` to `feedback`: its rows' losses (RowLosses) or
+// their mean (a number), as LossFeedback::Report. FAILED_PRECONDITION if
+// `feedback` is null: the pipeline it came from (Pipeline::loss_feedback())
+// has no echo planner. What Pipeline<Batch>::ReportLoss does.
+template <typename L>
+requires RowLosses<L> || std::convertible_to<const L&, double> absl::Status ReportLoss(
+    LossFeedback* feedback, const Batch& batch, const L& loss) {
+  if (feedback == nullptr) {
+    return absl::FailedPreconditionError(
+        "ReportLoss: this pipeline has no echo planner to learn from the loss (EchoedBatches "
+        "with placement auto or adaptive has one)");
+  }
+  return feedback->Report(batch, loss);
+}
 
 }  // namespace dataecho
 

@@ -39,7 +39,7 @@
 // batch's rows one at a time (filter.h, source.h, cache.h, zip.h,
 // interleave.h, padded_batch.h, unbatch.h; docs/builder.md), and
 // `dataecho::Mix(pipelines, {.weights = {...}})` to mix pipelines with
-// weights (mix.h, docs/mix.md).
+// weights (make_pipeline.h, mix.h, docs/mix.md).
 //
 // Batch echoing is `.Batch(...).Echo(...)`. `.AdaptiveEcho(...)` repeats only
 // while the upstream has nothing ready; `.AutoEcho(...)` picks a fixed factor
@@ -66,10 +66,8 @@
 #define DATAECHO_PIPELINE_H_
 
 #include <concepts>
-#include <functional>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -91,10 +89,10 @@
 #include "dataecho/filter.h"
 #include "dataecho/interleave.h"
 #include "dataecho/internal/consumer_meter.h"
+#include "dataecho/internal/pipeline_traits.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/loss_feedback.h"
 #include "dataecho/map.h"
-#include "dataecho/mix.h"
 #include "dataecho/padded_batch.h"
 #include "dataecho/pipeline_iterator.h"
 #include "dataecho/prefetch.h"
@@ -109,44 +107,6 @@
 #include "dataecho/zip.h"
 
 namespace dataecho {
-
-template <typename T>
-class Pipeline;
-
-namespace internal {
-
-template <typename R>
-struct UnwrapStatusOr {
-  using type = R;
-  static constexpr bool kIsStatusOr = false;
-};
-template <typename R>
-struct UnwrapStatusOr<absl::StatusOr<R>> {
-  using type = R;
-  static constexpr bool kIsStatusOr = true;
-};
-
-// What an Interleave function returns (a Pipeline<U>, a StagePtr<U> or an
-// absl::StatusOr<StagePtr<U>>), as a stage factory's result.
-template <typename R>
-struct AsStage;
-template <typename U>
-struct AsStage<Pipeline<U>> {
-  using type = U;
-  static absl::StatusOr<StagePtr<U>> Convert(Pipeline<U> p) { return std::move(p).Release(); }
-};
-template <typename U>
-struct AsStage<StagePtr<U>> {
-  using type = U;
-  static absl::StatusOr<StagePtr<U>> Convert(StagePtr<U> s) { return s; }
-};
-template <typename U>
-struct AsStage<absl::StatusOr<StagePtr<U>>> {
-  using type = U;
-  static absl::StatusOr<StagePtr<U>> Convert(absl::StatusOr<StagePtr<U>> s) { return s; }
-};
-
-}  // namespace internal
 
 template <typename T>
 class Pipeline {
@@ -303,28 +263,19 @@ class Pipeline {
   // Tells this pipeline's echo planner (EchoedBatches with placement auto or
   // adaptive, echo_placement.h) the loss of `batch`, one this pipeline
   // returned, from the forward pass before its update: per row
-  // (row_losses[i]: row i) or the batch's mean. The planner learns from them
-  // what a copy is worth on this model (echo_planner.h). Thread-safe.
-  // FAILED_PRECONDITION if the pipeline has no planner (a fixed placement);
-  // INVALID_ARGUMENT for losses that do not fit the batch; the pipeline's
-  // error if it has one.
-  template <typename B = T>
-  requires std::same_as<B, ::dataecho::Batch> absl::Status ReportLoss(
-      const B& batch, std::span<const float> row_losses) {
-    absl::StatusOr<std::shared_ptr<LossFeedback>> f = LossSink();
-    return f.ok() ? (*f)->Report(batch, row_losses) : f.status();
-  }
-  template <typename B = T>
-  requires std::same_as<B, ::dataecho::Batch> absl::Status ReportLoss(
-      const B& batch, std::span<const double> row_losses) {
-    absl::StatusOr<std::shared_ptr<LossFeedback>> f = LossSink();
-    return f.ok() ? (*f)->Report(batch, row_losses) : f.status();
+  // (row_losses[i]: row i; RowLosses) or the batch's mean, so that it learns
+  // what a copy is worth on this model (echo_planner.h). Thread-safe. The
+  // pipeline's error if it has one, else as dataecho::ReportLoss().
+  template <typename B = T, RowLosses L>
+  requires std::same_as<B, ::dataecho::Batch> absl::Status ReportLoss(const B& batch,
+                                                                      const L& row_losses) {
+    return status_.ok() ? ::dataecho::ReportLoss(loss_feedback().get(), batch, row_losses)
+                        : status_;
   }
   template <typename B = T>
   requires std::same_as<B, ::dataecho::Batch> absl::Status ReportLoss(const B& batch,
                                                                       double mean_loss) {
-    absl::StatusOr<std::shared_ptr<LossFeedback>> f = LossSink();
-    return f.ok() ? (*f)->Report(batch, mean_loss) : f.status();
+    return status_.ok() ? ::dataecho::ReportLoss(loss_feedback().get(), batch, mean_loss) : status_;
   }
   // The loss feedback ReportLoss() reports to (null: none), e.g. for a
   // trainer that reports from another thread than the one that pulls.
@@ -392,16 +343,6 @@ class Pipeline {
   static absl::Status NoSection(Stage<T>&, StateReader&) { return absl::OkStatus(); }
   absl::Status Restore(absl::StatusOr<StateReader> parsed, std::string_view section = {},
                        absl::FunctionRef<absl::Status(Stage<T>&, StateReader&)> read = NoSection);
-  absl::StatusOr<std::shared_ptr<LossFeedback>> LossSink() const {
-    if (!status_.ok()) return status_;
-    std::shared_ptr<LossFeedback> f = loss_feedback();
-    if (f == nullptr) {
-      return absl::FailedPreconditionError(
-          "ReportLoss: this pipeline has no echo planner to learn from the loss (EchoedBatches "
-          "with placement auto or adaptive has one)");
-    }
-    return f;
-  }
 
   absl::Status status_;
   StagePtr<T> stage_;
@@ -426,54 +367,10 @@ namespace dataecho {
 extern template class DATAECHO_EXPORT Pipeline<Record>;
 extern template class DATAECHO_EXPORT Pipeline<Example>;
 
-template <typename T>
-Pipeline<T> From(StagePtr<T> stage) {
-  return Pipeline<T>(std::move(stage));
-}
-// From a stage factory's result (absl::StatusOr<StagePtr<T>>): its error
-// becomes the pipeline's. (A template over the whole type, so that
-// `From<T>(std::make_unique<MyStage>(...))` still picks the overload above.)
-template <typename S, typename T = typename S::value_type::element_type::value_type>
-Pipeline<T> From(S stage) requires std::same_as<S, absl::StatusOr<StagePtr<T>>> {
-  return Pipeline<T>(std::move(stage));
-}
-template <typename T>
-Pipeline<T> FromVector(std::vector<T> items) {
-  return Pipeline<T>(VectorSource(std::move(items)));
-}
-template <typename T>
-Pipeline<T> FromGenerator(std::function<absl::StatusOr<std::optional<T>>()> fn) {
-  return Pipeline<T>(GeneratorSource<T>(std::move(fn)));
-}
-inline Pipeline<int64_t> FromRange(int64_t begin, int64_t end, int64_t step = 1) {
-  return Pipeline<int64_t>(RangeSource(begin, end, step));
-}
-// Pipelines of the same type, read round-robin (interleave.h): cycle_length of
-// them open at a time, block_length elements from each in turn.
-template <typename T>
-Pipeline<T> Interleave(std::vector<Pipeline<T>> pipelines, InterleaveStageOptions options = {}) {
-  return FromVector(std::move(pipelines))
-      .Interleave([](Pipeline<T> p) { return p; }, std::move(options));
-}
-// Pipelines of the same type mixed with weights: each element drawn from
-// one of them (mix.h). They are consumed; the first build error among them
-// is the mix's.
-template <typename T>
-Pipeline<T> Mix(std::vector<Pipeline<T>> pipelines, MixOptions options = {}) {
-  std::vector<StagePtr<T>> stages;
-  for (Pipeline<T>& p : pipelines) {
-    absl::StatusOr<StagePtr<T>> s = std::move(p).Release();
-    if (!s.ok()) return Pipeline<T>(s.status());
-    stages.push_back(*std::move(s));
-  }
-  return Pipeline<T>(MixStage<T>::Make(std::move(stages), std::move(options)));
-}
-// a.Zip(b) (zip.h).
-template <typename A, typename B>
-Pipeline<std::pair<A, B>> Zip(Pipeline<A> a, Pipeline<B> b, ZipOptions options = {}) {
-  return std::move(a).Zip(std::move(b), std::move(options));
-}
-
 }  // namespace dataecho
+
+// From(), FromVector(), FromGenerator(), FromRange(); Interleave(), Mix(),
+// Zip() over pipelines.
+#include "dataecho/make_pipeline.h"  // IWYU pragma: export
 
 #endif  // DATAECHO_PIPELINE_H_
