@@ -4,7 +4,9 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -12,11 +14,13 @@
 #include "dataecho/pipeline.h"
 #include "gtest/gtest.h"
 #include "support/examples.h"
+#include "support/gated_sources.h"
 
 namespace dataecho {
 namespace {
 
 using testing::Drain;
+using testing::GatedSource;
 using testing::MakeExample;
 using testing::MakeExamples;
 
@@ -212,6 +216,63 @@ TEST(BatchTest, RowThreadsPullInOrderAndStopAtTheBatchAndTheError) {
     b = p.Next();
     EXPECT_EQ(b.status().code(), absl::StatusCode::kDataLoss) << "threads " << threads;
     EXPECT_EQ(pulls, 4500);
+  }
+}
+
+constexpr int64_t kCutShortRows = 1000;
+
+// With row threads a row sits in the stage's raw row slots from when it is
+// gathered until a pool thread converts and destroys it. A batch cut short
+// (an input error after some of its rows, a Cancel() or the pipeline
+// destroyed while it waits for the rest) still releases every row gathered:
+// nothing hangs, and the payload the rows share is back to one owner (under
+// ASan: nothing leaks). 1,000 rows of 512 bytes: one chunk of 512 rows handed
+// to the pool, 488 rows not yet.
+TEST(BatchTest, RowThreadsReleaseEveryRowOfABatchCutShort) {
+  MutableBuffer bytes(512);
+  std::memset(bytes.data(), 7, 512);
+  const Buffer payload = std::move(bytes).Freeze();
+  auto source_of = [&](GatedSource<Example>** raw, int64_t rows = kCutShortRows) {
+    auto source = std::make_unique<GatedSource<Example>>();
+    for (int64_t i = 0; i < rows; ++i) {
+      Example e;
+      e.components.push_back(*Tensor::Make(DType::kUInt8, {512}, payload));
+      e.source_index = static_cast<uint64_t>(i);
+      source->Push(std::move(e));
+    }
+    *raw = source.get();
+    return From(StagePtr<Example>(std::move(source)));
+  };
+  for (int threads : {2, 3}) {
+    const BatchOptions options{.batch_size = 3000, .threads = threads, .parallel_min_rows = 1};
+    GatedSource<Example>* source = nullptr;
+    {  // An input error: the rows before it make a batch, then the error, not taken.
+      auto p = source_of(&source).Batch(options);
+      source->Push(absl::DataLossError("bad record"));
+      auto b = p.Next();
+      ASSERT_TRUE(b.ok() && b->has_value()) << b.status();
+      EXPECT_EQ((*b)->num_rows, kCutShortRows);
+      EXPECT_EQ(payload.use_count(), 1) << "threads " << threads;
+    }
+    {  // Cancelled from another thread while the batch waits for its next row.
+      auto p = source_of(&source).Batch(options);
+      std::thread canceller([&] {
+        source->AwaitWaiting(1);
+        p.Cancel();
+      });
+      auto b = p.Next();
+      canceller.join();
+      EXPECT_TRUE(!b.ok() || b->has_value()) << "threads " << threads;
+      EXPECT_EQ(payload.use_count(), 1) << "threads " << threads;
+    }
+    {  // Destroyed while a Prefetch's producer, running ahead, waits inside the
+       // half-filled second batch.
+      auto p = source_of(&source, 3000 + kCutShortRows).Batch(options).Prefetch({.depth = 1});
+      auto b = p.Next();
+      ASSERT_TRUE(b.ok() && b->has_value()) << b.status();
+      source->AwaitWaiting(1);
+    }
+    EXPECT_EQ(payload.use_count(), 1) << "threads " << threads;
   }
 }
 
