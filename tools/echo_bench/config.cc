@@ -24,21 +24,22 @@ const dataecho::bench::BenchConfig& Defaults() {
 }
 }  // namespace
 
-ABSL_FLAG(std::string, source, Defaults().source,
-          "records to read: a path, glob, file://, http(s)://, gs://, s3://\n"
-          "(default: Fashion-MNIST converted to TFRecord shards, served\n"
-          "over loopback HTTP with added latency)");
-ABSL_FLAG(std::string, format, Defaults().format,
-          "tfrecord (image records, see docs/formats.md) or idx\n"
-          "(--source=IMAGES_URI,LABELS_URI)");
-ABSL_FLAG(std::string, dataset, Defaults().dataset,
-          "fashion_mnist, or imagenet: JPEGs of 300-500 px (made from\n"
-          "python3-skimage's photographs) decoded upstream, then\n"
-          "RandomResizedCrop 224 + flip + normalize to FP16");
-ABSL_FLAG(std::string, data_dir, Defaults().data_dir,
-          "cache of the default dataset's shards [~/.cache/dataecho]");
-ABSL_FLAG(double, latency_ms, Defaults().latency_ms,
-          "default source: added latency per HTTP request");
+// A flag whose default is BenchConfig's field of the same name.
+#define BENCH_FLAG(type, name, help) ABSL_FLAG(type, name, Defaults().name, help)
+
+BENCH_FLAG(std::string, source,
+           "records to read: a path, glob, file://, http(s)://, gs://, s3://\n"
+           "(default: Fashion-MNIST converted to TFRecord shards, served\n"
+           "over loopback HTTP with added latency)");
+BENCH_FLAG(std::string, format,
+           "tfrecord (image records, see docs/formats.md) or idx\n"
+           "(--source=IMAGES_URI,LABELS_URI)");
+BENCH_FLAG(std::string, dataset,
+           "fashion_mnist, or imagenet: JPEGs of 300-500 px (made from\n"
+           "python3-skimage's photographs) decoded upstream, then\n"
+           "RandomResizedCrop 224 + flip + normalize to FP16");
+BENCH_FLAG(std::string, data_dir, "cache of the default dataset's shards [~/.cache/dataecho]");
+BENCH_FLAG(double, latency_ms, "default source: added latency per HTTP request");
 ABSL_FLAG(std::string, echo, fmt::format("{}", fmt::join(Defaults().echo, ",")),
           "echo factors to run (e=1, the baseline, always runs)");
 ABSL_FLAG(std::string, insert, std::string(dataecho::bench::InsertName(Defaults().insert)),
@@ -52,48 +53,45 @@ ABSL_FLAG(bool, grid, false,
           "run every fixed placement x --echo factor and auto\n"
           "(--max_echo) in one run, rotating; report auto / best\n"
           "fixed steps/s");
-ABSL_FLAG(double, max_echo, Defaults().max_echo,
-          "adaptive: at most M emissions per item (one run per\n"
-          "--echo value too, e=1 runs as the baseline); auto: the\n"
-          "largest factor it may choose");
-ABSL_FLAG(int64_t, batch_size, Defaults().batch_size, "rows per batch");
-ABSL_FLAG(int64_t, shuffle_buffer, Defaults().shuffle_buffer,
-          "shuffle buffer after example echoing");
+BENCH_FLAG(double, max_echo,
+           "adaptive: at most M emissions per item (one run per\n"
+           "--echo value too, e=1 runs as the baseline); auto: the\n"
+           "largest factor it may choose");
+BENCH_FLAG(int64_t, batch_size, "rows per batch");
+BENCH_FLAG(int64_t, shuffle_buffer, "shuffle buffer after example echoing");
 ABSL_FLAG(int64_t, seed, static_cast<int64_t>(Defaults().seed), "seed of every random stage");
-ABSL_FLAG(double, step_ms, Defaults().step_ms, "time of one training step (busy-wait)");
+BENCH_FLAG(double, step_ms, "time of one training step (busy-wait)");
 ABSL_FLAG(bool, no_pin, !Defaults().pin_trainer,
           "do not keep a CPU for the trainer (by default, with two\n"
           "or more CPUs, the busy-wait step runs on a CPU of its own\n"
           "and the pipeline's threads on the others)");
-ABSL_FLAG(double, upstream_ratio, Defaults().upstream_ratio,
-          "upstream time per batch / step time; 0 = unthrottled");
-ABSL_FLAG(double, target_ratio, Defaults().target_ratio,
-          "with --upstream_ratio=0: choose --step_ms so that the\n"
-          "measured upstream is R steps per batch (0 = off)");
-ABSL_FLAG(int64_t, steps, Defaults().steps, "measured steps per run");
-ABSL_FLAG(int64_t, repeats, Defaults().repeats,
-          "runs per factor: every repeat runs the baseline and\n"
-          "each factor once, the order rotating per repeat; the\n"
-          "table shows medians and their spread");
-ABSL_FLAG(double, baseline_tolerance, Defaults().baseline_tolerance,
-          "warn when the baseline's steps/s is further than this\n"
-          "(relative) from its nominal 1 / (R x step)");
-ABSL_FLAG(double, max_efficiency, Defaults().max_efficiency,
-          "warn when an efficiency is above this");
-ABSL_FLAG(double, max_spread, Defaults().max_spread,
-          "warn when a factor's steps/s over the repeats spread\n"
-          "by more than this: (max - min) / median");
-ABSL_FLAG(double, max_trainer_lost, Defaults().max_trainer_lost,
-          "warn when the trainer loop was neither waiting nor\n"
-          "stepping (other load had its CPU) for more than this\n"
-          "part of a run");
-ABSL_FLAG(bool, strict, Defaults().strict, "exit with status 3 when there is a warning");
-ABSL_FLAG(std::string, json, Defaults().json, "write the results as JSON");
-ABSL_FLAG(std::string, plot, Defaults().plot, "write speedup vs echo factor as SVG");
-ABSL_FLAG(std::string, trace, Defaults().trace,
-          "write a timeline of the whole run (every factor) as Chrome\n"
-          "trace-event JSON: open it in ui.perfetto.dev (docs/stats.md)");
-ABSL_FLAG(bool, stats, Defaults().stats, "print every stage's statistics after each run");
+BENCH_FLAG(double, upstream_ratio, "upstream time per batch / step time; 0 = unthrottled");
+BENCH_FLAG(double, target_ratio,
+           "with --upstream_ratio=0: choose --step_ms so that the\n"
+           "measured upstream is R steps per batch (0 = off)");
+BENCH_FLAG(int64_t, steps, "measured steps per run");
+BENCH_FLAG(int64_t, repeats,
+           "runs per factor: every repeat runs the baseline and\n"
+           "each factor once, the order rotating per repeat; the\n"
+           "table shows medians and their spread");
+BENCH_FLAG(double, baseline_tolerance,
+           "warn when the baseline's steps/s is further than this\n"
+           "(relative) from its nominal 1 / (R x step)");
+BENCH_FLAG(double, max_efficiency, "warn when an efficiency is above this");
+BENCH_FLAG(double, max_spread,
+           "warn when a factor's steps/s over the repeats spread\n"
+           "by more than this: (max - min) / median");
+BENCH_FLAG(double, max_trainer_lost,
+           "warn when the trainer loop was neither waiting nor\n"
+           "stepping (other load had its CPU) for more than this\n"
+           "part of a run");
+BENCH_FLAG(bool, strict, "exit with status 3 when there is a warning");
+BENCH_FLAG(std::string, json, "write the results as JSON");
+BENCH_FLAG(std::string, plot, "write speedup vs echo factor as SVG");
+BENCH_FLAG(std::string, trace,
+           "write a timeline of the whole run (every factor) as Chrome\n"
+           "trace-event JSON: open it in ui.perfetto.dev (docs/stats.md)");
+BENCH_FLAG(bool, stats, "print every stage's statistics after each run");
 ABSL_FLAG(bool, no_progress, !Defaults().progress,
           "no progress bar (also off when stderr is not a terminal)");
 
