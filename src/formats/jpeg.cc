@@ -34,6 +34,35 @@ std::string Where(std::string_view context) {
   return context.empty() ? std::string() : fmt::format(" in {}", context);
 }
 
+// A JPEG's header, read with the thread's decompressor `h`.
+struct Header {
+  tjhandle h = nullptr;
+  int width = 0, height = 0, colorspace = 0;
+};
+
+// The header of `jpeg`: DATA_LOSS for one too large or corrupt, or of no
+// pixels; RESOURCE_EXHAUSTED if no decompressor can be made.
+absl::StatusOr<Header> ReadHeader(std::string_view jpeg, std::string_view context) {
+  Header header;
+  header.h = Decompressor();
+  if (header.h == nullptr) return absl::ResourceExhaustedError("tjInitDecompress failed");
+  if (jpeg.size() > std::numeric_limits<unsigned long>::max()) {
+    return absl::DataLossError(fmt::format("JPEG too large{}", Where(context)));
+  }
+  int subsamp = 0;
+  if (tjDecompressHeader3(header.h, reinterpret_cast<const unsigned char*>(jpeg.data()),
+                          static_cast<unsigned long>(jpeg.size()), &header.width, &header.height,
+                          &subsamp, &header.colorspace) != 0) {
+    return absl::DataLossError(
+        fmt::format("corrupt JPEG{}: {}", Where(context), tjGetErrorStr2(header.h)));
+  }
+  if (header.width <= 0 || header.height <= 0) {
+    return absl::DataLossError(
+        fmt::format("corrupt JPEG{}: {}x{} pixels", Where(context), header.width, header.height));
+  }
+  return header;
+}
+
 }  // namespace
 
 absl::StatusOr<Tensor> DecodeJpeg(std::string_view jpeg, const JpegDecodeOptions& options,
@@ -42,22 +71,11 @@ absl::StatusOr<Tensor> DecodeJpeg(std::string_view jpeg, const JpegDecodeOptions
     return absl::InvalidArgumentError(
         fmt::format("JPEG channels must be 0, 1 or 3, got {}", options.channels));
   }
-  tjhandle h = Decompressor();
-  if (h == nullptr) return absl::ResourceExhaustedError("tjInitDecompress failed");
-  if (jpeg.size() > std::numeric_limits<unsigned long>::max()) {
-    return absl::DataLossError(fmt::format("JPEG too large{}", Where(context)));
-  }
+  absl::StatusOr<Header> header = ReadHeader(jpeg, context);
+  if (!header.ok()) return header.status();
+  tjhandle h = header->h;
+  const int width = header->width, height = header->height, colorspace = header->colorspace;
   const auto* src = reinterpret_cast<const unsigned char*>(jpeg.data());
-  int width = 0, height = 0, subsamp = 0, colorspace = 0;
-  if (tjDecompressHeader3(h, src, static_cast<unsigned long>(jpeg.size()), &width, &height,
-                          &subsamp, &colorspace) != 0) {
-    return absl::DataLossError(
-        fmt::format("corrupt JPEG{}: {}", Where(context), tjGetErrorStr2(h)));
-  }
-  if (width <= 0 || height <= 0) {
-    return absl::DataLossError(
-        fmt::format("corrupt JPEG{}: {}x{} pixels", Where(context), width, height));
-  }
   if (int64_t{width} * height > options.max_pixels) {
     return absl::ResourceExhaustedError(fmt::format("JPEG of {}x{} pixels{} exceeds max_pixels {}",
                                                     width, height, Where(context),
@@ -93,25 +111,12 @@ absl::StatusOr<Tensor> DecodeJpeg(std::string_view jpeg, const JpegDecodeOptions
 }
 
 absl::StatusOr<JpegInfo> ReadJpegInfo(std::string_view jpeg, std::string_view context) {
-  tjhandle h = Decompressor();
-  if (h == nullptr) return absl::ResourceExhaustedError("tjInitDecompress failed");
-  if (jpeg.size() > std::numeric_limits<unsigned long>::max()) {
-    return absl::DataLossError(fmt::format("JPEG too large{}", Where(context)));
-  }
-  int width = 0, height = 0, subsamp = 0, colorspace = 0;
-  if (tjDecompressHeader3(h, reinterpret_cast<const unsigned char*>(jpeg.data()),
-                          static_cast<unsigned long>(jpeg.size()), &width, &height, &subsamp,
-                          &colorspace) != 0) {
-    return absl::DataLossError(
-        fmt::format("corrupt JPEG{}: {}", Where(context), tjGetErrorStr2(h)));
-  }
-  if (width <= 0 || height <= 0) {
-    return absl::DataLossError(
-        fmt::format("corrupt JPEG{}: {}x{} pixels", Where(context), width, height));
-  }
+  absl::StatusOr<Header> header = ReadHeader(jpeg, context);
+  if (!header.ok()) return header.status();
+  const int colorspace = header->colorspace;
   JpegInfo info;
-  info.height = height;
-  info.width = width;
+  info.height = header->height;
+  info.width = header->width;
   info.components = colorspace == TJCS_GRAY                              ? 1
                     : colorspace == TJCS_CMYK || colorspace == TJCS_YCCK ? 4
                                                                          : 3;

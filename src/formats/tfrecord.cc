@@ -31,6 +31,18 @@ using internal::LoadLE64;
 using internal::StoreLE32;
 using internal::StoreLE64;
 
+// The bytes around a record's payload: its length and the length's masked
+// CRC-32C before it, the payload's masked CRC-32C after it.
+struct Framing {
+  explicit Framing(std::string_view payload) {
+    StoreLE64(header, payload.size());
+    StoreLE32(header + 8, MaskCrc32c(Crc32c(header, 8)));
+    StoreLE32(footer, MaskCrc32c(Crc32c(payload.data(), payload.size())));
+  }
+  uint8_t header[kTFRecordHeaderBytes];
+  uint8_t footer[kTFRecordFooterBytes];
+};
+
 // What the first 4 bytes of a file that is not TFRecord look like, for the
 // message: "; this looks like an IDX file: ..." or "".
 std::string FormatHint(const uint8_t* p) {
@@ -187,14 +199,10 @@ class FileWriter final : public TFRecordWriter {
 
   absl::Status Write(std::string_view payload) override {
     if (file_ == nullptr) return absl::FailedPreconditionError(fmt::format("{} is closed", path_));
-    uint8_t header[kTFRecordHeaderBytes];
-    StoreLE64(header, payload.size());
-    StoreLE32(header + 8, MaskCrc32c(Crc32c(header, 8)));
-    uint8_t footer[kTFRecordFooterBytes];
-    StoreLE32(footer, MaskCrc32c(Crc32c(payload.data(), payload.size())));
-    DATAECHO_RETURN_IF_ERROR(Put(header, sizeof(header)));
+    const Framing f(payload);
+    DATAECHO_RETURN_IF_ERROR(Put(f.header, sizeof(f.header)));
     DATAECHO_RETURN_IF_ERROR(Put(payload.data(), payload.size()));
-    DATAECHO_RETURN_IF_ERROR(Put(footer, sizeof(footer)));
+    DATAECHO_RETURN_IF_ERROR(Put(f.footer, sizeof(f.footer)));
     ++records_;
     return absl::OkStatus();
   }
@@ -339,14 +347,10 @@ StagePtr<Record> MakeTFRecordSource(std::shared_ptr<ObjectStore> store,
 }
 
 void AppendTFRecord(std::string* out, std::string_view payload) {
-  uint8_t header[kTFRecordHeaderBytes];
-  StoreLE64(header, payload.size());
-  StoreLE32(header + 8, MaskCrc32c(Crc32c(header, 8)));
-  uint8_t footer[kTFRecordFooterBytes];
-  StoreLE32(footer, MaskCrc32c(Crc32c(payload.data(), payload.size())));
-  out->append(reinterpret_cast<const char*>(header), sizeof(header));
+  const Framing f(payload);
+  out->append(reinterpret_cast<const char*>(f.header), sizeof(f.header));
   out->append(payload);
-  out->append(reinterpret_cast<const char*>(footer), sizeof(footer));
+  out->append(reinterpret_cast<const char*>(f.footer), sizeof(f.footer));
 }
 
 absl::StatusOr<std::unique_ptr<TFRecordWriter>> TFRecordWriter::Create(
