@@ -30,8 +30,9 @@ class ConsumerMeter {
   // pulls), so a pipeline whose elements repeat a pattern (an Echo emitting
   // a fresh item, then copies) is not always timed at the same place in it.
   // Where a pull and the step after it take less than kSampleEveryNanos /
-  // period, the period grows (up to kMaxPeriod) so that about one pull in
-  // kSampleEveryNanos is timed: the clock's share of a cheap pull stays small.
+  // period on average, the period grows (up to kMaxPeriod) so that about one
+  // pull in kSampleEveryNanos is timed: the clock's share of a cheap pull
+  // stays small.
   explicit ConsumerMeter(int64_t period) : min_period_(period < 1 ? 1 : period) {
     period_ = next_weight_ = min_period_;
     until_timed_ = 1;  // the first pull (first_s)
@@ -86,6 +87,7 @@ class ConsumerMeter {
   // many pulls apart.
   static constexpr int64_t kSampleEveryNanos = 20'000;
   static constexpr int64_t kMaxPeriod = 1024;
+  static constexpr int64_t kDecideEvery = 64;
   // The current period (tests).
   int64_t period() const { return period_; }
 
@@ -98,15 +100,19 @@ class ConsumerMeter {
     rng_ ^= rng_ << 17;
     until_timed_ = 1 + static_cast<int64_t>(rng_ % static_cast<uint64_t>(2 * period_ - 1));
   }
-  // `nanos`: one timed pull and the step after it (< 0: not a cost). The
-  // period doubles while period * cost stays under kSampleEveryNanos and
-  // halves (not below the one asked for) once it is over twice that.
+  // `nanos`: one timed pull and the step after it (< 0: not a cost). Every
+  // kDecideEvery of them, their mean decides: the period doubles while period
+  // * mean stays under kSampleEveryNanos and halves (not below the one asked
+  // for) once it is over twice that. (A mean over many samples, not the last
+  // few: where one pull in 16 is slow, a few cheap samples in a row must not
+  // make the samples so sparse that the slow ones go unseen.)
   void Adapt(int64_t nanos) {
     if (nanos < 0) return;
-    // A smoothed cost, so one slow or fast pull does not move the period.
-    cost_ =
-        cost_ < 0 ? static_cast<double>(nanos) : cost_ + (static_cast<double>(nanos) - cost_) / 8;
-    const double spacing = cost_ * static_cast<double>(period_);
+    window_ns_ += nanos;
+    if (++window_n_ < kDecideEvery) return;
+    const double spacing = static_cast<double>(window_ns_) / static_cast<double>(window_n_) *
+                           static_cast<double>(period_);
+    window_ns_ = window_n_ = 0;
     if (spacing < kSampleEveryNanos && period_ < kMaxPeriod) {
       period_ *= 2;
     } else if (spacing > 2 * kSampleEveryNanos && period_ > min_period_) {
@@ -132,7 +138,7 @@ class ConsumerMeter {
   int64_t weight_ = 1, next_weight_;
   int64_t until_timed_;
   uint64_t rng_ = 0x9E3779B97F4A7C15ULL;
-  double cost_ = -1;  // smoothed nanos of a pull and its step; < 0 before the first
+  int64_t window_ns_ = 0, window_n_ = 0;  // samples since the last decision
   int64_t last_in_next_ = -1;
   int64_t trace_in_ = 0, trace_out_ = 0;
   bool timed_ = false;
