@@ -1,6 +1,7 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
-// checkpoint.cc: the state format (include/dataecho/checkpoint.h).
+// checkpoint.cc: reading the state format (include/dataecho/checkpoint.h),
+// the options hash and the shape check; StateWriter is in state_writer.cc.
 
 #include "dataecho/checkpoint.h"
 
@@ -13,45 +14,14 @@
 #include "absl/strings/str_cat.h"
 #include "dataecho/crc32c.h"
 #include "dataecho/internal/random.h"
+#include "state_encoding.h"
 
 namespace dataecho {
 namespace {
 
-constexpr std::string_view kMagic = "DEST";
-
-void PutVarint(std::string* out, uint64_t v) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-void PutFixed(std::string* out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
-// Reads a varint at *pos of `s` (not past `end`); false if truncated or over 64 bits.
-bool GetVarint(std::string_view s, size_t* pos, size_t end, uint64_t* v) {
-  uint64_t result = 0;
-  for (int shift = 0; shift <= 63 && *pos < end; shift += 7) {
-    const auto byte = static_cast<uint8_t>(s[(*pos)++]);
-    if (shift == 63 && byte > 1) return false;
-    result |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) {
-      *v = result;
-      return true;
-    }
-  }
-  return false;
-}
-
-uint64_t GetFixed(std::string_view s, size_t pos, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i)
-    v |= static_cast<uint64_t>(static_cast<uint8_t>(s[pos + i])) << (8 * i);
-  return v;
-}
+using internal::GetFixed;
+using internal::GetVarint;
+using internal::kStateMagic;
 
 absl::Status Corrupt(const std::string& what) {
   return absl::DataLossError(absl::StrCat("pipeline state: ", what));
@@ -69,201 +39,8 @@ OptionsHash& OptionsHash::Add(std::string_view s) {
   return Add(static_cast<uint64_t>(Crc32c(s)));
 }
 
-void StateWriter::BeginStage(std::string_view name, uint64_t options_hash) {
-  shape_.push_back({std::string(name), options_hash});
-  if (spare_payloads_.empty()) {
-    payloads_.emplace_back();
-  } else {
-    payloads_.push_back(std::move(spare_payloads_.back()));
-    spare_payloads_.pop_back();
-  }
-}
-
-void StateWriter::U64(uint64_t v) { PutVarint(payloads_.empty() ? &loose_ : &payloads_.back(), v); }
-void StateWriter::I64(int64_t v) {
-  U64((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
-}
-void StateWriter::Double(double v) {
-  PutFixed(payloads_.empty() ? &loose_ : &payloads_.back(), std::bit_cast<uint64_t>(v), 8);
-}
-void StateWriter::Fixed32(uint32_t v) {
-  PutFixed(payloads_.empty() ? &loose_ : &payloads_.back(), v, 4);
-}
-void StateWriter::Bytes(std::string_view s) {
-  U64(s.size());
-  (payloads_.empty() ? loose_ : payloads_.back()).append(s);
-}
-
-// Sections encoded once (StateWriter::Seal), with their CRC-32C.
-struct StateWriter::Sealed {
-  std::string bytes;
-  uint32_t crc = 0;
-  size_t stages = 0;
-  size_t payload_bytes = 0;
-};
-
-namespace {
-// A section buffer larger than this is freed, not kept for the next write.
-constexpr size_t kMaxSparePayload = 64 << 10;
-}  // namespace
-
-void StateWriter::Reset() {
-  for (std::string& p : payloads_) {
-    if (p.capacity() <= std::string().capacity() || p.capacity() > kMaxSparePayload) continue;
-    p.clear();
-    spare_payloads_.push_back(std::move(p));
-  }
-  payloads_.clear();
-  shape_.clear();
-  loose_.clear();
-  anchors_.clear();
-  // A block this writer sealed and never handed out (Append, FinishCord) is
-  // its alone.
-  if (!handed_out_.v.load(std::memory_order_relaxed) && sealed_.size() == 1 &&
-      sealed_[0].block.get() == sealed_here_ &&
-      sealed_[0].block->bytes.capacity() <= kMaxSparePayload) {
-    spare_block_ = std::move(sealed_[0].block);
-  }
-  sealed_.clear();
-  sealed_here_ = nullptr;
-  handed_out_.v.store(false, std::memory_order_relaxed);
-}
-
-void StateWriter::Append(const StateWriter& sections) {
-  sections.handed_out_.v.store(true, std::memory_order_relaxed);
-  if (!sections.loose_.empty()) {  // keep a bug loud: an unnamed section
-    shape_.push_back({std::string(), 0});
-    payloads_.push_back(sections.loose_);
-  }
-  const size_t offset = shape_.size();
-  shape_.insert(shape_.end(), sections.shape_.begin(), sections.shape_.end());
-  payloads_.insert(payloads_.end(), sections.payloads_.begin(), sections.payloads_.end());
-  for (const SealedRun& run : sections.sealed_) sealed_.push_back({offset + run.first, run.block});
-  anchors_.insert(anchors_.end(), sections.anchors_.begin(), sections.anchors_.end());
-}
-
-void StateWriter::Seal() {
-  if (!loose_.empty() || shape_.empty()) return;  // (a bug stays loud: Finish() as before)
-  // A block from Reset() that no one shares is written again in place.
-  std::shared_ptr<Sealed> block = spare_block_ != nullptr
-                                      ? std::const_pointer_cast<Sealed>(std::move(spare_block_))
-                                      : std::make_shared<Sealed>();
-  spare_block_.reset();
-  block->bytes.clear();
-  block->crc = 0;
-  block->stages = shape_.size();
-  block->payload_bytes = payload_bytes();
-  block->bytes.reserve(EncodedSizeBound());
-  size_t checked = 0;
-  EncodeSections(0, shape_.size(), &block->bytes, &block->crc, &checked);
-  block->crc =
-      Crc32cExtend(block->crc, block->bytes.data() + checked, block->bytes.size() - checked);
-  for (std::string& p : payloads_) {
-    if (p.capacity() > kMaxSparePayload) {
-      std::string().swap(p);
-    } else {
-      p.clear();
-      spare_payloads_.push_back(std::move(p));
-      p = std::string();
-    }
-  }
-  sealed_.clear();
-  sealed_here_ = block.get();
-  sealed_.push_back({0, std::move(block)});
-}
-
-size_t StateWriter::payload_bytes() const {
-  size_t n = loose_.size();
-  for (const std::string& p : payloads_) n += p.size();
-  for (const SealedRun& run : sealed_) n += run.block->payload_bytes;
-  return n;
-}
-
-void StateWriter::EncodeSections(size_t begin, size_t end, std::string* out, uint32_t* crc,
-                                 size_t* checked, absl::Cord* shared) const {
-  auto run = std::lower_bound(sealed_.begin(), sealed_.end(), begin,
-                              [](const SealedRun& r, size_t i) { return r.first < i; });
-  for (size_t i = begin; i < end;) {
-    if (run != sealed_.end() && run->first == i) {
-      // Checksum what came before, then take the block's bytes and CRC as they are.
-      *crc = Crc32cExtend(*crc, out->data() + *checked, out->size() - *checked);
-      const Sealed& block = *run->block;
-      if (shared != nullptr) {
-        // The block itself becomes a chunk: a reference to it, not a copy.
-        shared->Append(std::move(*out));
-        out->clear();
-        shared->Append(absl::MakeCordFromExternal(block.bytes, [keep = run->block]() {}));
-        *checked = 0;
-      } else {
-        out->append(block.bytes);
-        *checked = out->size();
-      }
-      *crc = Crc32cCombine(*crc, block.crc, block.bytes.size());
-      i += block.stages;
-      ++run;
-      continue;
-    }
-    PutVarint(out, shape_[i].name.size());
-    *out += shape_[i].name;
-    PutFixed(out, shape_[i].options_hash, 8);
-    PutVarint(out, payloads_[i].size());
-    *out += payloads_[i];
-    ++i;
-  }
-}
-
-size_t StateWriter::EncodedSizeBound() const {
-  size_t size = 32 + loose_.size();  // the header, the checksum, a loose section
-  for (size_t i = 0; i < shape_.size(); ++i) {
-    size += shape_[i].name.size() + payloads_[i].size() + 28;  // 2 varints, the hash
-  }
-  for (const SealedRun& run : sealed_) size += run.block->bytes.size();
-  return size;
-}
-
-void StateWriter::EncodeHeader(std::string* out) const {
-  *out += kMagic;
-  PutVarint(out, kStateVersion);
-  // Bytes written outside any stage make an unreadable state (a stage's bug):
-  // an extra unnamed section fails the shape check at restore.
-  const bool loose = !loose_.empty();
-  PutVarint(out, shape_.size() + (loose ? 1 : 0));
-  if (loose) {
-    PutVarint(out, 0);
-    PutFixed(out, 0, 8);
-    PutVarint(out, loose_.size());
-    *out += loose_;
-  }
-}
-
-std::string StateWriter::Finish() const {
-  std::string out;
-  out.reserve(EncodedSizeBound());  // one allocation
-  EncodeHeader(&out);
-  uint32_t crc = 0;
-  size_t checked = 0;
-  EncodeSections(0, shape_.size(), &out, &crc, &checked);
-  crc = Crc32cExtend(crc, out.data() + checked, out.size() - checked);
-  PutFixed(&out, MaskCrc32c(crc), 4);
-  return out;
-}
-
-absl::Cord StateWriter::FinishCord() const {
-  handed_out_.v.store(true, std::memory_order_relaxed);
-  absl::Cord state;
-  std::string out;  // the bytes since the last sealed block
-  EncodeHeader(&out);
-  uint32_t crc = 0;
-  size_t checked = 0;
-  EncodeSections(0, shape_.size(), &out, &crc, &checked, &state);
-  crc = Crc32cExtend(crc, out.data() + checked, out.size() - checked);
-  PutFixed(&out, MaskCrc32c(crc), 4);
-  state.Append(std::move(out));
-  return state;
-}
-
 absl::StatusOr<StateReader> StateReader::Parse(std::string_view state) {
-  if (state.size() < kMagic.size() + 4 || state.substr(0, kMagic.size()) != kMagic) {
+  if (state.size() < kStateMagic.size() + 4 || state.substr(0, kStateMagic.size()) != kStateMagic) {
     return Corrupt(absl::StrCat("not a dataecho pipeline state (", state.size(),
                                 " bytes; no \"DEST\" magic)"));
   }
@@ -275,7 +52,7 @@ absl::StatusOr<StateReader> StateReader::Parse(std::string_view state) {
   StateReader r;
   r.owned_ = std::string(state.substr(0, body));
   const std::string_view s = r.owned_;
-  size_t pos = kMagic.size();
+  size_t pos = kStateMagic.size();
   uint64_t version = 0;
   uint64_t stages = 0;
   if (!GetVarint(s, &pos, body, &version)) return Corrupt("truncated header");
