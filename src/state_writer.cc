@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <bit>
 #include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "dataecho/checkpoint.h"
 #include "dataecho/crc32c.h"
@@ -54,14 +56,21 @@ struct StateWriter::Sealed {
 namespace {
 // A section buffer larger than this is freed, not kept for the next write.
 constexpr size_t kMaxSparePayload = 64 << 10;
+
+// Takes `p`'s buffer into `spares` for a later section (if it has one worth
+// keeping), or frees it; `p` is left empty.
+void Spare(std::string& p, std::vector<std::string>& spares) {
+  const size_t capacity = p.capacity();
+  if (capacity > std::string().capacity() && capacity <= kMaxSparePayload) {
+    p.clear();
+    spares.push_back(std::move(p));
+  }
+  std::string().swap(p);
+}
 }  // namespace
 
 void StateWriter::Reset() {
-  for (std::string& p : payloads_) {
-    if (p.capacity() <= std::string().capacity() || p.capacity() > kMaxSparePayload) continue;
-    p.clear();
-    spare_payloads_.push_back(std::move(p));
-  }
+  for (std::string& p : payloads_) Spare(p, spare_payloads_);
   payloads_.clear();
   shape_.clear();
   loose_.clear();
@@ -107,15 +116,7 @@ void StateWriter::Seal() {
   EncodeSections(0, shape_.size(), &block->bytes, &block->crc, &checked);
   block->crc =
       Crc32cExtend(block->crc, block->bytes.data() + checked, block->bytes.size() - checked);
-  for (std::string& p : payloads_) {
-    if (p.capacity() > kMaxSparePayload) {
-      std::string().swap(p);
-    } else {
-      p.clear();
-      spare_payloads_.push_back(std::move(p));
-      p = std::string();
-    }
-  }
+  for (std::string& p : payloads_) Spare(p, spare_payloads_);  // (the sections stay, empty)
   sealed_.clear();
   sealed_here_ = block.get();
   sealed_.push_back({0, std::move(block)});

@@ -4,7 +4,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include "fmt/format.h"
 #include "support/temp_files.h"
@@ -54,6 +56,17 @@ pid_t StartProgram(const std::string& path, const std::vector<std::string>& args
     _exit(127);
   }
   return pid;
+}
+
+std::vector<std::string> CheckpointFiles(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with("ckpt-")) out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace dataecho::testing

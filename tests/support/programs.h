@@ -48,6 +48,10 @@ struct UsageCase {
 pid_t StartProgram(const std::string& path, const std::vector<std::string>& args,
                    const std::string& log);
 
+// The checkpoint files ("ckpt-*", not a writer's ".ckpt-*" temporaries) a
+// trainer wrote into `dir`, oldest first.
+std::vector<std::string> CheckpointFiles(const std::string& dir);
+
 }  // namespace dataecho::testing
 
 #endif  // DATAECHO_TESTS_SUPPORT_PROGRAMS_H_

@@ -102,17 +102,9 @@ TEST(TrainerCheckpointDirTest, ASecondTrainerIsRefusedNamingTheFirst) {
   };
   // Any checkpoint: the first keeps only its newest two, so one named file
   // (ckpt-...002) can be gone within milliseconds, between two polls.
-  auto has_checkpoint = [&] {
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(ck.path(), ec)) {
-      const std::string name = entry.path().filename().string();
-      if (name.starts_with("ckpt-") && name.ends_with(".dtc")) return true;
-    }
-    return false;
-  };
   bool holding = false;
   for (int i = 0; i < 6000 && !holding; ++i) {
-    holding = lock_names_first() && has_checkpoint();
+    holding = lock_names_first() && !testing::CheckpointFiles(ck.path()).empty();
     if (!holding) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_TRUE(holding) << testing::ReadFileOrDie(log);

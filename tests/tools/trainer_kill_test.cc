@@ -30,6 +30,7 @@
 namespace dataecho {
 namespace {
 
+using ::dataecho::testing::CheckpointFiles;
 using ::dataecho::testing::ReadFileOrDie;
 using ::dataecho::testing::TempDir;
 using ::dataecho::testing::WriteFileOrDie;
@@ -53,18 +54,6 @@ bool Exited(pid_t pid, int* status) {
   if (waitpid(pid, &raw, WNOHANG) != pid) return false;
   *status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
   return true;
-}
-
-// The checkpoint files in `dir`, oldest first.
-std::vector<std::string> Checkpoints(const std::string& dir) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.starts_with("ckpt-")) out.push_back(e.path().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
 // What must not change across kills: the JSON's data and model fields.
@@ -93,7 +82,7 @@ Outcome Parse(const std::string& json) {
 bool RunAndKill(const std::vector<std::string>& args, const std::string& log,
                 const std::string& dir, std::chrono::microseconds delay, size_t wanted_files,
                 int64_t min_new_steps = 0) {
-  const std::vector<std::string> before = Checkpoints(dir);
+  const std::vector<std::string> before = CheckpointFiles(dir);
   const std::string newest_before = before.empty() ? "" : before.back();
   auto step = [](const std::string& path) -> int64_t {
     std::smatch m;
@@ -108,7 +97,7 @@ bool RunAndKill(const std::vector<std::string>& args, const std::string& log,
       EXPECT_EQ(status, 0) << ReadFileOrDie(log);
       return false;
     }
-    const std::vector<std::string> now = Checkpoints(dir);
+    const std::vector<std::string> now = CheckpointFiles(dir);
     if (!now.empty() && now.back() > newest_before && now.size() >= wanted_files &&
         step(now.back()) >= step_before + min_new_steps) {
       break;
@@ -175,7 +164,7 @@ TEST_P(TrainerKillTest, KilledAtRandomMomentsEndsAsAnUninterruptedRun) {
   EXPECT_NE(ReadFileOrDie(last_log).find("resumed from " + dir), std::string::npos)
       << ReadFileOrDie(last_log);
   EXPECT_EQ(Parse(ReadFileOrDie(json)), reference) << ReadFileOrDie(log);
-  EXPECT_LE(Checkpoints(dir).size(), 2u);
+  EXPECT_LE(CheckpointFiles(dir).size(), 2u);
 }
 
 // --insert=auto and --insert=adaptive decide from timing, which is not
@@ -258,7 +247,7 @@ TEST_P(TrainerKillTest, ResumeWithAnEmptyDirectoryStartsFresh) {
   ASSERT_EQ(Wait(Start(Checkpointed(json, dir), log)), 0) << ReadFileOrDie(log);
   EXPECT_EQ(ReadFileOrDie(log).find("resumed from"), std::string::npos) << ReadFileOrDie(log);
   EXPECT_EQ(Parse(ReadFileOrDie(json)), reference);
-  EXPECT_EQ(Checkpoints(dir).size(), 2u);  // it wrote checkpoints, the last two kept
+  EXPECT_EQ(CheckpointFiles(dir).size(), 2u);  // it wrote checkpoints, the last two kept
 }
 
 TEST_P(TrainerKillTest, DamagedNewestCheckpointFallsBackToThePreviousOne) {
@@ -267,7 +256,7 @@ TEST_P(TrainerKillTest, DamagedNewestCheckpointFallsBackToThePreviousOne) {
   const std::string dir = tmp.File("ck"), json = tmp.File("out.json"), log = tmp.File("out.log");
   ASSERT_TRUE(RunAndKill(Checkpointed(json, dir), log, dir, std::chrono::microseconds(0), 2))
       << "the run ended before two checkpoints were written";
-  const std::vector<std::string> files = Checkpoints(dir);
+  const std::vector<std::string> files = CheckpointFiles(dir);
   ASSERT_EQ(files.size(), 2u);
   std::string bytes = ReadFileOrDie(files[1]);
   bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x40);
