@@ -3,6 +3,7 @@
 // The instantiations pipeline.h declares extern: compiled here once for every program.
 #include "dataecho/pipeline.h"
 
+#include "dataecho/batch.h"
 #include "dataecho/example.h"
 #include "dataecho/record.h"
 
@@ -10,5 +11,6 @@ namespace dataecho {
 
 template class Pipeline<Record>;
 template class Pipeline<Example>;
+template class Pipeline<Batch>;
 
 }  // namespace dataecho

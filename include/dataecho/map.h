@@ -133,12 +133,9 @@ class MapStage final : public UnaryStage<Out, In> {
  public:
   using Fn = std::function<absl::StatusOr<Out>(In)>;
 
-  static absl::StatusOr<StagePtr<Out>> Make(StagePtr<In> input, Fn fn, MapOptions options = {}) {
-    DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
-    DATAECHO_RETURN_IF_ERROR(options.Validate());
-    if (!fn) return absl::InvalidArgumentError(internal::StrCat(options.name, ": empty fn"));
-    return StagePtr<Out>(new MapStage(std::move(input), std::move(fn), std::move(options)));
-  }
+  // (Defined below the class, not inline: where the MapStage is one the
+  // library compiles, a program calls it instead of compiling the stage.)
+  static absl::StatusOr<StagePtr<Out>> Make(StagePtr<In> input, Fn fn, MapOptions options = {});
 
   ~MapStage() override {
     if (options_.parallelism_control) options_.parallelism_control->Attach(nullptr);
@@ -290,6 +287,15 @@ class MapStage final : public UnaryStage<Out, In> {
   // ---- parallel (internal/map_workers.h): the workers and their results ----
   internal::MapWorkers<In, Out> pool_;
 };
+
+template <typename In, typename Out>
+absl::StatusOr<StagePtr<Out>> MapStage<In, Out>::Make(StagePtr<In> input, Fn fn,
+                                                      MapOptions options) {
+  DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
+  DATAECHO_RETURN_IF_ERROR(options.Validate());
+  if (!fn) return absl::InvalidArgumentError(internal::StrCat(options.name, ": empty fn"));
+  return StagePtr<Out>(new MapStage(std::move(input), std::move(fn), std::move(options)));
+}
 
 // MapStage for the library's element types are compiled once, in
 // src/map.cc: programs link them instead of compiling them again. Other

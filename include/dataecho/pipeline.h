@@ -165,11 +165,14 @@ class Pipeline {
 
   // Examples to fused batches (batch.h). (A template of its own, like
   // PaddedBatch(), so that instantiating Pipeline<Record> explicitly leaves it
-  // out: clang 14 instantiates a constrained member regardless.)
+  // out: clang 14 instantiates a constrained member regardless. Its result's
+  // type is named through E, internal::BatchOf.)
   template <typename E = T>
-  requires std::same_as<E, Example> Pipeline<::dataecho::Batch> Batch(BatchOptions options) && {
-    if (!status_.ok()) return Pipeline<::dataecho::Batch>(status_);
-    return Pipeline<::dataecho::Batch>(BatchStage::Make(std::move(stage_), std::move(options)));
+  requires std::same_as<E, Example> Pipeline<typename internal::BatchOf<E>::type> Batch(
+      BatchOptions options) && {
+    using P = Pipeline<typename internal::BatchOf<E>::type>;
+    if (!status_.ok()) return P(status_);
+    return P(BatchStage::Make(std::move(stage_), std::move(options)));
   }
 
   // Batches back to one Example per row, each with its row's label, source
@@ -228,11 +231,11 @@ class Pipeline {
   // Examples whose components vary in shape to padded Batches with masks and
   // lengths (padded_batch.h).
   template <typename E = T>
-  requires std::same_as<E, Example> Pipeline<::dataecho::Batch> PaddedBatch(
+  requires std::same_as<E, Example> Pipeline<typename internal::BatchOf<E>::type> PaddedBatch(
       PaddedBatchOptions options) && {
-    if (!status_.ok()) return Pipeline<::dataecho::Batch>(status_);
-    return Pipeline<::dataecho::Batch>(
-        PaddedBatchStage::Make(std::move(stage_), std::move(options)));
+    using P = Pipeline<typename internal::BatchOf<E>::type>;
+    if (!status_.ok()) return P(status_);
+    return P(PaddedBatchStage::Make(std::move(stage_), std::move(options)));
   }
   // `for (T& x : pipeline)`: the elements until the end or the first error,
   // which status() then holds (pipeline_iterator.h).
@@ -359,13 +362,13 @@ class Pipeline {
 
 namespace dataecho {
 
-// Pipeline of records and of examples is compiled once, in src/pipeline.cc:
-// programs link it instead of compiling it again. Other types are
-// instantiated where they are used, as usual. (Not Pipeline<Batch>: the
-// class names it, so it is instantiated with the class, before an explicit
-// instantiation could mark it exported. Its members are small.)
+// Pipeline of records, of examples and of batches is compiled once, in
+// src/pipeline.cc: programs link it instead of compiling it again (and the
+// stages its members make). Other types are instantiated where they are
+// used, as usual.
 extern template class DATAECHO_EXPORT Pipeline<Record>;
 extern template class DATAECHO_EXPORT Pipeline<Example>;
+extern template class DATAECHO_EXPORT Pipeline<Batch>;
 
 }  // namespace dataecho
 

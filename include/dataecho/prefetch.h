@@ -94,11 +94,8 @@ struct PrefetchOptions {
 template <typename T>
 class PrefetchStage final : public UnaryStage<T, T> {
  public:
-  static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, PrefetchOptions options = {}) {
-    DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
-    DATAECHO_RETURN_IF_ERROR(options.Validate());
-    return StagePtr<T>(new PrefetchStage(std::move(input), std::move(options)));
-  }
+  // (Defined below the class, not inline, as MapStage::Make.)
+  static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, PrefetchOptions options = {});
 
   ~PrefetchStage() override {
     this->Cancel();
@@ -232,6 +229,13 @@ class PrefetchStage final : public UnaryStage<T, T> {
   mutable internal::RunAheadQueue<T> queue_;  // the core: lock, counts, waits
   std::thread producer_;  // last: joined (in the destructor) before anything above goes
 };
+
+template <typename T>
+absl::StatusOr<StagePtr<T>> PrefetchStage<T>::Make(StagePtr<T> input, PrefetchOptions options) {
+  DATAECHO_RETURN_IF_ERROR(internal::CheckInput(input, options.name));
+  DATAECHO_RETURN_IF_ERROR(options.Validate());
+  return StagePtr<T>(new PrefetchStage(std::move(input), std::move(options)));
+}
 
 // PrefetchStage for the library's element types are compiled once, in
 // src/prefetch.cc: programs link them instead of compiling them again. Other

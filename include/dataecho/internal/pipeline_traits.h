@@ -51,6 +51,15 @@ struct AsStage<absl::StatusOr<StagePtr<U>>> {
   static absl::StatusOr<StagePtr<U>> Convert(absl::StatusOr<StagePtr<U>> s) { return s; }
 };
 
+// Batch, named through E: a builder member that returns a pipeline of
+// batches says Pipeline<typename BatchOf<E>::type>, a dependent type, so that
+// Pipeline<Batch> is not instantiated with the class that declares it (and
+// can be declared extern after it, pipeline.h).
+template <typename E>
+struct BatchOf {
+  using type = Batch;
+};
+
 }  // namespace dataecho::internal
 
 #endif  // DATAECHO_INTERNAL_PIPELINE_TRAITS_H_
