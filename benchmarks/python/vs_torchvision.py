@@ -9,6 +9,10 @@ to the same output (a float32 batch [B, 3, 224, 224], normalized):
                RandomResizedCrop straight from the JPEG (decode + crop + resize +
                flip + normalize + cast) -> Batch; on 1 CPU (--cpus=1, in the
                consumer's thread) and on all CPUs (a Map of one thread per CPU).
+  dataecho.torch  the same pipeline built from Python (from_tfrecord ->
+               map([encoded_image_record, RandomResizedCrop(...)]) -> batch) in a
+               dataecho.torch.DataLoader with num_workers=0: on 1 CPU (the map
+               inline) and on all CPUs (a map of one thread per CPU).
   torchvision  datasets.ImageFolder over the same JPEGs (extracted once from the
                shards) + transforms.RandomResizedCrop(224), RandomHorizontalFlip,
                ToTensor, Normalize in a DataLoader with 0, 1 and 2 workers
@@ -16,6 +20,7 @@ to the same output (a float32 batch [B, 3, 224, 224], normalized):
 
 Runs alternate, round after round, in one sitting. Writes
 {"dataecho_images_per_second": {"1": .., "all": ..},
+ "dataecho_torch_images_per_second": {"1": .., "all": ..},
  "torchvision_images_per_second": {"0": .., "1": .., "2": ..},
  "ratio_per_core": ..}  (medians over rounds; ratio = dataecho on one CPU over
 torchvision's best images/s per CPU used, workers counted as CPUs, 0 workers as
@@ -122,6 +127,49 @@ def run_torchvision(root, workers, count, batch_size):
         os.sched_setaffinity(0, all_cpus)
 
 
+def run_dataecho_torch(shards, cpus, count, batch_size):
+    """The same pipeline from Python, in a dataecho.torch.DataLoader (num_workers=0)."""
+    import torch
+    import dataecho
+    import dataecho.torch as dt
+
+    torch.set_num_threads(1)
+    all_cpus = os.sched_getaffinity(0)
+    if cpus == 1:  # before the pipeline's threads start: they inherit it
+        os.sched_setaffinity(0, {min(all_cpus)})
+    try:
+        crop = dataecho.RandomResizedCrop(flip_probability=0.5, dtype="float32",
+                                          mean=[0.485, 0.456, 0.406],
+                                          stddev=[0.229, 0.224, 0.225], channels_first=True,
+                                          seed=1)
+        parallelism = 0 if cpus == 1 else cpus
+
+        def build(shard):
+            return (dataecho.from_tfrecord(shards, cycle_length=2, shard=shard)
+                    .repeat()
+                    .map([dataecho.encoded_image_record, crop], parallelism=parallelism)
+                    .batch(batch_size=batch_size, drop_remainder=True))
+
+        loader = dt.DataLoader(dt.PipelineDataset(build), batch_size=None, num_workers=0)
+        batches = max(1, count // batch_size)
+        it = iter(loader)
+        for _ in range(4):  # warm-up: threads started, the few batch buffers in turn faulted in
+            x, _ = next(it)
+        assert tuple(x.shape) == (batch_size, 3, 224, 224) and x.dtype == torch.float32
+        del x
+        cpu0 = cpu_seconds()
+        t0 = time.perf_counter()
+        for _ in range(batches):
+            next(it)
+        seconds = time.perf_counter() - t0
+        cpu = cpu_seconds() - cpu0
+        del it
+        return {"images_per_second": batches * batch_size / seconds,
+                "images_per_cpu_second": batches * batch_size / cpu}
+    finally:
+        os.sched_setaffinity(0, all_cpus)
+
+
 def run_dataecho(bench, cpus, count, batch_size, images):
     threads = 0 if cpus == 1 else cpus
     out = subprocess.run([bench, "--mode=throughput", f"--cpus={cpus}", f"--threads={threads}",
@@ -138,8 +186,9 @@ def main():
     shards = shards_of(args.bench, args.images)
     root = extract_folder(shards)
     ncpu = len(os.sched_getaffinity(0))
-    configs = [("dataecho", "1"), ("dataecho", "all"), ("torchvision", "0"),
-               ("torchvision", "1"), ("torchvision", "2")]
+    configs = [("dataecho", "1"), ("dataecho", "all"), ("dataecho.torch", "1"),
+               ("dataecho.torch", "all"), ("torchvision", "0"), ("torchvision", "1"),
+               ("torchvision", "2")]
     runs = {c: [] for c in configs}
     ratios = []
     for r in range(args.rounds):
@@ -149,11 +198,14 @@ def main():
             if side == "dataecho":
                 res = run_dataecho(args.bench, 1 if key == "1" else ncpu, args.count,
                                    args.batch_size, args.images)
+            elif side == "dataecho.torch":
+                res = run_dataecho_torch(shards, 1 if key == "1" else ncpu, args.count,
+                                         args.batch_size)
             else:
                 res = run_torchvision(root, int(key), args.count, args.batch_size)
             this[(side, key)] = res
             runs[(side, key)].append(res)
-            print(f"round {r + 1} {side:11s} {key:>3s}: {res['images_per_second']:8.1f} images/s"
+            print(f"round {r + 1} {side:14s} {key:>3s}: {res['images_per_second']:8.1f} images/s"
                   f"  {res['images_per_cpu_second']:8.1f} images/CPU-s", file=sys.stderr)
         best_tv = max(this[("torchvision", k)]["images_per_second"] / max(1, int(k))
                       for k in ("0", "1", "2"))
@@ -164,11 +216,18 @@ def main():
 
     result = {
         "dataecho_images_per_second": {"1": med("dataecho", "1"), "all": med("dataecho", "all")},
+        "dataecho_torch_images_per_second": {"1": med("dataecho.torch", "1"),
+                                             "all": med("dataecho.torch", "all")},
+        "all_over_one": {side: statistics.median(
+            runs[(side, "all")][i]["images_per_second"] / runs[(side, "1")][i]["images_per_second"]
+            for i in range(args.rounds)) for side in ("dataecho", "dataecho.torch")},
         "torchvision_images_per_second": {k: med("torchvision", k) for k in ("0", "1", "2")},
         "ratio_per_core": statistics.median(ratios),
         "ratio_per_core_range": [min(ratios), max(ratios)],
         "dataecho_images_per_cpu_second": {k: med("dataecho", k, "images_per_cpu_second")
                                            for k in ("1", "all")},
+        "dataecho_torch_images_per_cpu_second": {
+            k: med("dataecho.torch", k, "images_per_cpu_second") for k in ("1", "all")},
         "torchvision_images_per_cpu_second": {k: med("torchvision", k, "images_per_cpu_second")
                                               for k in ("0", "1", "2")},
         "rounds": [{f"{s} {k}": runs[(s, k)][i] for s, k in configs} for i in range(args.rounds)],

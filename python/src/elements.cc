@@ -228,6 +228,16 @@ repeat); `repeat_index` is the batch's own repeat index (batch echoing).)");
           "A DLPack capsule viewing a fused buffer (a component index, or 'labels', "
           "'source_indices', 'repeat_indices'), for torch.utils.dlpack.from_dlpack: no copy, "
           "and bfloat16 stays bfloat16.")
+      .def(
+          "without_components",
+          [](const Batch& b) {
+            Batch rows = b;
+            rows.components.clear();
+            return rows;
+          },
+          "This batch without its components: its rows' labels, source and repeat indices, "
+          "counts and epoch (what Pipeline.report_loss reads), so that holding it does not hold "
+          "the fused buffers.")
       .def("__len__", [](const Batch& b) { return b.num_rows; })
       .def("__repr__", [](const Batch& b) {
         return absl::StrCat("Batch(rows=", b.num_rows, ", fresh_rows=", b.fresh_rows,

@@ -1,6 +1,7 @@
 # Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 """dataecho.torch: a training loop's per-batch losses reach the echo planner."""
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -99,3 +100,25 @@ def test_report_loss_with_workers_says_it_cannot(small_arrays):
     ours = det.DataLoader(ds, batch_size=None, num_workers=1)
     with pytest.raises(dataecho.FailedPreconditionError, match="DataLoader workers"):
         ours.report_loss(None, 0.5)
+
+
+def test_the_batches_report_loss_can_name_hold_no_data(small_arrays):
+    """The last batches kept for report_loss() keep neither the loop's tensors nor the
+    fused buffers behind them (8 ImageNet-sized float32 batches are 308 MB), and a
+    batch the loop still holds is still found by its tensors."""
+    def build(shard):
+        return dataecho.from_arrays(*small_arrays).batch(batch_size=4)
+
+    ds = det.PipelineDataset(build)
+    it = iter(ds)
+    kept = next(it)
+    x, _ = next(it)
+    gone = weakref.ref(x)
+    del x, _
+    next(it)  # (the generator holds the batch it yielded last until the next)
+    assert gone() is None  # nothing but the loop held it
+    rows = ds._recent.find(None)
+    assert rows.num_rows == 4 and rows.components == [] and len(rows.labels) == 4
+    assert ds._recent.find(kept).num_rows == 4
+    assert ds._recent.find((kept[0].clone(),)) is None
+    del it
