@@ -28,7 +28,8 @@ TEST(EchoBenchImagenetTest, FlagsAreChecked) {
            {"--dataset=cifar", "must be fashion_mnist or imagenet"},
            {"--dataset=imagenet --format=idx", "reads tfrecord image records"},
            {"--target_ratio=4", "needs --upstream_ratio=0"},
-           {"--upstream_ratio=0 --target_ratio=-1", "must be >= 0"}}) {
+           {"--upstream_ratio=0 --target_ratio=-1", "must be >= 0"},
+           {"--pipeline_threads=-1", "must be in [0, 64]"}}) {
     const testing::ProgramRun r = RunBench(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
     EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
@@ -69,6 +70,29 @@ TEST(EchoBenchImagenetTest, DecodeBoundRunReportsTheMeasuredRatio) {
       << j;
   EXPECT_NEAR(std::stod(m[1]), std::max(1.0, std::min(2.0, measured)), 1e-6 * measured) << j;
   // 4 steps x 4 rows of 224x224 FP16 images, half of them repeats at e = 2.
+  EXPECT_NE(j.find("\"fresh_examples\": 16, \"repeated_examples\": 0"), std::string::npos) << j;
+}
+
+TEST(EchoBenchImagenetTest, PipelineThreadsRunTheDecodeAndTheAugmentationOnThatMany) {
+  const std::string dir = ::testing::TempDir() + "/echo_bench_imagenet_threads";
+  absl::StatusOr<std::vector<std::string>> shards =
+      testing::WriteImagenetLike(dir, {.images = 6, .shards = 1, .seed = 3});
+  ASSERT_TRUE(shards.ok()) << shards.status();
+  const std::string json = dir + "/out.json";
+  const testing::ProgramRun r =
+      RunBench("--no_progress --stats --dataset=imagenet --source=" + (*shards)[0] +
+               " --upstream_ratio=0 --echo=1 --steps=4 --repeats=1 --batch_size=4"
+               " --shuffle_buffer=8 --no_pin --pipeline_threads=2 --json=" +
+               json);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  // The stage table: the decode Map and the augmentation Map on 2 threads each.
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\ndecode +2 "))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\nmap +2 "))) << r.out;
+  std::ifstream f(json);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string j = ss.str();
+  EXPECT_NE(j.find("\"pipeline_threads\": 2,"), std::string::npos) << j;
   EXPECT_NE(j.find("\"fresh_examples\": 16, \"repeated_examples\": 0"), std::string::npos) << j;
 }
 

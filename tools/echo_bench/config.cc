@@ -59,6 +59,9 @@ BENCH_FLAG(double, max_echo,
            "largest factor it may choose");
 BENCH_FLAG(int64_t, batch_size, "rows per batch");
 BENCH_FLAG(int64_t, shuffle_buffer, "shuffle buffer after example echoing");
+BENCH_FLAG(int, pipeline_threads,
+           "--dataset=imagenet: threads of the decode Map and of the augmentation Map each (0: "
+           "decode on the CPUs left to the pipeline, augmentation inline)");
 ABSL_FLAG(int64_t, seed, static_cast<int64_t>(Defaults().seed), "seed of every random stage");
 BENCH_FLAG(double, step_ms, "time of one training step (busy-wait)");
 ABSL_FLAG(bool, no_pin, !Defaults().pin_trainer,
@@ -117,8 +120,9 @@ constexpr tools::FlagSpec kSourceFlags[] = {{"source", "URI"},
                                             {"data_dir", "DIR"},
                                             {"latency_ms", "MS"}};
 constexpr tools::FlagSpec kPipelineFlags[] = {
-    {"echo", "E1,E2,..."}, {"insert", "WHERE"}, {"max_echo", "M"},       {"prefer", "WHAT"},
-    {"grid", ""},          {"batch_size", "N"}, {"shuffle_buffer", "N"}, {"seed", "N"}};
+    {"echo", "E1,E2,..."},   {"insert", "WHERE"}, {"max_echo", "M"},
+    {"prefer", "WHAT"},      {"grid", ""},        {"batch_size", "N"},
+    {"shuffle_buffer", "N"}, {"seed", "N"},       {"pipeline_threads", "N"}};
 constexpr tools::FlagSpec kTrainerFlags[] = {{"step_ms", "T"},
                                              {"no_pin", ""},
                                              {"upstream_ratio", "R"},
@@ -258,6 +262,10 @@ absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
   c.max_echo = absl::GetFlag(FLAGS_max_echo);
   c.batch_size = absl::GetFlag(FLAGS_batch_size);
   c.shuffle_buffer = absl::GetFlag(FLAGS_shuffle_buffer);
+  c.pipeline_threads = absl::GetFlag(FLAGS_pipeline_threads);
+  if (c.pipeline_threads < 0 || c.pipeline_threads > 64) {
+    return Bad("pipeline_threads", fmt::format("{}", c.pipeline_threads), "must be in [0, 64]");
+  }
   const int64_t seed = absl::GetFlag(FLAGS_seed);
   c.seed = static_cast<uint64_t>(seed);
   c.step_ms = absl::GetFlag(FLAGS_step_ms);

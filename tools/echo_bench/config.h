@@ -36,6 +36,10 @@ struct BenchConfig {
   double step_ms = 2;  // emulated training step
   int64_t batch_size = 128;
   int64_t shuffle_buffer = 2048;
+  // The ImageNet-shaped source's decode Map and augmentation Map each run on
+  // this many threads; 0: decode on the CPUs left to the pipeline,
+  // augmentation inline (in the thread that shuffles and batches).
+  int pipeline_threads = 0;
   int64_t steps = 300;
   uint64_t seed = 1;
   double latency_ms = 5;  // added latency per request of the embedded HTTP server

@@ -151,7 +151,9 @@ Pipeline<Example> Upstream(const BenchConfig& config, const Source& source,
               return DecodeImageRecord(r);  // a slice of the record: cheaper than a thread hand-off
             },
             // JPEGs: decoded in parallel on the CPUs left to the pipeline.
-            {.parallelism = source.dataset == "imagenet" ? PipelineCpus() : 0,
+            {.parallelism = source.dataset != "imagenet"  ? 0
+                            : config.pipeline_threads > 0 ? config.pipeline_threads
+                                                          : PipelineCpus(),
              .name = "decode",
              .parallelism_control = std::move(decode)});
   }();
@@ -277,7 +279,7 @@ absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& sourc
        .echo = {.factor = echo, .seed = seed + 7},
        .adaptive = {.max_factor = echo, .pool_size = 2 * config.batch_size, .seed = seed + 7},
        .gate_below = 2,
-       .augment = {.parallelism = 0},
+       .augment = {.parallelism = imagenet ? config.pipeline_threads : 0},
        .shuffle = {.buffer_size = config.shuffle_buffer, .seed = seed + 3},
        .batch = imagenet ? ImagenetBatch(config) : TrainerBatch(config),
        .prefetch = {.depth = 4, .name = "trainer_prefetch"},
