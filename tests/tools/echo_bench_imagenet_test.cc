@@ -23,6 +23,30 @@ testing::ProgramRun RunBench(const std::string& args) {
   return testing::RunShell(std::string(ECHO_BENCH_PATH) + " " + args);
 }
 
+// echo_bench --dataset=imagenet with `args` on 6 ImageNet-like images in one
+// shard under TempDir()/`name`, 4 rows a batch, one repeat: the run, and the
+// JSON it wrote (empty if none).
+struct SmallRun {
+  testing::ProgramRun run;
+  std::string json;
+};
+SmallRun RunOnSmallSet(const std::string& name, const std::string& args) {
+  const std::string dir = ::testing::TempDir() + "/" + name;
+  absl::StatusOr<std::vector<std::string>> shards =
+      testing::WriteImagenetLike(dir, {.images = 6, .shards = 1, .seed = 3});
+  EXPECT_TRUE(shards.ok()) << shards.status();
+  if (!shards.ok()) return {};
+  const std::string json = dir + "/out.json";
+  SmallRun out;
+  out.run = RunBench("--no_progress --dataset=imagenet --source=" + (*shards)[0] +
+                     " --repeats=1 --batch_size=4 --shuffle_buffer=8 --json=" + json + " " + args);
+  std::ifstream f(json);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  out.json = ss.str();
+  return out;
+}
+
 TEST(EchoBenchImagenetTest, FlagsAreChecked) {
   for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
            {"--dataset=cifar", "must be fashion_mnist or imagenet"},
@@ -41,22 +65,12 @@ TEST(EchoBenchImagenetTest, FlagsAreChecked) {
 }
 
 TEST(EchoBenchImagenetTest, DecodeBoundRunReportsTheMeasuredRatio) {
-  const std::string dir = ::testing::TempDir() + "/echo_bench_imagenet";
-  absl::StatusOr<std::vector<std::string>> shards =
-      testing::WriteImagenetLike(dir, {.images = 6, .shards = 1, .seed = 3});
-  ASSERT_TRUE(shards.ok()) << shards.status();
-  const std::string json = dir + "/out.json";
-  const testing::ProgramRun r =
-      RunBench("--no_progress --dataset=imagenet --source=" + (*shards)[0] +
-               " --upstream_ratio=0 --target_ratio=2 --echo=2 --steps=4 --repeats=1"
-               " --batch_size=4 --shuffle_buffer=8 --json=" +
-               json);
+  const SmallRun s = RunOnSmallSet("echo_bench_imagenet",
+                                   "--upstream_ratio=0 --target_ratio=2 --echo=2 --steps=4");
+  const testing::ProgramRun& r = s.run;
+  const std::string& j = s.json;
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("(target R = 2)"), std::string::npos) << r.out;
-  std::ifstream f(json);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string j = ss.str();
   std::smatch m;
   ASSERT_TRUE(std::regex_search(j, m, std::regex("\"measured_upstream_ratio\": ([0-9.e+-]+)")))
       << j;
@@ -74,24 +88,15 @@ TEST(EchoBenchImagenetTest, DecodeBoundRunReportsTheMeasuredRatio) {
 }
 
 TEST(EchoBenchImagenetTest, PipelineThreadsRunTheDecodeAndTheAugmentationOnThatMany) {
-  const std::string dir = ::testing::TempDir() + "/echo_bench_imagenet_threads";
-  absl::StatusOr<std::vector<std::string>> shards =
-      testing::WriteImagenetLike(dir, {.images = 6, .shards = 1, .seed = 3});
-  ASSERT_TRUE(shards.ok()) << shards.status();
-  const std::string json = dir + "/out.json";
-  const testing::ProgramRun r =
-      RunBench("--no_progress --stats --dataset=imagenet --source=" + (*shards)[0] +
-               " --upstream_ratio=0 --echo=1 --steps=4 --repeats=1 --batch_size=4"
-               " --shuffle_buffer=8 --no_pin --pipeline_threads=2 --json=" +
-               json);
+  const SmallRun s = RunOnSmallSet("echo_bench_imagenet_threads",
+                                   "--stats --upstream_ratio=0 --echo=1 --steps=4 --no_pin "
+                                   "--pipeline_threads=2");
+  const testing::ProgramRun& r = s.run;
+  const std::string& j = s.json;
   ASSERT_EQ(r.exit_code, 0) << r.out;
   // The stage table: the decode Map and the augmentation Map on 2 threads each.
   EXPECT_TRUE(std::regex_search(r.out, std::regex("\ndecode +2 "))) << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex("\nmap +2 "))) << r.out;
-  std::ifstream f(json);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string j = ss.str();
   EXPECT_NE(j.find("\"pipeline_threads\": 2,"), std::string::npos) << j;
   EXPECT_NE(j.find("\"fresh_examples\": 16, \"repeated_examples\": 0"), std::string::npos) << j;
 }
