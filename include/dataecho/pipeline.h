@@ -170,9 +170,7 @@ class Pipeline {
   template <typename E = T>
   requires std::same_as<E, Example> Pipeline<typename internal::BatchOf<E>::type> Batch(
       BatchOptions options) && {
-    using P = Pipeline<typename internal::BatchOf<E>::type>;
-    if (!status_.ok()) return P(status_);
-    return P(BatchStage::Make(std::move(stage_), std::move(options)));
+    return Batches<E>(&BatchStage::Make, std::move(options));
   }
 
   // Batches back to one Example per row, each with its row's label, source
@@ -233,9 +231,7 @@ class Pipeline {
   template <typename E = T>
   requires std::same_as<E, Example> Pipeline<typename internal::BatchOf<E>::type> PaddedBatch(
       PaddedBatchOptions options) && {
-    using P = Pipeline<typename internal::BatchOf<E>::type>;
-    if (!status_.ok()) return P(status_);
-    return P(PaddedBatchStage::Make(std::move(stage_), std::move(options)));
+    return Batches<E>(&PaddedBatchStage::Make, std::move(options));
   }
   // `for (T& x : pipeline)`: the elements until the end or the first error,
   // which status() then holds (pipeline_iterator.h).
@@ -339,6 +335,15 @@ class Pipeline {
   Pipeline Then(Args&&... args) {
     if (!status_.ok()) return Pipeline(status_);
     return Pipeline(Stage::Make(std::move(stage_), std::forward<Args>(args)...));
+  }
+
+  // The pipeline of batches make(its last stage, options) returns (Batch(),
+  // PaddedBatch()); named through E (internal::BatchOf).
+  template <typename E, typename Make, typename Options>
+  Pipeline<typename internal::BatchOf<E>::type> Batches(Make make, Options options) {
+    using P = Pipeline<typename internal::BatchOf<E>::type>;
+    if (!status_.ok()) return P(status_);
+    return P(make(std::move(stage_), std::move(options)));
   }
 
   // Restores the chain, then reads `section` with `read` if it is named
