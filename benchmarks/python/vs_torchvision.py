@@ -31,6 +31,7 @@ one), plus every round's figures, the ratio's range, and images per CPU-second
       --json=/tmp/vs_torchvision.json
 """
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -89,16 +90,27 @@ def cpu_seconds():
     return t.user + t.system + t.children_user + t.children_system
 
 
+@contextlib.contextmanager
+def torch_on(one_cpu):
+    """torch on one thread, and the process pinned to one CPU while `one_cpu`
+    (threads started inside inherit it); the affinity is given back after."""
+    import torch
+    torch.set_num_threads(1)
+    all_cpus = os.sched_getaffinity(0)
+    if one_cpu:
+        os.sched_setaffinity(0, {min(all_cpus)})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, all_cpus)
+
+
 def run_torchvision(root, workers, count, batch_size):
     import torch
     from torch.utils.data import DataLoader
     from torchvision import datasets, transforms
 
-    torch.set_num_threads(1)
-    all_cpus = os.sched_getaffinity(0)
-    if workers == 0:
-        os.sched_setaffinity(0, {min(all_cpus)})
-    try:
+    with torch_on(one_cpu=workers == 0):
         tf = transforms.Compose([
             transforms.RandomResizedCrop(224),
             transforms.RandomHorizontalFlip(),
@@ -123,8 +135,6 @@ def run_torchvision(root, workers, count, batch_size):
         made = (batches + 1 + 2 * workers) * batch_size
         return {"images_per_second": batches * batch_size / seconds,
                 "images_per_cpu_second": made / cpu}
-    finally:
-        os.sched_setaffinity(0, all_cpus)
 
 
 def run_dataecho_torch(shards, cpus, count, batch_size):
@@ -133,11 +143,7 @@ def run_dataecho_torch(shards, cpus, count, batch_size):
     import dataecho
     import dataecho.torch as dt
 
-    torch.set_num_threads(1)
-    all_cpus = os.sched_getaffinity(0)
-    if cpus == 1:  # before the pipeline's threads start: they inherit it
-        os.sched_setaffinity(0, {min(all_cpus)})
-    try:
+    with torch_on(one_cpu=cpus == 1):  # before the pipeline's threads start: they inherit it
         crop = dataecho.RandomResizedCrop(flip_probability=0.5, dtype="float32",
                                           mean=[0.485, 0.456, 0.406],
                                           stddev=[0.229, 0.224, 0.225], channels_first=True,
@@ -166,8 +172,6 @@ def run_dataecho_torch(shards, cpus, count, batch_size):
         del it
         return {"images_per_second": batches * batch_size / seconds,
                 "images_per_cpu_second": batches * batch_size / cpu}
-    finally:
-        os.sched_setaffinity(0, all_cpus)
 
 
 def run_dataecho(bench, cpus, count, batch_size, images):
