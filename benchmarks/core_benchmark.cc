@@ -15,6 +15,7 @@
 #include <ctime>
 #include <memory>
 #include <new>
+#include <thread>
 #include <vector>
 
 #include "benchmark/benchmark.h"
@@ -185,7 +186,8 @@ void BM_EchoShuffleBatch(benchmark::State& state) {
 BENCHMARK(BM_EchoShuffleBatch)->Arg(784);
 
 // The physical limit: memcpy-gather 256 (or arg 1) randomly chosen rows of
-// the same dataset into one batch buffer. Bytes/s counts the rows' bytes.
+// the same dataset into one batch buffer, each found through its Example (as
+// any gather of Examples must). Bytes/s counts the rows' bytes.
 void BM_GatherBaseline(benchmark::State& state) {
   const std::vector<Example>& d = Dataset(state.range(0));
   const size_t row = static_cast<size_t>(state.range(0));
@@ -204,6 +206,29 @@ void BM_GatherBaseline(benchmark::State& state) {
 }
 BENCHMARK(BM_GatherBaseline)->Arg(784);
 BENCHMARK(BM_GatherBaseline)->Args({784, 65536})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The same gather from the rows' addresses, collected before the timing: the
+// memory's limit whatever the layout of an Example (BM_GatherBaseline's
+// figure includes reaching each row's bytes through its Example).
+void BM_GatherRowsBaseline(benchmark::State& state) {
+  const std::vector<Example>& d = Dataset(state.range(0));
+  std::vector<const uint8_t*> rows_at;
+  for (const Example& e : d) rows_at.push_back(e.components[0].buffer().data());
+  const size_t row = static_cast<size_t>(state.range(0));
+  const size_t rows = state.range(1) > 0 ? static_cast<size_t>(state.range(1)) : 256;
+  std::vector<uint8_t> batch(rows * row);
+  internal::Rng rng(1);
+  for (auto _ : state) {
+    for (size_t r = 0; r < rows; ++r) {
+      std::memcpy(batch.data() + r * row, rows_at[rng.Below(rows_at.size())], row);
+    }
+    benchmark::DoNotOptimize(batch.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(rows));
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(rows * row));
+}
+BENCHMARK(BM_GatherRowsBaseline)->Arg(784);
+BENCHMARK(BM_GatherRowsBaseline)->Args({784, 65536})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Cost of moving one element across the Prefetch thread boundary. The
 // thread-crossing benchmarks report wall time (UseRealTime): the CPU time of
@@ -275,6 +300,16 @@ void BM_MapParallelWork(benchmark::State& state) {
   PullEach(state, p);
 }
 BENCHMARK(BM_MapParallelWork)->Arg(0)->Arg(1)->Arg(2)->Arg(-1)->UseRealTime();
+
+// BM_Echo in a process that has started a thread, as every one with a
+// Prefetch or a parallel Map has: reference counts take atomic steps from
+// then on (registered last, as it turns them on for the rest of the run).
+void BM_EchoAfterAThread(benchmark::State& state) {
+  std::thread([] {}).join();
+  auto p = Cycle(Dataset(784)).Echo({.factor = 4});
+  PullEach(state, p);
+}
+BENCHMARK(BM_EchoAfterAThread);
 
 }  // namespace
 }  // namespace dataecho
