@@ -185,24 +185,30 @@ void BM_EchoShuffleBatch(benchmark::State& state) {
 }
 BENCHMARK(BM_EchoShuffleBatch)->Arg(784);
 
-// The physical limit: memcpy-gather 256 (or arg 1) randomly chosen rows of
-// the same dataset into one batch buffer, each found through its Example (as
-// any gather of Examples must). Bytes/s counts the rows' bytes.
-void BM_GatherBaseline(benchmark::State& state) {
-  const std::vector<Example>& d = Dataset(state.range(0));
+// Memcpy-gathers 256 (or arg 1) rows of arg 0 bytes, chosen at random among
+// `count`, into one batch buffer; row i's bytes are at row_at(i). Bytes/s
+// counts the rows' bytes.
+template <typename RowAt>
+void GatherRows(benchmark::State& state, size_t count, RowAt row_at) {
   const size_t row = static_cast<size_t>(state.range(0));
   const size_t rows = state.range(1) > 0 ? static_cast<size_t>(state.range(1)) : 256;
   std::vector<uint8_t> batch(rows * row);
   internal::Rng rng(1);
   for (auto _ : state) {
     for (size_t r = 0; r < rows; ++r) {
-      const Example& e = d[rng.Below(d.size())];
-      std::memcpy(batch.data() + r * row, e.components[0].buffer().data(), row);
+      std::memcpy(batch.data() + r * row, row_at(rng.Below(count)), row);
     }
     benchmark::DoNotOptimize(batch.data());
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(rows));
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(rows * row));
+}
+
+// The physical limit: a gather of random rows of the same dataset, each found
+// through its Example (as any gather of Examples must).
+void BM_GatherBaseline(benchmark::State& state) {
+  const std::vector<Example>& d = Dataset(state.range(0));
+  GatherRows(state, d.size(), [&](size_t i) { return d[i].components[0].buffer().data(); });
 }
 BENCHMARK(BM_GatherBaseline)->Arg(784);
 BENCHMARK(BM_GatherBaseline)->Args({784, 65536})->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -214,18 +220,7 @@ void BM_GatherRowsBaseline(benchmark::State& state) {
   const std::vector<Example>& d = Dataset(state.range(0));
   std::vector<const uint8_t*> rows_at;
   for (const Example& e : d) rows_at.push_back(e.components[0].buffer().data());
-  const size_t row = static_cast<size_t>(state.range(0));
-  const size_t rows = state.range(1) > 0 ? static_cast<size_t>(state.range(1)) : 256;
-  std::vector<uint8_t> batch(rows * row);
-  internal::Rng rng(1);
-  for (auto _ : state) {
-    for (size_t r = 0; r < rows; ++r) {
-      std::memcpy(batch.data() + r * row, rows_at[rng.Below(rows_at.size())], row);
-    }
-    benchmark::DoNotOptimize(batch.data());
-  }
-  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(rows));
-  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(rows * row));
+  GatherRows(state, rows_at.size(), [&](size_t i) { return rows_at[i]; });
 }
 BENCHMARK(BM_GatherRowsBaseline)->Arg(784);
 BENCHMARK(BM_GatherRowsBaseline)->Args({784, 65536})->Unit(benchmark::kMillisecond)->UseRealTime();
