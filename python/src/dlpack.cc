@@ -11,14 +11,13 @@ namespace py = pybind11;
 
 namespace {
 
-// `tensor`, or a copy of it if another holder shares its bytes (a copy of the
-// Tensor or another view of its Buffer). Counts of 1 are exact (no other
-// holder can appear: the only one is the caller's element); a larger one may
-// be momentarily high (a holder being dropped on another thread), which costs
-// a copy, never a shared write.
+// `tensor`, or a copy of it if another holder shares its bytes. A count of 1
+// is exact (no other holder can appear: the only one is the caller's
+// element); a larger one may be momentarily high (a holder being dropped on
+// another thread), which costs a copy, never a shared write.
 Tensor Exclusive(const Tensor& tensor) {
   const Buffer& b = tensor.buffer();
-  if (tensor.use_count() <= 1 && b.use_count() <= 1) return tensor;
+  if (b.use_count() <= 1) return tensor;
   return ValueOrThrow(
       Tensor::Make(tensor.dtype(), tensor.shape(), Buffer::CopyOf(b.data(), b.size())));
 }

@@ -10,9 +10,6 @@ cmake_minimum_required(VERSION 3.25)
 # dataecho::internal functions exported on purpose. Each is declared in an
 # installed header; none is part of the API (they may change in any release).
 set(allowed_internal
-  # Tensor's inline copy and destruction (tensor.h) free its shared block
-  # through it: a public class's member, with an internal type in its name.
-  "dataecho::Tensor::Free(dataecho::internal::TensorRep const*)"
   # Called by inline code in public headers (stats.h, throttle.h and every
   # stage template that times its waits): a user's program calls it.
   # The run-ahead core (internal/run_ahead.h): Prefetch's and Map's inline

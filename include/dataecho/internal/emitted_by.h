@@ -108,24 +108,11 @@ class EmittedBy {
     }
   }
 
-  // True if something besides the entry holds `v`'s payload (a Tensor is a
-  // shared block: its copies count there, not in its Buffer).
-  static bool HeldElsewhere(const U& v) {
-    if constexpr (std::is_same_v<U, Record>) {
-      return v.data.use_count() > 1;
-    } else if constexpr (std::is_same_v<U, Example> || std::is_same_v<U, Batch>) {
-      for (const Tensor& t : v.components) {
-        if (t.byte_size() > 0) return t.use_count() > 1 || t.buffer().use_count() > 1;
-      }
-      return false;
-    } else {
-      (void)v;
-      return false;
-    }
-  }
-
   void Sweep() {
-    absl::erase_if(emitted_, [](const auto& e) { return !HeldElsewhere(e.second.element); });
+    absl::erase_if(emitted_, [](const auto& e) {
+      const Buffer* payload = Payload(e.second.element);
+      return payload == nullptr || payload->use_count() <= 1;
+    });
     next_sweep_ = emitted_.size() + emitted_.size() / 4 + kSweepSlack;
   }
 
