@@ -11,7 +11,6 @@
 //   imagenet_bench --mode=memory --placement=decoded --shuffle=10000
 //       # peak RSS with a shuffle buffer of decoded images (or --placement=encoded:
 //       # of encoded records, echo before decoding)
-#include <sched.h>
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -28,6 +27,7 @@
 #include "dataecho/storage/object_store.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
+#include "testing/cpus.h"
 #include "testing/imagenet_like.h"
 
 ABSL_FLAG(std::string, mode, "throughput", "prepare | throughput | memory");
@@ -104,22 +104,6 @@ int64_t PeakRssBytes() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return static_cast<int64_t>(u.ru_maxrss) * 1024;
-}
-
-absl::Status PinCpus(int n) {
-  if (n <= 0) return absl::OkStatus();
-  cpu_set_t all, some;
-  if (sched_getaffinity(0, sizeof(all), &all) != 0) return absl::InternalError("sched_getaffinity");
-  CPU_ZERO(&some);
-  for (int cpu = 0, kept = 0; cpu < CPU_SETSIZE && kept < n; ++cpu) {
-    if (CPU_ISSET(cpu, &all)) {
-      CPU_SET(cpu, &some);
-      ++kept;
-    }
-  }
-  if (sched_setaffinity(0, sizeof(some), &some) != 0)
-    return absl::InternalError("sched_setaffinity");
-  return absl::OkStatus();
 }
 
 absl::Status Throughput(const std::vector<std::string>& shards) {
@@ -217,7 +201,7 @@ absl::Status Memory(const std::vector<std::string>& shards) {
 }
 
 absl::Status Run() {
-  if (absl::Status s = PinCpus(absl::GetFlag(FLAGS_cpus)); !s.ok()) return s;
+  if (absl::Status s = testing::RunOnCpus(absl::GetFlag(FLAGS_cpus)); !s.ok()) return s;
   absl::StatusOr<std::vector<std::string>> shards = Shards();
   if (!shards.ok()) return shards.status();
   const std::string mode = absl::GetFlag(FLAGS_mode);

@@ -21,7 +21,6 @@
 namespace dataecho {
 namespace {
 
-using testing::DrainWithStatus;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
@@ -86,7 +85,7 @@ TEST(InterleaveTest, ErrorsComeInOrderAndStay) {
   });
   auto stage = std::move(p).Release();
   ASSERT_TRUE(stage.ok());
-  auto [items, status] = DrainWithStatus(**stage);
+  auto [items, status] = testing::DrainWithStatus(**stage);
   EXPECT_THAT(items, ElementsAre(0, 10, 1, 11, 2));
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
   EXPECT_EQ((*stage)->Next().status().code(), absl::StatusCode::kDataLoss);

@@ -58,7 +58,7 @@
 // idle blocks per size. A fresh allocation of that size is a fresh mapping
 // from the allocator: the resize took page faults as it wrote, and the
 // release gave the pages back to the kernel (docs/benchmarks.md, "Both
-// cores": 1.5x the images/s on two threads). Outputs stay valid after the
+// cores", has what the pool gained). Outputs stay valid after the
 // augmenter is gone (their blocks are then freed).
 //
 // Thread safety: thread-safe (the pool is); otherwise immutable.

@@ -106,8 +106,9 @@ class RemoteReader : public ObjectReader {
   // started together share the bandwidth and finish together, and since each
   // is replaced when the consumer is done with it, an unpaced window falls
   // into lock step: the link idle during every round trip and saturated in
-  // between (at 16 ranges of 1 MiB in flight at 20 ms, a round took 33 ms
-  // instead of 21). Paced, the transfers overlap other ranges' round trips.
+  // between, each round taking a round trip plus the whole window's transfer
+  // (docs/benchmarks.md has a trace of it).
+  // Paced, the transfers overlap other ranges' round trips.
   // The pace never caps throughput below what the lanes allow. The client
   // applies it when it starts a request (see StartPacer), so a request held
   // up by a slow one still starts on the schedule; it also spaces the paced

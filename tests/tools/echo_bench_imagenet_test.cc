@@ -14,6 +14,7 @@
 #include "config.h"
 #include "gtest/gtest.h"
 #include "support/programs.h"
+#include "testing/cpus.h"
 #include "testing/imagenet_like.h"
 
 namespace dataecho::bench {
@@ -53,7 +54,9 @@ TEST(EchoBenchImagenetTest, FlagsAreChecked) {
            {"--dataset=imagenet --format=idx", "reads tfrecord image records"},
            {"--target_ratio=4", "needs --upstream_ratio=0"},
            {"--upstream_ratio=0 --target_ratio=-1", "must be >= 0"},
-           {"--pipeline_threads=-1", "must be in [0, 64]"}}) {
+           {"--pipeline_threads=-1", "must be in [0, 64]"},
+           {"--cpus=-1", "must be >= 0"},
+           {"--cpus=100000", "--cpus=100000: 100000 CPUs: this process may run on"}}) {
     const testing::ProgramRun r = RunBench(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
     EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
@@ -99,6 +102,21 @@ TEST(EchoBenchImagenetTest, PipelineThreadsRunTheDecodeAndTheAugmentationOnThatM
   EXPECT_TRUE(std::regex_search(r.out, std::regex("\nmap +2 "))) << r.out;
   EXPECT_NE(j.find("\"pipeline_threads\": 2,"), std::string::npos) << j;
   EXPECT_NE(j.find("\"fresh_examples\": 16, \"repeated_examples\": 0"), std::string::npos) << j;
+}
+
+TEST(EchoBenchImagenetTest, CpusRestrictsTheRunToThatMany) {
+  // The default: every CPU this test may use.
+  const std::string all = "\"cpus\": " + std::to_string(testing::UsableCpus()) + ",";
+  const SmallRun d = RunOnSmallSet("echo_bench_imagenet_all_cpus",
+                                   "--upstream_ratio=0 --echo=1 --steps=2 --no_pin");
+  ASSERT_EQ(d.run.exit_code, 0) << d.run.out;
+  EXPECT_NE(d.json.find(all), std::string::npos) << d.json;
+  // One CPU: the whole process (its threads inherit the affinity) runs there.
+  const SmallRun one = RunOnSmallSet("echo_bench_imagenet_one_cpu",
+                                     "--upstream_ratio=0 --echo=1 --steps=2 --no_pin --cpus=1");
+  ASSERT_EQ(one.run.exit_code, 0) << one.run.out;
+  EXPECT_NE(one.run.out.find("\ncpus: 1\n"), std::string::npos) << one.run.out;
+  EXPECT_NE(one.json.find("\"cpus\": 1,"), std::string::npos) << one.json;
 }
 
 }  // namespace

@@ -62,6 +62,9 @@ BENCH_FLAG(int64_t, shuffle_buffer, "shuffle buffer after example echoing");
 BENCH_FLAG(int, pipeline_threads,
            "--dataset=imagenet: threads of the decode Map and of the augmentation Map each (0: "
            "decode on the CPUs left to the pipeline, augmentation inline)");
+BENCH_FLAG(int, cpus,
+           "run on the first N of the CPUs it may use (0: all); with\n"
+           "one, the trainer's step shares it with the pipeline");
 ABSL_FLAG(int64_t, seed, static_cast<int64_t>(Defaults().seed), "seed of every random stage");
 BENCH_FLAG(double, step_ms, "time of one training step (busy-wait)");
 ABSL_FLAG(bool, no_pin, !Defaults().pin_trainer,
@@ -119,10 +122,16 @@ constexpr tools::FlagSpec kSourceFlags[] = {{"source", "URI"},
                                             {"dataset", "NAME"},
                                             {"data_dir", "DIR"},
                                             {"latency_ms", "MS"}};
-constexpr tools::FlagSpec kPipelineFlags[] = {
-    {"echo", "E1,E2,..."},   {"insert", "WHERE"}, {"max_echo", "M"},
-    {"prefer", "WHAT"},      {"grid", ""},        {"batch_size", "N"},
-    {"shuffle_buffer", "N"}, {"seed", "N"},       {"pipeline_threads", "N"}};
+constexpr tools::FlagSpec kPipelineFlags[] = {{"echo", "E1,E2,..."},
+                                              {"insert", "WHERE"},
+                                              {"max_echo", "M"},
+                                              {"prefer", "WHAT"},
+                                              {"grid", ""},
+                                              {"batch_size", "N"},
+                                              {"shuffle_buffer", "N"},
+                                              {"seed", "N"},
+                                              {"pipeline_threads", "N"},
+                                              {"cpus", "N"}};
 constexpr tools::FlagSpec kTrainerFlags[] = {{"step_ms", "T"},
                                              {"no_pin", ""},
                                              {"upstream_ratio", "R"},
@@ -266,6 +275,8 @@ absl::StatusOr<BenchConfig> ParseArgs(int argc, char** argv) {
   if (c.pipeline_threads < 0 || c.pipeline_threads > 64) {
     return Bad("pipeline_threads", fmt::format("{}", c.pipeline_threads), "must be in [0, 64]");
   }
+  c.cpus = absl::GetFlag(FLAGS_cpus);
+  if (c.cpus < 0) return Bad("cpus", fmt::format("{}", c.cpus), "must be >= 0");
   const int64_t seed = absl::GetFlag(FLAGS_seed);
   c.seed = static_cast<uint64_t>(seed);
   c.step_ms = absl::GetFlag(FLAGS_step_ms);

@@ -40,6 +40,9 @@ struct BenchConfig {
   // this many threads; 0: decode on the CPUs left to the pipeline,
   // augmentation inline (in the thread that shuffles and batches).
   int pipeline_threads = 0;
+  // Run on the first this many of the CPUs the process may use (0: all of
+  // them); once the run starts, the CPUs it has.
+  int cpus = 0;
   int64_t steps = 300;
   uint64_t seed = 1;
   double latency_ms = 5;  // added latency per request of the embedded HTTP server

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <string>
 
 #include "common/output_file.h"
 #include "config.h"
@@ -15,6 +16,7 @@
 #include "report.h"
 #include "run.h"
 #include "session.h"
+#include "testing/cpus.h"
 
 namespace dataecho::bench {
 namespace {
@@ -41,11 +43,18 @@ int Main(int argc, char** argv) {
   if (!plot.ok()) return Fail(plot.status());
   const bool bar = config->progress && isatty(STDERR_FILENO);
 
+  // Before any thread starts: they all inherit it.
+  if (absl::Status s = testing::RunOnCpus(config->cpus); !s.ok()) {
+    return Fail(absl::Status(s.code(),
+                             fmt::format("--cpus={}: {}", config->cpus, std::string(s.message()))));
+  }
+  config->cpus = testing::UsableCpus();
   const bool pinned = config->pin_trainer && ReserveTrainerCpu();
   absl::StatusOr<Source> source = OpenSource(*config);
   if (!source.ok()) return Fail(source.status());
   std::printf("source: %zu object(s), first %s\n", source->uris.size(),
               TerminalSafe(RedactUri(source->uris[0])).c_str());
+  std::printf("cpus: %d\n", config->cpus);
   std::printf("trainer: %s\n", pinned ? "busy-wait step on a CPU of its own, pipeline on the others"
                                       : "busy-wait step, not pinned");
 

@@ -154,14 +154,15 @@ std::string ToJson(const BenchConfig& config, const BenchResult& result) {
   const double nominal = NominalStepsPerSec(config.upstream_ratio, config.step_ms);
   std::string out = fmt::format(
       "{{\"upstream_ratio\": {}, \"measured_upstream_ratio\": {}, \"step_ms\": {}, "
-      "\"batch_size\": {}, \"shuffle_buffer\": {}, \"pipeline_threads\": {}, \"seed\": {}, "
+      "\"batch_size\": {}, \"shuffle_buffer\": {}, \"pipeline_threads\": {}, \"cpus\": {}, "
+      "\"seed\": {}, "
       "\"repeats\": {}, "
       "\"measured_upstream_ratio_min\": {}, \"measured_upstream_ratio_max\": {}, "
       "\"measured_upstream_ratios\": {}, \"nominal_steps_per_sec\": {}, "
       "\"baseline_tolerance\": {}, \"max_efficiency\": {}, \"max_spread\": {}, "
       "\"max_trainer_lost\": {},\n\"warnings\": {},\n",
       JsonNumber(config.upstream_ratio), JsonNumber(upstream.median), JsonNumber(config.step_ms),
-      config.batch_size, config.shuffle_buffer, config.pipeline_threads, config.seed,
+      config.batch_size, config.shuffle_buffer, config.pipeline_threads, config.cpus, config.seed,
       config.repeats, JsonNumber(upstream.min), JsonNumber(upstream.max),
       JsonArray(result.upstream_ratios), nominal > 0 ? JsonNumber(nominal) : "null",
       JsonNumber(config.baseline_tolerance), JsonNumber(config.max_efficiency),
