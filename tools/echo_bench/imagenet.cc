@@ -1,8 +1,6 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 #include "imagenet.h"
 
-#include <sched.h>
-
 #include <filesystem>
 
 #include "dataecho/random_resized_crop.h"
@@ -34,12 +32,6 @@ AugmentFn ImagenetAugmenter(uint64_t seed) {
 
 BatchOptions ImagenetBatch(const BenchConfig& config) {
   return {.batch_size = config.batch_size, .drop_remainder = true};
-}
-
-int PipelineCpus() {
-  cpu_set_t cpus;
-  if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0) return 1;
-  return std::max(1, CPU_COUNT(&cpus));
 }
 
 }  // namespace dataecho::bench

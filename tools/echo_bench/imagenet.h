@@ -33,10 +33,6 @@ AugmentFn ImagenetAugmenter(uint64_t seed);
 // FP16 rows copied into one fused buffer (the augmenter already cast them).
 BatchOptions ImagenetBatch(const BenchConfig& config);
 
-// The CPUs this thread may run on: the decode Map's parallelism (after
-// ReserveTrainerCpu, the ones left to the pipeline).
-int PipelineCpus();
-
 }  // namespace dataecho::bench
 
 #endif  // DATAECHO_BENCHMARKS_ECHO_BENCH_IMAGENET_H_

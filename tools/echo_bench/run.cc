@@ -20,6 +20,7 @@
 #include "dataecho/storage/glob.h"
 #include "fmt/format.h"
 #include "imagenet.h"
+#include "testing/cpus.h"
 #include "testing/http_server.h"
 
 namespace dataecho::bench {
@@ -150,10 +151,11 @@ Pipeline<Example> Upstream(const BenchConfig& config, const Source& source,
                   std::memory_order_relaxed);
               return DecodeImageRecord(r);  // a slice of the record: cheaper than a thread hand-off
             },
-            // JPEGs: decoded in parallel on the CPUs left to the pipeline.
+            // JPEGs: decoded in parallel on the CPUs left to the pipeline (this
+            // thread's, after ReserveTrainerCpu()).
             {.parallelism = source.dataset != "imagenet"  ? 0
                             : config.pipeline_threads > 0 ? config.pipeline_threads
-                                                          : PipelineCpus(),
+                                                          : testing::UsableCpus(),
              .name = "decode",
              .parallelism_control = std::move(decode)});
   }();
@@ -289,7 +291,7 @@ absl::StatusOr<RunResult> RunOnce(const BenchConfig& config, const Source& sourc
        // measured), before the kWarmupSteps end.
        .auto_placement = {.max_factor = echo,
                           .prefer = config.prefer,
-                          .pipeline_cores = trainer_cpu >= 0 ? PipelineCpus() : 0,
+                          .pipeline_cores = trainer_cpu >= 0 ? testing::UsableCpus() : 0,
                           .decide_every = 12,
                           .seed = seed + 7},
        .decode_parallelism = decode});
