@@ -40,9 +40,6 @@ struct BenchConfig {
   // this many threads; 0: decode on the CPUs left to the pipeline,
   // augmentation inline (in the thread that shuffles and batches).
   int pipeline_threads = 0;
-  // Run on the first this many of the CPUs the process may use (0: all of
-  // them); once the run starts, the CPUs it has.
-  int cpus = 0;
   int64_t steps = 300;
   uint64_t seed = 1;
   double latency_ms = 5;  // added latency per request of the embedded HTTP server
@@ -53,6 +50,7 @@ struct BenchConfig {
   bool progress = true;
   bool stats = false;       // print every stage's statistics after each run
   bool pin_trainer = true;  // keep one CPU for the emulated trainer (see ReserveTrainerCpu)
+  int cpus = 0;  // run on the first N CPUs it may use (0: all); once running, the CPUs it had
   // Repeats and the regime check (regime.h).
   int repeats = 3;                   // runs per factor, in a rotating order
   double baseline_tolerance = 0.05;  // |baseline / nominal - 1| above this: a warning
