@@ -9,6 +9,7 @@
 // benchmark reports them ("allocs_per_item", "allocs_per_batch").
 #include <algorithm>
 #include <atomic>
+#include <barrier>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -224,6 +225,62 @@ void BM_GatherRowsBaseline(benchmark::State& state) {
 }
 BENCHMARK(BM_GatherRowsBaseline)->Arg(784);
 BENCHMARK(BM_GatherRowsBaseline)->Args({784, 65536})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The ceiling for BM_BatchFP16's row threads on this machine: the same
+// conversion (AffineRow, uint8 to normalized float16) of 65,536 random rows
+// from their addresses, collected before the timing, into one buffer, split
+// in arg-2 contiguous ranges converted by as many threads (the caller and
+// threads kept across iterations, started and joined by a barrier). No
+// Example is pulled and nothing is handed off: /2 ÷ /1 is what two threads
+// can gain on this work from the memory and the cores alone.
+void BM_ConvertRowsBaseline(benchmark::State& state) {
+  const auto row = static_cast<size_t>(state.range(0));
+  const auto rows = static_cast<size_t>(state.range(1));
+  const auto threads = static_cast<size_t>(state.range(2));
+  const std::vector<Example>& d = Dataset(state.range(0));
+  std::vector<const uint8_t*> rows_at(rows);
+  internal::Rng rng(1);
+  for (const uint8_t*& at : rows_at) at = d[rng.Below(d.size())].components[0].buffer().data();
+  std::vector<uint8_t> batch(rows * row * 2);
+  const float scale = 1.0f / 255 / 0.353f, shift = -0.286f / 0.353f;
+  auto convert = [&](size_t part) {
+    const size_t end = rows * (part + 1) / threads;
+    for (size_t r = rows * part / threads; r < end; ++r) {
+      if (r + 8 < end) {
+        for (size_t b = 0; b < row; b += 64) __builtin_prefetch(rows_at[r + 8] + b);
+      }
+      AffineRow(rows_at[r], DType::kUInt8, row, {&scale, 1}, {&shift, 1}, DType::kFloat16,
+                batch.data() + r * row * 2);
+    }
+  };
+  std::barrier sync(static_cast<std::ptrdiff_t>(threads));
+  bool stop = false;  // written before a barrier phase the helpers then read
+  std::vector<std::thread> helpers;
+  for (size_t part = 1; part < threads; ++part) {
+    helpers.emplace_back([&, part] {
+      for (sync.arrive_and_wait(); !stop; sync.arrive_and_wait()) {
+        convert(part);
+        sync.arrive_and_wait();
+      }
+    });
+  }
+  for (auto _ : state) {
+    if (threads > 1) sync.arrive_and_wait();
+    convert(0);
+    if (threads > 1) sync.arrive_and_wait();
+    benchmark::DoNotOptimize(batch.data());
+  }
+  stop = true;
+  if (threads > 1) sync.arrive_and_wait();
+  for (std::thread& t : helpers) t.join();
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(rows));
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(rows * row));
+}
+BENCHMARK(BM_ConvertRowsBaseline)
+    ->Args({784, 65536, 1})
+    ->Args({784, 65536, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // Cost of moving one element across the Prefetch thread boundary. The
 // thread-crossing benchmarks report wall time (UseRealTime): the CPU time of
