@@ -227,8 +227,9 @@ BENCHMARK(BM_GatherRowsBaseline)->Arg(784);
 BENCHMARK(BM_GatherRowsBaseline)->Args({784, 65536})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The ceiling for BM_BatchFP16's row threads on this machine: the same
-// conversion (AffineRow, uint8 to normalized float16) of 65,536 random rows
-// from their addresses, collected before the timing, into one buffer, split
+// conversion (AffineRow, uint8 to normalized float16) of 65,536 rows of the
+// same dataset, drawn at random (BM_BatchFP16 takes them in order), from
+// their addresses, collected before the timing, into one buffer, split
 // in arg-2 contiguous ranges converted by as many threads (the caller and
 // threads kept across iterations, started and joined by a barrier). No
 // Example is pulled and nothing is handed off: /2 ÷ /1 is what two threads
