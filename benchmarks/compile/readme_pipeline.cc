@@ -1,12 +1,19 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
 // A user's program of the README's shape, compiled by benchmarks/compile_time.sh
-// against an installed dataecho to measure what including the library costs.
+// against an installed dataecho to measure what including the library costs:
+// the README's headers (builder.h, the formats it reads) and the augmenter,
+// store and stats table it uses.
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "dataecho/dataecho.h"
+#include "dataecho/augment.h"
+#include "dataecho/builder.h"
+#include "dataecho/formats/image_record.h"
+#include "dataecho/formats/tfrecord.h"
+#include "dataecho/stats.h"
+#include "dataecho/storage/local_store.h"
 
 int main(int argc, char** argv) {
   std::vector<std::string> shards(argv + 1, argv + argc);

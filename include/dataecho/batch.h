@@ -56,53 +56,13 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "dataecho/batch_options.h"
 #include "dataecho/example.h"
 #include "dataecho/export.h"
 #include "dataecho/internal/batching_stage.h"
 #include "dataecho/stage.h"
 
 namespace dataecho {
-
-struct DATAECHO_EXPORT BatchOptions {
-  // The most rows a batch may have: consumers count rows in an int (the
-  // example trainer, DLPack-style APIs and most kernels), and far above any
-  // batch a training step takes (the largest published are 64K-128K rows).
-  static constexpr int64_t kMaxBatchSize = (int64_t{1} << 31) - 1;
-  // Bytes per row besides the components: label, source and repeat index.
-  static constexpr int64_t kIndexBytesPerRow = 8 + 8 + 4;
-
-  // Rows per batch. 1..kMaxBatchSize.
-  int64_t batch_size = 32;
-  // Drop a final batch with fewer than batch_size rows.
-  bool drop_remainder = false;
-  // Output dtype of every component: std::nullopt keeps the input dtype;
-  // kFloat32, kFloat16 or kBFloat16 converts (from uint8, int32, float32,
-  // float16 or bfloat16).
-  std::optional<DType> cast;
-  // Normalization applied with the cast (requires `cast`); empty mean/stddev
-  // mean 0 / 1. mean and stddev have one value per channel (or one for all).
-  float scale = 1.0f;
-  std::vector<float> mean;
-  std::vector<float> stddev;
-  // Alignment of every fused buffer.
-  size_t alignment = 64;
-  // Cap on one batch's buffers: batch_size x (a row's bytes after the cast +
-  // kIndexBytesPerRow). 0 = DefaultMemoryCap() (memory.h).
-  int64_t max_bytes = 0;
-  // Threads that copy and convert the rows of one batch, the caller's
-  // included (1..64). With threads > 1 and batch_size >= parallel_min_rows,
-  // the caller pulls the rows and hands them in contiguous chunks (about
-  // 256 KiB of output, ending on a cache line) to a small pool (the stage's
-  // own threads - 1 workers) that converts each chunk as it is in; once the
-  // batch is in, the caller converts chunks too. The same bytes as one
-  // thread. Smaller batches do not pay for the hand-off (docs/benchmarks.md:
-  // BM_BatchFP16, 1 vs 2 threads).
-  int threads = 1;
-  int64_t parallel_min_rows = 4096;
-  std::string name = "batch";
-
-  absl::Status Validate() const;
-};
 
 namespace internal {
 class ForkJoin;

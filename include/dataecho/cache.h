@@ -69,20 +69,10 @@
 #include "dataecho/internal/str_cat.h"
 #include "dataecho/record.h"
 #include "dataecho/stage.h"
+#include "dataecho/stage_options.h"
 #include "dataecho/status_macros.h"
 
 namespace dataecho {
-
-struct CacheOptions {
-  // Cap on the payload bytes kept (ElementTraits<T>::ByteSize); 0 = no cap.
-  int64_t max_bytes = int64_t{1} << 30;
-  // Name shown in stats.
-  std::string name = "cache";
-
-  absl::Status Validate() const {
-    return internal::CheckAtLeast(internal::StrCat(name, ": max_bytes"), max_bytes, 0);
-  }
-};
 
 template <typename T>
 class CacheStage final : public UnaryStage<T, T> {

@@ -48,19 +48,15 @@
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/record.h"
 #include "dataecho/stage.h"
+#include "dataecho/stage_options.h"
 #include "dataecho/status_macros.h"
 
 namespace dataecho {
 
-struct FilterOptions {
-  // Name shown in stats.
-  std::string name = "filter";
-};
-
 template <typename T>
 class FilterStage final : public PassThroughStage<T> {
  public:
-  using Predicate = std::function<absl::StatusOr<bool>(const T&)>;
+  using Predicate = FilterPredicate<T>;
 
   // INVALID_ARGUMENT for a null input or an empty predicate.
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, Predicate pred,

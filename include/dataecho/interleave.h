@@ -88,30 +88,13 @@
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/internal/str_cat.h"
 #include "dataecho/stage.h"
+#include "dataecho/stage_options.h"
 #include "dataecho/status_macros.h"
 
 namespace dataecho {
 
 // (Not formats/record_source.h's InterleaveOptions, the options of a record
 // source's parallel file readers.)
-struct InterleaveStageOptions {
-  // Pipelines open at a time. >= 1.
-  int64_t cycle_length = 2;
-  // Consecutive elements taken from one pipeline before moving to the next. >= 1.
-  int64_t block_length = 1;
-  // Name shown in stats.
-  std::string name = "interleave";
-
-  absl::Status Validate() const {
-    if (cycle_length < 1 || block_length < 1) {
-      return absl::InvalidArgumentError(
-          internal::StrCat(name, ": cycle_length and block_length must be >= 1, got ", cycle_length,
-                           " and ", block_length));
-    }
-    return absl::OkStatus();
-  }
-};
-
 template <typename T, typename U>
 class InterleaveStage final : public UnaryStage<U, T> {
  public:

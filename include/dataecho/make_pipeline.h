@@ -1,9 +1,9 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
 // make_pipeline.h: the free functions that make a Pipeline<T> (pipeline.h):
-// from a stage, a vector, a generator or a range of integers, and from other
+// from a vector, a generator or a range of integers, and from other
 // pipelines (read round-robin, mixed with weights, or zipped). Included by
-// pipeline.h.
+// pipeline.h. (From(), a pipeline from its first stage, is in builder.h.)
 //
 //   auto examples = dataecho::FromVector(std::move(items));       // Pipeline<Example>
 //   auto indices = dataecho::FromRange(0, 1000);                  // Pipeline<int64_t>
@@ -33,17 +33,6 @@
 
 namespace dataecho {
 
-template <typename T>
-Pipeline<T> From(StagePtr<T> stage) {
-  return Pipeline<T>(std::move(stage));
-}
-// From a stage factory's result (absl::StatusOr<StagePtr<T>>): its error
-// becomes the pipeline's. (A template over the whole type, so that
-// `From<T>(std::make_unique<MyStage>(...))` still picks the overload above.)
-template <typename S, typename T = typename S::value_type::element_type::value_type>
-Pipeline<T> From(S stage) requires std::same_as<S, absl::StatusOr<StagePtr<T>>> {
-  return Pipeline<T>(std::move(stage));
-}
 template <typename T>
 Pipeline<T> FromVector(std::vector<T> items) {
   return Pipeline<T>(VectorSource(std::move(items)));

@@ -87,6 +87,7 @@
 #include "dataecho/internal/map_workers.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/internal/str_cat.h"
+#include "dataecho/map_options.h"
 #include "dataecho/map_parallelism.h"
 #include "dataecho/record.h"
 #include "dataecho/stage.h"
@@ -94,44 +95,10 @@
 
 namespace dataecho {
 
-// MapOptions::parallelism and MapOptions::buffer: let the stage choose. (A
-// sentinel no one types by accident: -1 stays an invalid parallelism.)
-inline constexpr int kAutotune = std::numeric_limits<int>::min();
-
-struct MapOptions {
-  // 0 (default): fn runs inline in the consumer's thread. n >= 1: n worker
-  // threads. kAutotune: inline while it measures fn, then inline or workers.
-  int parallelism = 0;
-  // true: results in input order; false: in completion order.
-  bool deterministic = true;
-  // Results a parallel Map may hold ahead of the consumer beyond the calls in
-  // flight (taken from the input, not yet returned: at most parallelism +
-  // buffer). kAutotune (default): three batches per worker (MapWindow).
-  int buffer = kAutotune;
-  std::string name = "map";
-  // Optional: raise the workers while the Map runs (map_parallelism.h). The
-  // Map runs max(parallelism, parallelism_control->requested()) workers from
-  // its next Next() on (once a kAutotune Map has chosen), and reports its
-  // figures through it. Null: the workers stay as above.
-  std::shared_ptr<MapParallelism> parallelism_control = nullptr;
-
-  absl::Status Validate() const {
-    if (parallelism != kAutotune && (parallelism < 0 || parallelism > 1024)) {
-      return absl::InvalidArgumentError(
-          internal::StrCat("map parallelism must be kAutotune or in [0, 1024], got ", parallelism));
-    }
-    if (buffer != kAutotune && buffer < 0) {
-      return absl::InvalidArgumentError(
-          internal::StrCat("map buffer must be >= 0, got ", buffer, " (or kAutotune)"));
-    }
-    return absl::OkStatus();
-  }
-};
-
 template <typename In, typename Out>
 class MapStage final : public UnaryStage<Out, In> {
  public:
-  using Fn = std::function<absl::StatusOr<Out>(In)>;
+  using Fn = MapFn<In, Out>;
 
   // (Defined below the class, not inline: where the MapStage is one the
   // library compiles, a program calls it instead of compiling the stage.)

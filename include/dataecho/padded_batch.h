@@ -61,6 +61,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "dataecho/batch_options.h"
 #include "dataecho/example.h"
 #include "dataecho/export.h"
 #include "dataecho/internal/batching_stage.h"
@@ -69,36 +70,6 @@
 #include "dataecho/tensor.h"
 
 namespace dataecho {
-
-struct DATAECHO_EXPORT PaddedBatchOptions {
-  // Rows per batch. 1..BatchOptions::kMaxBatchSize (batch.h).
-  int64_t batch_size = 32;
-  // Drop a final batch with fewer than batch_size rows.
-  bool drop_remainder = false;
-  // Per component: the shape to pad to (its rank must be the rows'), -1 = the
-  // longest in the batch; each other entry >= 0. Components past the end of
-  // the list, or with an empty entry, pad every dimension to the longest.
-  std::vector<Shape> padded_shapes;
-  // Per component: the value of padding cells, converted to its dtype;
-  // components past the end of the list pad with 0.
-  std::vector<double> padding_values;
-  // Append a mask per component (see the file comment).
-  bool masks = true;
-  // Append each row's unpadded shape per component (see the file comment).
-  bool lengths = true;
-  // Alignment of every buffer.
-  size_t alignment = 64;
-  // Cap on one batch's buffers: data, masks and lengths of the padded rows
-  // plus 20 bytes a row of index columns. 0 = DefaultMemoryCap() (memory.h).
-  int64_t max_bytes = 0;
-  std::string name = "padded_batch";
-
-  absl::Status Validate() const;
-  // Where component `i` (of `n`) has its mask / lengths in Batch::components;
-  // -1 if the option is off.
-  int MaskIndex(int i, int n) const { return masks ? n + i : -1; }
-  int LengthsIndex(int i, int n) const { return lengths ? (masks ? 2 * n : n) + i : -1; }
-};
 
 class DATAECHO_EXPORT PaddedBatchStage final : public internal::BatchingStage {
  public:

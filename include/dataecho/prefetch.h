@@ -68,28 +68,10 @@
 #include "dataecho/internal/str_cat.h"
 #include "dataecho/record.h"
 #include "dataecho/stage.h"
+#include "dataecho/stage_options.h"
 #include "dataecho/status_macros.h"
 
 namespace dataecho {
-
-struct PrefetchOptions {
-  // Elements buffered ahead of the consumer. >= 1.
-  int depth = 16;
-  // Name shown in stats.
-  std::string name = "prefetch";
-  // If set, the number of queued elements is stored here after every push and
-  // pop, for other stages to read: e.g. AdaptiveEchoOptions::repeat_gate, to
-  // repeat only while the trainer's queue runs low.
-  std::shared_ptr<std::atomic<int64_t>> level = nullptr;
-
-  absl::Status Validate() const {
-    if (depth < 1) {
-      return absl::InvalidArgumentError(
-          internal::StrCat("prefetch depth must be >= 1, got ", depth));
-    }
-    return absl::OkStatus();
-  }
-};
 
 template <typename T>
 class PrefetchStage final : public UnaryStage<T, T> {

@@ -54,24 +54,10 @@
 #include "dataecho/memory.h"
 #include "dataecho/record.h"
 #include "dataecho/stage.h"
+#include "dataecho/stage_options.h"
 #include "dataecho/status_macros.h"
 
 namespace dataecho {
-
-struct ShuffleOptions {
-  // Elements held. >= 1 (1 = no shuffling).
-  int64_t buffer_size = 10000;
-  uint64_t seed = 0;
-  // Cap on the bytes held: payloads (ElementTraits<T>::ByteSize) plus
-  // sizeof(T) per buffered element. 0 = DefaultMemoryCap() (memory.h).
-  int64_t max_bytes = 0;
-  std::string name = "shuffle";
-
-  absl::Status Validate() const {
-    DATAECHO_RETURN_IF_ERROR(internal::CheckAtLeast("shuffle buffer_size", buffer_size, 1));
-    return internal::CheckAtLeast("shuffle max_bytes", max_bytes, 0);
-  }
-};
 
 template <typename T>
 class ShuffleStage final : public PassThroughStage<T> {

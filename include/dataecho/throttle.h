@@ -51,36 +51,10 @@
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/record.h"
 #include "dataecho/stage.h"
+#include "dataecho/stage_options.h"
 #include "dataecho/status_macros.h"
 
 namespace dataecho {
-
-struct ThrottleOptions {
-  // Added delay per element.
-  absl::Duration latency = absl::ZeroDuration();
-  // Bandwidth cap; 0 = none.
-  double bytes_per_second = 0;
-  // The last part of every wait is a busy-wait of at most this long; a plain
-  // sleep overshoots by tens of microseconds. 0 = sleep only (the schedule
-  // still makes up for oversleeping; see the file comment).
-  absl::Duration spin = absl::Microseconds(200);
-  // A request this soon after the previous scheduled release continues the
-  // schedule (see the file comment); at least one element's cost.
-  absl::Duration catch_up = absl::Milliseconds(1);
-  // Release without sleeping while the schedule is less than this far ahead
-  // (see the file comment); 0 = sleep for every element.
-  absl::Duration min_sleep = absl::ZeroDuration();
-  std::string name = "throttle";
-
-  absl::Status Validate() const {
-    if (latency < absl::ZeroDuration() || bytes_per_second < 0 || spin < absl::ZeroDuration() ||
-        catch_up < absl::ZeroDuration() || min_sleep < absl::ZeroDuration()) {
-      return absl::InvalidArgumentError(
-          "throttle latency, bytes_per_second, spin, catch_up and min_sleep must be >= 0");
-    }
-    return absl::OkStatus();
-  }
-};
 
 namespace internal {
 

@@ -59,6 +59,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "dataecho/batch_options.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/example.h"
 #include "dataecho/export.h"
@@ -66,11 +67,6 @@
 #include "dataecho/stage_kit.h"
 
 namespace dataecho {
-
-struct UnbatchOptions {
-  // Name shown in stats, states and errors.
-  std::string name = "unbatch";
-};
 
 // The base is compiled once, in src/unbatch.cc.
 extern template class DATAECHO_EXPORT UnaryStage<Example, Batch>;

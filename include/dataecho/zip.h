@@ -51,6 +51,7 @@
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
+#include "dataecho/stage_options.h"
 #include "dataecho/status_macros.h"
 
 namespace dataecho {
@@ -68,11 +69,6 @@ struct ElementTraits<std::pair<A, B>> {
     ElementTraits<A>::MarkRepeat(p.first, k);
     ElementTraits<B>::MarkRepeat(p.second, k);
   }
-};
-
-struct ZipOptions {
-  // Name shown in stats.
-  std::string name = "zip";
 };
 
 template <typename A, typename B>

@@ -37,6 +37,19 @@ set(allowed_internal
   # Called by the inline Repeat stage and Pipeline::Stats() (repeat.h, pipeline.h).
   "dataecho::internal::AddStageStats(std::vector<dataecho::StageStats, std::allocator<dataecho::StageStats> >*, std::vector<dataecho::StageStats, std::allocator<dataecho::StageStats> > const&)"
   "dataecho::internal::MakeStageNamesUnique(std::vector<dataecho::StageStats, std::allocator<dataecho::StageStats> >*)"
+  # internal/stage_factories.h: the factories builder.h's inline members call
+  # for the stages the library compiles (Map, Filter, Batch, PaddedBatch,
+  # Unbatch), so that a program that includes builder.h alone links them.
+  "dataecho::internal::FilterFactory<dataecho::Batch>::Make(std::unique_ptr<dataecho::Stage<dataecho::Batch>, std::default_delete<dataecho::Stage<dataecho::Batch> > >, std::function<absl::debian3::StatusOr<bool> (dataecho::Batch const&)>, dataecho::FilterOptions)"
+  "dataecho::internal::FilterFactory<dataecho::Example>::Make(std::unique_ptr<dataecho::Stage<dataecho::Example>, std::default_delete<dataecho::Stage<dataecho::Example> > >, std::function<absl::debian3::StatusOr<bool> (dataecho::Example const&)>, dataecho::FilterOptions)"
+  "dataecho::internal::FilterFactory<dataecho::Record>::Make(std::unique_ptr<dataecho::Stage<dataecho::Record>, std::default_delete<dataecho::Stage<dataecho::Record> > >, std::function<absl::debian3::StatusOr<bool> (dataecho::Record const&)>, dataecho::FilterOptions)"
+  "dataecho::internal::MakeBatchStage(std::unique_ptr<dataecho::Stage<dataecho::Example>, std::default_delete<dataecho::Stage<dataecho::Example> > >, dataecho::BatchOptions)"
+  "dataecho::internal::MakePaddedBatchStage(std::unique_ptr<dataecho::Stage<dataecho::Example>, std::default_delete<dataecho::Stage<dataecho::Example> > >, dataecho::PaddedBatchOptions)"
+  "dataecho::internal::MakeUnbatchStage(std::unique_ptr<dataecho::Stage<dataecho::Batch>, std::default_delete<dataecho::Stage<dataecho::Batch> > >, dataecho::UnbatchOptions)"
+  "dataecho::internal::MapFactory<dataecho::Batch, dataecho::Batch>::Make(std::unique_ptr<dataecho::Stage<dataecho::Batch>, std::default_delete<dataecho::Stage<dataecho::Batch> > >, std::function<absl::debian3::StatusOr<dataecho::Batch> (dataecho::Batch)>, dataecho::MapOptions)"
+  "dataecho::internal::MapFactory<dataecho::Example, dataecho::Example>::Make(std::unique_ptr<dataecho::Stage<dataecho::Example>, std::default_delete<dataecho::Stage<dataecho::Example> > >, std::function<absl::debian3::StatusOr<dataecho::Example> (dataecho::Example)>, dataecho::MapOptions)"
+  "dataecho::internal::MapFactory<dataecho::Record, dataecho::Example>::Make(std::unique_ptr<dataecho::Stage<dataecho::Record>, std::default_delete<dataecho::Stage<dataecho::Record> > >, std::function<absl::debian3::StatusOr<dataecho::Example> (dataecho::Record)>, dataecho::MapOptions)"
+  "dataecho::internal::MapFactory<dataecho::Record, dataecho::Record>::Make(std::unique_ptr<dataecho::Stage<dataecho::Record>, std::default_delete<dataecho::Stage<dataecho::Record> > >, std::function<absl::debian3::StatusOr<dataecho::Record> (dataecho::Record)>, dataecho::MapOptions)"
   # crc32c.h: the two implementations behind Crc32cExtend() and the CPU
   # check, compared against each other by crc32c_test and the benchmarks.
   "dataecho::internal::Crc32cExtendPortable(unsigned int, void const*, unsigned long)"

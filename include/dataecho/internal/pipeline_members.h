@@ -1,8 +1,9 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
-// internal/pipeline_members.h: the members of Pipeline<T> (pipeline.h) that
-// are defined out of the class. Included by pipeline.h; include that instead.
-// Not part of the public API.
+// internal/pipeline_members.h: the members of Pipeline<T> (builder.h) that
+// are defined out of the class, and the stage factories it declares
+// (internal/stage_factories.h), for any element type. Included by
+// pipeline.h; include that instead. Not part of the public API.
 //
 //   #include "dataecho/pipeline.h"  // not this file
 #ifndef DATAECHO_INTERNAL_PIPELINE_MEMBERS_H_
@@ -18,12 +19,25 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/cord.h"
+#include "dataecho/adaptive_echo.h"
+#include "dataecho/auto_echo.h"
+#include "dataecho/builder.h"
+#include "dataecho/cache.h"
 #include "dataecho/checkpoint.h"
+#include "dataecho/echo.h"
+#include "dataecho/filter.h"
+#include "dataecho/interleave.h"
 #include "dataecho/internal/stage_accounting.h"
-#include "dataecho/pipeline.h"
+#include "dataecho/map.h"
+#include "dataecho/prefetch.h"
+#include "dataecho/repeat.h"
+#include "dataecho/shuffle.h"
+#include "dataecho/source.h"
 #include "dataecho/stats.h"
 #include "dataecho/status_macros.h"
+#include "dataecho/throttle.h"
 #include "dataecho/trace.h"
+#include "dataecho/zip.h"
 
 namespace dataecho {
 
@@ -31,6 +45,25 @@ namespace dataecho {
 // the class: for the element types compiled in the library (the extern
 // templates at the end of pipeline.h) a program then links them instead of
 // compiling them again to inline them.
+template <typename T>
+Pipeline<T>::Pipeline(StagePtr<T> stage) : stage_(std::move(stage)) {
+  if (stage_ == nullptr) status_ = absl::InvalidArgumentError("pipeline built from a null stage");
+}
+
+template <typename T>
+Pipeline<T>::Pipeline(absl::Status error) : status_(std::move(error)) {}
+
+template <typename T>
+Pipeline<T>::Pipeline(absl::StatusOr<StagePtr<T>> stage)
+    : Pipeline(stage.ok() ? Pipeline(*std::move(stage)) : Pipeline(stage.status())) {}
+
+template <typename T>
+Pipeline<T>::Pipeline(Pipeline&&) noexcept = default;
+template <typename T>
+Pipeline<T>& Pipeline<T>::operator=(Pipeline&&) noexcept = default;
+template <typename T>
+Pipeline<T>::~Pipeline() = default;
+
 template <typename T>
 Pipeline<T> Pipeline<T>::Prefetch(PrefetchOptions options) && {
   return Then<PrefetchStage<T>>(std::move(options));
@@ -139,6 +172,34 @@ absl::Status Pipeline<T>::Restore(absl::StatusOr<StateReader> parsed, std::strin
   return s;
 }
 
+namespace internal {
+
+// The factories internal/stage_factories.h declares.
+template <typename In, typename Out>
+absl::StatusOr<StagePtr<Out>> MapFactory<In, Out>::Make(StagePtr<In> input, MapFn<In, Out> fn,
+                                                        MapOptions options) {
+  return MapStage<In, Out>::Make(std::move(input), std::move(fn), std::move(options));
+}
+
+template <typename T>
+absl::StatusOr<StagePtr<T>> FilterFactory<T>::Make(StagePtr<T> input, FilterPredicate<T> pred,
+                                                   FilterOptions options) {
+  return FilterStage<T>::Make(std::move(input), std::move(pred), std::move(options));
+}
+
+template <typename A, typename B>
+absl::StatusOr<StagePtr<std::pair<A, B>>> MakeZipStage(StagePtr<A> first, StagePtr<B> second,
+                                                       ZipOptions options) {
+  return ZipStage<A, B>::Make(std::move(first), std::move(second), std::move(options));
+}
+
+template <typename T, typename U>
+absl::StatusOr<StagePtr<U>> MakeInterleaveStage(StagePtr<T> input, InterleaveFn<T, U> fn,
+                                                InterleaveStageOptions options) {
+  return InterleaveStage<T, U>::Make(std::move(input), std::move(fn), std::move(options));
+}
+
+}  // namespace internal
 }  // namespace dataecho
 
 #endif  // DATAECHO_INTERNAL_PIPELINE_MEMBERS_H_
