@@ -3,7 +3,7 @@
 // checkpoint.h: the state of a pipeline as a few bytes, and back
 // (docs/checkpoint.md).
 //
-// Pipeline<T>::SaveState() (pipeline.h) asks every stage, source first, to
+// Pipeline<T>::SaveState() (builder.h) asks every stage, source first, to
 // write its position into a StateWriter; RestoreState() hands a fresh
 // pipeline of the same shape a StateReader over those bytes. A stage that
 // buffers elements (Shuffle, Echo's current item) does not write their bytes:
@@ -55,7 +55,7 @@
 // consumer took since (internal/input_snapshots.h). The producer seals its
 // snapshot (StateWriter::Seal: encoded and checksummed once, there), so the
 // consumer's SaveState() copies it once and checksums only its own bytes,
-// and a SaveStateCord() (pipeline.h) does not copy it at all: the state is
+// and a SaveStateCord() (builder.h) does not copy it at all: the state is
 // an absl::Cord whose big chunk is the sealed snapshot itself
 // (StateWriter::FinishCord). A Cord's bytes, flattened, are the same state
 // as SaveState()'s string: one format, on disk and in memory.

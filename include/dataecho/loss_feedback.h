@@ -27,7 +27,7 @@
 //     Update(...);
 //   }
 //
-// Pipeline<Batch>::ReportLoss (pipeline.h) passes the report to the
+// Pipeline<Batch>::ReportLoss (builder.h) passes the report to the
 // pipeline's LossFeedback (ReportLoss() below): the planner's, if the
 // pipeline has one. With no report at all the planner keeps the fitted table.
 // A trainer that reports from another thread may keep the feedback itself:

@@ -30,7 +30,7 @@
 
 namespace dataecho {
 
-// `P` is a Pipeline<T> (pipeline.h): value_type and Next() are what it uses.
+// `P` is a Pipeline<T> (builder.h): value_type and Next() are what it uses.
 // Its begin() and end() make these; users never name the type.
 template <typename P>
 class PipelineIterator {
