@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -196,25 +197,33 @@ auto Noting(std::shared_ptr<Pace> pace) {
 
 struct Drained {
   std::string table;
-  double step_s = 0;  // the consumer's mean step, as it actually slept
+  // The consumer's mean step: its time outside Next(), from a Next()'s return
+  // to the next call (the sleep and the loop around it), which is what the
+  // consumer's meter measures (stats.h, "THE CONSUMER"). Not the sleep alone:
+  // on a loaded machine (or under TSan) the loop's own time and the thread's
+  // waits for a core count as much, for the meter and for R.
+  double step_s = 0;
 };
 
 // Takes up to `steps` elements (all, by default), sleeping `step` after each.
 template <typename P>
 Drained DrainWithSteps(P& p, absl::Duration step, int64_t steps = INT64_MAX) {
-  absl::Duration slept;
+  absl::Duration outside;
   int64_t n_steps = 0;
+  std::optional<absl::Time> returned;  // when the last Next() returned
   for (int64_t i = 0; i < steps; ++i) {
+    if (returned.has_value()) {
+      outside += absl::Now() - *returned;
+      ++n_steps;
+    }
     auto n = p.Next();
+    returned = absl::Now();
     EXPECT_TRUE(n.ok()) << n.status();
     if (!n.ok() || !n->has_value()) break;
-    const absl::Time t0 = absl::Now();
     absl::SleepFor(step);
-    slept += absl::Now() - t0;
-    ++n_steps;
   }
   return {FormatStatsTable(p.Stats()),
-          n_steps > 0 ? absl::ToDoubleSeconds(slept) / static_cast<double>(n_steps) : 0};
+          n_steps > 0 ? absl::ToDoubleSeconds(outside) / static_cast<double>(n_steps) : 0};
 }
 
 // The R the echo line reports "measured at the consumer's pulls", or -1.
