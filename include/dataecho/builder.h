@@ -203,9 +203,7 @@ class Pipeline {
     } else {
       wrapped = std::move(pred);
     }
-    if (!status_.ok()) return Pipeline(status_);
-    return Pipeline(internal::FilterFactory<T>::Make(std::move(stage_), std::move(wrapped),
-                                                     std::move(options)));
+    return Then<internal::FilterFactory<T>>(std::move(wrapped), std::move(options));
   }
   // Reads the input once; later epochs (a Repeat above) replay it from
   // memory, up to max_bytes (cache.h).
