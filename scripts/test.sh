@@ -3,14 +3,15 @@
 #   1. the normal build (build/, -O2: library, Python package, tools,
 #      examples, benchmarks) and its checks (headers, docs, exported symbols,
 #      the installed package, examples, the MPI trainer);
-#   2. the Python package's pytest suite (scripts/pytest.sh, on that build);
-#   3. clang-tidy on src/ and include/ (scripts/lint.sh);
-#   4. every test program under ASan+UBSan (build-asan/) and TSan
+#   2. the Python package's pytest suite (scripts/pytest.sh, on that build)
+#      and, beside it on one core, clang-tidy on src/ and include/
+#      (scripts/lint.sh);
+#   3. every test program under ASan+UBSan (build-asan/) and TSan
 #      (build-tsan/): any sanitizer report fails its test and so the run.
 #      (The normal build leaves the test programs out,
 #      -DDATAECHO_BUILD_UNIT_TESTS=OFF: compiling them a third time, at -O2,
 #      cost more than any other step.)
-#   5. a 10-second run of each fuzz target on its seed corpus (scripts/fuzz.sh;
+#   4. a 10-second run of each fuzz target on its seed corpus (scripts/fuzz.sh;
 #      the targets come with the ASan+UBSan build).
 # Every step runs every time; the first failure ends the run. At the end (also
 # after a failure) it prints each step's wall time, so a CI log shows where the
@@ -43,6 +44,34 @@ run() {
   fi
 }
 
+# run_beside NAME1 COMMAND1 NAME2 COMMAND2: runs two steps at once (each
+# command a string, split on spaces), records each one's wall time and prints
+# each one's output after both ended, the first's first; a failure of either
+# ends the run.
+run_beside() {
+  local t0 out1 out2 rc1=0 rc2=0 pid1 pid2
+  t0=$(date +%s)
+  echo "== test.sh: $1 and $3, side by side (at $((t0 - start)) s)"
+  out1=$(mktemp) out2=$(mktemp)
+  ( set +e; s=$(date +%s); $2 >"$out1" 2>&1; rc=$?; echo "$rc $(($(date +%s) - s))" >"$out1.rc" ) &
+  pid1=$!
+  ( set +e; s=$(date +%s); $4 >"$out2" 2>&1; rc=$?; echo "$rc $(($(date +%s) - s))" >"$out2.rc" ) &
+  pid2=$!
+  wait "$pid1" "$pid2" || true
+  local r1 w1 r2 w2
+  read -r r1 w1 <"$out1.rc"
+  read -r r2 w2 <"$out2.rc"
+  echo "== test.sh: $1 (output)"
+  cat "$out1"
+  echo "== test.sh: $3 (output)"
+  cat "$out2"
+  rm -f "$out1" "$out2" "$out1.rc" "$out2.rc"
+  table+=("$(printf '  %-34s %6d s%s' "$1" "$w1" "$([ "$r1" -eq 0 ] || echo '  FAILED')")")
+  table+=("$(printf '  %-34s %6d s%s' "$3" "$w2" "$([ "$r2" -eq 0 ] || echo '  FAILED')")")
+  [ "$r1" -eq 0 ] || return "$r1"
+  [ "$r2" -eq 0 ] || return "$r2"
+}
+
 run "setup (packages, s3rver)" scripts/setup.sh
 # Line tables only (-g1): enough for a failing test's backtrace, and much
 # less compile and link time than full debug info (-g) over 60 programs.
@@ -57,8 +86,11 @@ configure() {
 run "configure" configure
 run "build" cmake --build build -j"$jobs"
 run "ctest" ctest --test-dir build --output-on-failure -j"$jobs"
-run "python: pytest" scripts/pytest.sh build
-run "clang-tidy" scripts/lint.sh build
+# The Python suite keeps about one core busy (its tests run one at a time;
+# 1.2 cores on average), so clang-tidy runs beside it on one core: the two
+# steps take about as long as the suite alone instead of both in turn.
+run_beside "python: pytest" "scripts/pytest.sh build" \
+  "clang-tidy (1 job, beside pytest)" "env JOBS=1 scripts/lint.sh build"
 run "ASan+UBSan: build" scripts/sanitize.sh address build
 run "ASan+UBSan: ctest" scripts/sanitize.sh address test
 run "TSan: build" scripts/sanitize.sh thread build
