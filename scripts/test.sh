@@ -49,7 +49,7 @@ run() {
 # each one's output after both ended, the first's first; a failure of either
 # ends the run.
 run_beside() {
-  local t0 out1 out2 rc1=0 rc2=0 pid1 pid2
+  local t0 out1 out2 pid1 pid2
   t0=$(date +%s)
   echo "== test.sh: $1 and $3, side by side (at $((t0 - start)) s)"
   out1=$(mktemp) out2=$(mktemp)
