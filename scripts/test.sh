@@ -44,21 +44,29 @@ run() {
   fi
 }
 
-# run_beside NAME1 COMMAND1 NAME2 COMMAND2: runs two steps at once (each
-# command a string, split on spaces), records each one's wall time and prints
-# each one's output after both ended, the first's first; a failure of either
-# ends the run.
+# in_background OUT COMMAND: runs COMMAND (a string, split on spaces) with its
+# output in the file OUT, and writes "<exit status> <wall seconds>" to OUT.rc.
+in_background() {
+  (
+    set +e
+    local s rc
+    s=$(date +%s)
+    $2 >"$1" 2>&1
+    rc=$?
+    echo "$rc $(($(date +%s) - s))" >"$1.rc"
+  ) &
+}
+# run_beside NAME1 COMMAND1 NAME2 COMMAND2: runs two steps at once, records
+# each one's wall time and prints each one's output after both ended, the
+# first's first; a failure of either ends the run.
 run_beside() {
-  local t0 out1 out2 pid1 pid2
+  local t0 out1 out2 r1 w1 r2 w2
   t0=$(date +%s)
   echo "== test.sh: $1 and $3, side by side (at $((t0 - start)) s)"
   out1=$(mktemp) out2=$(mktemp)
-  ( set +e; s=$(date +%s); $2 >"$out1" 2>&1; rc=$?; echo "$rc $(($(date +%s) - s))" >"$out1.rc" ) &
-  pid1=$!
-  ( set +e; s=$(date +%s); $4 >"$out2" 2>&1; rc=$?; echo "$rc $(($(date +%s) - s))" >"$out2.rc" ) &
-  pid2=$!
-  wait "$pid1" "$pid2" || true
-  local r1 w1 r2 w2
+  in_background "$out1" "$2"
+  in_background "$out2" "$4"
+  wait
   read -r r1 w1 <"$out1.rc"
   read -r r2 w2 <"$out2.rc"
   echo "== test.sh: $1 (output)"
