@@ -19,7 +19,9 @@
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "benchmark/benchmark.h"
+#include "dataecho/internal/mutex.h"
 #include "dataecho/internal/random.h"
 #include "dataecho/pipeline.h"
 #include "in_memory.h"
@@ -282,6 +284,23 @@ BENCHMARK(BM_ConvertRowsBaseline)
     ->Args({784, 65536, 2})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// One lock and unlock of the run-ahead core's lock (internal/mutex.h) and of
+// an absl::Mutex, by one thread and by two at once on the same mutex: the
+// system Abseil runs its deadlock detector on every acquisition
+// (docs/benchmarks.md, "The hand-off's lock").
+template <typename M>
+void BM_LockUnlock(benchmark::State& state) {
+  static M mu;
+  for (auto _ : state) {
+    mu.Lock();
+    benchmark::ClobberMemory();
+    mu.Unlock();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK_TEMPLATE(BM_LockUnlock, absl::Mutex)->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK_TEMPLATE(BM_LockUnlock, internal::Mutex)->Threads(1)->Threads(2)->UseRealTime();
 
 // Cost of moving one element across the Prefetch thread boundary. The
 // thread-crossing benchmarks report wall time (UseRealTime): the CPU time of

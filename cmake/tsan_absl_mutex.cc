@@ -2,13 +2,13 @@
 //
 // ThreadSanitizer support for an uninstrumented Abseil (TSan builds only).
 //
-// Why this exists: dataecho has one mutex type, absl::Mutex (with
-// absl::CondVar where a hand-off signals explicitly), because its
-// Await(Condition) waits cannot miss a wake-up and ABSL_GUARDED_BY /
-// ABSL_EXCLUSIVE_LOCKS_REQUIRED annotate every field it protects
-// (docs/design.md, "Threading"). The price is this shim: without it a TSan
-// build over the system Abseil reports false races, and the way out would be
-// std::mutex in some files and absl::Mutex in others.
+// Why this exists: dataecho's mutex is absl::Mutex (with absl::CondVar where
+// a hand-off signals explicitly), because its Await(Condition) waits cannot
+// miss a wake-up and ABSL_GUARDED_BY / ABSL_EXCLUSIVE_LOCKS_REQUIRED annotate
+// every field it protects (docs/design.md, "Threading"); only the run-ahead
+// core's locks are POSIX mutexes (internal/mutex.h), which TSan sees without
+// help. The price is this shim: without it a TSan build over the system
+// Abseil reports false races.
 //
 // Debian's libabsl is not built with -fsanitize=thread, so TSan cannot see
 // absl::Mutex acquire or release memory (its fast path is an atomic in the

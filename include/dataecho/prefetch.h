@@ -57,11 +57,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/example.h"
 #include "dataecho/export.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/mutex.h"
 #include "dataecho/internal/run_ahead_queue.h"
 #include "dataecho/internal/snapshotted_input.h"
 #include "dataecho/internal/stage_accounting.h"
@@ -99,11 +99,11 @@ class PrefetchStage final : public UnaryStage<T, T> {
 
   // References are the input's: taken under the pull lock (the producer may be pulling).
   absl::Status SaveRefs(std::span<const T* const> items, StateWriter& w) override {
-    absl::MutexLock lock(&input_.pull_mu());
+    internal::MutexLock lock(&input_.pull_mu());
     return this->input().SaveRefs(items, w);
   }
   absl::Status Reread(StateReader& r, size_t n, std::vector<T>* out) override {
-    absl::MutexLock lock(&input_.pull_mu());
+    internal::MutexLock lock(&input_.pull_mu());
     return this->input().Reread(r, n, out);
   }
 
@@ -116,7 +116,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
     if (!started_) return absl::OkStatus();
     internal::RunAhead& core = queue_.core();
     {
-      absl::MutexLock lock(&core.mu());
+      internal::MutexLock lock(&core.mu());
       if (core.CancelledLocked()) return CancelledError();
       const auto& terminal = queue_.terminal();
       if (terminal.has_value() && !terminal->ok()) return terminal->status();  // sticky
@@ -124,7 +124,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
     }
     producer_.join();
     started_ = false;  // the next Next() starts it again
-    absl::MutexLock lock(&core.mu());
+    internal::MutexLock lock(&core.mu());
     if (core.CancelledLocked()) return CancelledError();
     core.EndStop();
     queue_.Clear();  // the rest of the epoch
@@ -137,7 +137,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
   // no producer running, the input's own), and the elements taken since.
   absl::Status SaveInput(StateWriter& w) override {
     {
-      absl::MutexLock lock(&queue_.core().mu());
+      internal::MutexLock lock(&queue_.core().mu());
       if (queue_.TerminalErrorLocked()) {
         return CannotSaveAfterError(options_.name, queue_.terminal()->status());
       }
@@ -152,7 +152,7 @@ class PrefetchStage final : public UnaryStage<T, T> {
 
   StageStats OwnStats() const override {
     internal::RunAhead& core = queue_.core();
-    absl::MutexLock lock(&core.mu());
+    internal::MutexLock lock(&core.mu());
     StageStats s = totals_.Report(
         options_.name, /*threads=*/1,
         {{"depth", options_.depth},

@@ -149,7 +149,7 @@ class Puller {
     internal::RunAhead& core = queue_.core();
     std::vector<T> ahead;
     {
-      absl::MutexLock lock(&core.mu());
+      internal::MutexLock lock(&core.mu());
       core.Pause();
       absl::Status refused;
       if (core.CancelledLocked()) {
@@ -170,7 +170,7 @@ class Puller {
       absl::MutexLock lock(&stage_mu_);
       if (stage_ != nullptr) state = SaveStateOf(*stage_, ahead);
     }
-    absl::MutexLock lock(&core.mu());
+    internal::MutexLock lock(&core.mu());
     core.Resume();
     return state;
   }
@@ -217,7 +217,7 @@ class Puller {
     }
     StageStats s = totals_.Report("python", {});
     internal::RunAhead& core = queue_.core();
-    absl::MutexLock lock(&core.mu());
+    internal::MutexLock lock(&core.mu());
     s.consumer_wait = absl::Nanoseconds(core.consumer_wait_ns());
     out->push_back(std::move(s));
   }

@@ -22,7 +22,7 @@ int Cores() {
 RunAhead::RunAhead(int64_t depth) : depth_(std::max<int64_t>(1, depth)) {}
 
 void RunAhead::Cancel() {
-  absl::MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   cancel_ = true;
   cancelled_.store(true, std::memory_order_release);
   pushes_.fetch_add(1, std::memory_order_release);

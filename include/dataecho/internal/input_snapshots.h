@@ -16,7 +16,9 @@
 //
 //   InputSnapshots snaps;
 //   // producer, holding the pull lock, after its j-th pull:
-//   if (snaps.Due(consumed)) snaps.Take(j, [&](StateWriter& w) { return input.SaveState(w); });
+//   if (snaps.Due(consumed, NowNanos())) {
+//     snaps.Take(j, [&](StateWriter& w) { return input.SaveState(w); });
+//   }
 //   // consumer, in SaveState (the producer may be running):
 //   absl::StatusOr<int64_t> skip = snaps.WriteBase(consumed, w);
 //
@@ -49,10 +51,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/example.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/mutex.h"
 #include "dataecho/internal/random.h"
 #include "dataecho/internal/ring_queue.h"
 #include "dataecho/record.h"
@@ -65,7 +67,7 @@ class InputSnapshots {
 
   // Forgets every snapshot (a Restart(), a restore): the counts start at 0.
   void Reset() {
-    absl::MutexLock lock(&mu_);
+    internal::MutexLock lock(&mu_);
     base_.reset();
     pending_.reset();
     last_end_ns_ = 0;
@@ -73,14 +75,14 @@ class InputSnapshots {
     error_ = absl::OkStatus();
   }
 
-  // Whether the producer should take a snapshot now, `consumed` elements
-  // having been returned by the consumer.
-  bool Due(int64_t consumed) {
-    absl::MutexLock lock(&mu_);
+  // Whether the producer should take a snapshot now (`now_ns`: NowNanos()),
+  // `consumed` elements having been returned by the consumer.
+  bool Due(int64_t consumed, int64_t now_ns) {
+    internal::MutexLock lock(&mu_);
     if (!error_.ok()) return false;
     PromoteLocked(consumed);
     if (pending_.has_value()) return false;
-    if (base_.has_value() && internal::NowNanos() - last_end_ns_ < kCostFactor * last_cost_ns_) {
+    if (base_.has_value() && now_ns - last_end_ns_ < kCostFactor * last_cost_ns_) {
       return false;
     }
     return true;
@@ -96,7 +98,7 @@ class InputSnapshots {
     absl::Status s = save(snap.state);
     if (s.ok()) snap.state.Seal();  // encoded and checksummed here, not by each SaveState()
     const int64_t t1 = internal::NowNanos();
-    absl::MutexLock lock(&mu_);
+    internal::MutexLock lock(&mu_);
     last_end_ns_ = t1;
     last_cost_ns_ = t1 - t0;
     if (!s.ok()) {
@@ -112,7 +114,7 @@ class InputSnapshots {
 
   // j of the newest snapshot the consumer has passed (0 if none).
   int64_t BasePulled(int64_t consumed) {
-    absl::MutexLock lock(&mu_);
+    internal::MutexLock lock(&mu_);
     PromoteLocked(consumed);
     return base_.has_value() ? base_->pulled : 0;
   }
@@ -122,7 +124,7 @@ class InputSnapshots {
   // last Reset(): the caller saves its input directly), or the error of a
   // failed snapshot.
   absl::StatusOr<int64_t> WriteBase(int64_t consumed, StateWriter& w) {
-    absl::MutexLock lock(&mu_);
+    internal::MutexLock lock(&mu_);
     if (!error_.ok()) return error_;
     PromoteLocked(consumed);
     if (!base_.has_value()) return absl::NotFoundError("no snapshot");
@@ -156,7 +158,7 @@ class InputSnapshots {
   Snapshot TakeSpare() {
     Snapshot snap;
     {
-      absl::MutexLock lock(&mu_);
+      internal::MutexLock lock(&mu_);
       if (spare_.has_value()) snap = *std::move(spare_);
       spare_.reset();
     }
@@ -164,7 +166,7 @@ class InputSnapshots {
     return snap;
   }
 
-  absl::Mutex mu_;
+  internal::Mutex mu_;
   std::optional<Snapshot> base_ ABSL_GUARDED_BY(mu_);     // newest with j <= consumed
   std::optional<Snapshot> pending_ ABSL_GUARDED_BY(mu_);  // at most one beyond it
   std::optional<Snapshot> spare_ ABSL_GUARDED_BY(mu_);    // one replaced, for its buffers

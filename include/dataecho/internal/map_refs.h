@@ -23,10 +23,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/example.h"
 #include "dataecho/internal/input_snapshots.h"
+#include "dataecho/internal/mutex.h"
 #include "dataecho/record.h"
 #include "dataecho/stage.h"
 #include "dataecho/status_macros.h"
@@ -98,11 +98,11 @@ struct MapRefs {
 
   // References (see map.h's file comment): the input's, under the pull lock.
   // REQUIRES: kViaInput.
-  static absl::Status SaveRefs(Stage<In>& input, absl::Mutex& input_mu,
+  static absl::Status SaveRefs(Stage<In>& input, internal::Mutex& input_mu,
                                std::span<const Out* const> items, StateWriter& w) {
     static_assert(kViaInput);
     if constexpr (std::is_same_v<In, Out>) {
-      absl::MutexLock lock(&input_mu);
+      internal::MutexLock lock(&input_mu);
       return input.SaveRefs(items, w);
     } else {
       std::vector<Record> records(items.size());
@@ -117,19 +117,19 @@ struct MapRefs {
         rec.crc32c = ex.record_crc32c;
         refs[i] = &rec;
       }
-      absl::MutexLock lock(&input_mu);
+      internal::MutexLock lock(&input_mu);
       return input.SaveRefs(refs, w);
     }
   }
   // Rereads the input's elements under the pull lock and applies fn again.
   // REQUIRES: kViaInput.
   template <typename Fn>
-  static absl::Status Reread(Stage<In>& input, absl::Mutex& input_mu, const Fn& fn, StateReader& r,
-                             size_t n, std::vector<Out>* out) {
+  static absl::Status Reread(Stage<In>& input, internal::Mutex& input_mu, const Fn& fn,
+                             StateReader& r, size_t n, std::vector<Out>* out) {
     static_assert(kViaInput);
     std::vector<In> inputs;
     {
-      absl::MutexLock lock(&input_mu);
+      internal::MutexLock lock(&input_mu);
       DATAECHO_RETURN_IF_ERROR(input.Reread(r, n, &inputs));
     }
     for (In& in : inputs) {

@@ -29,12 +29,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/element_traits.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/map_refs.h"
 #include "dataecho/internal/map_tuning.h"
+#include "dataecho/internal/mutex.h"
 #include "dataecho/internal/ring_queue.h"
 #include "dataecho/internal/run_ahead.h"
 #include "dataecho/internal/snapshotted_input.h"
@@ -68,7 +68,7 @@ class MapWorkers {
   // Whether the workers run (started and not stopped by a Restart()).
   bool running() const { return !workers_.empty(); }
   // The pull lock: one worker pulls from the input at a time (SaveRefs/Reread too).
-  absl::Mutex& input_mu() { return snapshotted_.pull_mu(); }
+  internal::Mutex& input_mu() { return snapshotted_.pull_mu(); }
 
   void Start(int parallelism) {
     if (!workers_.empty()) return;
@@ -87,7 +87,7 @@ class MapWorkers {
   // them one by one without it; they count against the window until its next lock.
   Item Next() {
     if (!taken_.empty()) return PopTaken();
-    absl::MutexLock lock(&core_.mu());
+    internal::MutexLock lock(&core_.mu());
     taken_.ReleaseLocked(core_);
     if (!core_.ReadyLocked()) {
       const int64_t waited = core_.consumer_wait_ns();
@@ -101,7 +101,7 @@ class MapWorkers {
       *out = PopTaken();
       return true;
     }
-    absl::MutexLock lock(&core_.mu());
+    internal::MutexLock lock(&core_.mu());
     taken_.ReleaseLocked(core_);
     if (!core_.ReadyLocked()) return false;
     *out = TakeLocked();
@@ -113,21 +113,21 @@ class MapWorkers {
   }
   // What makes Restart() fail: a cancel, an fn error returned, an input error.
   absl::Status StickyError() const {
-    absl::MutexLock lock(&core_.mu());
+    internal::MutexLock lock(&core_.mu());
     return StickyErrorLocked();
   }
   // Restart(): lets the workers finish the calls in flight and drops their
   // results (the rest of the epoch); the next Start() starts them anew.
   absl::Status Stop() {
     {
-      absl::MutexLock lock(&core_.mu());
+      internal::MutexLock lock(&core_.mu());
       DATAECHO_RETURN_IF_ERROR(StickyErrorLocked());
       core_.BeginStop();  // the workers stop at their next look at the stage
     }
     for (std::thread& t : workers_) t.join();
     workers_.clear();  // the next Next() starts them again
     {
-      absl::MutexLock lock(&core_.mu());
+      internal::MutexLock lock(&core_.mu());
       if (core_.CancelledLocked()) return CancelledError();
       core_.EndStop();
       // No worker runs: drop what they took and made (the rest of the epoch).
@@ -148,7 +148,7 @@ class MapWorkers {
   // the count and fingerprint fold of the results taken since).
   absl::Status SaveInput(StateWriter& w) {
     {
-      absl::MutexLock lock(&core_.mu());
+      internal::MutexLock lock(&core_.mu());
       if (core_.CancelledLocked()) return CancelledError();
       if (!failed_.ok()) return CannotSaveAfterError(name_, failed_);
       if (terminal_.has_value() && !terminal_->ok() && next_out_ == terminal_seq_ &&
@@ -223,7 +223,7 @@ class MapWorkers {
 
   // Sets the workers (and the window) if more: false if not.
   bool SetParallelism(int parallelism) {
-    absl::MutexLock lock(&core_.mu());
+    internal::MutexLock lock(&core_.mu());
     if (parallelism <= parallelism_ && !workers_.empty()) return false;
     parallelism_ = parallelism;
     core_.SetProducers(parallelism_);
@@ -250,7 +250,7 @@ class MapWorkers {
     {
       // Room is waited for without the pull lock (the consumer may need it
       // for SaveRefs while it has not yet made room).
-      absl::MutexLock lock(&core_.mu());
+      internal::MutexLock lock(&core_.mu());
       if (terminal_seq_ != kNone) return false;
       reserved = core_.Reserve(batch_, RoomWantedLocked());
       if (reserved == 0) return false;  // stopped
@@ -267,7 +267,7 @@ class MapWorkers {
          .snapshot = deterministic_},
         batch, terminal, [&](std::vector<In>& values, auto& end, const auto& times) {
           totals_.input_wait_ns.Add(times.blocked);  // one writer at a time: the pull lock
-          absl::MutexLock lock(&core_.mu());
+          internal::MutexLock lock(&core_.mu());
           first_seq = next_seq_;
           next_seq_ += static_cast<int64_t>(values.size());
           core_.Made(reserved, static_cast<int64_t>(values.size()));
@@ -290,7 +290,7 @@ class MapWorkers {
   bool Publish(int64_t first_seq, std::vector<Item>& out, int64_t busy_ns, int64_t cost_ns,
                size_t batch_size) {
     busy_ns_.Add(busy_ns);
-    absl::MutexLock lock(&core_.mu());
+    internal::MutexLock lock(&core_.mu());
     if (core_.StoppedLocked()) return false;
     for (size_t i = 0; i < out.size(); ++i) {
       if (deterministic_) {

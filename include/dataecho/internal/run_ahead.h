@@ -10,13 +10,13 @@
 //
 //   internal::RunAhead core(/*depth=*/64);
 //   // producer:
-//   absl::MutexLock lock(&core.mu());
+//   internal::MutexLock lock(&core.mu());
 //   int64_t n = core.Reserve(core.RunLength(), 1);  // 0: stopped
 //   ... pull n without the lock, push them ...
 //   core.Made(n, made);
 //   core.Pushed(ready_now, made, make_ns);
 //   // consumer:
-//   absl::MutexLock lock(&core.mu());
+//   internal::MutexLock lock(&core.mu());
 //   if (core.AwaitReady(kNoDeadline)) ... take k, core.Took(k) ...
 //
 // THE POLICY, one for every run-ahead stage (docs/benchmarks.md has the
@@ -54,8 +54,8 @@
 #include <cstdint>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "dataecho/export.h"
+#include "dataecho/internal/mutex.h"
 
 namespace dataecho::internal {
 
@@ -88,7 +88,7 @@ class RunAhead {
   RunAhead(const RunAhead&) = delete;
   RunAhead& operator=(const RunAhead&) = delete;
 
-  absl::Mutex& mu() const ABSL_LOCK_RETURNED(mu_) { return mu_; }
+  internal::Mutex& mu() const ABSL_LOCK_RETURNED(mu_) { return mu_; }
 
   // ---- lifecycle ----
   // Sticky: every wait returns, Reserve() returns 0 from here on.
@@ -181,10 +181,10 @@ class RunAhead {
   void Watch(const std::atomic<uint64_t>& counter, int64_t limit_ns)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable absl::Mutex mu_;
-  absl::CondVar consumer_cv_;  // signalled while consumer_waiting_
-  absl::CondVar room_cv_;      // signalled while producers_waiting_ > 0
-  absl::CondVar idle_cv_;      // Pause(): no pull in flight
+  mutable internal::Mutex mu_;
+  internal::CondVar consumer_cv_;  // signalled while consumer_waiting_
+  internal::CondVar room_cv_;      // signalled while producers_waiting_ > 0
+  internal::CondVar idle_cv_;      // Pause(): no pull in flight
   std::atomic<bool> cancelled_{false};
   bool cancel_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

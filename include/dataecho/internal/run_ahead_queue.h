@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "dataecho/internal/counter.h"
+#include "dataecho/internal/mutex.h"
 #include "dataecho/internal/ring_queue.h"
 #include "dataecho/internal/run_ahead.h"
 #include "dataecho/internal/taken_run.h"
@@ -62,7 +62,7 @@ class RunAheadQueue {
   void Produce(Make make) {
     std::vector<T> values;
     std::optional<Item> terminal;
-    absl::MutexLock lock(&core_.mu());
+    internal::MutexLock lock(&core_.mu());
     int64_t want = 1;
     while (true) {
       const int64_t need = core_.Outstanding() >= core_.depth() ? core_.RefillNeed() : 1;
@@ -89,6 +89,7 @@ class RunAheadQueue {
 
   // ---- the consumer ----
   Item Next() {
+    if (!taken_.empty()) return PopTaken();  // built in place: no assignment
     Item item;
     TryTake(RunAhead::kNoDeadline, &item);
     return item;
@@ -101,7 +102,7 @@ class RunAheadQueue {
       *out = PopTaken();
       return true;
     }
-    absl::MutexLock lock(&core_.mu());
+    internal::MutexLock lock(&core_.mu());
     taken_.ReleaseLocked(core_);
     if (!core_.ReadyLocked() && (deadline == 0 || !core_.AwaitReady(deadline))) return false;
     *out = TakeLocked();

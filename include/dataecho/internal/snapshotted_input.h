@@ -33,10 +33,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "dataecho/checkpoint.h"
 #include "dataecho/internal/counter.h"
 #include "dataecho/internal/input_snapshots.h"
+#include "dataecho/internal/mutex.h"
 #include "dataecho/internal/stage_accounting.h"
 #include "dataecho/stage.h"
 
@@ -59,7 +59,7 @@ class SnapshottedInput {
     int64_t blocked = 0;  // blocked on an input that had nothing ready
   };
 
-  absl::Mutex& pull_mu() ABSL_LOCK_RETURNED(pull_mu_) { return pull_mu_; }
+  internal::Mutex& pull_mu() ABSL_LOCK_RETURNED(pull_mu_) { return pull_mu_; }
 
   // The base snapshot: the input as the producers find it (no pull yet).
   void Start(Stage<T>& input) {
@@ -81,7 +81,7 @@ class SnapshottedInput {
   RunTimes PullRun(Stage<T>& input, const Run& run, std::vector<T>& values,
                    std::optional<Item>& terminal, UnderLock under_lock) {
     RunTimes times;
-    absl::MutexLock lock(&pull_mu_);
+    internal::MutexLock lock(&pull_mu_);
     const int64_t start = NowNanos();
     int64_t t = start;
     size_t since = 0;  // pulls since the clock was last read
@@ -107,7 +107,7 @@ class SnapshottedInput {
     }
     times.ns = t - start;
     if (run.snapshot && !terminal.has_value() &&
-        snapshots_.Due(consumed_.load(std::memory_order_relaxed))) {
+        snapshots_.Due(consumed_.load(std::memory_order_relaxed), t)) {
       snapshots_.Take(pulled_, [&input](StateWriter& w) { return input.SaveState(w); });
     }
     under_lock(values, terminal, times);
@@ -169,7 +169,7 @@ class SnapshottedInput {
   // Fingerprints kept before older ones are dropped (those before the base snapshot).
   static constexpr size_t kFingerprintsKept = 4096;
 
-  absl::Mutex pull_mu_;
+  internal::Mutex pull_mu_;
   // pulled_ (under pull_mu_) counts the input elements pulled, consumed_
   // (written by the consumer) the elements it took, both since the last Reset().
   int64_t pulled_ ABSL_GUARDED_BY(pull_mu_) = 0;

@@ -9,7 +9,7 @@
 //
 //   internal::TakenRun<Item> taken;
 //   if (!taken.empty()) return taken.Pop();
-//   absl::MutexLock lock(&core.mu());
+//   internal::MutexLock lock(&core.mu());
 //   taken.ReleaseLocked(core);
 //   ... wait until core.ReadyLocked() ...
 //   taken.TakeLocked(core, [&]() -> Item* { return next ready or nullptr; },
