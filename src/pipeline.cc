@@ -15,9 +15,7 @@
 
 namespace dataecho {
 
-template class Pipeline<Record>;
-template class Pipeline<Example>;
-template class Pipeline<Batch>;
+DATAECHO_TEMPLATES_FOR_ELEMENTS(Pipeline);
 
 namespace internal {
 
@@ -25,9 +23,7 @@ template struct MapFactory<Record, Example>;
 template struct MapFactory<Record, Record>;
 template struct MapFactory<Example, Example>;
 template struct MapFactory<Batch, Batch>;
-template struct FilterFactory<Record>;
-template struct FilterFactory<Example>;
-template struct FilterFactory<Batch>;
+DATAECHO_TEMPLATES_FOR_ELEMENTS(FilterFactory);
 
 absl::StatusOr<StagePtr<Batch>> MakeBatchStage(StagePtr<Example> input, BatchOptions options) {
   return BatchStage::Make(std::move(input), std::move(options));

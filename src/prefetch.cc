@@ -8,8 +8,6 @@
 
 namespace dataecho {
 
-template class PrefetchStage<Record>;
-template class PrefetchStage<Example>;
-template class PrefetchStage<Batch>;
+DATAECHO_TEMPLATES_FOR_ELEMENTS(PrefetchStage);
 
 }  // namespace dataecho

@@ -376,9 +376,7 @@ namespace dataecho {
 // src/pipeline.cc: programs link it instead of compiling it again (and the
 // stages its members make). Other types are instantiated where they are
 // used (pipeline.h).
-extern template class DATAECHO_EXPORT Pipeline<Record>;
-extern template class DATAECHO_EXPORT Pipeline<Example>;
-extern template class DATAECHO_EXPORT Pipeline<Batch>;
+DATAECHO_EXTERN_TEMPLATES_FOR_ELEMENTS(Pipeline);
 
 // A pipeline from its first stage: a source, e.g.
 // `From(MakeTFRecordSource(store, uris))` (formats/tfrecord.h).

@@ -222,9 +222,7 @@ absl::StatusOr<StagePtr<T>> PrefetchStage<T>::Make(StagePtr<T> input, PrefetchOp
 // PrefetchStage for the library's element types are compiled once, in
 // src/prefetch.cc: programs link them instead of compiling them again. Other
 // types are instantiated where they are used, as usual.
-extern template class DATAECHO_EXPORT PrefetchStage<Record>;
-extern template class DATAECHO_EXPORT PrefetchStage<Example>;
-extern template class DATAECHO_EXPORT PrefetchStage<Batch>;
+DATAECHO_EXTERN_TEMPLATES_FOR_ELEMENTS(PrefetchStage);
 
 }  // namespace dataecho
 

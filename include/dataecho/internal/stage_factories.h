@@ -68,7 +68,8 @@ struct DATAECHO_EXPORT MapFactory {
                                             MapOptions options);
 };
 template <typename T>
-struct DATAECHO_EXPORT FilterFactory {
+class DATAECHO_EXPORT FilterFactory {
+ public:
   static absl::StatusOr<StagePtr<T>> Make(StagePtr<T> input, FilterPredicate<T> pred,
                                           FilterOptions options);
 };
@@ -79,9 +80,7 @@ extern template struct DATAECHO_EXPORT MapFactory<Record, Example>;
 extern template struct DATAECHO_EXPORT MapFactory<Record, Record>;
 extern template struct DATAECHO_EXPORT MapFactory<Example, Example>;
 extern template struct DATAECHO_EXPORT MapFactory<Batch, Batch>;
-extern template struct DATAECHO_EXPORT FilterFactory<Record>;
-extern template struct DATAECHO_EXPORT FilterFactory<Example>;
-extern template struct DATAECHO_EXPORT FilterFactory<Batch>;
+DATAECHO_EXTERN_TEMPLATES_FOR_ELEMENTS(FilterFactory);
 
 template <typename A, typename B>
 absl::StatusOr<StagePtr<std::pair<A, B>>> MakeZipStage(StagePtr<A> first, StagePtr<B> second,
