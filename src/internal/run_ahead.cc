@@ -178,13 +178,13 @@ void RunAhead::WakeConsumerLocked(bool always) {
   // Held out for WakeBatch(): wake it when they are there, or its hold is over.
   if (always || hold_ns_ == 0 || ready_ >= WakeBatch() ||
       NowNanos() - consumer_wait_start_ >= hold_ns_) {
-    consumer_cv_.Signal();
+    mu_.SignalOnUnlock(&consumer_cv_);
   }
 }
 
 void RunAhead::SignalRoomLocked() {
   if (producers_waiting_ > 0 && !paused_ && RoomLocked() >= std::min(room_need_, depth_)) {
-    room_cv_.Signal();
+    mu_.SignalOnUnlock(&room_cv_);
   }
 }
 

@@ -38,6 +38,8 @@
 
 namespace dataecho::internal {
 
+class CondVar;
+
 class ABSL_LOCKABLE Mutex {
  public:
   Mutex() = default;
@@ -46,15 +48,30 @@ class ABSL_LOCKABLE Mutex {
   ~Mutex() { pthread_mutex_destroy(&mu_); }
 
   void Lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() { pthread_mutex_lock(&mu_); }
-  void Unlock() ABSL_UNLOCK_FUNCTION() { pthread_mutex_unlock(&mu_); }
+  // Lets go, then wakes what SignalOnUnlock() asked for.
+  inline void Unlock() ABSL_UNLOCK_FUNCTION();
   // For the annotations only: no check at run time.
   void AssertHeld() const ABSL_ASSERT_EXCLUSIVE_LOCK() {}
 
+  // cv->Signal() once the holder lets go of this mutex (Unlock(), or a wait
+  // on any CondVar, which signals first): a thread woken while the lock is
+  // still held would wake only to block on it (a POSIX condition variable
+  // does not move its waiter onto the mutex, as absl::CondVar does).
+  inline void SignalOnUnlock(CondVar* cv) ABSL_EXCLUSIVE_LOCKS_REQUIRED(this);
+
  private:
   friend class CondVar;
+  static constexpr int kMaxDeferred = 4;
+  // Signals now what was deferred (before a wait, or when full).
+  inline void SignalDeferred() ABSL_EXCLUSIVE_LOCKS_REQUIRED(this);
+
   // Adaptive: a thread that finds it taken spins a little before it sleeps,
   // as absl::Mutex does (the holder lets go within a few hundred cycles).
   pthread_mutex_t mu_ = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
+  // Signals to send at the next Unlock(), under the mutex (duplicates wake one
+  // waiter each, as the Signal() calls they stand for would).
+  CondVar* deferred_[kMaxDeferred] = {};
+  int deferred_count_ = 0;
 };
 
 class ABSL_SCOPED_LOCKABLE MutexLock {
@@ -76,9 +93,13 @@ class CondVar {
   ~CondVar() { pthread_cond_destroy(&cv_); }
 
   // Releases *mu, waits for a Signal() (or a spurious wake-up), takes *mu again.
-  void Wait(Mutex* mu) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) { pthread_cond_wait(&cv_, &mu->mu_); }
+  void Wait(Mutex* mu) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    mu->SignalDeferred();
+    pthread_cond_wait(&cv_, &mu->mu_);
+  }
   // The same, for at most `timeout` (on the monotonic clock); true if it ran out.
   bool WaitWithTimeout(Mutex* mu, absl::Duration timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    mu->SignalDeferred();
     timespec deadline;
     clock_gettime(CLOCK_MONOTONIC, &deadline);
     const int64_t ns = absl::ToInt64Nanoseconds(timeout);
@@ -93,6 +114,29 @@ class CondVar {
  private:
   pthread_cond_t cv_ = PTHREAD_COND_INITIALIZER;
 };
+
+void Mutex::Unlock() {
+  const int n = deferred_count_;
+  if (n == 0) {
+    pthread_mutex_unlock(&mu_);
+    return;
+  }
+  CondVar* wake[kMaxDeferred];
+  for (int i = 0; i < n; ++i) wake[i] = deferred_[i];
+  deferred_count_ = 0;
+  pthread_mutex_unlock(&mu_);
+  for (int i = 0; i < n; ++i) wake[i]->Signal();
+}
+
+void Mutex::SignalOnUnlock(CondVar* cv) {
+  if (deferred_count_ == kMaxDeferred) SignalDeferred();
+  deferred_[deferred_count_++] = cv;
+}
+
+void Mutex::SignalDeferred() {
+  for (int i = 0; i < deferred_count_; ++i) deferred_[i]->Signal();
+  deferred_count_ = 0;
+}
 
 }  // namespace dataecho::internal
 
