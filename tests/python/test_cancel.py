@@ -19,13 +19,16 @@ import dataecho
 from conftest import run_python, settled_task_count, task_count
 
 # A pipeline with threads everywhere: a Python map on 2 workers, a prefetch,
-# and a throttle that makes every element take a minute.
+# and a throttle that makes every element take a minute. Its input has no end:
+# a map worker that claims the end of its input returns, and with 100 rows
+# the workers could read them all ahead (their window grows with their batch)
+# and be gone before a test counts them.
 SLOW = """
 import dataecho, numpy as np
 def ident(e):
     return e
 def slow_pipeline():
-    return (dataecho.from_arrays(np.zeros((100, 4), np.uint8))
+    return (dataecho.from_arrays(np.zeros((100, 4), np.uint8)).repeat()
             .map(ident, parallelism=2).prefetch(depth=4).throttle(latency=60.0)
             .prefetch(depth=2))
 """
@@ -51,7 +54,7 @@ def wait_for_threads(at_least=0, at_most=1 << 30):
 
 
 def test_close_joins_every_thread():
-    baseline = task_count()
+    baseline = settled_task_count()
     p = slow_pipeline()
     waiter = threading.Thread(target=lambda: pytest.raises(dataecho.CancelledError, next, p))
     waiter.start()  # blocks in next(): the throttle holds the first element a minute
@@ -66,7 +69,7 @@ def test_close_joins_every_thread():
 
 
 def test_del_joins_every_thread(small_arrays):
-    baseline = task_count()
+    baseline = settled_task_count()
     p = dataecho.from_arrays(*small_arrays).map(lambda e: e, parallelism=3).prefetch(depth=2)
     next(p)
     assert task_count() > baseline
