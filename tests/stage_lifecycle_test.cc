@@ -5,6 +5,7 @@
 // before its input is asked anything; a stage opts in to starting over with
 // its input (Restarts::kWithInput) and drops what it holds in OnRestart().
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -154,6 +155,43 @@ TEST(StageLifecycleTest, AStageThatDoesNotOptInCannotStartOver) {
   PlainStage stage(*std::move(source));
   EXPECT_EQ(stage.EnableRestart().code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(stage.Restart(1).code(), absl::StatusCode::kUnimplemented);
+}
+
+// Counts the constructions, moves and destructions of its objects.
+struct Tracked {
+  static inline int alive = 0, moves = 0;
+  Tracked() { ++alive; }
+  Tracked(const Tracked&) { ++alive; }
+  Tracked(Tracked&&) noexcept {
+    ++alive;
+    ++moves;
+  }
+  Tracked& operator=(Tracked&&) noexcept {
+    ++moves;
+    return *this;
+  }
+  ~Tracked() { --alive; }
+};
+
+// The pull helpers set a result in place (stage.h): no element is moved, and
+// a Next() that throws leaves an object behind to destroy, not a hole.
+TEST(AssignInPlaceTest, BuildsTheResultWhereItGoes) {
+  Tracked::alive = Tracked::moves = 0;
+  {
+    std::optional<Tracked> out;
+    internal::AssignInPlace(&out, [] { return std::optional<Tracked>(std::in_place); });
+    EXPECT_TRUE(out.has_value());
+    EXPECT_EQ(Tracked::moves, 0);
+    EXPECT_EQ(Tracked::alive, 1);
+    EXPECT_THROW(internal::AssignInPlace(&out,
+                                         []() -> std::optional<Tracked> {
+                                           throw std::runtime_error("a Next() that throws");
+                                         }),
+                 std::runtime_error);
+    EXPECT_FALSE(out.has_value());
+    EXPECT_EQ(Tracked::alive, 0);
+  }
+  EXPECT_EQ(Tracked::alive, 0);
 }
 
 }  // namespace

@@ -360,6 +360,11 @@ class Pipeline {
   absl::Status Restore(absl::StatusOr<StateReader> parsed, std::string_view section = {},
                        absl::FunctionRef<absl::Status(Stage<T>&, StateReader&)> read = NoSection);
 
+  // Next() once status_ is OK. Its one return is of one named value, which
+  // the compiler then builds in the caller's (g++ 12 moves it, a move and a
+  // destruction of the element, if another return gives something else).
+  absl::StatusOr<std::optional<T>> PullFromStage();
+
   absl::Status status_;
   StagePtr<T> stage_;
   // The consumer's pulls (stats.h, "THE CONSUMER"): every pull of a batch

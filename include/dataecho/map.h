@@ -139,7 +139,7 @@ class MapStage final : public UnaryStage<Out, In> {
   bool TryNext(absl::StatusOr<std::optional<Out>>* out) override {
     if (options_.parallelism_control) FollowControl();
     if (parallelism_ <= 0) {
-      *out = NextInline();
+      internal::AssignInPlace(out, [&] { return NextInline(); });
       return true;
     }
     pool_.Start(parallelism_);

@@ -75,48 +75,14 @@ class ShuffleStage final : public PassThroughStage<T> {
     if (!error_.ok() && buffer_.empty()) return error_;
     while (!input_done_ && static_cast<int64_t>(buffer_.size()) < options_.buffer_size) {  // fill
       if (this->cancelled()) return CancelledError();
-      std::optional<T> v;
+      absl::StatusOr<std::optional<T>> v;
       DATAECHO_RETURN_IF_ERROR(Pull(&v));
-      if (v.has_value()) buffer_.push_back(*std::move(v));
+      if (Holds(v)) buffer_.push_back(**std::move(v));
       buffered_.Set(static_cast<int64_t>(buffer_.size()));
     }
     if (buffer_.empty())
       return error_.ok() ? absl::StatusOr<std::optional<T>>(std::nullopt) : error_;
-    // Emit a uniformly chosen element; the next input takes its slot.
-    // The slot was drawn at the end of the previous call (see below) unless
-    // the buffer changed size since.
-    const size_t i = next_size_ == buffer_.size() ? next_ : rng_.Below(buffer_.size());
-    next_size_ = 0;
-    T out = std::move(buffer_[i]);
-    const int64_t b = static_cast<int64_t>(ElementTraits<T>::ByteSize(out));
-    bytes_held_.Add(-b);
-    std::optional<T> next;
-    if (!input_done_) DATAECHO_RETURN_IF_ERROR(Pull(&next));
-    if (next.has_value()) {
-      // Built in the slot moved from: an assignment of an Example goes
-      // through its components one by one, a construction does not.
-      std::destroy_at(&buffer_[i]);
-      std::construct_at(&buffer_[i], *std::move(next));
-    } else {  // draining
-      if (i + 1 != buffer_.size()) buffer_[i] = std::move(buffer_.back());
-      buffer_.pop_back();
-      buffered_.Set(static_cast<int64_t>(buffer_.size()));
-    }
-    totals_.elements.Add(1);
-    totals_.bytes.Add(b);
-    // Draw the next call's slot now and ask for the slot itself, a cache miss
-    // in a large buffer (the element's bytes are left to the consumer: Batch
-    // prefetches them a few rows ahead; docs/benchmarks.md, "Prefetching
-    // rows"). The draws are the ones the next call would make (the buffer
-    // keeps its size until then); saved states hold the slot drawn (next_).
-    if (!buffer_.empty()) {
-      next_ = rng_.Below(buffer_.size());
-      next_size_ = buffer_.size();
-      // (Inline: GCC 12 drops calls to a function that only prefetches.)
-      const char* slot = reinterpret_cast<const char*>(&buffer_[next_]);
-      for (size_t off = 0; off < sizeof(T); off += 64) __builtin_prefetch(slot + off);
-    }
-    return out;
+    return Emit();
   }
 
  protected:
@@ -185,18 +151,65 @@ class ShuffleStage final : public PassThroughStage<T> {
     buffer_.reserve(static_cast<size_t>(std::min<int64_t>(options_.buffer_size, int64_t{1} << 20)));
   }
 
-  // Reads one input element into `*v` (left empty at the end of the input or
-  // on an input error, which is kept in error_ and returned after the drain)
-  // and accounts for its bytes. A non-OK return is a memory-cap failure.
-  absl::Status Pull(std::optional<T>* v) {
-    absl::StatusOr<std::optional<T>> r;
-    totals_.input_wait_ns.Add(internal::PullTimed(this->input(), &r));
-    if (!r.ok() || !r->has_value()) {
+  // Emits a uniformly chosen element; the next input takes its slot. The
+  // element is moved once, into the returned value, which its one return
+  // builds in the caller's (see Pipeline::PullFromStage).
+  absl::StatusOr<std::optional<T>> Emit() {
+    // The slot was drawn at the end of the previous call (see below) unless
+    // the buffer changed size since.
+    const size_t i = next_size_ == buffer_.size() ? next_ : rng_.Below(buffer_.size());
+    next_size_ = 0;
+    absl::StatusOr<std::optional<T>> out(absl::in_place, std::in_place, std::move(buffer_[i]));
+    const int64_t b = static_cast<int64_t>(ElementTraits<T>::ByteSize(**out));
+    bytes_held_.Add(-b);
+    absl::StatusOr<std::optional<T>> next;
+    if (!input_done_) {
+      if (absl::Status s = Pull(&next); !s.ok()) [[unlikely]] {
+        out = std::move(s);
+        return out;
+      }
+    }
+    if (Holds(next)) {
+      // Built in the slot moved from: an assignment of an Example goes
+      // through its components one by one, a construction does not.
+      std::destroy_at(&buffer_[i]);
+      std::construct_at(&buffer_[i], **std::move(next));
+    } else {  // draining
+      if (i + 1 != buffer_.size()) buffer_[i] = std::move(buffer_.back());
+      buffer_.pop_back();
+      buffered_.Set(static_cast<int64_t>(buffer_.size()));
+    }
+    totals_.elements.Add(1);
+    totals_.bytes.Add(b);
+    // Draw the next call's slot now and ask for the slot itself, a cache miss
+    // in a large buffer (the element's bytes are left to the consumer: Batch
+    // prefetches them a few rows ahead; docs/benchmarks.md, "Prefetching
+    // rows"). The draws are the ones the next call would make (the buffer
+    // keeps its size until then); saved states hold the slot drawn (next_).
+    if (!buffer_.empty()) {
+      next_ = rng_.Below(buffer_.size());
+      next_size_ = buffer_.size();
+      // (Inline: GCC 12 drops calls to a function that only prefetches.)
+      const char* slot = reinterpret_cast<const char*>(&buffer_[next_]);
+      for (size_t off = 0; off < sizeof(T); off += 64) __builtin_prefetch(slot + off);
+    }
+    return out;
+  }
+
+  static bool Holds(const absl::StatusOr<std::optional<T>>& r) { return r.ok() && r->has_value(); }
+
+  // Reads one input element into `*r` and accounts for its bytes; at the end
+  // of the input or on an input error (kept in error_ and returned after the
+  // drain) *r holds no element (!Holds(*r)). A non-OK return is a
+  // memory-cap failure.
+  absl::Status Pull(absl::StatusOr<std::optional<T>>* r) {
+    totals_.input_wait_ns.Add(internal::PullTimed(this->input(), r));
+    if (!Holds(*r)) {
       input_done_ = true;
-      if (!r.ok()) error_ = r.status();
+      if (!r->ok()) error_ = r->status();
       return absl::OkStatus();
     }
-    const int64_t b = static_cast<int64_t>(ElementTraits<T>::ByteSize(**r));
+    const int64_t b = static_cast<int64_t>(ElementTraits<T>::ByteSize(***r));
     const int64_t slots = static_cast<int64_t>((buffer_.size() + 1) * sizeof(T));
     if (bytes_held_.Get() + b + slots > max_bytes_) {
       error_ = absl::ResourceExhaustedError(internal::StrCat(
@@ -208,8 +221,7 @@ class ShuffleStage final : public PassThroughStage<T> {
       bytes_held_.Set(0);
       return error_;
     }
-    if (const uint32_t e = internal::EpochOf(**r); e > epoch_) Reseed(e);
-    *v = std::move(**r);
+    if (const uint32_t e = internal::EpochOf(***r); e > epoch_) Reseed(e);
     bytes_held_.Add(b);
     if (bytes_held_.Get() > peak_bytes_held_.Get()) peak_bytes_held_.Set(bytes_held_.Get());
     return absl::OkStatus();

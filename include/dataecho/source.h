@@ -322,7 +322,7 @@ class TakeStage final : public PassThroughStage<T> {
 
   bool TryNext(absl::StatusOr<std::optional<T>>* out) override {
     if (this->cancelled() || (limit_ >= 0 && pass_taken_ >= limit_)) {
-      *out = Next();
+      internal::AssignInPlace(out, [&] { return Next(); });
       return true;
     }
     if (!this->input().TryNext(out)) return false;

@@ -64,6 +64,7 @@
 
 #include <atomic>
 #include <memory>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
@@ -85,6 +86,22 @@
 
 namespace dataecho {
 
+namespace internal {
+// `*out = make()`, with make()'s result built right in *out: an assignment
+// would move the element over and then destroy the one moved from (a few ns,
+// as much as a cheap stage's own work on an element).
+template <typename R, typename Make>
+void AssignInPlace(R* out, Make&& make) {
+  std::destroy_at(out);
+  try {
+    ::new (static_cast<void*>(out)) R(make());
+  } catch (...) {
+    ::new (static_cast<void*>(out)) R();  // *out stays an object to destroy
+    throw;
+  }
+}
+}  // namespace internal
+
 class LossFeedback;  // loss_feedback.h
 
 template <typename T>
@@ -102,7 +119,7 @@ class Stage {
   // queue (Prefetch) override it; synchronous stages compute the element in
   // the caller's thread, which counts as ready. Used by adaptive echo.
   virtual bool TryNext(absl::StatusOr<std::optional<T>>* out) {
-    *out = Next();
+    internal::AssignInPlace(out, [this] { return Next(); });
     return true;
   }
 
@@ -233,7 +250,7 @@ template <typename T>
 int64_t PullTimed(Stage<T>& input, absl::StatusOr<std::optional<T>>* out) {
   if (input.TryNext(out)) return 0;
   const int64_t t0 = internal::NowNanos();
-  *out = input.Next();
+  internal::AssignInPlace(out, [&input] { return input.Next(); });
   const int64_t t1 = internal::NowNanos();
   if (TraceEnabled()) [[unlikely]] {
     TraceArg arg;

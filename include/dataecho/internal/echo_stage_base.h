@@ -113,6 +113,12 @@ class EchoStageBase : public UnaryStage<T, T> {
   Result NextBackToBack(EmitCopy emit_copy, Accept accept, OnWait on_wait) {
     if (this->cancelled()) return CancelledError();
     if (copies_pending()) return emit_copy();
+    return PullFresh(accept, on_wait);
+  }
+  // The input's next element, passed to accept(result). One return of one
+  // named value: built in the caller's, not moved (see Pipeline::PullFromStage).
+  template <typename Accept, typename OnWait>
+  Result PullFresh(Accept& accept, OnWait& on_wait) {
     Result r;
     // Only a real wait is timed: a clock read costs as much as a copy here.
     if (const int64_t waited = PullTimed(this->input(), &r); waited > 0) {
@@ -129,7 +135,7 @@ class EchoStageBase : public UnaryStage<T, T> {
     if (this->cancelled()) {
       *out = CancelledError();
     } else if (copies_pending()) {
-      *out = emit_copy();
+      internal::AssignInPlace(out, [&] { return emit_copy(); });
     } else {
       if (!this->input().TryNext(out)) return false;
       accept(*out);

@@ -98,13 +98,13 @@ class MapWorkers {
   }
   bool TryNext(Item* out) {
     if (!taken_.empty()) {
-      *out = PopTaken();
+      internal::AssignInPlace(out, [&] { return PopTaken(); });
       return true;
     }
     internal::MutexLock lock(&core_.mu());
     taken_.ReleaseLocked(core_);
     if (!core_.ReadyLocked()) return false;
-    *out = TakeLocked();
+    internal::AssignInPlace(out, [&] { return TakeLocked(); });
     return true;
   }
   void Cancel() { core_.Cancel(); }

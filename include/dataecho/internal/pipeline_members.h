@@ -111,7 +111,13 @@ Pipeline<T> Pipeline<T>::Cache(CacheOptions options) && {
 
 template <typename T>
 absl::StatusOr<std::optional<T>> Pipeline<T>::Next() {
-  if (!status_.ok()) return status_;
+  if (!status_.ok()) [[unlikely]]
+    return status_;
+  return PullFromStage();
+}
+
+template <typename T>
+absl::StatusOr<std::optional<T>> Pipeline<T>::PullFromStage() {
   consumer_->Before();
   absl::StatusOr<std::optional<T>> r = stage_->Next();
   consumer_->After();

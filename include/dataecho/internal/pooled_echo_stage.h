@@ -214,19 +214,19 @@ class PooledEchoStage : public EchoStageBase<T> {
     if (core_.replaying()) return Replay(may_block, out);
     if (back_to_back) {
       if (!pool_.empty()) {
-        *out = EmitRepeat(pool_.TakeNewest());
+        internal::AssignInPlace(out, [&] { return EmitRepeat(pool_.TakeNewest()); });
         return true;
       }
       return Fresh(may_block, out);
     }
     Result r;
     if (this->input().TryNext(&r)) {
-      *out = AcceptFresh(std::move(r));
+      internal::AssignInPlace(out, [&] { return AcceptFresh(std::move(r)); });
       return true;
     }
     const AdaptiveEchoCore::Action action = core_.WithoutFresh(pool_.empty(), this->counts());
     if (action == AdaptiveEchoCore::Action::kRepeat) {
-      *out = EmitRepeat(pool_.TakeFewest());
+      internal::AssignInPlace(out, [&] { return EmitRepeat(pool_.TakeFewest()); });
       return true;
     }
     if (!may_block) return false;
@@ -247,7 +247,7 @@ class PooledEchoStage : public EchoStageBase<T> {
       return true;
     }
     core_.ReplayStep();
-    *out = EmitRepeat(pool_.TakeFewest());
+    internal::AssignInPlace(out, [&] { return EmitRepeat(pool_.TakeFewest()); });
     return true;
   }
 
@@ -264,11 +264,11 @@ class PooledEchoStage : public EchoStageBase<T> {
       Result r;
       if (this->input().TryNext(&r)) {
         core_.OnGateWaited(core_.Now() - t0, this->counts());
-        *out = AcceptFresh(std::move(r));
+        internal::AssignInPlace(out, [&] { return AcceptFresh(std::move(r)); });
         return true;
       }
       if (core_.GateOpen()) {
-        *out = EmitRepeat(pool_.TakeFewest());
+        internal::AssignInPlace(out, [&] { return EmitRepeat(pool_.TakeFewest()); });
         return true;
       }
     }
@@ -283,7 +283,7 @@ class PooledEchoStage : public EchoStageBase<T> {
       r = this->input().Next();
       core_.OnWaited(core_.Now() - t0, this->counts());
     }
-    *out = AcceptFresh(std::move(r));
+    internal::AssignInPlace(out, [&] { return AcceptFresh(std::move(r)); });
     return true;
   }
 

@@ -99,13 +99,13 @@ class RunAheadQueue {
   // error, returns it again; after a cancel, CANCELLED.
   bool TryTake(int64_t deadline, Item* out) {
     if (!taken_.empty()) {
-      *out = PopTaken();
+      internal::AssignInPlace(out, [&] { return PopTaken(); });
       return true;
     }
     internal::MutexLock lock(&core_.mu());
     taken_.ReleaseLocked(core_);
     if (!core_.ReadyLocked() && (deadline == 0 || !core_.AwaitReady(deadline))) return false;
-    *out = TakeLocked();
+    internal::AssignInPlace(out, [&] { return TakeLocked(); });
     return true;
   }
   // Elements handed out before any the producer makes (a restore's read-ahead).
