@@ -34,9 +34,5 @@ absl::StatusOr<StagePtr<Batch>> MakePaddedBatchStage(StagePtr<Example> input,
   return PaddedBatchStage::Make(std::move(input), std::move(options));
 }
 
-absl::StatusOr<StagePtr<Example>> MakeUnbatchStage(StagePtr<Batch> input, UnbatchOptions options) {
-  return UnbatchStage::Make(std::move(input), std::move(options));
-}
-
 }  // namespace internal
 }  // namespace dataecho

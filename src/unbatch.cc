@@ -196,7 +196,7 @@ absl::Status UnbatchStage::CheckBatch(const Batch& b, int64_t position) const {
 }
 
 void UnbatchStage::Hold(Batch b, int64_t row) {
-  if (held_.size() == kHeldBatches) held_.pop_front();
+  if (held_.size() == kHeldBatches) held_.erase(held_.begin());
   held_.push_back(std::move(b));
   current_ = true;
   row_ = row;
@@ -284,7 +284,7 @@ absl::Status UnbatchStage::Reread(StateReader& r, size_t n, std::vector<Example>
     }
     if (from == nullptr && held_.size() >= kHeldBatches) from = &again;  // not kept
     if (from == nullptr) {
-      held_.push_front(std::move(again));  // older than the current batch, which stays last
+      held_.insert(held_.begin(), std::move(again));  // older than the current, which stays last
       from = &held_.front();
     }
     DATAECHO_ASSIGN_OR_RETURN(Example e, Row(*from, static_cast<int64_t>(row)));

@@ -1,8 +1,8 @@
 // Copyright 2026 The dataecho Authors. Licensed under the Apache License 2.0.
 //
-// batch_options.h: the options of Batch (batch.h), PaddedBatch
-// (padded_batch.h) and Unbatch (unbatch.h). Apart from the stages so that the
-// builder (builder.h) can take them without the stages' definitions.
+// batch_options.h: the options of Batch (batch.h) and PaddedBatch
+// (padded_batch.h). Apart from the stages so that the builder (builder.h) can
+// take them without the stages' definitions.
 //
 //   dataecho::BatchOptions fp16 = {.batch_size = 256, .cast = dataecho::DType::kFloat16};
 //   dataecho::PaddedBatchOptions padded = {.batch_size = 32, .padded_shapes = {{-1}}};
@@ -91,11 +91,6 @@ struct DATAECHO_EXPORT PaddedBatchOptions {
   // -1 if the option is off.
   int MaskIndex(int i, int n) const { return masks ? n + i : -1; }
   int LengthsIndex(int i, int n) const { return lengths ? (masks ? 2 * n : n) + i : -1; }
-};
-
-struct UnbatchOptions {
-  // Name shown in stats, states and errors.
-  std::string name = "unbatch";
 };
 
 }  // namespace dataecho

@@ -62,16 +62,15 @@
 //
 // Which header: this one declares the builder and takes every stage's options
 // (map_options.h, stage_options.h, echo_options.h, batch_options.h) without
-// the stages' definitions: the library compiles the stages of pipelines of
-// Record, Example and Batch (and Map from Record to Example or Record, from
-// Example to Example, from Batch to Batch), and a program that builds only
-// those links them, which keeps its compile time near that of Abseil's and the
-// standard library's headers alone (docs/benchmarks.md, "Build time").
-// Pipelines of other element types (your own, numbers, Zip's pairs), Map
-// between other types, Zip, Interleave, and the free functions FromVector(),
-// Mix(), ... need dataecho/pipeline.h, which adds every stage's definition
-// (the umbrella dataecho/dataecho.h includes it). Without it such a call
-// stops the compile with a message that says so.
+// the stages' definitions (a stage between fixed element types whose header
+// only declares it, Unbatch, comes in whole: unbatch.h): the library compiles the stages of
+// pipelines of Record, Example and Batch (and Map from Record to Example or Record, from Example to
+// Example, from Batch to Batch), and a program that builds only those links them, which keeps its
+// compile time near that of Abseil's and the standard library's headers alone (docs/benchmarks.md,
+// "Build time"). Pipelines of other element types (your own, numbers, Zip's pairs), Map between
+// other types, Zip, Interleave, and the free functions FromVector(), Mix(), ... need
+// dataecho/pipeline.h, which adds every stage's definition (the umbrella dataecho/dataecho.h
+// includes it). Without it such a call stops the compile with a message that says so.
 //
 // Thread safety: as for a stage (stage.h): one consumer thread calls Next();
 // Cancel() and Stats() from any thread.
@@ -107,6 +106,7 @@
 #include "dataecho/stage.h"
 #include "dataecho/stage_options.h"
 #include "dataecho/stats.h"
+#include "dataecho/unbatch.h"
 
 namespace dataecho {
 
@@ -187,7 +187,7 @@ class Pipeline {
   requires std::same_as<B, ::dataecho::Batch>
   auto Unbatch(UnbatchOptions options = {}) && {
     if (!status_.ok()) return Pipeline<Example>(status_);
-    return Pipeline<Example>(internal::MakeUnbatchStage(std::move(stage_), std::move(options)));
+    return Pipeline<Example>(UnbatchStage::Make(std::move(stage_), std::move(options)));
   }
 
   // --- Filter, Cache, Zip, Interleave, PaddedBatch, range-for ---

@@ -38,7 +38,6 @@
 #include "dataecho/shuffle.h"
 #include "dataecho/source.h"
 #include "dataecho/throttle.h"
-#include "dataecho/unbatch.h"
 #include "dataecho/zip.h"
 
 namespace dataecho::internal {

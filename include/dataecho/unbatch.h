@@ -51,7 +51,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -67,6 +66,11 @@
 #include "dataecho/stage_kit.h"
 
 namespace dataecho {
+
+struct UnbatchOptions {
+  // Name shown in stats, states and errors.
+  std::string name = "unbatch";
+};
 
 // The base is compiled once, in src/unbatch.cc.
 extern template class DATAECHO_EXPORT UnaryStage<Example, Batch>;
@@ -108,10 +112,12 @@ class DATAECHO_EXPORT UnbatchStage final : public UnaryStage<Example, Batch> {
   void Hold(Batch b, int64_t row);
 
   const UnbatchOptions options_;
-  absl::Status error_;      // sticky: the input's or a bad batch's error
-  std::deque<Batch> held_;  // the last batches read, the current one last
-  bool current_ = false;    // held_.back() is the current batch (not one read again)
-  int64_t row_ = 0;         // the current batch's next row
+  absl::Status error_;  // sticky: the input's or a bad batch's error
+  // The last batches read (at most kHeldBatches), the current one last. (A
+  // vector, not a deque: builder.h includes this header in every program.)
+  std::vector<Batch> held_;
+  bool current_ = false;  // held_.back() is the current batch (not one read again)
+  int64_t row_ = 0;       // the current batch's next row
   StageTotals<> totals_;
   StageCounter batches_;
 };

@@ -2,7 +2,7 @@
 //
 // internal/stage_factories.h: the factories of the stages the builder
 // (builder.h) makes from a template member (Map, Filter, Zip, Interleave,
-// Batch, PaddedBatch, Unbatch), declared without the stages' definitions, and
+// Batch, PaddedBatch), declared without the stages' definitions, and
 // the check that stops a compile that would need them. Not part of the
 // public API.
 //
@@ -94,8 +94,6 @@ DATAECHO_EXPORT absl::StatusOr<StagePtr<Batch>> MakeBatchStage(StagePtr<Example>
                                                                BatchOptions options);
 DATAECHO_EXPORT absl::StatusOr<StagePtr<Batch>> MakePaddedBatchStage(StagePtr<Example> input,
                                                                      PaddedBatchOptions options);
-DATAECHO_EXPORT absl::StatusOr<StagePtr<Example>> MakeUnbatchStage(StagePtr<Batch> input,
-                                                                   UnbatchOptions options);
 
 }  // namespace dataecho::internal
 
