@@ -11,7 +11,6 @@
 #include "dataecho/example.h"
 #include "dataecho/padded_batch.h"
 #include "dataecho/record.h"
-#include "dataecho/unbatch.h"
 
 namespace dataecho {
 

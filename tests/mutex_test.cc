@@ -5,7 +5,9 @@
 // signal hangs the test, which then fails by its ctest timeout.
 #include "dataecho/internal/mutex.h"
 
+#include <functional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -13,25 +15,32 @@
 namespace dataecho::internal {
 namespace {
 
-// Each test first waits until the other thread sleeps on its condition
-// variable (it says so, then waits: the wait lets go of the mutex, which is
-// what lets the test go on), so that only the signal under test can wake it.
+// Starts a thread that waits on `cv` under `mu` until `go`, then runs `then()`
+// under `mu`; returns once that thread sleeps (it says so, then waits: the
+// wait lets go of the mutex, which is what lets this function return), so
+// that only the signal under test can wake it.
+std::thread StartSleeper(Mutex& mu, CondVar& cv, const bool& go, std::function<void()> then = {}) {
+  CondVar asleep;
+  bool waiting = false;
+  std::thread sleeper([&mu, &cv, &go, &asleep, &waiting, then = std::move(then)] {
+    MutexLock lock(&mu);
+    waiting = true;
+    asleep.Signal();  // the last use of this function's locals
+    while (!go) cv.Wait(&mu);
+    if (then) then();
+  });
+  MutexLock lock(&mu);
+  while (!waiting) asleep.Wait(&mu);
+  return sleeper;
+}
 
 TEST(MutexTest, SignalOnUnlockWakesTheWaiterAtUnlock) {
   Mutex mu;
   CondVar cv;
-  CondVar asleep;
-  bool waiting = false;
   bool ready = false;
-  std::thread waiter([&] {
-    MutexLock lock(&mu);
-    waiting = true;
-    asleep.Signal();
-    while (!ready) cv.Wait(&mu);
-  });
+  std::thread waiter = StartSleeper(mu, cv, ready);
   {
     MutexLock lock(&mu);
-    while (!waiting) asleep.Wait(&mu);
     ready = true;
     mu.SignalOnUnlock(&cv);
   }
@@ -46,20 +55,14 @@ TEST(MutexTest, AWaitSendsTheDeferredSignalsFirst) {
   Mutex mu;
   CondVar to_peer;
   CondVar to_me;
-  bool peer_waiting = false;
   bool peer_may_go = false;
   bool peer_went = false;
-  std::thread peer([&] {
-    MutexLock lock(&mu);
-    peer_waiting = true;
-    to_me.Signal();
-    while (!peer_may_go) to_peer.Wait(&mu);
+  std::thread peer = StartSleeper(mu, to_peer, peer_may_go, [&] {
     peer_went = true;
     to_me.Signal();
   });
   {
     MutexLock lock(&mu);
-    while (!peer_waiting) to_me.Wait(&mu);
     peer_may_go = true;
     mu.SignalOnUnlock(&to_peer);
     while (!peer_went) to_me.Wait(&mu);

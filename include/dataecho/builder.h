@@ -61,16 +61,18 @@
 //   absl::Status s = again.RestoreState(*state);   // or its flattened bytes
 //
 // Which header: this one declares the builder and takes every stage's options
-// (map_options.h, stage_options.h, echo_options.h, batch_options.h) without
-// the stages' definitions (a stage between fixed element types whose header
-// only declares it, Unbatch, comes in whole: unbatch.h): the library compiles the stages of
-// pipelines of Record, Example and Batch (and Map from Record to Example or Record, from Example to
-// Example, from Batch to Batch), and a program that builds only those links them, which keeps its
-// compile time near that of Abseil's and the standard library's headers alone (docs/benchmarks.md,
-// "Build time"). Pipelines of other element types (your own, numbers, Zip's pairs), Map between
-// other types, Zip, Interleave, and the free functions FromVector(), Mix(), ... need
-// dataecho/pipeline.h, which adds every stage's definition (the umbrella dataecho/dataecho.h
-// includes it). Without it such a call stops the compile with a message that says so.
+// (map_options.h, stage_options.h, echo_options.h, batch_options.h) without the
+// stages' definitions (a stage between fixed element types whose header only
+// declares it, Unbatch, comes in whole: unbatch.h): the library compiles the
+// stages of pipelines of Record, Example and Batch (and Map from Record to
+// Example or Record, from Example to Example, from Batch to Batch), and a
+// program that builds only those links them, which keeps its compile time near
+// that of Abseil's and the standard library's headers alone
+// (docs/benchmarks.md, "Build time"). Pipelines of other element types (your
+// own, numbers, Zip's pairs), Map between other types, Zip, Interleave, and the
+// free functions FromVector(), Mix(), ... need dataecho/pipeline.h, which adds
+// every stage's definition (the umbrella dataecho/dataecho.h includes it).
+// Without it such a call stops the compile with a message that says so.
 //
 // Thread safety: as for a stage (stage.h): one consumer thread calls Next();
 // Cancel() and Stats() from any thread.
